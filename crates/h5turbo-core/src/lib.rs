@@ -1,0 +1,10 @@
+//! h5turbo core: a lock-free HDF5 reader.
+//!
+//! Layers, data flowing down: [`format`] (bytes to structures) -> [`filters`]
+//! (chunk decoders) -> [`engine`] (selection -> plan -> parallel execution).
+
+pub mod error;
+pub mod format;
+pub mod io;
+
+pub use error::{Error, ErrorKind, Result};
