@@ -6,6 +6,7 @@
 pub mod checksum;
 pub mod context;
 pub mod filter_pipeline;
+pub mod links;
 pub mod reader;
 
 pub use context::FormatContext;

@@ -1,0 +1,121 @@
+"""Type stub of the compiled module ``h5turbo._native`` (crates/h5turbo-py).
+
+This is the contract between the Rust bindings and the Python package: the Python
+layer (File/Group/Dataset, selection parsing, attrs) is written against it. The
+native side is deliberately low-level: it knows objects by address, reads orthogonal
+selections into a caller's C-contiguous array, and returns attribute values already
+converted to what h5py would return.
+"""
+
+from typing import Any, Optional, Sequence, Tuple, Union
+import numpy as np
+
+class Error(Exception):
+    """Base of every h5turbo error."""
+
+class FormatError(Error):
+    """The file is broken or malformed where we looked."""
+
+class UnsupportedError(Error):
+    """Valid HDF5 that h5turbo does not read yet (the message names the feature)."""
+
+class ClosedError(Error):
+    """The file was closed."""
+
+# Errors of kind NotFound are raised as KeyError, InvalidArgument as ValueError,
+# a missing file as FileNotFoundError, other OS errors as OSError; a Rust panic
+# is caught and raised as Error.
+
+# One axis of an orthogonal selection:
+#   (start, count, step) with step >= 1, or
+#   a 1-D numpy uint64 array of strictly increasing indices.
+AxisSelection = Union[Tuple[int, int, int], np.ndarray]
+
+class File:
+    def __init__(self, path: str) -> None:
+        """Open read-only; parses the superblock and root group only."""
+    @property
+    def path(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def userblock_size(self) -> int: ...
+    def close(self) -> None:
+        """Idempotent. Reads still in flight on other threads finish or fail with
+        ClosedError; nothing crashes."""
+    def get(self, path: str) -> "Object":
+        """Resolve an absolute path ('/', '/a/b'). Soft links are followed; an
+        external link raises Error naming the target file and path. KeyError if a
+        component does not exist."""
+
+class Object:
+    """A group, dataset or committed datatype, identified by its object header."""
+    @property
+    def kind(self) -> str:
+        """'group', 'dataset' or 'datatype'."""
+    @property
+    def name(self) -> str:
+        """Absolute path it was reached by."""
+    @property
+    def address(self) -> int:
+        """Object header address: equal for two hard links to the same object."""
+
+    # --- groups ---
+    def links(self) -> list[Tuple[str, str, Any]]:
+        """(name, link_kind, target) in h5py iteration order (creation order when
+        the group tracks it, else name order). link_kind is 'hard' (target: object
+        header address), 'soft' (target: path str) or 'external' (target:
+        (file, path))."""
+    def child(self, name: str) -> "Object":
+        """Follow one link (name is one path component). KeyError if absent."""
+
+    # --- attributes (all kinds) ---
+    def attr_names(self) -> list[str]:
+        """In creation order when tracked, else name order (as h5py)."""
+    def attr(self, name: str) -> Any:
+        """The value as h5py returns it: a numpy array for non-scalar dataspaces, a
+        numpy scalar for scalar numeric ones, str for variable-length strings
+        (scalar), np.bytes_ for fixed-length strings, an object array of str for
+        arrays of vlen strings, an h5py-style Empty marker (None dims) for null
+        dataspaces -> returned as the tuple ('empty', dtype). KeyError if absent."""
+
+    # --- datasets ---
+    @property
+    def shape(self) -> Optional[Tuple[int, ...]]:
+        """None for a null dataspace; () for a scalar."""
+    @property
+    def maxshape(self) -> Optional[Tuple[Optional[int], ...]]:
+        """None entries for unlimited axes."""
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype h5py would give (structured for compounds, bool for
+        h5py's boolean enum, complex for h5py's complex compounds, object with
+        h5py-style vlen metadata for vlen strings)."""
+    @property
+    def layout(self) -> str:
+        """'compact', 'contiguous', 'chunked' or 'virtual'."""
+    @property
+    def chunks(self) -> Optional[Tuple[int, ...]]: ...
+    @property
+    def chunk_index(self) -> Optional[str]:
+        """'btree_v1', 'single_chunk', 'implicit', 'fixed_array',
+        'extensible_array', 'btree_v2' (chunked layouts only)."""
+    @property
+    def filters(self) -> list[Tuple[int, str, Tuple[int, ...]]]:
+        """(filter id, name, client data) in pipeline order."""
+    @property
+    def fillvalue(self) -> Any:
+        """A numpy scalar of self.dtype (zero when the file defines none)."""
+    def read(self, selection: Sequence[AxisSelection], out: np.ndarray, threads: int) -> None:
+        """Read an orthogonal selection into `out`, which must be C-contiguous,
+        writeable, of dtype == self.dtype and of shape (len(axis) for each axis).
+        For a scalar dataset `selection` is [] and `out` has shape (). Releases the
+        GIL for the read and decode. Object dtypes (vlen) are filled with Python
+        objects. threads <= 0 means the default (H5TURBO_THREADS or all cores)."""
+    def chunk_count(self) -> int:
+        """Allocated chunks in the chunk index (1 for contiguous with storage)."""
+    def storage_size(self) -> int:
+        """Bytes allocated in the file for the data (sum of stored chunk sizes)."""
+
+def default_threads() -> int:
+    """H5TURBO_THREADS if set and positive, else the number of cores."""
