@@ -1,1 +1,286 @@
-//! PyO3 bindings (filled in once the engine lands).
+//! `h5turbo._native`: the thin PyO3 layer over h5turbo-core.
+//!
+//! numpy buffers in and out, errors mapped to Python exceptions, the GIL released
+//! for every read, panics caught at the boundary. The contract is
+//! python/h5turbo/_native.pyi.
+
+mod convert;
+mod errors;
+
+use errors::{guard, to_py_err};
+use h5turbo_core::engine::{pool, AxisSelection};
+use h5turbo_core::file::{File as CoreFile, LayoutKind, Object as CoreObject, ObjectKind};
+use h5turbo_core::format::dataspace::DataspaceKind;
+use h5turbo_core::format::layout::{ChunkIndexKind, Layout};
+use h5turbo_core::format::links::LinkTarget;
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use std::path::PathBuf;
+
+#[pyclass(module = "h5turbo._native", frozen)]
+struct File {
+    inner: CoreFile,
+}
+
+#[pymethods]
+impl File {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<File> {
+        let inner = py.allow_threads(|| guard(|| CoreFile::open(&path))).map_err(to_py_err)?;
+        Ok(File { inner })
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path().to_path_buf()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    #[getter]
+    fn userblock_size(&self) -> u64 {
+        self.inner.userblock_size()
+    }
+
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    fn get(&self, py: Python<'_>, path: &str) -> PyResult<Object> {
+        let inner = py.allow_threads(|| guard(|| self.inner.get(path))).map_err(to_py_err)?;
+        Ok(Object { inner })
+    }
+}
+
+#[pyclass(module = "h5turbo._native", frozen)]
+struct Object {
+    inner: CoreObject,
+}
+
+impl Object {
+    fn dataset(&self) -> PyResult<std::sync::Arc<h5turbo_core::file::Dataset>> {
+        guard(|| self.inner.dataset()).map_err(to_py_err)
+    }
+}
+
+#[pymethods]
+impl Object {
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.inner.kind() {
+            ObjectKind::Group => "group",
+            ObjectKind::Dataset => "dataset",
+            ObjectKind::Datatype => "datatype",
+        }
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    #[getter]
+    fn address(&self) -> u64 {
+        self.inner.address()
+    }
+
+    fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let links = py.allow_threads(|| guard(|| self.inner.links())).map_err(to_py_err)?;
+        let items = links
+            .into_iter()
+            .map(|l| {
+                let (kind, target) = match l.target {
+                    LinkTarget::Hard(a) => ("hard", a.into_pyobject(py)?.into_any()),
+                    LinkTarget::Soft(p) => ("soft", p.into_pyobject(py)?.into_any()),
+                    LinkTarget::External { file, path } => ("external", (file, path).into_pyobject(py)?.into_any()),
+                };
+                PyTuple::new(py, [l.name.into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), target])
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
+        let inner = py.allow_threads(|| guard(|| self.inner.child(name))).map_err(to_py_err)?;
+        Ok(Object { inner })
+    }
+
+    fn attr_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        py.allow_threads(|| guard(|| self.inner.attribute_names())).map_err(to_py_err)
+    }
+
+    fn attr(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
+        let value = py.allow_threads(|| guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
+        convert::attribute_to_py(py, &self.inner, &value)
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let ds = self.dataset()?;
+        if ds.dataspace.kind == DataspaceKind::Null {
+            return Ok(None);
+        }
+        Ok(Some(PyTuple::new(py, ds.dataspace.dims.iter())?))
+    }
+
+    #[getter]
+    fn maxshape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let ds = self.dataset()?;
+        if ds.dataspace.kind == DataspaceKind::Null {
+            return Ok(None);
+        }
+        let dims = ds.dataspace.max_dims.iter().map(|&d| if d == u64::MAX { None } else { Some(d) });
+        Ok(Some(PyTuple::new(py, dims)?))
+    }
+
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let ds = self.dataset()?;
+        convert::dtype_of(py, &ds.datatype)
+    }
+
+    #[getter]
+    fn layout(&self) -> PyResult<&'static str> {
+        Ok(match self.dataset()?.layout_kind() {
+            LayoutKind::Compact => "compact",
+            LayoutKind::Contiguous => "contiguous",
+            LayoutKind::Chunked => "chunked",
+            LayoutKind::Virtual => "virtual",
+        })
+    }
+
+    #[getter]
+    fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let ds = self.dataset()?;
+        ds.chunk_dims().map(|c| PyTuple::new(py, c.iter())).transpose()
+    }
+
+    #[getter]
+    fn chunk_index(&self) -> PyResult<Option<&'static str>> {
+        let ds = self.dataset()?;
+        let Layout::Chunked(c) = &ds.layout else { return Ok(None) };
+        Ok(Some(match c.index {
+            ChunkIndexKind::BTreeV1 { .. } => "btree_v1",
+            ChunkIndexKind::SingleChunk { .. } => "single_chunk",
+            ChunkIndexKind::Implicit { .. } => "implicit",
+            ChunkIndexKind::FixedArray { .. } => "fixed_array",
+            ChunkIndexKind::ExtensibleArray { .. } => "extensible_array",
+            ChunkIndexKind::BTreeV2 { .. } => "btree_v2",
+        }))
+    }
+
+    #[getter]
+    fn filters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let ds = self.dataset()?;
+        let items = ds
+            .pipeline
+            .filters
+            .iter()
+            .map(|f| {
+                let name = f.name.clone().unwrap_or_default();
+                (f.id, name, PyTuple::new(py, f.client_data.iter())?).into_pyobject(py)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    #[getter]
+    fn fillvalue(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let ds = self.dataset()?;
+        convert::fill_value_to_py(py, &self.inner, &ds)
+    }
+
+    fn chunk_count(&self, py: Python<'_>) -> PyResult<u64> {
+        let ds = self.dataset()?;
+        py.allow_threads(|| guard(|| storage_summary(&self.inner, &ds).map(|s| s.0))).map_err(to_py_err)
+    }
+
+    fn storage_size(&self, py: Python<'_>) -> PyResult<u64> {
+        let ds = self.dataset()?;
+        py.allow_threads(|| guard(|| storage_summary(&self.inner, &ds).map(|s| s.1))).map_err(to_py_err)
+    }
+
+    #[pyo3(signature = (selection, out, threads=0))]
+    fn read(&self, py: Python<'_>, selection: &Bound<'_, PyList>, out: &Bound<'_, PyUntypedArray>, threads: i64) -> PyResult<()> {
+        let ds = self.dataset()?;
+        let sel = parse_selection(selection)?;
+        let threads = if threads <= 0 { 0 } else { threads as usize };
+        if ds.datatype.has_vlen() {
+            return convert::read_vlen(py, &self.inner, &ds, &sel, out, threads);
+        }
+        let expected = convert::dtype_of(py, &ds.datatype)?;
+        if !out.dtype().is_equiv_to(expected.downcast_bound(py)?) {
+            return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
+        }
+        let buf = writable_bytes(out)?;
+        let file = self.inner.file().clone();
+        py.allow_threads(|| guard(|| ds.read_numpy(&file, &sel, buf, threads))).map_err(to_py_err)
+    }
+}
+
+/// (allocated chunks, stored bytes) of a dataset.
+fn storage_summary(obj: &CoreObject, ds: &h5turbo_core::file::Dataset) -> h5turbo_core::Result<(u64, u64)> {
+    match &ds.layout {
+        Layout::Chunked(_) => {
+            let index = ds.chunk_index(obj.file())?;
+            Ok(index.map(|i| (i.len() as u64, i.stored_bytes())).unwrap_or((0, 0)))
+        }
+        Layout::Contiguous { address: Some(_), size } => Ok((1, *size)),
+        Layout::Contiguous { address: None, .. } => Ok((0, 0)),
+        Layout::Compact { data } => Ok((1, data.len() as u64)),
+        Layout::Virtual => Ok((0, 0)),
+    }
+}
+
+/// The bytes of a C-contiguous, writeable numpy array. The returned slice aliases the
+/// array's memory; the caller holds a reference to the array for the whole read.
+fn writable_bytes<'a>(out: &'a Bound<'_, PyUntypedArray>) -> PyResult<&'a mut [u8]> {
+    if !out.is_c_contiguous() {
+        return Err(PyValueError::new_err("out must be C-contiguous"));
+    }
+    let array = out.as_array_ptr();
+    let writeable = unsafe { (*array).flags } & numpy::npyffi::NPY_ARRAY_WRITEABLE != 0;
+    if !writeable {
+        return Err(PyValueError::new_err("out must be writeable"));
+    }
+    let nbytes = out.len() * out.dtype().itemsize();
+    let data = unsafe { (*array).data } as *mut u8;
+    if nbytes == 0 {
+        return Ok(&mut []);
+    }
+    Ok(unsafe { std::slice::from_raw_parts_mut(data, nbytes) })
+}
+
+fn parse_selection(selection: &Bound<'_, PyList>) -> PyResult<Vec<AxisSelection>> {
+    selection
+        .iter()
+        .map(|axis| {
+            if let Ok((start, count, step)) = axis.extract::<(u64, u64, u64)>() {
+                return Ok(AxisSelection::Range { start, count, step });
+            }
+            let points: Vec<u64> = axis
+                .extract()
+                .map_err(|_| PyValueError::new_err("each axis is (start, count, step) or a uint64 array"))?;
+            Ok(AxisSelection::Points(points))
+        })
+        .collect()
+}
+
+#[pyfunction]
+fn default_threads() -> usize {
+    pool::default_threads()
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::register(m)?;
+    m.add_class::<File>()?;
+    m.add_class::<Object>()?;
+    m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    Ok(())
+}

@@ -7,6 +7,8 @@ pub mod checksum;
 pub mod context;
 pub mod filter_pipeline;
 pub mod links;
+pub mod object_header;
+pub mod superblock;
 pub mod reader;
 
 pub use context::FormatContext;

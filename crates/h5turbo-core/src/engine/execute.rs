@@ -1,0 +1,223 @@
+//! Parallel execution of a plan: positional reads, decode, scatter into the output.
+//!
+//! Each batch is handled by one thread: one pread for the batch, then each chunk is
+//! decoded either straight into its place in the output (when it is wholly selected
+//! and contiguous there) or into the thread's scratch buffer and scattered. Chunks
+//! are disjoint, so threads write disjoint bytes of the output.
+
+use super::plan::{Batch, ChunkTask, Geometry, Plan};
+use super::selection::InChunk;
+use super::ArraySource;
+use crate::error::{Error, Result};
+use crate::filters::{decode_chunk, DecodeScratch};
+use rayon::prelude::*;
+
+/// The caller's output buffer, shared by the worker threads. Every task writes only
+/// the bytes its chunk maps to, and those sets are disjoint across tasks.
+#[derive(Clone, Copy)]
+struct SharedOut {
+    ptr: *mut u8,
+    len: usize,
+}
+unsafe impl Send for SharedOut {}
+unsafe impl Sync for SharedOut {}
+
+impl SharedOut {
+    /// A mutable view of `offset..offset+len`; callers guarantee no other task
+    /// touches those bytes.
+    #[allow(clippy::mut_from_ref)]
+    fn region(&self, offset: usize, len: usize) -> Result<&mut [u8]> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.len => Ok(unsafe { std::slice::from_raw_parts_mut(self.ptr.add(offset), len) }),
+            _ => Err(Error::invalid_argument("internal: chunk region outside the output buffer")),
+        }
+    }
+}
+
+/// Per-thread buffers reused across batches.
+#[derive(Default)]
+struct Scratch {
+    read: Vec<u8>,
+    chunk: Vec<u8>,
+    decode: DecodeScratch,
+}
+
+fn grow(buf: &mut Vec<u8>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+}
+
+pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8]) -> Result<()> {
+    let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len() };
+    plan.fills.par_iter().try_for_each(|task| fill_task(src, geom, task, shared))?;
+    plan.batches
+        .par_iter()
+        .try_for_each_init(Scratch::default, |scratch, batch| run_batch(src, geom, batch, shared, scratch))
+}
+
+fn fill_task(src: &ArraySource, geom: &Geometry, task: &ChunkTask, out: SharedOut) -> Result<()> {
+    scatter(geom, task, out, Elements::Fill(src.fill))
+}
+
+fn run_batch(src: &ArraySource, geom: &Geometry, batch: &Batch, out: SharedOut, scratch: &mut Scratch) -> Result<()> {
+    if let [task] = batch.tasks.as_slice() {
+        if src.pipeline.is_empty() && geom.is_direct(task) {
+            // Unfiltered and in place: read the file straight into the output.
+            let dst = out.region(geom.out_offset(task) as usize, geom.chunk_bytes)?;
+            return read_stored(src, geom, task, batch.start, dst);
+        }
+    }
+    let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
+    grow(&mut scratch.read, len);
+    let span = &mut scratch.read[..len];
+    src.read_at(span, batch.start).map_err(|e| chunk_error(e, geom, &batch.tasks[0], batch.start))?;
+    for task in &batch.tasks {
+        let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: batch task without storage"))?;
+        let from = (stored.address - batch.start) as usize;
+        let encoded = &span[from..from + stored.size as usize];
+        decode_task(src, geom, task, encoded, out, &mut scratch.chunk, &mut scratch.decode)
+            .map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    }
+    Ok(())
+}
+
+fn read_stored(src: &ArraySource, geom: &Geometry, task: &ChunkTask, address: u64, dst: &mut [u8]) -> Result<()> {
+    let stored_size = task.stored.map(|s| s.size).unwrap_or(0);
+    if stored_size != dst.len() as u64 {
+        return Err(chunk_error(
+            Error::format(format!("unfiltered chunk holds {} bytes, expected {}", stored_size, dst.len())),
+            geom,
+            task,
+            address,
+        ));
+    }
+    src.read_at(dst, address).map_err(|e| chunk_error(e, geom, task, address))
+}
+
+fn decode_task(
+    src: &ArraySource,
+    geom: &Geometry,
+    task: &ChunkTask,
+    encoded: &[u8],
+    out: SharedOut,
+    chunk_buf: &mut Vec<u8>,
+    decode_scratch: &mut DecodeScratch,
+) -> Result<()> {
+    let mask = task.stored.map(|s| s.filter_mask).unwrap_or(0);
+    if geom.is_direct(task) {
+        let dst = out.region(geom.out_offset(task) as usize, geom.chunk_bytes)?;
+        return decode_into(src, geom, mask, encoded, dst, decode_scratch);
+    }
+    let decoded: &[u8] = if src.pipeline.is_empty() {
+        if src.allow_short_chunks && encoded.len() < geom.chunk_bytes {
+            // Only the selected prefix is ever read from a short chunk.
+            grow(chunk_buf, geom.chunk_bytes);
+            chunk_buf[..encoded.len()].copy_from_slice(encoded);
+            &chunk_buf[..geom.chunk_bytes]
+        } else {
+            check_unfiltered_size(encoded.len(), geom.chunk_bytes)?;
+            encoded
+        }
+    } else {
+        grow(chunk_buf, geom.chunk_bytes);
+        decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
+        &chunk_buf[..geom.chunk_bytes]
+    };
+    scatter(geom, task, out, Elements::Chunk(decoded))
+}
+
+fn decode_into(
+    src: &ArraySource,
+    geom: &Geometry,
+    mask: u32,
+    encoded: &[u8],
+    dst: &mut [u8],
+    scratch: &mut DecodeScratch,
+) -> Result<()> {
+    if src.pipeline.is_empty() {
+        check_unfiltered_size(encoded.len(), dst.len())?;
+        dst.copy_from_slice(encoded);
+        return Ok(());
+    }
+    decode_chunk(src.pipeline, mask, geom.element_size, encoded, dst, scratch)
+}
+
+fn check_unfiltered_size(stored: usize, expected: usize) -> Result<()> {
+    if stored != expected {
+        return Err(Error::format(format!("unfiltered chunk holds {} bytes, expected {}", stored, expected)));
+    }
+    Ok(())
+}
+
+fn chunk_error(e: Error, geom: &Geometry, task: &ChunkTask, address: u64) -> Error {
+    let coords = geom.chunk_coords(task);
+    let origin: Vec<u64> = coords.iter().zip(&geom.chunk_dims).map(|(c, d)| c * d).collect();
+    let msg = format!("chunk at {:?} (file address {}): {}", origin, address, e.message());
+    let mut err = Error::new(e.kind(), msg);
+    if let Some(o) = e.offset() {
+        err = err.at(o);
+    }
+    err
+}
+
+/// Where scattered elements come from.
+#[derive(Clone, Copy)]
+enum Elements<'a> {
+    /// A decoded chunk, row-major.
+    Chunk(&'a [u8]),
+    /// One element repeated (the fill value).
+    Fill(&'a [u8]),
+}
+
+/// Copy the selected elements of one chunk into the output.
+fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) -> Result<()> {
+    let rank = geom.rank();
+    let elem = geom.element_size;
+    let pieces: Vec<_> = (0..rank).map(|d| &geom.pieces[d][task.pieces[d] as usize]).collect();
+    let last = rank - 1;
+    // Iterate over all outer positions; copy a run along the last axis each time.
+    let mut idx = vec![0u64; rank];
+    let outer_total: u64 = pieces[..last].iter().map(|p| p.in_chunk.len()).product();
+    let inner = &pieces[last].in_chunk;
+    for _ in 0..outer_total {
+        let mut chunk_base = 0u64;
+        let mut out_base = pieces[last].out_start * geom.out_strides[last];
+        for d in 0..last {
+            chunk_base += pieces[d].in_chunk.get(idx[d]) * geom.chunk_strides[d];
+            out_base += (pieces[d].out_start + idx[d]) * geom.out_strides[d];
+        }
+        let dst = out.region(out_base as usize * elem, inner.len() as usize * elem)?;
+        copy_run(inner, chunk_base, dst, elem, from);
+        advance(&mut idx[..last], |d| pieces[d].in_chunk.len());
+    }
+    Ok(())
+}
+
+/// Fill `dst` with the elements `inner` picks from the chunk row at `chunk_base`.
+fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from: Elements) {
+    match (from, inner) {
+        (Elements::Fill(value), _) => dst.chunks_exact_mut(elem).for_each(|d| d.copy_from_slice(value)),
+        (Elements::Chunk(chunk), InChunk::Strided { start, step: 1, .. }) => {
+            let first = (chunk_base + start) as usize * elem;
+            dst.copy_from_slice(&chunk[first..first + dst.len()]);
+        }
+        (Elements::Chunk(chunk), _) => {
+            for (i, d) in dst.chunks_exact_mut(elem).enumerate() {
+                let at = (chunk_base + inner.get(i as u64)) as usize * elem;
+                d.copy_from_slice(&chunk[at..at + elem]);
+            }
+        }
+    }
+}
+
+/// Row-major increment of a multi-index with per-axis lengths.
+fn advance(idx: &mut [u64], len: impl Fn(usize) -> u64) {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < len(d) {
+            return;
+        }
+        idx[d] = 0;
+    }
+}

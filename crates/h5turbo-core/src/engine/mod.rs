@@ -1,0 +1,84 @@
+//! The engine: selection -> plan -> parallel execution.
+//!
+//! It knows nothing of HDF5 structures: a dataset is a grid of chunks that a
+//! [`ChunkStore`] locates in a byte source, a filter pipeline to undo, and a fill value.
+//! Contiguous and compact datasets are presented to it as chunked ones by the
+//! object model.
+
+mod execute;
+pub mod plan;
+pub mod pool;
+pub mod selection;
+
+pub use selection::AxisSelection;
+
+use crate::error::{Error, Result};
+use crate::format::filter_pipeline::FilterPipeline;
+use crate::io::ReadAt;
+use plan::{make_plan, Geometry};
+
+/// Where one chunk's encoded bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoredChunk {
+    /// Absolute position in the byte source.
+    pub address: u64,
+    pub size: u64,
+    /// Bit i set: filter i of the pipeline was skipped for this chunk.
+    pub filter_mask: u32,
+}
+
+/// Finds stored chunks by their coordinates in chunk units.
+pub trait ChunkStore: Sync {
+    /// `None`: never written, reads as the fill value.
+    fn locate(&self, chunk: &[u64]) -> Option<StoredChunk>;
+}
+
+/// A chunked array in a byte source, as the engine sees it.
+pub struct ArraySource<'a> {
+    pub source: &'a dyn ReadAt,
+    pub dims: &'a [u64],
+    pub chunk_dims: &'a [u64],
+    pub element_size: usize,
+    pub pipeline: &'a FilterPipeline,
+    pub store: &'a dyn ChunkStore,
+    /// One element: what unwritten chunks read as.
+    pub fill: &'a [u8],
+    /// Unfiltered chunks may be stored short (virtual chunks at the end of contiguous
+    /// data); the missing tail is never selected. Otherwise a short chunk is an error.
+    pub allow_short_chunks: bool,
+}
+
+impl ArraySource<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.source.read_exact_at(buf, offset)
+    }
+}
+
+/// Read the orthogonal selection `sel` of `src` into `out` (row-major, C order) using
+/// `threads` threads.
+pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], threads: usize) -> Result<()> {
+    if src.dims.is_empty() {
+        return Err(Error::invalid_argument("internal: the engine reads arrays of rank >= 1"));
+    }
+    if src.fill.len() != src.element_size || src.element_size == 0 {
+        return Err(Error::invalid_argument("internal: fill value size differs from element size"));
+    }
+    let geom = Geometry::new(src.dims, src.chunk_dims, src.element_size, sel)?;
+    let expected = geom.out_bytes().ok_or_else(|| Error::invalid_argument("selection size overflows"))?;
+    if expected != out.len() as u64 {
+        return Err(Error::invalid_argument(format!(
+            "output buffer holds {} bytes, the selection needs {}",
+            out.len(),
+            expected
+        )));
+    }
+    if expected == 0 {
+        return Ok(());
+    }
+    let threads = pool::resolve_threads(threads);
+    let plan = make_plan(&geom, src.store, threads)?;
+    pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,43 @@
+//! Thread pools, one per thread count, built once and kept: building a pool costs
+//! thread spawns, far too much to pay per read.
+
+use crate::error::{Error, Result};
+use rayon::{ThreadPool, ThreadPoolBuilder};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// `H5TURBO_THREADS` if set to a positive number, else the number of cores.
+pub fn default_threads() -> usize {
+    std::env::var("H5TURBO_THREADS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
+}
+
+/// A requested thread count, 0 meaning the default.
+pub fn resolve_threads(requested: usize) -> usize {
+    if requested == 0 {
+        default_threads()
+    } else {
+        requested.min(1024)
+    }
+}
+
+/// The pool for `threads` threads. The lock guards only the lookup, never a read.
+pub fn get(threads: usize) -> Result<Arc<ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
+    let pools = POOLS.get_or_init(Default::default);
+    let mut pools = pools.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(pool) = pools.get(&threads) {
+        return Ok(pool.clone());
+    }
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("h5turbo-{}", i))
+        .build()
+        .map_err(|e| Error::new(crate::error::ErrorKind::Io, format!("cannot start {} threads: {}", threads, e)))?;
+    let pool = Arc::new(pool);
+    pools.insert(threads, pool.clone());
+    Ok(pool)
+}

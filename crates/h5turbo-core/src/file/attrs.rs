@@ -1,0 +1,121 @@
+//! Attributes: compact (in the header) and dense (fractal heap), in h5py's order.
+
+use super::Object;
+use crate::error::{Error, Result, ResultExt};
+use crate::format::attribute::{Attribute, AttributeDatatype};
+use crate::format::attribute_info::{dense_attribute_messages, AttributeInfo};
+use super::File;
+use crate::format::dataspace::{Dataspace, DataspaceKind};
+use crate::format::values::{self, VlenValue};
+use crate::format::datatype::{Datatype, SharedMessage};
+use crate::format::object_header::{msg, ObjectHeader};
+use crate::format::FormatContext;
+
+/// One attribute, its type resolved, its raw bytes as stored.
+pub struct AttributeValue {
+    pub name: String,
+    pub datatype: Datatype,
+    pub dataspace: Dataspace,
+    pub raw: Vec<u8>,
+}
+
+impl AttributeValue {
+    /// Elements in the attribute (1 for a scalar, 0 for a null dataspace).
+    pub fn len(&self) -> Result<usize> {
+        if self.dataspace.kind == DataspaceKind::Null {
+            return Ok(0);
+        }
+        usize::try_from(self.dataspace.num_elements()?).map_err(|_| Error::format("attribute too large"))
+    }
+
+    pub fn is_empty(&self) -> Result<bool> {
+        Ok(self.len()? == 0)
+    }
+
+    /// The value in the numpy layout of its dtype (types without vlen parts).
+    pub fn numpy_bytes(&self) -> Result<Vec<u8>> {
+        let n = self.len()?;
+        self.check_size(n)?;
+        values::to_numpy_bytes(&self.datatype, &self.raw, n)
+    }
+
+    /// The values of a type with variable-length parts, resolved from the global heap.
+    pub fn vlen_values(&self, file: &File) -> Result<Vec<VlenValue>> {
+        let n = self.len()?;
+        self.check_size(n)?;
+        values::resolve_vlen_elements(file.ctx(), file.global_heap(), &self.datatype, &self.raw, n)
+    }
+
+    fn check_size(&self, n: usize) -> Result<()> {
+        let need = n.checked_mul(self.datatype.size());
+        if need.is_none_or(|b| b > self.raw.len()) {
+            return Err(Error::format(format!(
+                "attribute '{}' holds {} bytes, {} elements of {} bytes need more",
+                self.name,
+                self.raw.len(),
+                n,
+                self.datatype.size()
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl Object {
+    /// Attribute names: creation order when tracked, else name order (as h5py).
+    pub fn attribute_names(&self) -> Result<Vec<String>> {
+        Ok(self.attributes()?.into_iter().map(|a| a.name).collect())
+    }
+
+    pub fn attribute(&self, name: &str) -> Result<AttributeValue> {
+        let attr = self.attributes()?.into_iter().find(|a| a.name == name).ok_or_else(|| {
+            Error::not_found(format!("no attribute '{}' on '{}'", name, self.name)).in_file(self.file.path())
+        })?;
+        let ctx = self.file.ctx();
+        let datatype = match attr.datatype {
+            AttributeDatatype::Inline(dt) => dt,
+            AttributeDatatype::Shared(shared) => committed_datatype(ctx, &shared),
+        }
+        .in_object(&format!("{} (attribute '{}')", self.name, name))
+        .in_file(self.file.path())?;
+        Ok(AttributeValue { name: attr.name, datatype, dataspace: attr.dataspace, raw: attr.data })
+    }
+
+    fn attributes(&self) -> Result<Vec<Attribute>> {
+        self.file.check_open()?;
+        self.read_attributes().in_object(&self.name).in_file(self.file.path())
+    }
+
+    fn read_attributes(&self) -> Result<Vec<Attribute>> {
+        let ctx = self.file.ctx();
+        let mut attrs = Vec::new();
+        for m in self.header.all(msg::ATTRIBUTE) {
+            attrs.push(Attribute::parse(&m.data, m.address, ctx.sizes())?);
+        }
+        if let Some(m) = self.header.find(msg::ATTRIBUTE_INFO) {
+            let info = AttributeInfo::parse(&m.data, m.address, ctx.sizes())?;
+            for (data, address) in dense_attribute_messages(ctx, &info)? {
+                attrs.push(Attribute::parse(&data, address, ctx.sizes())?);
+            }
+        }
+        // Compact attributes sit in the header in creation order; dense ones come
+        // back by name. h5py lists by creation order only when it is tracked.
+        if !self.header.tracks_attribute_order() {
+            attrs.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        }
+        Ok(attrs)
+    }
+}
+
+/// The datatype stored in the committed datatype object a shared message points to.
+pub(crate) fn committed_datatype(ctx: &FormatContext, shared: &SharedMessage) -> Result<Datatype> {
+    let address = shared.object_address()?;
+    let header = ObjectHeader::read(ctx, address)?;
+    let m = header
+        .find(msg::DATATYPE)
+        .ok_or_else(|| Error::format("shared datatype points to an object without a datatype").at(address))?;
+    if m.is_shared() {
+        return Err(Error::format("committed datatype is itself shared (a cycle?)").at(m.address));
+    }
+    Datatype::parse(&m.data, m.address, ctx.sizes())
+}

@@ -1,0 +1,353 @@
+//! Dataset metadata (dataspace, datatype, layout, filters, fill value) and the read
+//! path: layouts are presented to the engine as chunk grids.
+
+use super::attrs::committed_datatype;
+use super::File;
+use crate::engine::{self, AxisSelection, ChunkStore, StoredChunk};
+use crate::error::{Error, Result, ResultExt};
+use crate::filters;
+use crate::format::chunk_index::{read_chunk_index, ChunkIndex};
+use crate::format::dataspace::{Dataspace, DataspaceKind};
+use crate::format::datatype::{parse_shared_message, Datatype};
+use crate::format::fill_value::FillValue;
+use crate::format::filter_pipeline::FilterPipeline;
+use crate::format::layout::{ChunkedLayout, Layout};
+use crate::format::object_header::{msg, HeaderMessage, ObjectHeader};
+use crate::format::values::{self, VlenValue};
+use crate::format::FormatContext;
+use crate::io::MemSource;
+use std::sync::{Arc, OnceLock};
+
+/// Contiguous data is read in virtual chunks of about this many bytes.
+const VIRTUAL_CHUNK_BYTES: u64 = 4 << 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LayoutKind {
+    Compact,
+    Contiguous,
+    Chunked,
+    Virtual,
+}
+
+pub struct Dataset {
+    pub dataspace: Dataspace,
+    pub datatype: Datatype,
+    pub layout: Layout,
+    pub pipeline: FilterPipeline,
+    /// One element of fill value (zeros when the file defines none).
+    pub fill: Vec<u8>,
+    /// Whether the file defines a fill value.
+    pub fill_defined: bool,
+    /// The chunk index, read on first use and kept.
+    chunk_index: OnceLock<Arc<ChunkIndex>>,
+    /// Compact data as a byte source.
+    compact: Option<MemSource>,
+}
+
+impl Dataset {
+    pub(super) fn parse(file: &File, header: &ObjectHeader) -> Result<Dataset> {
+        let ctx = file.ctx();
+        let dataspace = Dataspace::parse(&required(header, msg::DATASPACE, "dataspace")?.data, 0, ctx.sizes())?;
+        let datatype = dataset_datatype(ctx, required(header, msg::DATATYPE, "datatype")?)?;
+        let lm = required(header, msg::LAYOUT, "data layout")?;
+        let layout = Layout::parse(&lm.data, lm.address, ctx.sizes())?;
+        if header.has(msg::EXTERNAL_FILES) {
+            return Err(Error::unsupported("datasets stored in external files are not supported"));
+        }
+        let pipeline = match header.find(msg::FILTER_PIPELINE) {
+            Some(m) => FilterPipeline::parse(&mut m.reader(ctx))?,
+            None => FilterPipeline::default(),
+        };
+        let element_size = datatype.size();
+        let fill_value = fill_value(header, ctx)?;
+        let fill_defined = fill_value.as_ref().is_some_and(|v| !v.is_empty());
+        let fill = match fill_value {
+            Some(v) if v.len() == element_size => v,
+            Some(v) if !v.is_empty() => {
+                return Err(Error::format(format!(
+                    "fill value has {} bytes, the datatype {}",
+                    v.len(),
+                    element_size
+                )))
+            }
+            _ => vec![0u8; element_size],
+        };
+        let compact = match &layout {
+            Layout::Compact { data } => Some(MemSource::new(data.clone())),
+            _ => None,
+        };
+        Ok(Dataset { dataspace, datatype, layout, pipeline, fill, fill_defined, chunk_index: OnceLock::new(), compact })
+    }
+
+    pub fn layout_kind(&self) -> LayoutKind {
+        match self.layout {
+            Layout::Compact { .. } => LayoutKind::Compact,
+            Layout::Contiguous { .. } => LayoutKind::Contiguous,
+            Layout::Chunked(_) => LayoutKind::Chunked,
+            Layout::Virtual => LayoutKind::Virtual,
+        }
+    }
+
+    pub fn shape(&self) -> &[u64] {
+        &self.dataspace.dims
+    }
+
+    pub fn element_size(&self) -> usize {
+        self.datatype.size()
+    }
+
+    pub fn chunk_dims(&self) -> Option<&[u64]> {
+        match &self.layout {
+            Layout::Chunked(c) => Some(&c.chunk_dims),
+            _ => None,
+        }
+    }
+
+    /// The chunk index (read once, then shared).
+    pub fn chunk_index(&self, file: &File) -> Result<Option<Arc<ChunkIndex>>> {
+        let Layout::Chunked(chunked) = &self.layout else { return Ok(None) };
+        if let Some(index) = self.chunk_index.get() {
+            return Ok(Some(index.clone()));
+        }
+        let dims = &self.dataspace.dims;
+        let index = read_chunk_index(file.ctx(), chunked, dims, &self.dataspace.max_dims, !self.pipeline.is_empty())?;
+        let _ = self.chunk_index.set(Arc::new(index)); // a racing thread may have won; same result
+        Ok(self.chunk_index.get().cloned())
+    }
+
+    /// Read `sel` into `out` laid out as the numpy dtype h5py gives: straight from the
+    /// chunks when the stored bytes already are that layout, else through a conversion.
+    pub fn read_numpy(&self, file: &File, sel: &[AxisSelection], out: &mut [u8], threads: usize) -> Result<()> {
+        if values::is_identity(&self.datatype) {
+            return self.read_raw(file, sel, out, threads);
+        }
+        let n = selection_len(sel)?;
+        let mut raw = vec![0u8; checked_bytes(n, self.element_size())?];
+        self.read_raw(file, sel, &mut raw, threads)?;
+        out.fill(0);
+        values::convert_elements(&self.datatype, &raw, out, n)
+    }
+
+    /// Read `sel` of a datatype with variable-length parts, resolved from the global heap.
+    pub fn read_vlen(&self, file: &File, sel: &[AxisSelection], threads: usize) -> Result<Vec<VlenValue>> {
+        let n = selection_len(sel)?;
+        let mut raw = vec![0u8; checked_bytes(n, self.element_size())?];
+        self.read_raw(file, sel, &mut raw, threads)?;
+        values::resolve_vlen_elements(file.ctx(), file.global_heap(), &self.datatype, &raw, n)
+    }
+
+    /// The fill value in numpy layout (None for types with variable-length parts).
+    pub fn fill_numpy(&self) -> Result<Option<Vec<u8>>> {
+        if self.datatype.has_vlen() {
+            return Ok(None);
+        }
+        values::to_numpy_bytes(&self.datatype, &self.fill, 1).map(Some)
+    }
+
+    /// Read `sel` (one entry per axis; empty for scalars) as raw element bytes into `out`.
+    pub fn read_raw(&self, file: &File, sel: &[AxisSelection], out: &mut [u8], threads: usize) -> Result<()> {
+        file.check_open()?;
+        match self.dataspace.kind {
+            DataspaceKind::Null => {
+                return Err(Error::invalid_argument("the dataset has a null dataspace and holds no data"))
+            }
+            DataspaceKind::Scalar if !sel.is_empty() => {
+                return Err(Error::invalid_argument("a scalar dataset takes an empty selection"))
+            }
+            _ => {}
+        }
+        // The engine reads arrays of rank >= 1: a scalar is a 1-element array.
+        let (dims, sel): (Vec<u64>, Vec<AxisSelection>) = if self.dataspace.kind == DataspaceKind::Scalar {
+            (vec![1], vec![AxisSelection::all(1)])
+        } else {
+            (self.dataspace.dims.clone(), sel.to_vec())
+        };
+        if !self.pipeline.is_empty() {
+            filters::check_pipeline(&self.pipeline)?;
+        }
+        match &self.layout {
+            Layout::Chunked(chunked) => self.read_chunked(file, chunked, &dims, &sel, out, threads),
+            Layout::Contiguous { address, size } => {
+                self.read_contiguous(file, *address, *size, &dims, &sel, out, threads)
+            }
+            Layout::Compact { data } => {
+                let source = self.compact.as_ref().ok_or_else(|| Error::format("compact data missing"))?;
+                let store = WholeArray { address: 0, size: data.len() as u64 };
+                let src = self.array_source(source, &dims, &dims, &store, &FilterPipeline::default());
+                engine::read_selection(&src, &sel, out, threads)
+            }
+            Layout::Virtual => Err(Error::unsupported("virtual datasets (VDS) are not supported")),
+        }
+    }
+
+    fn array_source<'a>(
+        &'a self,
+        source: &'a dyn crate::io::ReadAt,
+        dims: &'a [u64],
+        chunk_dims: &'a [u64],
+        store: &'a dyn ChunkStore,
+        pipeline: &'a FilterPipeline,
+    ) -> engine::ArraySource<'a> {
+        engine::ArraySource {
+            source,
+            dims,
+            chunk_dims,
+            element_size: self.element_size(),
+            pipeline,
+            store,
+            fill: &self.fill,
+            allow_short_chunks: false,
+        }
+    }
+
+    fn read_chunked(
+        &self,
+        file: &File,
+        chunked: &ChunkedLayout,
+        dims: &[u64],
+        sel: &[AxisSelection],
+        out: &mut [u8],
+        threads: usize,
+    ) -> Result<()> {
+        let index = self.chunk_index(file)?.ok_or_else(|| Error::format("chunked dataset without index"))?;
+        let store = IndexStore { index: &index, base: file.ctx().base() };
+        let chunk_dims = if chunked.chunk_dims.is_empty() { vec![1] } else { chunked.chunk_dims.clone() };
+        let src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &self.pipeline);
+        engine::read_selection(&src, sel, out, threads)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn read_contiguous(
+        &self,
+        file: &File,
+        address: Option<u64>,
+        size: u64,
+        dims: &[u64],
+        sel: &[AxisSelection],
+        out: &mut [u8],
+        threads: usize,
+    ) -> Result<()> {
+        let elem = self.element_size() as u64;
+        let chunk_dims = virtual_chunk_dims(dims, elem);
+        let total = dims.iter().try_fold(elem, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::format("dataset size overflows"))?;
+        let store = match address {
+            Some(a) => {
+                if size < total {
+                    return Err(Error::format(format!("contiguous storage holds {} bytes, the dataspace needs {}", size, total)));
+                }
+                Some(file.ctx().absolute(a, total, "contiguous dataset storage")?)
+            }
+            None => None,
+        };
+        let store = ContiguousStore { address: store, dims: dims.to_vec(), chunk_dims: chunk_dims.clone(), element_size: elem };
+        let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &FilterPipeline::default());
+        src.allow_short_chunks = true;
+        engine::read_selection(&src, sel, out, threads)
+    }
+}
+
+/// Elements in a selection (1 for the empty selection of a scalar).
+fn selection_len(sel: &[AxisSelection]) -> Result<usize> {
+    sel.iter()
+        .try_fold(1u64, |acc, s| acc.checked_mul(s.count()))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Error::invalid_argument("selection size overflows"))
+}
+
+fn checked_bytes(n: usize, element_size: usize) -> Result<usize> {
+    n.checked_mul(element_size).ok_or_else(|| Error::invalid_argument("selection size overflows"))
+}
+
+fn required<'a>(header: &'a ObjectHeader, type_id: u16, what: &str) -> Result<&'a HeaderMessage> {
+    header.find(type_id).ok_or_else(|| Error::format(format!("dataset has no {} message", what)).at(header.address))
+}
+
+fn dataset_datatype(ctx: &FormatContext, m: &HeaderMessage) -> Result<Datatype> {
+    if m.is_shared() {
+        let shared = parse_shared_message(&m.data, m.address, ctx.sizes())?;
+        return committed_datatype(ctx, &shared);
+    }
+    Datatype::parse(&m.data, m.address, ctx.sizes())
+}
+
+/// The fill value bytes, from the new message if present, else the old one.
+fn fill_value(header: &ObjectHeader, ctx: &FormatContext) -> Result<Option<Vec<u8>>> {
+    if let Some(m) = header.find(msg::FILL_VALUE) {
+        return Ok(FillValue::parse_new(&m.data, m.address, ctx.sizes())?.value);
+    }
+    if let Some(m) = header.find(msg::FILL_VALUE_OLD) {
+        return Ok(FillValue::parse_old(&m.data, m.address, ctx.sizes())?.value);
+    }
+    Ok(None)
+}
+
+/// Rows of whole trailing extents, about VIRTUAL_CHUNK_BYTES each: contiguous data
+/// split into pieces the engine can read and copy in parallel.
+fn virtual_chunk_dims(dims: &[u64], elem: u64) -> Vec<u64> {
+    let mut chunk = vec![1u64; dims.len()];
+    let mut bytes = elem.max(1);
+    for d in (0..dims.len()).rev() {
+        let len = dims[d].max(1);
+        if bytes.saturating_mul(len) <= VIRTUAL_CHUNK_BYTES {
+            chunk[d] = len;
+            bytes *= len;
+        } else {
+            chunk[d] = (VIRTUAL_CHUNK_BYTES / bytes).clamp(1, len);
+            break;
+        }
+    }
+    chunk
+}
+
+/// A chunk index seen by the engine (addresses made absolute).
+struct IndexStore<'a> {
+    index: &'a ChunkIndex,
+    base: u64,
+}
+
+impl ChunkStore for IndexStore<'_> {
+    fn locate(&self, chunk: &[u64]) -> Option<StoredChunk> {
+        self.index.get(chunk).map(|loc| StoredChunk {
+            address: loc.address + self.base,
+            size: loc.size,
+            filter_mask: loc.filter_mask,
+        })
+    }
+}
+
+/// Contiguous storage seen as a grid of virtual chunks. A virtual chunk spans whole
+/// trailing extents (see `virtual_chunk_dims`), so it is one run of the storage: it
+/// starts at its origin element and holds its clipped extent; edge chunks are short.
+struct ContiguousStore {
+    address: Option<u64>,
+    dims: Vec<u64>,
+    chunk_dims: Vec<u64>,
+    element_size: u64,
+}
+
+impl ChunkStore for ContiguousStore {
+    fn locate(&self, chunk: &[u64]) -> Option<StoredChunk> {
+        let address = self.address?;
+        let strides = crate::engine::plan::strides(&self.dims);
+        let mut first = 0u64;
+        let mut elements = 1u64;
+        for d in 0..chunk.len() {
+            let origin = chunk[d] * self.chunk_dims[d];
+            first += origin * strides[d];
+            elements *= self.chunk_dims[d].min(self.dims[d].saturating_sub(origin));
+        }
+        Some(StoredChunk { address: address + first * self.element_size, size: elements * self.element_size, filter_mask: 0 })
+    }
+}
+
+/// A whole array stored as one unfiltered chunk (compact data).
+struct WholeArray {
+    address: u64,
+    size: u64,
+}
+
+impl ChunkStore for WholeArray {
+    fn locate(&self, _chunk: &[u64]) -> Option<StoredChunk> {
+        Some(StoredChunk { address: self.address, size: self.size, filter_mask: 0 })
+    }
+}

@@ -1,0 +1,88 @@
+//! Group membership: links from any of the three storages, in h5py's order.
+
+use super::{Object, ObjectKind};
+use crate::error::{Error, Result, ResultExt};
+use crate::format::links::{dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
+use crate::format::object_header::msg;
+use crate::format::symbol_table::symbol_table_links;
+
+impl Object {
+    /// The group's links: creation order when the group tracks it, else name order
+    /// (what h5py iterates).
+    pub fn links(&self) -> Result<Vec<Link>> {
+        self.file.check_open()?;
+        self.read_links().in_object(&self.name).in_file(self.file.path())
+    }
+
+    fn read_links(&self) -> Result<Vec<Link>> {
+        if self.kind() != ObjectKind::Group {
+            return Err(Error::invalid_argument(format!("'{}' is not a group", self.name)));
+        }
+        let ctx = self.file.ctx();
+        if let Some(m) = self.header.find(msg::SYMBOL_TABLE) {
+            let mut r = m.reader(ctx);
+            let btree = r.required_address("group B-tree")?;
+            let heap = r.required_address("group local heap")?;
+            return symbol_table_links(ctx, btree, heap);
+        }
+        let mut links = Vec::new();
+        for m in self.header.all(msg::LINK) {
+            links.push(parse_link_message(&m.data, m.address, ctx.sizes())?);
+        }
+        let mut by_creation = false;
+        if let Some(m) = self.header.find(msg::LINK_INFO) {
+            let info = LinkInfo::parse(&m.data, m.address, ctx.sizes())?;
+            by_creation = info.tracks_creation_order();
+            links.extend(dense_links(ctx, &info)?);
+        }
+        if by_creation && links.iter().all(|l| l.creation_order.is_some()) {
+            links.sort_by_key(|l| l.creation_order);
+        } else {
+            links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        }
+        Ok(links)
+    }
+
+    /// The link named `name` (one path component).
+    pub fn link(&self, name: &str) -> Result<Link> {
+        self.links()?.into_iter().find(|l| l.name == name).ok_or_else(|| {
+            Error::not_found(format!("no object named '{}' in '{}'", name, self.name)).in_file(self.file.path())
+        })
+    }
+
+    /// Follow one link (soft links resolved, external links reported).
+    pub fn child(&self, name: &str) -> Result<Object> {
+        self.child_following(name, 0)
+    }
+
+    pub(super) fn child_following(&self, name: &str, hops: usize) -> Result<Object> {
+        if name == "." {
+            return Ok(self.clone());
+        }
+        let link = self.link(name)?;
+        let path = self.child_path(name);
+        match link.target {
+            LinkTarget::Hard(address) => self.file.object_at(address, path),
+            LinkTarget::Soft(target) => {
+                let absolute = if target.starts_with('/') {
+                    target
+                } else {
+                    format!("{}/{}", self.name.trim_end_matches('/'), target)
+                };
+                self.file.resolve(&absolute, hops + 1).map_err(|e| {
+                    if e.kind() == crate::error::ErrorKind::NotFound {
+                        Error::not_found(format!("soft link '{}' points to '{}', which does not exist", path, absolute))
+                            .in_file(self.file.path())
+                    } else {
+                        e
+                    }
+                })
+            }
+            LinkTarget::External { file, path: target } => Err(Error::unsupported(format!(
+                "'{}' is an external link to '{}' in file '{}'; external links are not followed",
+                path, target, file
+            ))
+            .in_file(self.file.path())),
+        }
+    }
+}

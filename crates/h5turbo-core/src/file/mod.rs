@@ -1,0 +1,219 @@
+//! The object model: an open file, paths to objects, groups, attributes and
+//! datasets, built from the format parsers and read through the engine.
+//!
+//! Everything here is immutable after construction or behind a short lock used
+//! only to fill a cache, so one `File` serves any number of threads.
+
+mod attrs;
+mod dataset;
+mod group;
+
+pub use attrs::AttributeValue;
+pub use dataset::{Dataset, LayoutKind};
+
+use crate::error::{Error, Result, ResultExt};
+use crate::format::global_heap::GlobalHeapCache;
+use crate::format::object_header::{msg, ObjectHeader};
+use crate::format::superblock::Superblock;
+use crate::format::FormatContext;
+use crate::io::{FileSource, ReadAt};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Soft links followed while resolving one path, at most (h5py/libhdf5 use 16 too).
+const MAX_SOFT_LINK_HOPS: usize = 16;
+
+/// An open HDF5 file (read-only). Cheap to clone; clones share everything.
+#[derive(Clone)]
+pub struct File {
+    inner: Arc<FileInner>,
+}
+
+struct FileInner {
+    ctx: FormatContext,
+    path: PathBuf,
+    superblock: Superblock,
+    closed: AtomicBool,
+    global_heap: GlobalHeapCache,
+    /// Parsed dataset metadata (and chunk indexes) by object header address.
+    datasets: Mutex<HashMap<u64, Arc<Dataset>>>,
+}
+
+/// What an object is, decided by the messages in its header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    Group,
+    Dataset,
+    Datatype,
+}
+
+/// A group, dataset or committed datatype reached by a path.
+#[derive(Clone)]
+pub struct Object {
+    file: File,
+    name: String,
+    header: Arc<ObjectHeader>,
+}
+
+impl File {
+    pub fn open(path: &Path) -> Result<File> {
+        let source = FileSource::open(path)?;
+        Self::from_source(Arc::new(source), path)
+    }
+
+    /// Open from any positional-read source (`path` is used in messages).
+    pub fn from_source(source: Arc<dyn ReadAt>, path: &Path) -> Result<File> {
+        let superblock = Superblock::find_and_read(source.as_ref()).in_file(path)?;
+        let ctx = FormatContext::new(source, path, superblock.sizes, superblock.base_address);
+        if let Some(ext) = superblock.extension_address {
+            // Parsed to validate it; nothing in it changes how we read (see check_extension).
+            check_extension(&ctx, ext).in_object("superblock extension").in_file(path)?;
+        }
+        let inner = FileInner {
+            ctx,
+            path: path.to_path_buf(),
+            superblock,
+            closed: AtomicBool::new(false),
+            global_heap: GlobalHeapCache::default(),
+            datasets: Mutex::new(HashMap::new()),
+        };
+        let file = File { inner: Arc::new(inner) };
+        file.root()?; // fail at open, not at first use, if the root group is unreadable
+        Ok(file)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn userblock_size(&self) -> u64 {
+        self.inner.superblock.base_address
+    }
+
+    pub fn superblock(&self) -> &Superblock {
+        &self.inner.superblock
+    }
+
+    /// Marks the file closed: later operations fail with a Closed error. Reads in
+    /// flight on other threads finish safely (the descriptor lives until they end).
+    pub fn close(&self) {
+        self.inner.closed.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.inner.closed.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::closed().in_file(&self.inner.path));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn ctx(&self) -> &FormatContext {
+        &self.inner.ctx
+    }
+
+    pub(crate) fn global_heap(&self) -> &GlobalHeapCache {
+        &self.inner.global_heap
+    }
+
+    pub fn root(&self) -> Result<Object> {
+        self.object_at(self.inner.superblock.root_object_header, "/".to_string())
+    }
+
+    /// The object header at `address`, reached as `name`.
+    pub(crate) fn object_at(&self, address: u64, name: String) -> Result<Object> {
+        self.check_open()?;
+        let header = ObjectHeader::read(self.ctx(), address).in_object(&name).in_file(self.path())?;
+        Ok(Object { file: self.clone(), name, header: Arc::new(header) })
+    }
+
+    /// Resolve an absolute path ("/", "/a/b"), following soft links.
+    pub fn get(&self, path: &str) -> Result<Object> {
+        self.resolve(path, 0)
+    }
+
+    fn resolve(&self, path: &str, hops: usize) -> Result<Object> {
+        if hops > MAX_SOFT_LINK_HOPS {
+            return Err(Error::format(format!("too many soft links while resolving '{}' (a cycle?)", path))
+                .in_file(self.path()));
+        }
+        let mut obj = self.root()?;
+        for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            obj = obj.child_following(part, hops)?;
+        }
+        Ok(obj)
+    }
+
+    /// Metadata of the dataset at `header`, parsed once and cached.
+    pub(crate) fn dataset_meta(&self, name: &str, header: &ObjectHeader) -> Result<Arc<Dataset>> {
+        let mut cache = self.inner.datasets.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(ds) = cache.get(&header.address) {
+            return Ok(ds.clone());
+        }
+        let ds = Arc::new(Dataset::parse(self, header).in_object(name).in_file(self.path())?);
+        cache.insert(header.address, ds.clone());
+        Ok(ds)
+    }
+}
+
+/// The superblock extension is an object header; reading it validates its structure.
+/// Its messages (B-tree K values, file space info, driver info) do not affect reading;
+/// a shared object header message table would, and is reported as unsupported.
+fn check_extension(ctx: &FormatContext, address: u64) -> Result<()> {
+    let header = ObjectHeader::read(ctx, address)?;
+    if header.has(msg::SHARED_MESSAGE_TABLE) {
+        return Err(Error::unsupported("shared object header messages (SOHM tables) are not supported"));
+    }
+    Ok(())
+}
+
+impl Object {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn address(&self) -> u64 {
+        self.header.address
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn header(&self) -> &ObjectHeader {
+        &self.header
+    }
+
+    pub fn kind(&self) -> ObjectKind {
+        let h = &self.header;
+        if h.has(msg::LAYOUT) || (h.has(msg::DATASPACE) && h.has(msg::DATATYPE) && !h.has(msg::LINK_INFO)) {
+            ObjectKind::Dataset
+        } else if h.has(msg::DATATYPE) && !h.has(msg::SYMBOL_TABLE) && !h.has(msg::LINK_INFO) && !h.has(msg::LINK) {
+            ObjectKind::Datatype
+        } else {
+            ObjectKind::Group
+        }
+    }
+
+    /// The dataset behind this object, or an error if it is not one.
+    pub fn dataset(&self) -> Result<Arc<Dataset>> {
+        self.file.check_open()?;
+        if self.kind() != ObjectKind::Dataset {
+            return Err(Error::invalid_argument(format!("'{}' is not a dataset", self.name)));
+        }
+        self.file.dataset_meta(&self.name, &self.header)
+    }
+
+    fn child_path(&self, name: &str) -> String {
+        if self.name.ends_with('/') {
+            format!("{}{}", self.name, name)
+        } else {
+            format!("{}/{}", self.name, name)
+        }
+    }
+}

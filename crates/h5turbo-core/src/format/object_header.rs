@@ -1,0 +1,224 @@
+//! Object headers (versions 1 and 2) with their continuation blocks: the list of
+//! messages that describe a group, dataset or committed datatype.
+
+use super::checksum::verify_trailing;
+use super::context::FormatContext;
+use super::reader::ByteReader;
+use crate::error::{Error, Result};
+use std::collections::HashSet;
+
+/// Message type ids used by the object model.
+pub mod msg {
+    pub const NIL: u16 = 0x0000;
+    pub const DATASPACE: u16 = 0x0001;
+    pub const LINK_INFO: u16 = 0x0002;
+    pub const DATATYPE: u16 = 0x0003;
+    pub const FILL_VALUE_OLD: u16 = 0x0004;
+    pub const FILL_VALUE: u16 = 0x0005;
+    pub const LINK: u16 = 0x0006;
+    pub const EXTERNAL_FILES: u16 = 0x0007;
+    pub const LAYOUT: u16 = 0x0008;
+    pub const GROUP_INFO: u16 = 0x000A;
+    pub const FILTER_PIPELINE: u16 = 0x000B;
+    pub const ATTRIBUTE: u16 = 0x000C;
+    pub const SHARED_MESSAGE_TABLE: u16 = 0x000F;
+    pub const CONTINUATION: u16 = 0x0010;
+    pub const SYMBOL_TABLE: u16 = 0x0011;
+    pub const ATTRIBUTE_INFO: u16 = 0x0015;
+}
+
+/// Header message flag: the message body is a reference to a shared message.
+pub const FLAG_SHARED: u8 = 0x02;
+
+/// More continuation blocks than this in one header means a loop or garbage.
+const MAX_BLOCKS: usize = 4096;
+/// Messages in one object header (HDF5 caps v1 at 65535).
+const MAX_MESSAGES: usize = 1 << 20;
+
+#[derive(Debug, Clone)]
+pub struct HeaderMessage {
+    pub type_id: u16,
+    pub flags: u8,
+    pub data: Vec<u8>,
+    /// File address of the message body, for error messages.
+    pub address: u64,
+}
+
+impl HeaderMessage {
+    pub fn is_shared(&self) -> bool {
+        self.flags & FLAG_SHARED != 0
+    }
+    pub fn reader<'a>(&'a self, ctx: &FormatContext) -> ByteReader<'a> {
+        ctx.reader(&self.data, self.address)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ObjectHeader {
+    pub address: u64,
+    pub version: u8,
+    /// Version-2 header flags (0 for version 1); bit 2: attribute creation order tracked.
+    pub flags: u8,
+    pub messages: Vec<HeaderMessage>,
+}
+
+impl ObjectHeader {
+    pub fn read(ctx: &FormatContext, address: u64) -> Result<ObjectHeader> {
+        let prefix = ctx.read_up_to(address, 16, "object header prefix")?;
+        let header = if prefix.starts_with(b"OHDR") {
+            read_v2(ctx, address)?
+        } else if prefix.first() == Some(&1) {
+            read_v1(ctx, address)?
+        } else {
+            return Err(Error::format("not an object header (neither version 1 nor 'OHDR')").at(address));
+        };
+        Ok(header)
+    }
+
+    /// The first message of a type.
+    pub fn find(&self, type_id: u16) -> Option<&HeaderMessage> {
+        self.messages.iter().find(|m| m.type_id == type_id)
+    }
+
+    /// All messages of a type, in header order.
+    pub fn all(&self, type_id: u16) -> impl Iterator<Item = &HeaderMessage> {
+        self.messages.iter().filter(move |m| m.type_id == type_id)
+    }
+
+    pub fn has(&self, type_id: u16) -> bool {
+        self.find(type_id).is_some()
+    }
+
+    pub fn tracks_attribute_order(&self) -> bool {
+        self.flags & 0x04 != 0
+    }
+}
+
+/// A continuation message: where the next block of messages is, and its length.
+fn continuation(ctx: &FormatContext, m: &HeaderMessage) -> Result<(u64, u64)> {
+    let mut r = m.reader(ctx);
+    let addr = r.required_address("object header continuation")?;
+    let len = r.length()?;
+    Ok((addr, len))
+}
+
+/// Collects messages block by block, following continuations, refusing loops.
+struct Walker<'a> {
+    ctx: &'a FormatContext,
+    seen: HashSet<u64>,
+    pending: Vec<(u64, u64)>,
+    messages: Vec<HeaderMessage>,
+}
+
+impl<'a> Walker<'a> {
+    fn new(ctx: &'a FormatContext) -> Self {
+        Walker { ctx, seen: HashSet::new(), pending: Vec::new(), messages: Vec::new() }
+    }
+
+    fn push_message(&mut self, m: HeaderMessage) -> Result<()> {
+        if self.messages.len() >= MAX_MESSAGES {
+            return Err(Error::format("object header has too many messages").at(m.address));
+        }
+        match m.type_id {
+            msg::NIL => {}
+            msg::CONTINUATION => {
+                let (addr, len) = continuation(self.ctx, &m)?;
+                if !self.seen.insert(addr) || self.seen.len() > MAX_BLOCKS {
+                    return Err(Error::format("object header continuation loop").at(m.address));
+                }
+                self.pending.push((addr, len));
+            }
+            _ => self.messages.push(m),
+        }
+        Ok(())
+    }
+}
+
+fn read_v1(ctx: &FormatContext, address: u64) -> Result<ObjectHeader> {
+    let prefix = ctx.read(address, 16, "object header")?;
+    let mut r = ctx.reader(&prefix, address);
+    r.skip(2)?; // version, reserved
+    let declared_messages = r.u16()? as usize;
+    r.skip(4)?; // reference count
+    let size = r.u32()? as u64;
+    let mut w = Walker::new(ctx);
+    // Messages start at the next 8-byte boundary after the 12-byte prefix.
+    w.pending.push((address + 16, size));
+    while let Some((addr, len)) = w.pending.pop() {
+        let block = ctx.read(addr, len, "object header block")?;
+        parse_v1_messages(&mut w, &block, addr)?;
+    }
+    // The declared count includes NIL and continuation messages; only sanity-check it.
+    if w.messages.len() > declared_messages.max(1) * 2 + 64 {
+        return Err(Error::format("object header holds more messages than it declares").at(address));
+    }
+    Ok(ObjectHeader { address, version: 1, flags: 0, messages: w.messages })
+}
+
+fn parse_v1_messages(w: &mut Walker, block: &[u8], addr: u64) -> Result<()> {
+    let mut r = w.ctx.reader(block, addr);
+    while r.remaining() >= 8 {
+        let type_id = r.u16()?;
+        let size = r.u16()? as usize;
+        let flags = r.u8()?;
+        r.skip(3)?;
+        let body_addr = r.address();
+        let data = r.bytes(size)?.to_vec();
+        w.push_message(HeaderMessage { type_id, flags, data, address: body_addr })?;
+    }
+    Ok(())
+}
+
+fn read_v2(ctx: &FormatContext, address: u64) -> Result<ObjectHeader> {
+    let prefix = ctx.read_up_to(address, 4 + 2 + 16 + 4 + 8, "object header")?;
+    let mut r = ctx.reader(&prefix, address);
+    r.signature(b"OHDR", "object header")?;
+    let version = r.u8()?;
+    if version != 2 {
+        return Err(Error::format(format!("object header version {} after 'OHDR'", version)).at(address));
+    }
+    let flags = r.u8()?;
+    if flags & 0x20 != 0 {
+        r.skip(16)?; // access, modification, change, birth times
+    }
+    if flags & 0x10 != 0 {
+        r.skip(4)?; // attribute phase change values
+    }
+    let size_width = 1usize << (flags & 0x03);
+    let chunk0_size = r.uint(size_width)?;
+    let prefix_len = r.position() as u64;
+    let track_order = flags & 0x04 != 0;
+    let mut w = Walker::new(ctx);
+    // Chunk 0 is checksummed together with its prefix.
+    let block = ctx.read(address, prefix_len + chunk0_size + 4, "object header")?;
+    verify_trailing(&block, "object header", address)?;
+    let body = &block[prefix_len as usize..block.len() - 4];
+    parse_v2_messages(&mut w, body, address + prefix_len, track_order)?;
+    while let Some((addr, len)) = w.pending.pop() {
+        let block = ctx.read(addr, len, "object header continuation block")?;
+        verify_trailing(&block, "object header continuation block", addr)?;
+        let mut r = ctx.reader(&block, addr);
+        r.signature(b"OCHK", "object header continuation block")?;
+        let body = block.get(4..block.len() - 4).unwrap_or(&[]);
+        parse_v2_messages(&mut w, body, addr + 4, track_order)?;
+    }
+    Ok(ObjectHeader { address, version: 2, flags, messages: w.messages })
+}
+
+fn parse_v2_messages(w: &mut Walker, body: &[u8], addr: u64, track_order: bool) -> Result<()> {
+    let header_len = if track_order { 6 } else { 4 };
+    let mut r = w.ctx.reader(body, addr);
+    // What is left after the last message is a gap smaller than a message header.
+    while r.remaining() >= header_len {
+        let type_id = r.u8()? as u16;
+        let size = r.u16()? as usize;
+        let flags = r.u8()?;
+        if track_order {
+            r.skip(2)?;
+        }
+        let body_addr = r.address();
+        let data = r.bytes(size)?.to_vec();
+        w.push_message(HeaderMessage { type_id, flags, data, address: body_addr })?;
+    }
+    Ok(())
+}

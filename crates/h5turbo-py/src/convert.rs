@@ -1,0 +1,194 @@
+//! Values to Python: numpy dtypes, attribute values, fill values, and the objects of
+//! variable-length data, shaped as h5py returns them.
+
+use crate::errors::{guard, to_py_err};
+use h5turbo_core::engine::AxisSelection;
+use h5turbo_core::file::{AttributeValue, Dataset, Object as CoreObject};
+use h5turbo_core::format::dataspace::DataspaceKind;
+use h5turbo_core::format::datatype::{Datatype, DatatypeClass, NumpyDtype};
+use h5turbo_core::format::values::VlenValue;
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("numpy")
+}
+
+/// The numpy dtype h5py gives `dt` (with h5py's metadata for enums and vlen types).
+pub fn dtype_of(py: Python<'_>, dt: &Datatype) -> PyResult<PyObject> {
+    let descr = guard(|| dt.numpy_dtype()).map_err(to_py_err)?;
+    let dtype = build_dtype(py, &descr)?;
+    match (&dt.class, dt.enum_members()) {
+        (DatatypeClass::Enum { .. }, Some(members)) if !matches!(&descr, NumpyDtype::Simple(s) if s == "|b1") => {
+            let mapping = PyDict::new(py);
+            for (name, value) in members {
+                mapping.set_item(name, value)?;
+            }
+            with_metadata(py, dtype.bind(py), "enum", mapping.into_any())
+        }
+        _ => Ok(dtype),
+    }
+}
+
+fn with_metadata(py: Python<'_>, dtype: &Bound<'_, PyAny>, key: &str, value: Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let metadata = PyDict::new(py);
+    metadata.set_item(key, value)?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("metadata", metadata)?;
+    Ok(numpy(py)?.getattr("dtype")?.call((dtype,), Some(&kwargs))?.unbind())
+}
+
+fn build_dtype(py: Python<'_>, descr: &NumpyDtype) -> PyResult<PyObject> {
+    let np = numpy(py)?;
+    let dtype = np.getattr("dtype")?;
+    match descr {
+        NumpyDtype::Simple(typestr) => Ok(dtype.call1((typestr.as_str(),))?.unbind()),
+        NumpyDtype::Structured { fields, itemsize } => {
+            let spec = PyDict::new(py);
+            let names = PyList::new(py, fields.iter().map(|f| f.0.as_str()))?;
+            let formats = fields.iter().map(|f| build_dtype(py, &f.1)).collect::<PyResult<Vec<_>>>()?;
+            let offsets = PyList::new(py, fields.iter().map(|f| f.2))?;
+            spec.set_item("names", names)?;
+            spec.set_item("formats", formats)?;
+            spec.set_item("offsets", offsets)?;
+            spec.set_item("itemsize", itemsize)?;
+            Ok(dtype.call1((spec,))?.unbind())
+        }
+        NumpyDtype::SubArray { base, shape } => {
+            let base = build_dtype(py, base)?;
+            Ok(dtype.call1(((base, PyTuple::new(py, shape.iter())?),))?.unbind())
+        }
+        NumpyDtype::VlenString { utf8 } => {
+            let kind = if *utf8 { py.get_type::<pyo3::types::PyString>() } else { py.get_type::<PyBytes>() };
+            with_metadata(py, &dtype.call1(("O",))?, "vlen", kind.into_any())
+        }
+        NumpyDtype::VlenSequence(base) => {
+            let base = build_dtype(py, base)?;
+            with_metadata(py, &dtype.call1(("O",))?, "vlen", base.into_bound(py))
+        }
+        NumpyDtype::Reference { .. } => Err(h5turbo_core::Error::unsupported("references are not supported yet"))
+            .map_err(to_py_err),
+    }
+}
+
+/// An attribute's value as h5py returns it.
+pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue) -> PyResult<PyObject> {
+    let dtype = dtype_of(py, &value.datatype)?;
+    if value.dataspace.kind == DataspaceKind::Null {
+        return Ok(("empty", dtype).into_pyobject(py)?.into_any().unbind());
+    }
+    let scalar = value.dataspace.kind == DataspaceKind::Scalar;
+    let shape: Vec<u64> = if scalar { vec![] } else { value.dataspace.dims.clone() };
+    if value.datatype.has_vlen() {
+        let values = py.allow_threads(|| guard(|| value.vlen_values(obj.file()))).map_err(to_py_err)?;
+        let objects = values
+            .iter()
+            .map(|v| vlen_to_py(py, &value.datatype, v, true))
+            .collect::<PyResult<Vec<_>>>()?;
+        if scalar {
+            return objects.into_iter().next().ok_or_else(|| PyValueError::new_err("empty scalar attribute"));
+        }
+        return object_array(py, objects, &shape);
+    }
+    let bytes = guard(|| value.numpy_bytes()).map_err(to_py_err)?;
+    let array = array_from_bytes(py, &bytes, &dtype, &shape)?;
+    if scalar {
+        return Ok(array.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind());
+    }
+    Ok(array.unbind())
+}
+
+/// A new numpy array of `dtype` and `shape` holding a copy of `bytes`.
+fn array_from_bytes<'py>(py: Python<'py>, bytes: &[u8], dtype: &PyObject, shape: &[u64]) -> PyResult<Bound<'py, PyAny>> {
+    let np = numpy(py)?;
+    let flat = np.call_method1("frombuffer", (PyBytes::new(py, bytes), dtype))?;
+    flat.call_method1("reshape", (PyTuple::new(py, shape.iter())?,))?.call_method0("copy")
+}
+
+/// An object array of `shape` holding `objects` in C order.
+fn object_array(py: Python<'_>, objects: Vec<PyObject>, shape: &[u64]) -> PyResult<PyObject> {
+    let np = numpy(py)?;
+    let flat = np.call_method1("empty", (objects.len(), "O"))?;
+    for (i, o) in objects.into_iter().enumerate() {
+        flat.set_item(i, o)?;
+    }
+    Ok(flat.call_method1("reshape", (PyTuple::new(py, shape.iter())?,))?.unbind())
+}
+
+/// One resolved variable-length value as a Python object; `strings_as_str` decodes
+/// vlen strings (h5py does for attributes, not for dataset reads).
+fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: bool) -> PyResult<PyObject> {
+    match (value, &dt.class) {
+        (VlenValue::String(bytes), _) => {
+            if strings_as_str {
+                Ok(String::from_utf8_lossy(bytes).into_owned().into_pyobject(py)?.into_any().unbind())
+            } else {
+                Ok(PyBytes::new(py, bytes).into_any().unbind())
+            }
+        }
+        (VlenValue::Fixed(bytes), _) => {
+            let dtype = dtype_of(py, dt)?;
+            let array = array_from_bytes(py, bytes, &dtype, &[])?;
+            Ok(array.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
+        }
+        (VlenValue::Sequence { count, bytes }, DatatypeClass::VarLen { base, .. }) => {
+            let dtype = dtype_of(py, base)?;
+            Ok(array_from_bytes(py, bytes, &dtype, &[*count as u64])?.unbind())
+        }
+        (VlenValue::NestedSequence(items), DatatypeClass::VarLen { base, .. }) => {
+            let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;
+            let n = objects.len() as u64;
+            object_array(py, objects, &[n])
+        }
+        (VlenValue::Compound(fields), DatatypeClass::Compound { members }) => {
+            let dtype = dtype_of(py, dt)?;
+            let record = numpy(py)?.call_method1("zeros", (PyTuple::empty(py), &dtype))?;
+            for (member, field) in members.iter().zip(fields) {
+                let v = vlen_to_py(py, &member.datatype, field, strings_as_str)?;
+                record.set_item(member.name.as_str(), v)?;
+            }
+            Ok(record.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
+        }
+        (VlenValue::Array(items), DatatypeClass::Array { base, dims }) => {
+            let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;
+            object_array(py, objects, dims)
+        }
+        _ => Err(PyValueError::new_err("variable-length value does not match its datatype")),
+    }
+}
+
+/// The dataset's fill value as a numpy scalar of its dtype.
+pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyResult<PyObject> {
+    let dtype = dtype_of(py, &ds.datatype)?;
+    match guard(|| ds.fill_numpy()).map_err(to_py_err)? {
+        Some(bytes) => {
+            let array = array_from_bytes(py, &bytes, &dtype, &[])?;
+            Ok(array.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
+        }
+        // h5py reports the zero of the object dtype for variable-length types.
+        None => Ok(numpy(py)?.call_method1("zeros", (PyTuple::empty(py), dtype))?.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind()),
+    }
+}
+
+/// Read a selection of a dataset with variable-length parts into an object array.
+pub fn read_vlen(
+    py: Python<'_>,
+    obj: &CoreObject,
+    ds: &Dataset,
+    sel: &[AxisSelection],
+    out: &Bound<'_, PyUntypedArray>,
+    threads: usize,
+) -> PyResult<()> {
+    let file = obj.file().clone();
+    let values = py.allow_threads(|| guard(|| ds.read_vlen(&file, sel, threads))).map_err(to_py_err)?;
+    if values.len() != out.len() {
+        return Err(PyValueError::new_err(format!("out holds {} elements, the selection {}", out.len(), values.len())));
+    }
+    let flat = out.call_method1("reshape", (-1,))?;
+    for (i, v) in values.iter().enumerate() {
+        flat.set_item(i, vlen_to_py(py, &ds.datatype, v, false)?)?;
+    }
+    Ok(())
+}

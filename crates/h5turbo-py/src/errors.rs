@@ -1,0 +1,50 @@
+//! h5turbo errors as Python exceptions; panics caught before they reach Python.
+
+use h5turbo_core::{Error, ErrorKind};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyValueError};
+use pyo3::prelude::*;
+
+create_exception!(_native, H5TurboError, PyException, "Base of every h5turbo error.");
+create_exception!(_native, FormatError, H5TurboError, "The file is broken or malformed where we looked.");
+create_exception!(_native, UnsupportedError, H5TurboError, "Valid HDF5 that h5turbo does not read yet.");
+create_exception!(_native, ClosedError, H5TurboError, "The file was closed.");
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("Error", py.get_type::<H5TurboError>())?;
+    m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
+    m.add("ClosedError", py.get_type::<ClosedError>())?;
+    Ok(())
+}
+
+pub fn to_py_err(e: Error) -> PyErr {
+    let msg = e.to_string();
+    match e.kind() {
+        ErrorKind::Format => FormatError::new_err(msg),
+        ErrorKind::Unsupported => UnsupportedError::new_err(msg),
+        ErrorKind::Closed => ClosedError::new_err(msg),
+        ErrorKind::NotFound => PyKeyError::new_err(msg),
+        ErrorKind::InvalidArgument => PyValueError::new_err(msg),
+        ErrorKind::Io => match e.io_error().map(|io| io.kind()) {
+            Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(msg),
+            _ => PyOSError::new_err(msg),
+        },
+    }
+}
+
+/// Run `f`, turning a panic into an h5turbo error instead of unwinding into Python.
+pub fn guard<T>(f: impl FnOnce() -> h5turbo_core::Result<T>) -> h5turbo_core::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::new(ErrorKind::Format, format!("internal error (please report): {}", what)))
+        }
+    }
+}
