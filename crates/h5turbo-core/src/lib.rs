@@ -4,6 +4,7 @@
 //! (chunk decoders) -> [`engine`] (selection -> plan -> parallel execution).
 
 pub mod error;
+pub mod filters;
 pub mod format;
 pub mod io;
 
