@@ -172,7 +172,7 @@ fn unreachable_none(data: &[u8], block: &mut [u8]) -> Result<usize> {
 /// Bit rows back to byte planes: plane j, element i = bits of row j*8+k at element i.
 /// `count` (elements in the block) is a multiple of 8; each 8 elements x 8 rows is one
 /// 8x8 bit-matrix transpose.
-fn untranspose_bits(rows: &[u8], planes: &mut [u8], count: usize) {
+pub(crate) fn untranspose_bits(rows: &[u8], planes: &mut [u8], count: usize) {
     let row_len = count / BLOCK_MULTIPLE;
     for (j, plane) in planes.chunks_exact_mut(count).enumerate() {
         let group = &rows[j * 8 * row_len..(j + 1) * 8 * row_len];

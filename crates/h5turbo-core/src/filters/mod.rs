@@ -7,6 +7,8 @@
 //! match what the next stage (or the output) needs is a format error naming the filter.
 
 mod bitshuffle;
+mod blosc;
+mod blosclz;
 mod bzip2;
 mod deflate;
 mod fletcher32;
@@ -48,10 +50,10 @@ pub struct DecodeScratch {
 /// read one scratch buffer while the codec uses its own memory.
 #[derive(Default)]
 pub(crate) struct Contexts {
-    /// Working memory a single codec needs inside one stage (bitshuffle blocks).
-    work: Vec<u8>,
-    inflater: Option<libdeflater::Decompressor>,
-    zstd: Option<::zstd::zstd_safe::DCtx<'static>>,
+    /// Working memory a single codec needs inside one stage (blocks being unshuffled).
+    pub(crate) work: Vec<u8>,
+    pub(crate) inflater: Option<libdeflater::Decompressor>,
+    pub(crate) zstd: Option<::zstd::zstd_safe::DCtx<'static>>,
 }
 
 impl Contexts {
@@ -90,6 +92,7 @@ enum Codec {
     Lz4,
     Bitshuffle(bitshuffle::Params),
     Bzip2,
+    Blosc,
 }
 
 /// How a stage's input size relates to its output size.
@@ -114,6 +117,7 @@ impl Codec {
             FILTER_LZ4 => Codec::Lz4,
             FILTER_BITSHUFFLE => Codec::Bitshuffle(bitshuffle::Params::parse(cd, element_size)?),
             FILTER_BZIP2 => Codec::Bzip2,
+            FILTER_BLOSC => Codec::Blosc,
             id => return Err(unsupported_filter(id, info.name.as_deref())),
         })
     }
@@ -128,6 +132,7 @@ impl Codec {
             Codec::Lz4 => "lz4",
             Codec::Bitshuffle(_) => "bitshuffle",
             Codec::Bzip2 => "bzip2",
+            Codec::Blosc => "blosc",
         }
     }
 
@@ -147,6 +152,7 @@ impl Codec {
             Codec::Lz4 => lz4::announced_size(src),
             Codec::Bitshuffle(p) if p.is_compressed() => bitshuffle::announced_size(src),
             Codec::Zstd => zstd::announced_size(src),
+            Codec::Blosc => blosc::announced_size(src),
             _ => None,
         }
     }
@@ -162,6 +168,7 @@ impl Codec {
             Codec::Lz4 => lz4::decode(src, dst),
             Codec::Bitshuffle(p) => bitshuffle::decode(src, dst, &p, ctx),
             Codec::Bzip2 => bzip2::decode(src, dst),
+            Codec::Blosc => blosc::decode(src, dst, ctx),
         }
     }
 }
