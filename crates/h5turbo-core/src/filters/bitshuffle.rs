@@ -1,0 +1,309 @@
+//! Bitshuffle (filter 32008): elements are processed in blocks (a multiple of 8
+//! elements); inside a block, bit k of byte j of every element is gathered into bit
+//! row j*8+k (element i at bit i%8 of byte i/8 of the row). Elements after the last
+//! multiple of 8 are stored unchanged at the end.
+//!
+//! Client data: [major, minor, element size, block size (elements, 0 = default),
+//! compression (2 = LZ4, 3 = zstd, else none), level]. Compressed chunks start with a
+//! 12-byte header (8-byte big-endian decoded size, 4-byte big-endian block size in
+//! bytes) and each block is a 4-byte big-endian compressed size and the data.
+
+use super::{shuffle, Contexts};
+use crate::error::Result;
+
+/// Blocks hold a multiple of this many elements.
+const BLOCK_MULTIPLE: usize = 8;
+/// The writer's default block: about 8 KiB, a multiple of 8 elements, at least 128.
+const TARGET_BLOCK_BYTES: usize = 8192;
+const MIN_DEFAULT_BLOCK: usize = 128;
+const HEADER_LEN: usize = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Lz4,
+    Zstd,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    element_size: usize,
+    /// In elements; 0 means the writer's default.
+    block_size: usize,
+    compression: Compression,
+}
+
+impl Params {
+    pub fn parse(cd: &[u32], _dataset_element_size: usize) -> Result<Params> {
+        // Like the reference filter, trust the element size stored at creation only.
+        let Some(&element_size) = cd.get(2) else {
+            return Err(crate::format_err!("bitshuffle: {} client data values, need at least 3", cd.len()));
+        };
+        if element_size == 0 {
+            return Err(crate::format_err!("bitshuffle: element size 0"));
+        }
+        let compression = match cd.get(4) {
+            Some(2) => Compression::Lz4,
+            Some(3) => Compression::Zstd,
+            _ => Compression::None,
+        };
+        Ok(Params { element_size: element_size as usize, block_size: cd.get(3).copied().unwrap_or(0) as usize, compression })
+    }
+
+    pub fn is_compressed(&self) -> bool {
+        self.compression != Compression::None
+    }
+}
+
+pub fn announced_size(src: &[u8]) -> Option<usize> {
+    super::lz4::announced_size(src)
+}
+
+fn default_block_size(element_size: usize) -> usize {
+    let elements = TARGET_BLOCK_BYTES / element_size / BLOCK_MULTIPLE * BLOCK_MULTIPLE;
+    elements.max(MIN_DEFAULT_BLOCK)
+}
+
+pub fn decode(src: &[u8], dst: &mut [u8], p: &Params, ctx: &mut Contexts) -> Result<()> {
+    let es = p.element_size;
+    if dst.len() % es != 0 {
+        return Err(crate::format_err!("bitshuffle: {} bytes is not a whole number of {}-byte elements", dst.len(), es));
+    }
+    if p.compression == Compression::None {
+        if src.len() != dst.len() {
+            return Err(super::size_mismatch("bitshuffle", src.len(), dst.len()));
+        }
+        let block = if p.block_size == 0 { default_block_size(es) } else { p.block_size };
+        return decode_blocks(src, dst, es, block, ctx, BlockSource::Raw);
+    }
+    let Some(header) = src.get(..HEADER_LEN) else {
+        return Err(crate::format_err!("bitshuffle: {} bytes cannot hold the 12-byte header", src.len()));
+    };
+    let total = announced_size(header).unwrap_or(usize::MAX);
+    if total != dst.len() {
+        return Err(crate::format_err!("bitshuffle: header announces {} bytes, expected {}", total, dst.len()));
+    }
+    let block = u32::from_be_bytes([header[8], header[9], header[10], header[11]]) as usize / es;
+    decode_blocks(&src[HEADER_LEN..], dst, es, block, ctx, BlockSource::Compressed(p.compression))
+}
+
+#[derive(Clone, Copy)]
+enum BlockSource {
+    Raw,
+    Compressed(Compression),
+}
+
+/// Walk the blocks: whole blocks, then one block of the remaining multiple of 8
+/// elements, then the last few elements copied as stored.
+fn decode_blocks(src: &[u8], dst: &mut [u8], es: usize, block: usize, ctx: &mut Contexts, how: BlockSource) -> Result<()> {
+    if block == 0 || block % BLOCK_MULTIPLE != 0 {
+        return Err(crate::format_err!("bitshuffle: block size {} is not a positive multiple of 8 elements", block));
+    }
+    let elements = dst.len() / es;
+    let shuffled_elements = elements - elements % BLOCK_MULTIPLE;
+    let (body, tail) = dst.split_at_mut(shuffled_elements * es);
+    let mut pos = 0;
+    for out_block in body.chunks_mut(block * es) {
+        pos += decode_block(&src[pos.min(src.len())..], out_block, es, ctx, how)?;
+    }
+    let rest = src.get(pos..).unwrap_or(&[]);
+    if rest.len() != tail.len() {
+        return Err(crate::format_err!("bitshuffle: {} bytes left for the {} unshuffled tail bytes", rest.len(), tail.len()));
+    }
+    tail.copy_from_slice(rest);
+    Ok(())
+}
+
+/// Decode one block into `out`; returns the number of source bytes it took.
+fn decode_block(src: &[u8], out: &mut [u8], es: usize, ctx: &mut Contexts, how: BlockSource) -> Result<usize> {
+    let len = out.len();
+    let (shuffled, planes, zstd) = ctx.bitshuffle_work(len);
+    let used = match how {
+        BlockSource::Raw => {
+            let Some(data) = src.get(..len) else {
+                return Err(crate::format_err!("bitshuffle: data ends inside a block"));
+            };
+            shuffled.copy_from_slice(data);
+            len
+        }
+        BlockSource::Compressed(codec) => {
+            let Some(size) = src.get(..4) else {
+                return Err(crate::format_err!("bitshuffle: data ends before a block header"));
+            };
+            let size = u32::from_be_bytes([size[0], size[1], size[2], size[3]]) as usize;
+            let Some(data) = src.get(4..).and_then(|rest| rest.get(..size)) else {
+                return Err(crate::format_err!("bitshuffle: block of {} bytes runs past the end of the chunk", size));
+            };
+            decompress_block(data, shuffled, codec, zstd)?;
+            4 + size
+        }
+    };
+    untranspose_bits(shuffled, planes, len / es);
+    if es == 1 {
+        out.copy_from_slice(planes);
+    } else {
+        shuffle::decode(planes, out, es)?;
+    }
+    Ok(used)
+}
+
+fn decompress_block(data: &[u8], block: &mut [u8], codec: Compression, zstd: &mut zstd::zstd_safe::DCtx<'static>) -> Result<()> {
+    let n = match codec {
+        Compression::Lz4 => lz4_flex::block::decompress_into(data, block)
+            .map_err(|e| crate::format_err!("bitshuffle: corrupt LZ4 block: {}", e))?,
+        Compression::Zstd => zstd
+            .decompress(block, data)
+            .map_err(|c| crate::format_err!("bitshuffle: corrupt zstd block: {}", zstd::zstd_safe::get_error_name(c)))?,
+        Compression::None => unreachable_none(data, block)?,
+    };
+    if n != block.len() {
+        return Err(super::size_mismatch("bitshuffle block", n, block.len()));
+    }
+    Ok(())
+}
+
+/// `Compression::None` blocks never reach the decompressor; kept total without a panic.
+fn unreachable_none(data: &[u8], block: &mut [u8]) -> Result<usize> {
+    let n = data.len().min(block.len());
+    block[..n].copy_from_slice(&data[..n]);
+    Ok(n)
+}
+
+/// Bit rows back to byte planes: plane j, element i = bits of row j*8+k at element i.
+/// `count` (elements in the block) is a multiple of 8; each 8 elements x 8 rows is one
+/// 8x8 bit-matrix transpose.
+pub(crate) fn untranspose_bits(rows: &[u8], planes: &mut [u8], count: usize) {
+    let row_len = count / BLOCK_MULTIPLE;
+    for (j, plane) in planes.chunks_exact_mut(count).enumerate() {
+        let group = &rows[j * 8 * row_len..(j + 1) * 8 * row_len];
+        for (g, out) in plane.chunks_exact_mut(8).enumerate() {
+            let mut m = 0u64;
+            for k in 0..8 {
+                m |= u64::from(group[k * row_len + g]) << (8 * k);
+            }
+            out.copy_from_slice(&transpose8x8(m).to_le_bytes());
+        }
+    }
+}
+
+/// Transpose an 8x8 bit matrix held as byte r = row r, bit c = column c.
+fn transpose8x8(mut x: u64) -> u64 {
+    let mut t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
+    x ^= t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;
+    x ^= t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x0000_0000_F0F0_F0F0;
+    x ^ t ^ (t << 28)
+}
+
+#[cfg(test)]
+pub mod reference {
+    //! A naive encoder following the definition, for tests.
+    use super::*;
+
+    fn bitshuffle_block(block: &[u8], es: usize) -> Vec<u8> {
+        let n = block.len() / es;
+        let mut rows = vec![0u8; block.len()];
+        for i in 0..n {
+            for j in 0..es {
+                for k in 0..8 {
+                    let bit = (block[i * es + j] >> k) & 1;
+                    rows[(j * 8 + k) * (n / 8) + i / 8] |= bit << (i % 8);
+                }
+            }
+        }
+        rows
+    }
+
+    pub fn encode(data: &[u8], es: usize, block: usize, codec: Compression) -> Vec<u8> {
+        let block = if block == 0 { default_block_size(es) } else { block };
+        let n = data.len() / es;
+        let body = (n - n % 8) * es;
+        let mut out = Vec::new();
+        if codec != Compression::None {
+            out.extend_from_slice(&(data.len() as u64).to_be_bytes());
+            out.extend_from_slice(&((block * es) as u32).to_be_bytes());
+        }
+        for b in data[..body].chunks(block * es) {
+            let rows = bitshuffle_block(b, es);
+            let c = match codec {
+                Compression::None => {
+                    out.extend_from_slice(&rows);
+                    continue;
+                }
+                Compression::Lz4 => lz4_flex::block::compress(&rows),
+                Compression::Zstd => zstd::bulk::compress(&rows, 1).unwrap(),
+            };
+            out.extend_from_slice(&(c.len() as u32).to_be_bytes());
+            out.extend_from_slice(&c);
+        }
+        out.extend_from_slice(&data[body..]);
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reference::encode;
+    use super::*;
+
+    fn params(es: usize, block: usize, compression: Compression) -> Params {
+        Params { element_size: es, block_size: block, compression }
+    }
+
+    #[test]
+    fn transpose_matches_definition() {
+        let mut x = 0x0123_4567_89AB_CDEFu64;
+        for _ in 0..100 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let t = transpose8x8(x);
+            for r in 0..8 {
+                for c in 0..8 {
+                    assert_eq!((x >> (8 * r + c)) & 1, (t >> (8 * c + r)) & 1);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn round_trips_all_modes_sizes_and_tails() {
+        let mut ctx = Contexts::default();
+        for es in [1, 2, 3, 4, 8, 16] {
+            for n in [0, 5, 8, 100, 1000, 2053] {
+                let data: Vec<u8> = (0..n * es).map(|i| ((i * 37) ^ (i >> 3)) as u8).collect();
+                for block in [0, 8, 64] {
+                    for codec in [Compression::None, Compression::Lz4, Compression::Zstd] {
+                        let enc = encode(&data, es, block, codec);
+                        let mut out = vec![0x77; data.len()];
+                        decode(&enc, &mut out, &params(es, block, codec), &mut ctx).unwrap();
+                        assert_eq!(out, data, "es {} n {} block {} {:?}", es, n, block, codec);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        let mut ctx = Contexts::default();
+        let data: Vec<u8> = (0..4000).map(|i| (i % 17) as u8).collect();
+        for codec in [Compression::Lz4, Compression::Zstd] {
+            let enc = encode(&data, 4, 0, codec);
+            let p = params(4, 0, codec);
+            for cut in (0..enc.len()).step_by(3) {
+                assert!(decode(&enc[..cut], &mut vec![0; 4000], &p, &mut ctx).is_err());
+            }
+            for i in 0..enc.len() {
+                let mut bad = enc.clone();
+                bad[i] ^= 0x5A;
+                let _ = decode(&bad, &mut vec![0; 4000], &p, &mut ctx);
+            }
+            assert!(decode(&enc, &mut vec![0; 3996], &p, &mut ctx).is_err());
+        }
+        let p = params(4, 12, Compression::None);
+        assert!(decode(&data, &mut vec![0; 4000], &p, &mut ctx).is_err());
+        assert!(decode(&data[..3999], &mut vec![0; 3999], &params(4, 0, Compression::None), &mut ctx).is_err());
+        assert!(Params::parse(&[0, 0], 4).is_err());
+        assert!(Params::parse(&[0, 0, 0], 4).is_err());
+    }
+}

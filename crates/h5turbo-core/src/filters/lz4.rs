@@ -1,0 +1,112 @@
+//! LZ4 (filter 32004, the HDF5 LZ4 plugin): an 8-byte big-endian decoded size, a
+//! 4-byte big-endian block size, then per block a 4-byte big-endian compressed size
+//! and the block. Every block decodes to the block size except the last, which holds
+//! the rest; a block whose compressed size equals its decoded size is stored raw.
+
+use crate::error::Result;
+
+const HEADER_LEN: usize = 12;
+
+pub fn announced_size(src: &[u8]) -> Option<usize> {
+    let bytes: [u8; 8] = src.get(..8)?.try_into().ok()?;
+    usize::try_from(u64::from_be_bytes(bytes)).ok()
+}
+
+pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let Some(header) = src.get(..HEADER_LEN) else {
+        return Err(crate::format_err!("lz4: {} bytes cannot hold the 12-byte header", src.len()));
+    };
+    let total = announced_size(header).unwrap_or(usize::MAX);
+    if total != dst.len() {
+        return Err(crate::format_err!("lz4: header announces {} bytes, expected {}", total, dst.len()));
+    }
+    let mut block_size = be32(&header[8..12]);
+    if block_size == 0 {
+        // libhdf5's plugin never writes 0; treat it like one block, not an endless loop.
+        block_size = dst.len();
+    }
+    let mut pos = HEADER_LEN;
+    for block in dst.chunks_mut(block_size) {
+        let Some(size_bytes) = src.get(pos..pos + 4) else {
+            return Err(crate::format_err!("lz4: stream ends before a block header at byte {}", pos));
+        };
+        let compressed = be32(size_bytes);
+        pos += 4;
+        let Some(data) = src.get(pos..).and_then(|rest| rest.get(..compressed)) else {
+            return Err(crate::format_err!("lz4: block of {} bytes at byte {} runs past the end of the chunk", compressed, pos));
+        };
+        decode_block(data, block)?;
+        pos += compressed;
+    }
+    Ok(())
+}
+
+fn decode_block(data: &[u8], block: &mut [u8]) -> Result<()> {
+    if data.len() == block.len() {
+        block.copy_from_slice(data);
+        return Ok(());
+    }
+    match lz4_flex::block::decompress_into(data, block) {
+        Ok(n) if n == block.len() => Ok(()),
+        Ok(n) => Err(super::size_mismatch("lz4 block", n, block.len())),
+        Err(e) => Err(crate::format_err!("lz4: corrupt block: {}", e)),
+    }
+}
+
+fn be32(b: &[u8]) -> usize {
+    u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize
+}
+
+#[cfg(test)]
+pub fn encode(data: &[u8], block_size: usize) -> Vec<u8> {
+    let mut out = (data.len() as u64).to_be_bytes().to_vec();
+    out.extend_from_slice(&(block_size as u32).to_be_bytes());
+    for block in data.chunks(block_size) {
+        let c = lz4_flex::block::compress(block);
+        let stored = if c.len() >= block.len() { block.to_vec() } else { c };
+        out.extend_from_slice(&(stored.len() as u32).to_be_bytes());
+        out.extend_from_slice(&stored);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_with_raw_and_partial_blocks() {
+        let mut data: Vec<u8> = (0..10_000u32).map(|i| (i % 7) as u8).collect();
+        // An incompressible stretch makes a raw block.
+        let mut x = 12345u32;
+        for b in &mut data[3000..4100] {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            *b = (x >> 24) as u8;
+        }
+        for block_size in [1000, 1024, 4096, 10_000, 1 << 20] {
+            let enc = encode(&data, block_size);
+            let mut out = vec![0xEE; data.len()];
+            decode(&enc, &mut out).unwrap();
+            assert_eq!(out, data);
+        }
+    }
+
+    #[test]
+    fn truncated_and_corrupt_are_errors() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i % 13) as u8).collect();
+        let enc = encode(&data, 1024);
+        let mut out = vec![0; data.len()];
+        for cut in 0..enc.len() {
+            assert!(decode(&enc[..cut], &mut out).is_err(), "cut {}", cut);
+        }
+        assert!(decode(&enc, &mut vec![0; 4999]).is_err());
+        for i in (12..enc.len()).step_by(7) {
+            let mut bad = enc.clone();
+            bad[i] ^= 0xA5;
+            let _ = decode(&bad, &mut out); // must not panic
+        }
+        let mut bad = enc.clone();
+        bad[12..16].copy_from_slice(&u32::MAX.to_be_bytes());
+        assert!(decode(&bad, &mut out).is_err());
+    }
+}

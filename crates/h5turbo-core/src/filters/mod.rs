@@ -1,0 +1,458 @@
+//! Chunk decoders: one module per HDF5 filter, each a stateless `decode(src, dst)` into
+//! a caller-owned buffer, plus the pipeline that undoes a chunk's filters in reverse
+//! order with per-thread reusable scratch.
+//!
+//! Every decoder treats its input as hostile: sizes claimed by headers are checked
+//! against the buffers before anything is written, and a decoded size that does not
+//! match what the next stage (or the output) needs is a format error naming the filter.
+
+mod bitshuffle;
+mod blosc;
+mod blosclz;
+mod bzip2;
+mod deflate;
+mod fletcher32;
+mod lz4;
+mod lzf;
+mod shuffle;
+mod zstd;
+
+use crate::error::{Error, Result};
+use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
+
+pub const FILTER_DEFLATE: u16 = 1;
+pub const FILTER_SHUFFLE: u16 = 2;
+pub const FILTER_FLETCHER32: u16 = 3;
+pub const FILTER_SZIP: u16 = 4;
+pub const FILTER_NBIT: u16 = 5;
+pub const FILTER_SCALEOFFSET: u16 = 6;
+pub const FILTER_BZIP2: u16 = 307;
+pub const FILTER_LZF: u16 = 32000;
+pub const FILTER_BLOSC: u16 = 32001;
+pub const FILTER_LZ4: u16 = 32004;
+pub const FILTER_BITSHUFFLE: u16 = 32008;
+pub const FILTER_ZSTD: u16 = 32015;
+pub const FILTER_SZ: u16 = 32017;
+pub const FILTER_VBZ: u16 = 32020;
+pub const FILTER_BLOSC2: u16 = 32026;
+
+/// Per-thread reusable buffers and codec contexts for multi-stage pipelines
+/// (e.g. inflate into scratch, then unshuffle into out). Buffers only grow, so a
+/// thread decoding many chunks of one dataset allocates (and zero-fills) once.
+#[derive(Default)]
+pub struct DecodeScratch {
+    /// Ping-pong buffers for the outputs of intermediate stages.
+    stage: [Vec<u8>; 2],
+    codecs: Contexts,
+}
+
+/// Codec state one stage may use, kept apart from the stage buffers so a stage can
+/// read one scratch buffer while the codec uses its own memory.
+#[derive(Default)]
+pub(crate) struct Contexts {
+    /// Working memory a single codec needs inside one stage (blocks being unshuffled).
+    pub(crate) work: Vec<u8>,
+    pub(crate) inflater: Option<libdeflater::Decompressor>,
+    pub(crate) zstd: Option<::zstd::zstd_safe::DCtx<'static>>,
+}
+
+impl Contexts {
+    pub(crate) fn inflater(&mut self) -> &mut libdeflater::Decompressor {
+        self.inflater.get_or_insert_with(libdeflater::Decompressor::new)
+    }
+    pub(crate) fn zstd(&mut self) -> &mut ::zstd::zstd_safe::DCtx<'static> {
+        self.zstd.get_or_insert_with(::zstd::zstd_safe::DCtx::create)
+    }
+    /// Two working buffers of `len` bytes each (contents unspecified) and the zstd
+    /// context: a bitshuffle block's decompressed bit rows and its byte planes.
+    pub(crate) fn bitshuffle_work(&mut self, len: usize) -> (&mut [u8], &mut [u8], &mut ::zstd::zstd_safe::DCtx<'static>) {
+        let both = sized(&mut self.work, 2 * len);
+        let (rows, planes) = both.split_at_mut(len);
+        (rows, planes, self.zstd.get_or_insert_with(::zstd::zstd_safe::DCtx::create))
+    }
+}
+
+/// A buffer of `len` bytes whose contents are unspecified; grows (and zero-fills) only
+/// the first time a size is needed, so steady-state decoding does no filling.
+fn sized(buf: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if buf.len() < len {
+        buf.resize(len, 0);
+    }
+    &mut buf[..len]
+}
+
+/// One decoding step, with its client data parsed and validated.
+#[derive(Debug, Clone, Copy)]
+enum Codec {
+    Deflate,
+    Shuffle { element_size: usize },
+    Fletcher32,
+    Lzf,
+    Zstd,
+    Lz4,
+    Bitshuffle(bitshuffle::Params),
+    Bzip2,
+    Blosc,
+}
+
+/// How a stage's input size relates to its output size.
+enum SizeRule {
+    /// Output has the input's size (shuffle, plain bitshuffle).
+    Same,
+    /// Output is the input minus a trailer (fletcher32's 4 bytes).
+    Shrinks(usize),
+    /// Compression: the input size says nothing about the output size.
+    Unrelated,
+}
+
+impl Codec {
+    fn parse(info: &FilterInfo, element_size: usize) -> Result<Codec> {
+        let cd = &info.client_data;
+        Ok(match info.id {
+            FILTER_DEFLATE => Codec::Deflate,
+            FILTER_SHUFFLE => Codec::Shuffle { element_size: shuffle::element_size(cd, element_size)? },
+            FILTER_FLETCHER32 => Codec::Fletcher32,
+            FILTER_LZF => Codec::Lzf,
+            FILTER_ZSTD => Codec::Zstd,
+            FILTER_LZ4 => Codec::Lz4,
+            FILTER_BITSHUFFLE => Codec::Bitshuffle(bitshuffle::Params::parse(cd, element_size)?),
+            FILTER_BZIP2 => Codec::Bzip2,
+            FILTER_BLOSC => Codec::Blosc,
+            id => return Err(unsupported_filter(id, info.name.as_deref())),
+        })
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Codec::Deflate => "deflate",
+            Codec::Shuffle { .. } => "shuffle",
+            Codec::Fletcher32 => "fletcher32",
+            Codec::Lzf => "lzf",
+            Codec::Zstd => "zstd",
+            Codec::Lz4 => "lz4",
+            Codec::Bitshuffle(_) => "bitshuffle",
+            Codec::Bzip2 => "bzip2",
+            Codec::Blosc => "blosc",
+        }
+    }
+
+    fn size_rule(&self) -> SizeRule {
+        match self {
+            Codec::Shuffle { .. } => SizeRule::Same,
+            Codec::Bitshuffle(p) if !p.is_compressed() => SizeRule::Same,
+            Codec::Fletcher32 => SizeRule::Shrinks(fletcher32::CHECKSUM_LEN),
+            _ => SizeRule::Unrelated,
+        }
+    }
+
+    /// The decoded size announced by the encoded data itself, for codecs with a header.
+    /// Needed only when a compressor's output feeds another compressor.
+    fn announced_size(&self, src: &[u8]) -> Option<usize> {
+        match self {
+            Codec::Lz4 => lz4::announced_size(src),
+            Codec::Bitshuffle(p) if p.is_compressed() => bitshuffle::announced_size(src),
+            Codec::Zstd => zstd::announced_size(src),
+            Codec::Blosc => blosc::announced_size(src),
+            _ => None,
+        }
+    }
+
+    /// Decode `src` into `dst`, which must come out exactly full.
+    fn decode(&self, src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
+        match *self {
+            Codec::Deflate => deflate::decode(src, dst, ctx.inflater()),
+            Codec::Shuffle { element_size } => shuffle::decode(src, dst, element_size),
+            Codec::Fletcher32 => fletcher32::decode(src, dst),
+            Codec::Lzf => lzf::decode(src, dst),
+            Codec::Zstd => zstd::decode(src, dst, ctx.zstd()),
+            Codec::Lz4 => lz4::decode(src, dst),
+            Codec::Bitshuffle(p) => bitshuffle::decode(src, dst, &p, ctx),
+            Codec::Bzip2 => bzip2::decode(src, dst),
+            Codec::Blosc => blosc::decode(src, dst, ctx),
+        }
+    }
+}
+
+fn filter_name(id: u16) -> &'static str {
+    match id {
+        FILTER_DEFLATE => "deflate",
+        FILTER_SHUFFLE => "shuffle",
+        FILTER_FLETCHER32 => "fletcher32",
+        FILTER_SZIP => "szip",
+        FILTER_NBIT => "nbit",
+        FILTER_SCALEOFFSET => "scaleoffset",
+        FILTER_BZIP2 => "bzip2",
+        FILTER_LZF => "lzf",
+        FILTER_BLOSC => "blosc",
+        FILTER_LZ4 => "lz4",
+        FILTER_BITSHUFFLE => "bitshuffle",
+        FILTER_ZSTD => "zstd",
+        FILTER_SZ => "SZ",
+        FILTER_VBZ => "vbz",
+        FILTER_BLOSC2 => "blosc2",
+        305 => "LZO",
+        32013 => "zfp",
+        32024 => "SZ3",
+        _ => "unknown",
+    }
+}
+
+fn unsupported_filter(id: u16, stored_name: Option<&str>) -> Error {
+    let name = match stored_name {
+        Some(n) if !n.is_empty() && filter_name(id) == "unknown" => n,
+        _ => filter_name(id),
+    };
+    crate::unsupported!("filter {} ({}) is not supported", id, name)
+}
+
+/// Every filter of the pipeline is one we decode, else `ErrorKind::Unsupported` naming
+/// id and name, e.g. "filter 32017 (SZ) is not supported". Client data is validated
+/// too, so a dataset whose parameters we cannot honour fails here, before any read.
+pub fn check_pipeline(pipeline: &FilterPipeline) -> Result<()> {
+    for info in &pipeline.filters {
+        // The element size is not known here; 1 passes validation wherever the
+        // client data carries its own (as libhdf5's set_local callbacks store it).
+        Codec::parse(info, 1)?;
+    }
+    Ok(())
+}
+
+/// Largest pipeline HDF5 allows; keeps the per-chunk stage list on the stack.
+const MAX_STAGES: usize = 32;
+
+/// Decode one stored chunk into `out`. `out.len()` is the chunk's decoded size in bytes;
+/// the decoded data must fill it exactly, a mismatch is a Format error naming the filter.
+/// Filters are undone in reverse pipeline order; if bit i of `filter_mask` is set, filter
+/// i was skipped when writing and is skipped here. The last stage writes straight into
+/// `out`. `out` may hold garbage on entry. Callable from many threads at once, each with
+/// its own scratch.
+pub fn decode_chunk(
+    pipeline: &FilterPipeline,
+    filter_mask: u32,
+    element_size: usize,
+    encoded: &[u8],
+    out: &mut [u8],
+    scratch: &mut DecodeScratch,
+) -> Result<()> {
+    if pipeline.filters.len() > MAX_STAGES {
+        return Err(crate::format_err!("filter pipeline has {} filters (at most {})", pipeline.filters.len(), MAX_STAGES));
+    }
+    let mut stages = [Codec::Deflate; MAX_STAGES];
+    let mut count = 0;
+    for (i, info) in pipeline.filters.iter().enumerate().rev() {
+        if filter_mask & (1u32 << i) == 0 {
+            stages[count] = Codec::parse(info, element_size)?;
+            count += 1;
+        }
+    }
+    run_stages(&stages[..count], encoded, out, scratch)
+}
+
+/// Where the current stage reads from: a prefix of the encoded chunk or of a stage buffer.
+#[derive(Clone, Copy)]
+enum Input {
+    Encoded { len: usize },
+    Stage { index: usize, len: usize },
+}
+
+impl Input {
+    fn with_len(self, len: usize) -> Input {
+        match self {
+            Input::Encoded { .. } => Input::Encoded { len },
+            Input::Stage { index, .. } => Input::Stage { index, len },
+        }
+    }
+}
+
+fn run_stages(stages: &[Codec], encoded: &[u8], out: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
+    let Some(last) = stages.len().checked_sub(1) else {
+        return copy_exact(encoded, out, "unfiltered chunk");
+    };
+    let DecodeScratch { stage, codecs } = scratch;
+    let mut input = Input::Encoded { len: encoded.len() };
+    for (k, codec) in stages.iter().enumerate() {
+        if k == last {
+            let src = input_slice(input, encoded, stage);
+            return codec.decode(src, out, codecs).map_err(|e| name_error(e, codec));
+        }
+        // A checksum before the last stage only verifies and shortens its input in
+        // place: no copy.
+        if let Codec::Fletcher32 = codec {
+            let len = fletcher32::verify(input_slice(input, encoded, stage)).map_err(|e| name_error(e, codec))?;
+            input = input.with_len(len);
+            continue;
+        }
+        let dst_len = match input_size(&stages[k + 1..], out.len()) {
+            Some(len) => len,
+            None => codec.announced_size(input_slice(input, encoded, stage)).ok_or_else(|| {
+                crate::unsupported!(
+                    "filter {} feeding another compressing filter without announcing its decoded size",
+                    codec.name()
+                )
+            })?,
+        };
+        let dst_index = match input {
+            Input::Stage { index, .. } => 1 - index,
+            Input::Encoded { .. } => 0,
+        };
+        let (first, second) = stage.split_at_mut(1);
+        let (src_buf, dst_buf) = if dst_index == 0 { (&second[0], &mut first[0]) } else { (&first[0], &mut second[0]) };
+        let src = match input {
+            Input::Encoded { len } => &encoded[..len],
+            Input::Stage { len, .. } => &src_buf[..len],
+        };
+        codec.decode(src, sized(dst_buf, dst_len), codecs).map_err(|e| name_error(e, codec))?;
+        input = Input::Stage { index: dst_index, len: dst_len };
+    }
+    Ok(())
+}
+
+fn input_slice<'a>(input: Input, encoded: &'a [u8], stage: &'a [Vec<u8>; 2]) -> &'a [u8] {
+    match input {
+        Input::Encoded { len } => &encoded[..len],
+        Input::Stage { index, len } => &stage[index][..len],
+    }
+}
+
+/// The input size the given remaining stages need to produce `out_len` bytes, or None
+/// when a compressor among them makes it unknowable in advance.
+fn input_size(remaining: &[Codec], out_len: usize) -> Option<usize> {
+    remaining.iter().rev().try_fold(out_len, |len, codec| match codec.size_rule() {
+        SizeRule::Same => Some(len),
+        SizeRule::Shrinks(n) => len.checked_add(n),
+        SizeRule::Unrelated => None,
+    })
+}
+
+fn copy_exact(src: &[u8], dst: &mut [u8], what: &str) -> Result<()> {
+    if src.len() != dst.len() {
+        return Err(crate::format_err!("{} holds {} bytes, expected {}", what, src.len(), dst.len()));
+    }
+    dst.copy_from_slice(src);
+    Ok(())
+}
+
+/// Prefix a decoder's message with the filter's name unless it already starts with it.
+fn name_error(e: Error, codec: &Codec) -> Error {
+    if e.message().starts_with(codec.name()) {
+        return e;
+    }
+    Error::new(e.kind(), format!("{}: {}", codec.name(), e.message()))
+}
+
+/// The decoded size did not come out as expected.
+pub(crate) fn size_mismatch(filter: &str, got: usize, expected: usize) -> Error {
+    crate::format_err!("{} decoded {} bytes, expected {}", filter, got, expected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn filter(id: u16, cd: &[u32]) -> FilterInfo {
+        FilterInfo { id, name: None, optional: false, client_data: cd.to_vec() }
+    }
+
+    fn pipeline(filters: &[FilterInfo]) -> FilterPipeline {
+        FilterPipeline { filters: filters.to_vec() }
+    }
+
+    fn zlib(data: &[u8]) -> Vec<u8> {
+        let mut c = libdeflater::Compressor::new(libdeflater::CompressionLvl::default());
+        let mut out = vec![0; c.zlib_compress_bound(data.len())];
+        let n = c.zlib_compress(data, &mut out).unwrap();
+        out.truncate(n);
+        out
+    }
+
+    fn sample(len: usize) -> Vec<u8> {
+        (0..len).map(|i| ((i / 4) as u32 % 300).to_le_bytes()[i % 4]).collect()
+    }
+
+    #[test]
+    fn fletcher_shuffle_deflate_pipeline_reuses_scratch() {
+        let p = pipeline(&[filter(FILTER_FLETCHER32, &[]), filter(FILTER_SHUFFLE, &[4]), filter(FILTER_DEFLATE, &[4])]);
+        check_pipeline(&p).unwrap();
+        let mut scratch = DecodeScratch::default();
+        for len in [4000, 400, 4002] {
+            let data = sample(len);
+            let enc = zlib(&shuffle::encode(&fletcher32::encode(&data), 4));
+            let mut out = vec![0xFF; len];
+            decode_chunk(&p, 0, 4, &enc, &mut out, &mut scratch).unwrap();
+            assert_eq!(out, data);
+            let mut bad = shuffle::encode(&fletcher32::encode(&data), 4);
+            bad[7] ^= 1;
+            let e = decode_chunk(&p, 0, 4, &zlib(&bad), &mut out, &mut scratch).unwrap_err();
+            assert!(e.message().contains("fletcher32 checksum mismatch"), "{}", e);
+        }
+    }
+
+    #[test]
+    fn checksum_first_in_decode_order_is_verified_in_place() {
+        // [deflate, fletcher32]: the checksum covers the compressed bytes.
+        let p = pipeline(&[filter(FILTER_DEFLATE, &[1]), filter(FILTER_FLETCHER32, &[])]);
+        let data = sample(1000);
+        let enc = fletcher32::encode(&zlib(&data));
+        let mut out = vec![0; 1000];
+        decode_chunk(&p, 0, 4, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn filter_mask_skips_filters_and_empty_pipeline_copies() {
+        let p = pipeline(&[filter(FILTER_SHUFFLE, &[2]), filter(FILTER_DEFLATE, &[4])]);
+        let data = sample(600);
+        let mut out = vec![0; 600];
+        let mut scratch = DecodeScratch::default();
+        // Deflate skipped (bit 1): the chunk is shuffled only.
+        decode_chunk(&p, 0b10, 2, &shuffle::encode(&data, 2), &mut out, &mut scratch).unwrap();
+        assert_eq!(out, data);
+        decode_chunk(&p, 0b11, 2, &data, &mut out, &mut scratch).unwrap();
+        assert_eq!(out, data);
+        assert!(decode_chunk(&p, 0b11, 2, &data[1..], &mut out, &mut scratch).is_err());
+        decode_chunk(&FilterPipeline::default(), 0, 2, &data, &mut out, &mut scratch).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn wrong_decoded_size_names_the_filter() {
+        let p = pipeline(&[filter(FILTER_SHUFFLE, &[4]), filter(FILTER_DEFLATE, &[4])]);
+        let enc = zlib(&shuffle::encode(&sample(400), 4));
+        let e = decode_chunk(&p, 0, 4, &enc, &mut vec![0; 404], &mut DecodeScratch::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Format);
+        assert!(e.message().starts_with("deflate"), "{}", e);
+    }
+
+    #[test]
+    fn unsupported_filters_are_named() {
+        let e = check_pipeline(&pipeline(&[filter(FILTER_SZ, &[])])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        assert_eq!(e.message(), "filter 32017 (SZ) is not supported");
+        let mut custom = filter(40000, &[]);
+        custom.name = Some("mine".into());
+        let e = check_pipeline(&pipeline(&[custom])).unwrap_err();
+        assert_eq!(e.message(), "filter 40000 (mine) is not supported");
+    }
+
+    #[test]
+    fn compressor_feeding_compressor_uses_announced_size() {
+        // [lz4, zstd] on write: zstd announces the lz4 stream's size in its frame header.
+        let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_ZSTD, &[])]);
+        let data = sample(5000);
+        let enc = ::zstd::bulk::compress(&lz4::encode(&data, 1024), 3).unwrap();
+        let mut out = vec![0; 5000];
+        decode_chunk(&p, 0, 4, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
+        assert_eq!(out, data);
+        // [lz4, deflate]: deflate announces nothing.
+        let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_DEFLATE, &[])]);
+        let e = decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn scratch_is_send() {
+        fn assert_send<T: Send>() {}
+        assert_send::<DecodeScratch>();
+    }
+}

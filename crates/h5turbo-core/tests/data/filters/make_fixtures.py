@@ -1,0 +1,93 @@
+"""Regenerate the filter fixtures: raw chunks written by libhdf5 + hdf5plugin.
+
+Run from this folder: python make_fixtures.py
+Writes <case>.chunk (the stored chunk), data_<dtype>_<n>.raw (decoded bytes, shared
+by the cases with the same data) and manifest.txt, one line per case:
+    case raw element_size filter_mask id:cd,cd,..;id:cd,..
+The large case's data is a ramp, (i % 1000) as int16, that the test regenerates
+instead of storing ("ramp_<n>" in the raw column).
+"""
+import os
+import tempfile
+
+import h5py
+import hdf5plugin
+import numpy as np
+
+N = 1003  # not a multiple of 8: exercises shuffle/bitshuffle tails
+
+
+def data(dtype, n=N):
+    rng = np.random.default_rng(7)
+    dt = np.dtype(dtype)
+    if dt.kind == "f":
+        # Quarter steps: few mantissa bits, so every codec finds something to compress.
+        v = (np.round(np.cumsum(rng.normal(size=n)) * 4) / 4).astype(dt)
+    else:
+        info = np.iinfo(dt)
+        v = (np.arange(n) % 37 * 3 + rng.integers(0, 5, n)).clip(info.min, info.max).astype(dt)
+    return v
+
+
+CASES = {
+    "deflate_i4": ("<i4", dict(compression="gzip", compression_opts=4)),
+    "shuffle_deflate_i2": ("<i2", dict(compression="gzip", shuffle=True)),
+    "shuffle_deflate_f8be": (">f8", dict(compression="gzip", shuffle=True)),
+    "fletcher_shuffle_deflate_f8": ("<f8", dict(compression="gzip", shuffle=True, fletcher32=True)),
+    "fletcher_u1_odd": ("u1", dict(fletcher32=True)),
+    "fletcher_shuffle_i4": ("<i4", dict(fletcher32=True, shuffle=True)),
+    "lzf_f4": ("<f4", dict(compression="lzf")),
+    "lzf_shuffle_i8": ("<i8", dict(compression="lzf", shuffle=True)),
+    "zstd_i4": ("<i4", dict(**hdf5plugin.Zstd(clevel=5))),
+    "lz4_f8_blocks": ("<f8", dict(**hdf5plugin.LZ4(nbytes=1024))),
+    "lz4_i1": ("i1", dict(**hdf5plugin.LZ4())),
+    "bitshuffle_none_i2": ("<i2", dict(**hdf5plugin.Bitshuffle(cname="none"))),
+    "bitshuffle_lz4_f8": ("<f8", dict(**hdf5plugin.Bitshuffle(cname="lz4"))),
+    "bitshuffle_zstd_i4_block64": ("<i4", dict(**hdf5plugin.Bitshuffle(nelems=64, cname="zstd"))),
+    "bitshuffle_lz4_u1": ("u1", dict(**hdf5plugin.Bitshuffle(cname="lz4"))),
+    "bzip2_i4": ("<i4", dict(**hdf5plugin.BZip2(blocksize=9))),
+}
+
+for cname in ["blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy"]:
+    for shuffle, tag in [(hdf5plugin.Blosc.SHUFFLE, "byte"), (hdf5plugin.Blosc.BITSHUFFLE, "bit"), (hdf5plugin.Blosc.NOSHUFFLE, "none")]:
+        # 1000 elements: bit shuffle needs a multiple of 8 or Blosc stores the block as is.
+        CASES[f"blosc_{cname}_{tag}_f8_1000"] = ("<f8", dict(**hdf5plugin.Blosc(cname=cname, clevel=5, shuffle=shuffle)))
+# Several blocks, split streams and a leftover block.
+CASES["blosc_lz4_byte_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="lz4", clevel=3, shuffle=hdf5plugin.Blosc.SHUFFLE)))
+CASES["blosc_blosclz_bit_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="blosclz", clevel=1, shuffle=hdf5plugin.Blosc.BITSHUFFLE)))
+CASES["blosc_zstd_none_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="zstd", clevel=1, shuffle=hdf5plugin.Blosc.NOSHUFFLE)))
+
+
+def pipeline(dset):
+    plist = dset.id.get_create_plist()
+    parts = []
+    for i in range(plist.get_nfilters()):
+        code, _flags, values, _name = plist.get_filter(i)
+        parts.append(f"{code}:" + ",".join(str(v) for v in values))
+    return ";".join(parts)
+
+
+def main():
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for case, (dtype, opts) in CASES.items():
+            big = case.endswith("_big")
+            n = 200_003 if big else (1000 if case.endswith("_1000") else N)
+            arr = (np.arange(n) % 1000).astype(dtype) if big else data(dtype, n)
+            raw = f"ramp_{n}" if big else f"data_{np.dtype(dtype).str.replace('<', 'le').replace('>', 'be').replace('|', '')}_{n}"
+            path = os.path.join(tmp, case + ".h5")
+            with h5py.File(path, "w") as f:
+                d = f.create_dataset("x", data=arr, chunks=(n,), **opts)
+                mask, chunk = d.id.read_direct_chunk((0,))
+                lines.append(f"{case} {raw} {arr.dtype.itemsize} {mask} {pipeline(d)}")
+            with open(case + ".chunk", "wb") as out:
+                out.write(chunk)
+            if not big:
+                with open(raw + ".raw", "wb") as out:
+                    out.write(arr.tobytes())
+    with open("manifest.txt", "w") as out:
+        out.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
