@@ -304,10 +304,13 @@ impl FractalHeap {
         let data = ctx.read(block.address, block.size, WHAT)?;
         let mut r = ctx.reader(&data, block.address);
         r.signature(b"FHDB", WHAT)?;
-        self.check_block_prefix(&mut r, block.heap_offset, WHAT)?;
         if self.checksummed_blocks {
-            verify_with_zeroed_checksum(&data, r.position(), block.address)?;
+            // The checksum follows signature, version, heap address and block offset;
+            // verified first so that damage is reported as such.
+            let checksum_at = 5 + self.sizes.offset as usize + self.heap_offset_width;
+            verify_with_zeroed_checksum(&data, checksum_at, block.address)?;
         }
+        self.check_block_prefix(&mut r, block.heap_offset, WHAT)?;
         Ok(data)
     }
 
