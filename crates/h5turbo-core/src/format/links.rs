@@ -19,3 +19,234 @@ pub struct Link {
     /// Creation order, when the group tracks it.
     pub creation_order: Option<u64>,
 }
+
+use super::btree_v2::BTreeV2;
+use super::checksum::lookup3;
+use super::context::FormatContext;
+use super::fractal_heap::{BlockCache, FractalHeap};
+use super::reader::{ByteReader, Sizes};
+use crate::error::{Error, Result};
+
+/// Link message flag bits.
+const LINK_NAME_WIDTH_MASK: u8 = 0x03;
+const LINK_HAS_CREATION_ORDER: u8 = 0x04;
+const LINK_HAS_TYPE: u8 = 0x08;
+const LINK_HAS_CHARSET: u8 = 0x10;
+/// Link types.
+const LINK_HARD: u8 = 0;
+const LINK_SOFT: u8 = 1;
+const LINK_EXTERNAL: u8 = 64;
+/// v2 B-tree record type of the dense link name index.
+const LINK_NAME_INDEX: u8 = 5;
+
+/// Parse a link message (type 0x0006) read from `address`.
+pub fn parse_link_message(data: &[u8], address: u64, sizes: Sizes) -> Result<Link> {
+    let mut r = ByteReader::new(data, address, sizes);
+    let version = r.u8()?;
+    if version != 1 {
+        return Err(crate::format_err!("link message version {} is not 1", version).at(address));
+    }
+    let flags = r.u8()?;
+    let link_type = if flags & LINK_HAS_TYPE != 0 { r.u8()? } else { LINK_HARD };
+    let creation_order = if flags & LINK_HAS_CREATION_ORDER != 0 { Some(r.u64()?) } else { None };
+    let charset = if flags & LINK_HAS_CHARSET != 0 { r.u8()? } else { 0 };
+    if charset > 1 {
+        return Err(crate::format_err!("link name character set {} is neither ASCII nor UTF-8", charset).at(address));
+    }
+    let name_len = r.uint(1 << (flags & LINK_NAME_WIDTH_MASK))?;
+    if name_len == 0 || name_len > r.remaining() as u64 {
+        return Err(crate::format_err!("link name length {} does not fit the message", name_len).at(address));
+    }
+    let name = text(r.bytes(name_len as usize)?);
+    let target = parse_link_target(&mut r, link_type)?;
+    Ok(Link { name, target, creation_order })
+}
+
+fn parse_link_target(r: &mut ByteReader, link_type: u8) -> Result<LinkTarget> {
+    match link_type {
+        LINK_HARD => Ok(LinkTarget::Hard(r.required_address("hard link target")?)),
+        LINK_SOFT => {
+            let len = r.u16()? as usize;
+            Ok(LinkTarget::Soft(text(r.bytes(len)?)))
+        }
+        LINK_EXTERNAL => {
+            let len = r.u16()? as usize;
+            let at = r.address();
+            parse_external_value(ByteReader::new(r.bytes(len)?, at, r.sizes()))
+        }
+        t if t > LINK_EXTERNAL => Err(crate::unsupported!("user-defined link type {}", t).at(r.address())),
+        t => Err(crate::format_err!("link type {} is reserved", t).at(r.address())),
+    }
+}
+
+/// External link value: a version/flags byte, then the file name and the object path,
+/// both NUL-terminated.
+fn parse_external_value(mut r: ByteReader) -> Result<LinkTarget> {
+    let version_flags = r.u8()?;
+    if version_flags >> 4 != 0 {
+        return Err(r.error(format!("external link version {} is not 0", version_flags >> 4)));
+    }
+    let file = text(r.cstring()?);
+    let path = text(r.cstring()?);
+    Ok(LinkTarget::External { file, path })
+}
+
+/// Names and paths are ASCII or UTF-8; anything else is kept readable rather than fatal.
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Link info message (type 0x0002): where a group keeps dense links, if it does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkInfo {
+    pub creation_order_tracked: bool,
+    pub creation_order_indexed: bool,
+    /// Largest creation order handed out so far (when tracked).
+    pub max_creation_index: Option<u64>,
+    /// Fractal heap of link messages; None while the group stores links compactly.
+    pub heap_address: Option<u64>,
+    /// v2 B-tree (type 5) indexing links by name hash.
+    pub name_index_address: Option<u64>,
+    /// v2 B-tree (type 6) indexing links by creation order, when indexed.
+    pub creation_order_index_address: Option<u64>,
+}
+
+impl LinkInfo {
+    pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<LinkInfo> {
+        let mut r = ByteReader::new(data, address, sizes);
+        let version = r.u8()?;
+        if version != 0 {
+            return Err(crate::format_err!("link info message version {} is not 0", version).at(address));
+        }
+        let flags = r.u8()?;
+        let tracked = flags & 0x01 != 0;
+        let indexed = flags & 0x02 != 0;
+        let max_creation_index = if tracked { Some(r.u64()?) } else { None };
+        let heap_address = r.address_field()?;
+        let name_index_address = r.address_field()?;
+        let creation_order_index_address = if indexed { r.address_field()? } else { None };
+        Ok(LinkInfo {
+            creation_order_tracked: tracked,
+            creation_order_indexed: indexed,
+            max_creation_index,
+            heap_address,
+            name_index_address,
+            creation_order_index_address,
+        })
+    }
+
+    /// True if the links live in a fractal heap rather than in link messages.
+    pub fn is_dense(&self) -> bool {
+        self.heap_address.is_some()
+    }
+}
+
+/// All links of a group with dense link storage, sorted by name (byte order).
+/// Creation orders are filled in when the group tracks them. Empty for compact groups.
+pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
+    let Some(heap_address) = info.heap_address else { return Ok(Vec::new()) };
+    let index_address = info
+        .name_index_address
+        .ok_or_else(|| Error::format("dense link storage has a heap but no name index").at(heap_address))?;
+    let heap = FractalHeap::open(ctx, heap_address)?;
+    let index = BTreeV2::open(ctx, index_address)?;
+    if index.record_type() != LINK_NAME_INDEX || index.record_size() < 4 + heap.id_len() {
+        return Err(crate::format_err!(
+            "link name index has record type {} of {} bytes, expected type 5 of {} bytes",
+            index.record_type(),
+            index.record_size(),
+            4 + heap.id_len()
+        )
+        .at(index_address));
+    }
+    let mut records = Vec::new();
+    index.for_each_record(ctx, &mut |rec| {
+        let hash = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
+        records.push((hash, rec[4..4 + heap.id_len()].to_vec()));
+        Ok(())
+    })?;
+    let mut cache = BlockCache::new();
+    let mut links = Vec::with_capacity(records.len());
+    for (hash, id) in records {
+        let message = heap.get_cached(ctx, &id, &mut cache)?;
+        let link = parse_link_message(&message, heap_address, ctx.sizes())?;
+        // A name that was not valid UTF-8 was altered on decoding; its hash cannot match.
+        let name_intact = !link.name.contains(char::REPLACEMENT_CHARACTER);
+        if name_intact && lookup3(link.name.as_bytes(), 0) != hash {
+            return Err(crate::format_err!("link {:?} does not match its name-index hash", link.name).at(index_address));
+        }
+        links.push(link);
+    }
+    links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    Ok(links)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn message(flags: u8, extra: &[u8], name: &[u8], target: &[u8]) -> Vec<u8> {
+        let mut m = vec![1, flags];
+        m.extend_from_slice(extra);
+        m.push(name.len() as u8);
+        m.extend_from_slice(name);
+        m.extend_from_slice(target);
+        m
+    }
+
+    #[test]
+    fn hard_link_with_creation_order() {
+        let mut extra = 7u64.to_le_bytes().to_vec();
+        extra.push(1); // UTF-8
+        let m = message(LINK_HAS_CREATION_ORDER | LINK_HAS_CHARSET, &extra, "λ".as_bytes(), &1234u64.to_le_bytes());
+        let link = parse_link_message(&m, 0, Sizes::DEFAULT).unwrap();
+        assert_eq!(link.name, "λ");
+        assert_eq!(link.target, LinkTarget::Hard(1234));
+        assert_eq!(link.creation_order, Some(7));
+    }
+
+    #[test]
+    fn soft_and_external_links() {
+        let m = message(LINK_HAS_TYPE, &[LINK_SOFT], b"s", &[4, 0, b'/', b'a', b'/', b'b']);
+        assert_eq!(parse_link_message(&m, 0, Sizes::DEFAULT).unwrap().target, LinkTarget::Soft("/a/b".into()));
+        let value = b"\0f.h5\0/x\0";
+        let mut target = (value.len() as u16).to_le_bytes().to_vec();
+        target.extend_from_slice(value);
+        let m = message(LINK_HAS_TYPE, &[LINK_EXTERNAL], b"e", &target);
+        assert_eq!(
+            parse_link_message(&m, 0, Sizes::DEFAULT).unwrap().target,
+            LinkTarget::External { file: "f.h5".into(), path: "/x".into() }
+        );
+    }
+
+    #[test]
+    fn malformed_links_are_errors() {
+        let good = message(LINK_HAS_TYPE, &[LINK_SOFT], b"s", &[4, 0, b'/', b'a', b'/', b'b']);
+        for cut in 0..good.len() {
+            assert!(parse_link_message(&good[..cut], 0, Sizes::DEFAULT).is_err(), "cut at {}", cut);
+        }
+        let reserved = message(LINK_HAS_TYPE, &[5], b"s", &[0, 0]);
+        assert_eq!(parse_link_message(&reserved, 0, Sizes::DEFAULT).unwrap_err().kind(), crate::ErrorKind::Format);
+        let user = message(LINK_HAS_TYPE, &[65], b"s", &[0, 0]);
+        assert_eq!(parse_link_message(&user, 0, Sizes::DEFAULT).unwrap_err().kind(), crate::ErrorKind::Unsupported);
+        let empty_name = message(0, &[], b"", &1u64.to_le_bytes());
+        assert!(parse_link_message(&empty_name, 0, Sizes::DEFAULT).is_err());
+        let bad_external = message(LINK_HAS_TYPE, &[LINK_EXTERNAL], b"e", &[3, 0, 0, b'f', 0]);
+        assert!(parse_link_message(&bad_external, 0, Sizes::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn link_info_fields() {
+        let mut m = vec![0, 3];
+        m.extend_from_slice(&9u64.to_le_bytes());
+        m.extend_from_slice(&100u64.to_le_bytes());
+        m.extend_from_slice(&200u64.to_le_bytes());
+        m.extend_from_slice(&u64::MAX.to_le_bytes());
+        let info = LinkInfo::parse(&m, 0, Sizes::DEFAULT).unwrap();
+        assert_eq!(info.max_creation_index, Some(9));
+        assert_eq!(info.heap_address, Some(100));
+        assert_eq!(info.name_index_address, Some(200));
+        assert_eq!(info.creation_order_index_address, None);
+        assert!(LinkInfo::parse(&m[..20], 0, Sizes::DEFAULT).is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! Attribute info message (type 0x0015) and dense attribute storage: attribute
+//! messages kept in a fractal heap, indexed by name (v2 B-tree type 8) and optionally
+//! by creation order (type 9). Decoding the attribute messages themselves is
+//! `attribute.rs`'s job; this module hands out their raw bytes.
+
+use super::btree_v2::BTreeV2;
+use super::checksum::lookup3;
+use super::context::FormatContext;
+use super::fractal_heap::{BlockCache, FractalHeap};
+use super::reader::{ByteReader, Sizes};
+use crate::error::{Error, Result};
+
+/// v2 B-tree record types of the two attribute indexes.
+const NAME_INDEX: u8 = 8;
+const CREATION_ORDER_INDEX: u8 = 9;
+/// Heap IDs in attribute indexes are always 8 bytes.
+const ATTRIBUTE_HEAP_ID_LEN: usize = 8;
+/// Object header message flag: the message is shared (stored elsewhere).
+const MESSAGE_SHARED: u8 = 0x02;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AttributeInfo {
+    pub creation_order_tracked: bool,
+    pub creation_order_indexed: bool,
+    /// Largest creation order handed out so far (when tracked).
+    pub max_creation_index: Option<u16>,
+    /// Fractal heap of attribute messages; None while attributes are compact.
+    pub heap_address: Option<u64>,
+    /// v2 B-tree (type 8) indexing attributes by name hash.
+    pub name_index_address: Option<u64>,
+    /// v2 B-tree (type 9) indexing attributes by creation order, when indexed.
+    pub creation_order_index_address: Option<u64>,
+}
+
+impl AttributeInfo {
+    pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<AttributeInfo> {
+        let mut r = ByteReader::new(data, address, sizes);
+        let version = r.u8()?;
+        if version != 0 {
+            return Err(crate::format_err!("attribute info message version {} is not 0", version).at(address));
+        }
+        let flags = r.u8()?;
+        let tracked = flags & 0x01 != 0;
+        let indexed = flags & 0x02 != 0;
+        let max_creation_index = if tracked { Some(r.u16()?) } else { None };
+        let heap_address = r.address_field()?;
+        let name_index_address = r.address_field()?;
+        let creation_order_index_address = if indexed { r.address_field()? } else { None };
+        Ok(AttributeInfo {
+            creation_order_tracked: tracked,
+            creation_order_indexed: indexed,
+            max_creation_index,
+            heap_address,
+            name_index_address,
+            creation_order_index_address,
+        })
+    }
+
+    /// True if the attributes live in a fractal heap rather than in the object header.
+    pub fn is_dense(&self) -> bool {
+        self.heap_address.is_some()
+    }
+}
+
+/// One entry of an attribute index.
+struct IndexEntry {
+    heap_id: Vec<u8>,
+    creation_order: u32,
+    /// Name hash (type 8 records only).
+    hash: Option<u32>,
+}
+
+/// Raw attribute messages of an object with dense attribute storage, sorted by name
+/// (byte order), each with the heap address to name in errors. Empty when compact.
+pub fn dense_attribute_messages(ctx: &FormatContext, info: &AttributeInfo) -> Result<Vec<(Vec<u8>, u64)>> {
+    let Some(heap_address) = info.heap_address else { return Ok(Vec::new()) };
+    let index_address = info
+        .name_index_address
+        .ok_or_else(|| Error::format("dense attribute storage has a heap but no name index").at(heap_address))?;
+    let entries = read_index(ctx, index_address, NAME_INDEX)?;
+    let mut named = fetch_messages(ctx, heap_address, &entries)?;
+    named.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(named.into_iter().map(|(_, message)| (message, heap_address)).collect())
+}
+
+/// Like [`dense_attribute_messages`], in creation order: from the creation-order index
+/// when there is one, else from the creation orders kept in the name index.
+pub fn dense_attribute_messages_by_creation_order(
+    ctx: &FormatContext,
+    info: &AttributeInfo,
+) -> Result<Vec<(Vec<u8>, u64)>> {
+    let Some(heap_address) = info.heap_address else { return Ok(Vec::new()) };
+    if !info.creation_order_tracked {
+        return Err(Error::invalid_argument("attribute creation order is not tracked for this object"));
+    }
+    let entries = match (info.creation_order_index_address, info.name_index_address) {
+        (Some(address), _) => read_index(ctx, address, CREATION_ORDER_INDEX)?,
+        (None, Some(address)) => {
+            let mut entries = read_index(ctx, address, NAME_INDEX)?;
+            entries.sort_by_key(|e| e.creation_order);
+            entries
+        }
+        (None, None) => {
+            return Err(Error::format("dense attribute storage has a heap but no index").at(heap_address))
+        }
+    };
+    let named = fetch_messages(ctx, heap_address, &entries)?;
+    Ok(named.into_iter().map(|(_, message)| (message, heap_address)).collect())
+}
+
+/// Every entry of the attribute index at `address`, in index order.
+fn read_index(ctx: &FormatContext, address: u64, record_type: u8) -> Result<Vec<IndexEntry>> {
+    let index = BTreeV2::open(ctx, address)?;
+    let min_size = if record_type == NAME_INDEX { 17 } else { 13 };
+    if index.record_type() != record_type || index.record_size() < min_size {
+        return Err(crate::format_err!(
+            "attribute index has record type {} of {} bytes, expected type {} of {} bytes",
+            index.record_type(),
+            index.record_size(),
+            record_type,
+            min_size
+        )
+        .at(address));
+    }
+    let mut entries = Vec::new();
+    index.for_each_record(ctx, &mut |rec| {
+        let mut r = ByteReader::new(rec, address, ctx.sizes());
+        let heap_id = r.bytes(ATTRIBUTE_HEAP_ID_LEN)?.to_vec();
+        if r.u8()? & MESSAGE_SHARED != 0 {
+            return Err(crate::unsupported!("shared attribute messages in dense storage").at(address));
+        }
+        let creation_order = r.u32()?;
+        let hash = if record_type == NAME_INDEX { Some(r.u32()?) } else { None };
+        entries.push(IndexEntry { heap_id, creation_order, hash });
+        Ok(())
+    })?;
+    Ok(entries)
+}
+
+/// The messages of `entries` with their names, checked against the indexed hashes.
+fn fetch_messages(ctx: &FormatContext, heap_address: u64, entries: &[IndexEntry]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let heap = FractalHeap::open(ctx, heap_address)?;
+    let mut cache = BlockCache::new();
+    let mut out = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let message = heap.get_cached(ctx, &entry.heap_id, &mut cache)?;
+        let name = attribute_message_name(&message, heap_address, ctx.sizes())?.to_vec();
+        if entry.hash.is_some_and(|h| h != lookup3(&name, 0)) {
+            return Err(crate::format_err!(
+                "attribute {:?} does not match its name-index hash",
+                String::from_utf8_lossy(&name)
+            )
+            .at(heap_address));
+        }
+        out.push((name, message));
+    }
+    Ok(out)
+}
+
+/// The name of an attribute message (without its NUL), for sorting and hash checks.
+/// Versions 1-3 all keep the name length at byte 2 and the name after a fixed prefix.
+pub fn attribute_message_name(message: &[u8], address: u64, sizes: Sizes) -> Result<&[u8]> {
+    let mut r = ByteReader::new(message, address, sizes);
+    let version = r.u8()?;
+    r.skip(1)?;
+    let name_len = r.u16()? as usize;
+    r.skip(4)?; // datatype and dataspace sizes
+    match version {
+        1 | 2 => {}
+        3 => r.skip(1)?, // name character set
+        v => return Err(crate::format_err!("attribute message version {} is not 1, 2 or 3", v).at(address)),
+    }
+    let raw = r.bytes(name_len)?;
+    // The stored length counts the terminating NUL.
+    Ok(raw.split(|&b| b == 0).next().unwrap_or(raw))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attribute_info_fields() {
+        let mut m = vec![0, 3, 5, 0];
+        m.extend_from_slice(&100u64.to_le_bytes());
+        m.extend_from_slice(&200u64.to_le_bytes());
+        m.extend_from_slice(&300u64.to_le_bytes());
+        let info = AttributeInfo::parse(&m, 0, Sizes::DEFAULT).unwrap();
+        assert_eq!(info.max_creation_index, Some(5));
+        assert_eq!(info.heap_address, Some(100));
+        assert_eq!(info.creation_order_index_address, Some(300));
+        assert!(AttributeInfo::parse(&m[..m.len() - 1], 0, Sizes::DEFAULT).is_err());
+        assert!(AttributeInfo::parse(&[1, 0], 0, Sizes::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn attribute_names_by_version() {
+        let v3 = [3u8, 0, 3, 0, 8, 0, 8, 0, 0, b'a', b'b', 0, 0xff];
+        assert_eq!(attribute_message_name(&v3, 0, Sizes::DEFAULT).unwrap(), b"ab");
+        let v1 = [1u8, 0, 2, 0, 8, 0, 8, 0, b'x', 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(attribute_message_name(&v1, 0, Sizes::DEFAULT).unwrap(), b"x");
+        assert!(attribute_message_name(&v3[..10], 0, Sizes::DEFAULT).is_err());
+        assert!(attribute_message_name(&[4u8, 0, 0, 0, 0, 0, 0, 0], 0, Sizes::DEFAULT).is_err());
+    }
+}
