@@ -3,16 +3,24 @@
 //! Pure functions over a [`FormatContext`]; every offset and length is checked
 //! against the file before use; nothing here panics on bad input.
 
+<<<<<<< HEAD
+pub mod attribute;
 pub mod attribute_info;
 pub mod btree_v2;
 pub mod checksum;
 pub mod context;
+pub mod dataspace;
+pub mod datatype;
+pub mod fill_value;
 pub mod filter_pipeline;
 pub mod fractal_heap;
+pub mod global_heap;
 pub mod links;
+pub mod numpy_dtype;
 pub mod object_header;
-pub mod superblock;
 pub mod reader;
-
+pub mod shared;
+pub mod superblock;
+pub mod values;
 pub use context::FormatContext;
 pub use reader::{ByteReader, Sizes};

@@ -1,0 +1,507 @@
+//! Datatype message (type 0x0003): how one element is laid out, and which numpy
+//! dtype h5py gives it.
+//!
+//! Every class of the format is parsed (fixed-point, floating-point, time, string,
+//! bitfield, opaque, compound, reference, enum, variable-length, array, complex).
+//! [`Datatype::numpy_dtype`] follows h5py's `h5t.pyx` (`py_dtype` of each type class)
+//! so that the dtype we report is the one h5py reports for the same file.
+
+use super::reader::{bytes_needed, ByteReader, Sizes};
+use crate::error::{Error, Result};
+
+/// Nested types (compound in compound, array of vlen of ...) deeper than this are
+/// rejected: real files use a handful of levels, and the limit bounds recursion.
+pub const MAX_NESTING: usize = 32;
+/// HDF5's limit on array type ranks (H5S_MAX_RANK).
+const MAX_ARRAY_RANK: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ByteOrder {
+    Little,
+    Big,
+    /// VAX floating-point order (floats only); h5py has no dtype for it.
+    Vax,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StringPadding {
+    NullTerminate,
+    NullPad,
+    SpacePad,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CharSet {
+    Ascii,
+    Utf8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferenceKind {
+    /// H5R_OBJECT1: an object header address.
+    Object,
+    /// H5R_DATASET_REGION1: a global heap id of a serialized selection.
+    DatasetRegion,
+    /// HDF5 1.12+ reference types (object2, region2, attribute); h5py has no dtype.
+    Other(u8),
+}
+
+/// Bit layout of a floating-point type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FloatLayout {
+    pub order: ByteOrder,
+    pub bit_offset: u16,
+    pub precision: u16,
+    pub sign_location: u8,
+    pub exponent_location: u8,
+    pub exponent_size: u8,
+    pub mantissa_location: u8,
+    pub mantissa_size: u8,
+    pub exponent_bias: u32,
+    /// 0 none, 1 most significant bit set, 2 implied (IEEE).
+    pub normalization: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompoundMember {
+    pub name: String,
+    pub offset: u64,
+    pub datatype: Datatype,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnumMember {
+    pub name: String,
+    /// The value in the base type's encoding (base size bytes).
+    pub value: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VlenKind {
+    Sequence,
+    String { padding: StringPadding, charset: CharSet },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatatypeClass {
+    FixedPoint { order: ByteOrder, signed: bool, bit_offset: u16, precision: u16 },
+    FloatingPoint(FloatLayout),
+    Time { order: ByteOrder, precision: u16 },
+    String { padding: StringPadding, charset: CharSet },
+    Bitfield { order: ByteOrder, bit_offset: u16, precision: u16 },
+    Opaque { tag: String },
+    Compound { members: Vec<CompoundMember> },
+    Reference { kind: ReferenceKind },
+    Enum { base: Box<Datatype>, members: Vec<EnumMember> },
+    VarLen { kind: VlenKind, base: Box<Datatype> },
+    Array { dims: Vec<u64>, base: Box<Datatype> },
+    Complex { base: Box<Datatype> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Datatype {
+    /// Message version (1..=5): decides how compound/enum names and array members are encoded.
+    pub version: u8,
+    /// Bytes per element as stored in the file (for vlen: the 4 + offset + 4 heap reference).
+    pub size: usize,
+    pub class: DatatypeClass,
+}
+
+/// The numpy dtype h5py produces for a datatype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumpyDtype {
+    /// numpy array-protocol typestr with explicit byte order, e.g. "<i4", ">f8", "|u1",
+    /// "|b1" (h5py's boolean enum), "<c8" (h5py's complex compound {r,i}), "|S10", "|V16".
+    Simple(String),
+    /// Compound: fields (name, dtype, byte offset) in HDF5 order, and the total itemsize.
+    Structured { fields: Vec<(String, NumpyDtype, u64)>, itemsize: u64 },
+    /// HDF5 array type: base dtype and shape (nested arrays flattened, as numpy does).
+    SubArray { base: Box<NumpyDtype>, shape: Vec<u64> },
+    /// Object dtype with metadata vlen=str (utf8) or vlen=bytes (ascii).
+    VlenString { utf8: bool },
+    /// Object dtype with metadata vlen=<base dtype>.
+    VlenSequence(Box<NumpyDtype>),
+    /// Object dtype with metadata ref=h5py.Reference (object) or h5py.RegionReference.
+    Reference { region: bool },
+}
+
+impl Datatype {
+    /// Parse a datatype message body `data` that starts at file address `address`.
+    pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<Datatype> {
+        let mut r = ByteReader::new(data, address, sizes);
+        Self::parse_from(&mut r)
+    }
+
+    /// Parse from a cursor (attribute messages embed a datatype).
+    pub fn parse_from(r: &mut ByteReader) -> Result<Datatype> {
+        parse_type(r, 0)
+    }
+
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// True if elements hold variable-length parts (stored in the global heap).
+    pub fn has_vlen(&self) -> bool {
+        match &self.class {
+            DatatypeClass::VarLen { .. } => true,
+            DatatypeClass::Compound { members } => members.iter().any(|m| m.datatype.has_vlen()),
+            DatatypeClass::Array { base, .. } => base.has_vlen(),
+            _ => false,
+        }
+    }
+
+    /// Names and integer values of an enum type (values decoded with the base
+    /// type's byte order and sign); `None` for other classes.
+    pub fn enum_members(&self) -> Option<Vec<(String, i128)>> {
+        match &self.class {
+            DatatypeClass::Enum { base, members } => {
+                Some(members.iter().map(|m| (m.name.clone(), base.decode_integer(&m.value))).collect())
+            }
+            _ => None,
+        }
+    }
+
+    /// Decode one integer of this (fixed-point) type from `bytes`; other classes
+    /// are read as unsigned little-endian (never used for them).
+    pub fn decode_integer(&self, bytes: &[u8]) -> i128 {
+        let (order, signed) = match self.class {
+            DatatypeClass::FixedPoint { order, signed, .. } => (order, signed),
+            DatatypeClass::Bitfield { order, .. } => (order, false),
+            _ => (ByteOrder::Little, false),
+        };
+        decode_int(bytes, order, signed)
+    }
+
+    /// The numpy dtype h5py gives this type, or `Unsupported` where h5py raises.
+    pub fn numpy_dtype(&self) -> Result<NumpyDtype> {
+        super::numpy_dtype::numpy_dtype_of(self)
+    }
+}
+
+/// Integer from up to 16 bytes in the given order, sign-extended if `signed`.
+pub fn decode_int(bytes: &[u8], order: ByteOrder, signed: bool) -> i128 {
+    let bytes = &bytes[..bytes.len().min(16)];
+    let mut v: u128 = 0;
+    let mut push = |b: u8| v = (v << 8) | b as u128;
+    match order {
+        ByteOrder::Big => bytes.iter().for_each(|&b| push(b)),
+        _ => bytes.iter().rev().for_each(|&b| push(b)),
+    }
+    let bits = bytes.len() * 8;
+    if signed && bits > 0 && bits < 128 && (v >> (bits - 1)) & 1 == 1 {
+        (v | (!0u128 << bits)) as i128
+    } else {
+        v as i128
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Parsing
+// ---------------------------------------------------------------------------
+
+const CLASS_FIXED: u8 = 0;
+const CLASS_FLOAT: u8 = 1;
+const CLASS_TIME: u8 = 2;
+const CLASS_STRING: u8 = 3;
+const CLASS_BITFIELD: u8 = 4;
+const CLASS_OPAQUE: u8 = 5;
+const CLASS_COMPOUND: u8 = 6;
+const CLASS_REFERENCE: u8 = 7;
+const CLASS_ENUM: u8 = 8;
+const CLASS_VLEN: u8 = 9;
+const CLASS_ARRAY: u8 = 10;
+const CLASS_COMPLEX: u8 = 11;
+
+/// The fixed 8-byte header every datatype message starts with.
+struct Header {
+    start: u64,
+    version: u8,
+    class: u8,
+    bits: u32,
+    size: usize,
+}
+
+fn parse_type(r: &mut ByteReader, depth: usize) -> Result<Datatype> {
+    let start = r.address();
+    if depth > MAX_NESTING {
+        return Err(Error::format(format!("datatype nested deeper than {} levels", MAX_NESTING)).at(start));
+    }
+    let h = parse_header(r)?;
+    let class = parse_class(r, &h, depth).map_err(|e| e.at(start))?;
+    let dt = Datatype { version: h.version, size: h.size, class };
+    check_size(&dt).map_err(|e| e.at(start))?;
+    Ok(dt)
+}
+
+fn parse_header(r: &mut ByteReader) -> Result<Header> {
+    let start = r.address();
+    let class_and_version = r.u8()?;
+    let b = r.array::<3>()?;
+    let size = r.u32()? as usize;
+    let version = class_and_version >> 4;
+    let class = class_and_version & 0x0f;
+    if !(1..=5).contains(&version) {
+        return Err(Error::format(format!("datatype message version {} is not 1..5", version)).at(start));
+    }
+    let bits = u32::from_le_bytes([b[0], b[1], b[2], 0]);
+    Ok(Header { start, version, class, bits, size })
+}
+
+fn parse_class(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
+    match h.class {
+        CLASS_FIXED => parse_fixed(r, h.bits),
+        CLASS_FLOAT => parse_float(r, h.bits),
+        CLASS_TIME => Ok(DatatypeClass::Time { order: integer_order(h.bits), precision: r.u16()? }),
+        CLASS_STRING => Ok(DatatypeClass::String {
+            padding: string_padding(h.bits & 0x0f, h.start)?,
+            charset: charset((h.bits >> 4) & 0x0f, h.start)?,
+        }),
+        CLASS_BITFIELD => {
+            let (bit_offset, precision) = (r.u16()?, r.u16()?);
+            Ok(DatatypeClass::Bitfield { order: integer_order(h.bits), bit_offset, precision })
+        }
+        CLASS_OPAQUE => parse_opaque(r, h.bits),
+        CLASS_COMPOUND => parse_compound(r, h, depth),
+        CLASS_REFERENCE => Ok(DatatypeClass::Reference { kind: reference_kind(h.bits) }),
+        CLASS_ENUM => parse_enum(r, h, depth),
+        CLASS_VLEN => parse_vlen(r, h, depth),
+        CLASS_ARRAY => parse_array(r, h, depth),
+        CLASS_COMPLEX => parse_complex(r, h, depth),
+        c => Err(Error::format(format!("unknown datatype class {}", c))),
+    }
+}
+
+fn integer_order(bits: u32) -> ByteOrder {
+    if bits & 1 == 0 {
+        ByteOrder::Little
+    } else {
+        ByteOrder::Big
+    }
+}
+
+fn parse_fixed(r: &mut ByteReader, bits: u32) -> Result<DatatypeClass> {
+    let (bit_offset, precision) = (r.u16()?, r.u16()?);
+    Ok(DatatypeClass::FixedPoint { order: integer_order(bits), signed: bits & 0x08 != 0, bit_offset, precision })
+}
+
+fn parse_float(r: &mut ByteReader, bits: u32) -> Result<DatatypeClass> {
+    // Byte order is bits 0 and 6: 00 little, 01 big, 11 VAX; 10 is reserved.
+    let order = match (bits & 1, (bits >> 6) & 1) {
+        (0, 0) => ByteOrder::Little,
+        (1, 0) => ByteOrder::Big,
+        (1, 1) => ByteOrder::Vax,
+        _ => return Err(Error::format("floating-point type with reserved byte order")),
+    };
+    let bit_offset = r.u16()?;
+    let precision = r.u16()?;
+    let exponent_location = r.u8()?;
+    let exponent_size = r.u8()?;
+    let mantissa_location = r.u8()?;
+    let mantissa_size = r.u8()?;
+    let exponent_bias = r.u32()?;
+    Ok(DatatypeClass::FloatingPoint(FloatLayout {
+        order,
+        bit_offset,
+        precision,
+        sign_location: ((bits >> 8) & 0xff) as u8,
+        exponent_location,
+        exponent_size,
+        mantissa_location,
+        mantissa_size,
+        exponent_bias,
+        normalization: ((bits >> 4) & 0x03) as u8,
+    }))
+}
+
+fn string_padding(v: u32, at: u64) -> Result<StringPadding> {
+    match v {
+        0 => Ok(StringPadding::NullTerminate),
+        1 => Ok(StringPadding::NullPad),
+        2 => Ok(StringPadding::SpacePad),
+        p => Err(Error::format(format!("unknown string padding {}", p)).at(at)),
+    }
+}
+
+fn charset(v: u32, at: u64) -> Result<CharSet> {
+    match v {
+        0 => Ok(CharSet::Ascii),
+        1 => Ok(CharSet::Utf8),
+        c => Err(Error::unsupported(format!("string character set {} (only ASCII and UTF-8 exist)", c)).at(at)),
+    }
+}
+
+fn reference_kind(bits: u32) -> ReferenceKind {
+    match bits & 0x0f {
+        0 => ReferenceKind::Object,
+        1 => ReferenceKind::DatasetRegion,
+        k => ReferenceKind::Other(k as u8),
+    }
+}
+
+fn parse_opaque(r: &mut ByteReader, bits: u32) -> Result<DatatypeClass> {
+    // The tag field is NUL-padded to a multiple of 8; its length is in the class bits.
+    let raw = r.bytes((bits & 0xff) as usize)?;
+    Ok(DatatypeClass::Opaque { tag: text_until_nul(raw) })
+}
+
+fn text_until_nul(raw: &[u8]) -> String {
+    let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
+    String::from_utf8_lossy(&raw[..end]).into_owned()
+}
+
+/// A member or enum name: NUL-terminated; versions 1 and 2 pad it (with its NUL)
+/// to a multiple of 8 bytes from its start, version 3 does not.
+fn read_name(r: &mut ByteReader, version: u8) -> Result<String> {
+    let name = r.cstring()?;
+    if version < 3 {
+        let stored = (name.len() + 8) / 8 * 8;
+        r.skip(stored - name.len() - 1)?;
+    }
+    Ok(String::from_utf8_lossy(name).into_owned())
+}
+
+fn parse_compound(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
+    let count = (h.bits & 0xffff) as usize;
+    // Each member takes at least a name byte, an offset byte and an 8-byte type header.
+    if count.saturating_mul(10) > r.remaining() {
+        return Err(r.error(format!("compound claims {} members, more than its message holds", count)));
+    }
+    let mut members = Vec::with_capacity(count);
+    for _ in 0..count {
+        members.push(parse_member(r, h, depth)?);
+    }
+    Ok(DatatypeClass::Compound { members })
+}
+
+fn parse_member(r: &mut ByteReader, h: &Header, depth: usize) -> Result<CompoundMember> {
+    let name = read_name(r, h.version)?;
+    let offset = if h.version >= 3 { r.uint(bytes_needed(h.size as u64))? } else { r.u32()? as u64 };
+    let old_array_dims = if h.version == 1 { parse_v1_member_dims(r)? } else { Vec::new() };
+    let mut datatype = parse_type(r, depth + 1)?;
+    if !old_array_dims.is_empty() {
+        // Version 1 stored small arrays inside the member; libhdf5 presents them as array types.
+        let size = array_size(&old_array_dims, datatype.size)?;
+        datatype = Datatype {
+            version: 2,
+            size,
+            class: DatatypeClass::Array { dims: old_array_dims, base: Box::new(datatype) },
+        };
+    }
+    Ok(CompoundMember { name, offset, datatype })
+}
+
+/// Version 1 member: rank (<= 4), reserved, permutation, reserved, four dimension sizes.
+fn parse_v1_member_dims(r: &mut ByteReader) -> Result<Vec<u64>> {
+    let rank = r.u8()? as usize;
+    if rank > 4 {
+        return Err(r.error(format!("version 1 compound member of rank {} (at most 4)", rank)));
+    }
+    r.skip(3 + 4 + 4)?;
+    let all: Vec<u64> = (0..4).map(|_| r.u32().map(u64::from)).collect::<Result<_>>()?;
+    Ok(all[..rank].to_vec())
+}
+
+fn parse_enum(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
+    let count = (h.bits & 0xffff) as usize;
+    let base = parse_type(r, depth + 1)?;
+    if !matches!(base.class, DatatypeClass::FixedPoint { .. }) {
+        return Err(r.error("enum base type is not an integer type"));
+    }
+    if count.saturating_mul(base.size + 1) > r.remaining() {
+        return Err(r.error(format!("enum claims {} members, more than its message holds", count)));
+    }
+    let names = (0..count).map(|_| read_name(r, h.version)).collect::<Result<Vec<_>>>()?;
+    let mut members = Vec::with_capacity(count);
+    for name in names {
+        members.push(EnumMember { name, value: r.bytes(base.size)?.to_vec() });
+    }
+    Ok(DatatypeClass::Enum { base: Box::new(base), members })
+}
+
+fn parse_vlen(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
+    let kind = match h.bits & 0x0f {
+        0 => VlenKind::Sequence,
+        1 => VlenKind::String {
+            padding: string_padding((h.bits >> 4) & 0x0f, h.start)?,
+            charset: charset((h.bits >> 8) & 0x0f, h.start)?,
+        },
+        k => return Err(r.error(format!("unknown variable-length type {}", k))),
+    };
+    let base = parse_type(r, depth + 1)?;
+    Ok(DatatypeClass::VarLen { kind, base: Box::new(base) })
+}
+
+fn parse_array(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
+    let rank = r.u8()? as usize;
+    if rank == 0 || rank > MAX_ARRAY_RANK {
+        return Err(r.error(format!("array type of rank {} (must be 1..{})", rank, MAX_ARRAY_RANK)));
+    }
+    if h.version < 3 {
+        r.skip(3)?;
+    }
+    let dims = (0..rank).map(|_| r.u32().map(u64::from)).collect::<Result<Vec<_>>>()?;
+    if h.version < 3 {
+        // Permutation indices: never implemented by libhdf5, skipped there too.
+        r.skip(4 * rank)?;
+    }
+    let base = parse_type(r, depth + 1)?;
+    Ok(DatatypeClass::Array { dims, base: Box::new(base) })
+}
+
+fn parse_complex(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
+    // Bit 0: both parts have the same type; bits 1-2: rectangular form (0). Nothing else exists.
+    if h.bits & 1 == 0 || (h.bits >> 1) & 0x3 != 0 {
+        return Err(Error::unsupported(format!("complex datatype with class bits {:#x}", h.bits)));
+    }
+    let base = parse_type(r, depth + 1)?;
+    if !matches!(base.class, DatatypeClass::FloatingPoint(_)) {
+        return Err(r.error("complex base type is not floating-point"));
+    }
+    Ok(DatatypeClass::Complex { base: Box::new(base) })
+}
+
+fn array_size(dims: &[u64], base_size: usize) -> Result<usize> {
+    dims.iter()
+        .try_fold(base_size as u64, |acc, &d| acc.checked_mul(d))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or_else(|| Error::format(format!("array type {:?} of {}-byte elements is too large", dims, base_size)))
+}
+
+/// The size stored in the message must agree with what the members need: later
+/// code indexes element bytes with these offsets and sizes.
+fn check_size(dt: &Datatype) -> Result<()> {
+    match &dt.class {
+        DatatypeClass::Compound { members } => {
+            for m in members {
+                let end = m.offset.checked_add(m.datatype.size as u64);
+                if end.map_or(true, |e| e > dt.size as u64) {
+                    return Err(Error::format(format!(
+                        "compound member '{}' ({} bytes at offset {}) exceeds the {}-byte compound",
+                        m.name, m.datatype.size, m.offset, dt.size
+                    )));
+                }
+            }
+            Ok(())
+        }
+        DatatypeClass::Array { dims, base } => {
+            let need = array_size(dims, base.size)?;
+            if need != dt.size {
+                return Err(Error::format(format!("array type of {} bytes declares size {}", need, dt.size)));
+            }
+            Ok(())
+        }
+        DatatypeClass::Enum { base, .. } if base.size != dt.size => {
+            Err(Error::format(format!("enum of size {} over a {}-byte base type", dt.size, base.size)))
+        }
+        DatatypeClass::Complex { base } if base.size.checked_mul(2) != Some(dt.size) => {
+            Err(Error::format(format!("complex of size {} over a {}-byte base type", dt.size, base.size)))
+        }
+        DatatypeClass::FixedPoint { .. } | DatatypeClass::Bitfield { .. } | DatatypeClass::FloatingPoint(_)
+            if dt.size == 0 =>
+        {
+            Err(Error::format("numeric datatype of size 0"))
+        }
+        _ => Ok(()),
+    }
+}

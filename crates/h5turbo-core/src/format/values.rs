@@ -1,0 +1,362 @@
+//! From raw element bytes (file layout) to the bytes and objects h5py returns.
+//!
+//! h5py reads with a memory type built from the dtype it reports (see
+//! [`super::numpy_dtype`]), so libhdf5 converts only where that memory type differs
+//! from the file type. For the common types it does not: integers, IEEE floats,
+//! bitfields, opaque data and null-padded strings keep the file's byte order and
+//! bytes, and compounds keep HDF5's member offsets and total size. Then the raw bytes
+//! ARE the numpy bytes and [`is_identity`] says so. The exceptions, handled here:
+//! - null-terminated and space-padded strings (h5py's memory type is null-padded:
+//!   bytes after the first NUL, or trailing spaces, become NULs);
+//! - integers and bitfields using fewer bits than their size (bits are extracted and
+//!   sign-extended);
+//! - h5py's boolean enum over a base wider than one byte (numpy bool is one byte);
+//! - {r, i} compounds whose layout is not the packed numpy complex layout.
+//!
+//! Variable-length data ([`resolve_vlen_elements`]) is returned as a small tree of
+//! byte buffers so that the Python bindings only wrap bytes into Python objects.
+
+use super::context::FormatContext;
+use super::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
+use super::global_heap::{GlobalHeapCache, VlenRef};
+use super::numpy_dtype::is_bool_enum;
+use super::datatype::NumpyDtype;
+use crate::error::{Error, Result};
+
+/// True if the raw file bytes of elements of `dt` are exactly the numpy bytes h5py
+/// returns (so a reader can decode chunks straight into the output array).
+pub fn is_identity(dt: &Datatype) -> bool {
+    match &dt.class {
+        DatatypeClass::FixedPoint { bit_offset, precision, .. }
+        | DatatypeClass::Bitfield { bit_offset, precision, .. } => full_width(dt.size, *bit_offset, *precision),
+        DatatypeClass::FloatingPoint(layout) => numpy_float_layout(layout, dt.size),
+        DatatypeClass::String { padding, .. } => *padding == StringPadding::NullPad,
+        DatatypeClass::Opaque { .. } => true,
+        DatatypeClass::Enum { base, .. } => is_identity(base) && (!is_bool_enum(dt) || base.size == 1),
+        DatatypeClass::Compound { members } => match complex_parts(dt) {
+            Some(part) => members[1].offset == part as u64 && dt.size == 2 * part && is_identity(&members[0].datatype),
+            None => members.iter().all(|m| is_identity(&m.datatype)),
+        },
+        DatatypeClass::Array { base, .. } => is_identity(base),
+        DatatypeClass::Complex { base } => is_identity(base),
+        DatatypeClass::Time { .. } | DatatypeClass::Reference { .. } | DatatypeClass::VarLen { .. } => false,
+    }
+}
+
+fn full_width(size: usize, bit_offset: u16, precision: u16) -> bool {
+    bit_offset == 0 && precision as usize == size * 8
+}
+
+/// IEEE half, single and double in their own size: what numpy stores for f2, f4, f8.
+fn numpy_float_layout(l: &FloatLayout, size: usize) -> bool {
+    let (sign, exp_loc, exp_size, mant_size, bias) = match size {
+        2 => (15, 10, 5, 10, 15),
+        4 => (31, 23, 8, 23, 127),
+        8 => (63, 52, 11, 52, 1023),
+        _ => return false,
+    };
+    l.order != ByteOrder::Vax
+        && l.bit_offset == 0
+        && l.precision as usize == size * 8
+        && (l.sign_location, l.exponent_location, l.exponent_size) == (sign, exp_loc, exp_size)
+        && (l.mantissa_location, l.mantissa_size, l.exponent_bias) == (0, mant_size, bias)
+}
+
+/// For an {r, i} compound that h5py reads as complex: the size of one part.
+fn complex_parts(dt: &Datatype) -> Option<usize> {
+    match dt.numpy_dtype() {
+        Ok(NumpyDtype::Simple(s)) if s.as_bytes().get(1) == Some(&b'c') => {
+            let DatatypeClass::Compound { members } = &dt.class else { return None };
+            Some(members[0].datatype.size)
+        }
+        _ => None,
+    }
+}
+
+/// Bytes per element in the numpy array h5py returns (object dtypes excluded).
+pub fn numpy_itemsize(dt: &Datatype) -> Result<usize> {
+    if dt.has_vlen() || matches!(dt.class, DatatypeClass::Reference { .. }) {
+        return Err(Error::invalid_argument("object dtypes have no fixed numpy layout"));
+    }
+    usize::try_from(dt.numpy_dtype()?.itemsize())
+        .map_err(|_| Error::unsupported("numpy itemsize does not fit in memory"))
+}
+
+/// Convert `n` elements of `dt` from file layout (`src`, n x dt.size bytes) to numpy
+/// layout (`dst`, n x numpy itemsize bytes, zero-initialised by the caller).
+pub fn convert_elements(dt: &Datatype, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
+    let out_size = numpy_itemsize(dt)?;
+    let need_src = n.checked_mul(dt.size);
+    let need_dst = n.checked_mul(out_size);
+    if need_src.map_or(true, |s| s > src.len()) || need_dst.map_or(true, |d| d > dst.len()) {
+        return Err(Error::invalid_argument(format!(
+            "{} elements need {}x{} source and {}x{} destination bytes; got {} and {}",
+            n,
+            n,
+            dt.size,
+            n,
+            out_size,
+            src.len(),
+            dst.len()
+        )));
+    }
+    for i in 0..n {
+        convert_one(dt, &src[i * dt.size..(i + 1) * dt.size], &mut dst[i * out_size..(i + 1) * out_size])?;
+    }
+    Ok(())
+}
+
+/// Convenience: `n` elements to a new numpy-layout buffer.
+pub fn to_numpy_bytes(dt: &Datatype, src: &[u8], n: usize) -> Result<Vec<u8>> {
+    let itemsize = numpy_itemsize(dt)?;
+    if is_identity(dt) && itemsize == dt.size {
+        let len = n.checked_mul(dt.size).filter(|&l| l <= src.len());
+        let len = len.ok_or_else(|| Error::invalid_argument("source holds fewer than n elements"))?;
+        return Ok(src[..len].to_vec());
+    }
+    let len = n
+        .checked_mul(itemsize)
+        .ok_or_else(|| Error::invalid_argument("element count overflows"))?;
+    let mut out = vec![0u8; len];
+    convert_elements(dt, src, &mut out, n)?;
+    Ok(out)
+}
+
+/// One element: `src` is dt.size bytes, `dst` its numpy itemsize.
+fn convert_one(dt: &Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    if is_identity(dt) && src.len() == dst.len() {
+        dst.copy_from_slice(src);
+        return Ok(());
+    }
+    match &dt.class {
+        DatatypeClass::FixedPoint { order, signed, bit_offset, precision } => {
+            extract_bits(src, dst, *order, *signed, *bit_offset, *precision)
+        }
+        DatatypeClass::Bitfield { order, bit_offset, precision } => {
+            extract_bits(src, dst, *order, false, *bit_offset, *precision)
+        }
+        DatatypeClass::String { padding, .. } => {
+            normalize_string(src, dst, *padding);
+            Ok(())
+        }
+        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => {
+            dst[0] = bool_byte(base.decode_integer(src));
+            Ok(())
+        }
+        DatatypeClass::Enum { base, .. } => convert_one(base, src, dst),
+        DatatypeClass::Compound { members } => convert_compound(dt, members, src, dst),
+        DatatypeClass::Array { base, .. } => convert_array(base, src, dst),
+        DatatypeClass::Complex { base } => convert_array(base, src, dst),
+        _ => Err(Error::unsupported(format!("reading {:?} elements", ClassName(dt)))),
+    }
+}
+
+/// libhdf5 converts enum to enum by member name; values outside the enum become all ones.
+fn bool_byte(value: i128) -> u8 {
+    match value {
+        0 => 0,
+        1 => 1,
+        _ => 0xff,
+    }
+}
+
+/// Like libhdf5's string conversion to a null-padded type: copy up to the first NUL
+/// (null-terminated / null-padded source) or without trailing spaces (space-padded),
+/// then fill with NULs.
+fn normalize_string(src: &[u8], dst: &mut [u8], padding: StringPadding) {
+    let len = match padding {
+        StringPadding::SpacePad => src.len() - src.iter().rev().take_while(|&&b| b == b' ').count(),
+        _ => src.iter().position(|&b| b == 0).unwrap_or(src.len()),
+    };
+    dst[..len].copy_from_slice(&src[..len]);
+    dst[len..].fill(0);
+}
+
+/// An integer stored in `precision` bits at `bit_offset`: shifted down, masked and
+/// sign-extended to the full width, in the same byte order.
+fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_offset: u16, precision: u16) -> Result<()> {
+    let bits = src.len() * 8;
+    if src.len() > 8 || bit_offset as usize + precision as usize > bits || precision == 0 {
+        return Err(Error::unsupported(format!(
+            "{}-bit integer at bit {} in {} bytes",
+            precision,
+            bit_offset,
+            src.len()
+        )));
+    }
+    let raw = super::datatype::decode_int(src, order, false) as u64;
+    let mut v = (raw >> bit_offset) & (u64::MAX >> (64 - precision as u32));
+    if signed && precision < 64 && (v >> (precision - 1)) & 1 == 1 {
+        v |= u64::MAX << precision;
+    }
+    let bytes = v.to_le_bytes();
+    for (i, out) in dst.iter_mut().enumerate() {
+        *out = match order {
+            ByteOrder::Big => bytes[src.len() - 1 - i],
+            _ => bytes[i],
+        };
+    }
+    Ok(())
+}
+
+fn convert_compound(
+    dt: &Datatype,
+    members: &[super::datatype::CompoundMember],
+    src: &[u8],
+    dst: &mut [u8],
+) -> Result<()> {
+    if let Some(part) = complex_parts(dt) {
+        // numpy complex: real part then imaginary part, packed.
+        for (k, m) in members.iter().enumerate() {
+            let from = &src[m.offset as usize..m.offset as usize + part];
+            convert_one(&m.datatype, from, &mut dst[k * part..(k + 1) * part])?;
+        }
+        return Ok(());
+    }
+    // Structured: same offsets and itemsize as HDF5, fields converted in place.
+    for m in members {
+        let start = m.offset as usize;
+        let out = numpy_itemsize(&m.datatype)?;
+        let to = dst
+            .get_mut(start..start + out)
+            .ok_or_else(|| Error::unsupported(format!("field '{}' grows past the numpy record", m.name)))?;
+        convert_one(&m.datatype, &src[start..start + m.datatype.size], to)?;
+    }
+    Ok(())
+}
+
+fn convert_array(base: &Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let out = numpy_itemsize(base)?;
+    if base.size == 0 || out == 0 {
+        return Ok(());
+    }
+    for (s, d) in src.chunks_exact(base.size).zip(dst.chunks_exact_mut(out)) {
+        convert_one(base, s, d)?;
+    }
+    Ok(())
+}
+
+/// Debug name of a type's class, for messages.
+struct ClassName<'a>(&'a Datatype);
+
+impl std::fmt::Debug for ClassName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = match self.0.class {
+            DatatypeClass::Time { .. } => "time",
+            DatatypeClass::Reference { .. } => "reference",
+            DatatypeClass::VarLen { .. } => "variable-length",
+            DatatypeClass::FloatingPoint(_) => "non-IEEE floating-point",
+            _ => "these",
+        };
+        f.write_str(name)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Variable-length data
+// ---------------------------------------------------------------------------
+
+/// One element of a type with variable-length parts, as byte buffers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VlenValue {
+    /// A part without vlen data, in numpy layout (its numpy itemsize); object and
+    /// region references are their raw stored bytes.
+    Fixed(Vec<u8>),
+    /// A vlen string's bytes up to the first NUL (h5py builds them from a C string);
+    /// the bindings decode UTF-8 where the dtype says `vlen=str`.
+    String(Vec<u8>),
+    /// A vlen sequence of `count` elements without vlen parts, in numpy layout:
+    /// the bindings make a 1-d numpy array of the base dtype from it.
+    Sequence { count: usize, bytes: Vec<u8> },
+    /// A vlen sequence whose elements have vlen parts: one value per element.
+    NestedSequence(Vec<VlenValue>),
+    /// A compound with vlen fields: one value per member, in HDF5 member order.
+    Compound(Vec<VlenValue>),
+    /// An array type with vlen parts: one value per array element, C order.
+    Array(Vec<VlenValue>),
+}
+
+/// Resolve `n` stored elements of `dtype` (raw file layout in `raw`) that contain
+/// vlen parts, reading their heap objects through `heap`.
+pub fn resolve_vlen_elements(
+    ctx: &FormatContext,
+    heap: &GlobalHeapCache,
+    dtype: &Datatype,
+    raw: &[u8],
+    n: usize,
+) -> Result<Vec<VlenValue>> {
+    let need = n.checked_mul(dtype.size).filter(|&b| b <= raw.len());
+    if need.is_none() {
+        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dtype.size, raw.len())));
+    }
+    let mut resolver = Resolver { ctx, heap, depth: 0 };
+    (0..n).map(|i| resolver.element(dtype, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
+}
+
+/// Heap objects can hold vlen references themselves (vlen of vlen); bound the chain.
+const MAX_VLEN_DEPTH: usize = 32;
+
+struct Resolver<'a> {
+    ctx: &'a FormatContext,
+    heap: &'a GlobalHeapCache,
+    depth: usize,
+}
+
+impl Resolver<'_> {
+    fn element(&mut self, dt: &Datatype, raw: &[u8]) -> Result<VlenValue> {
+        match &dt.class {
+            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => {
+                let mut bytes = self.heap_bytes(raw)?;
+                bytes.truncate(bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()));
+                Ok(VlenValue::String(bytes))
+            }
+            DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => self.sequence(base, raw),
+            DatatypeClass::Compound { members } if dt.has_vlen() => {
+                let fields = members.iter().map(|m| {
+                    let start = m.offset as usize;
+                    self.element(&m.datatype, &raw[start..start + m.datatype.size])
+                });
+                Ok(VlenValue::Compound(fields.collect::<Result<_>>()?))
+            }
+            DatatypeClass::Array { base, .. } if dt.has_vlen() => {
+                let items = raw.chunks_exact(base.size.max(1)).map(|e| self.element(base, e));
+                Ok(VlenValue::Array(items.collect::<Result<_>>()?))
+            }
+            DatatypeClass::Reference { .. } => Ok(VlenValue::Fixed(raw.to_vec())),
+            _ => Ok(VlenValue::Fixed(to_numpy_bytes(dt, raw, 1)?)),
+        }
+    }
+
+    fn heap_bytes(&self, raw: &[u8]) -> Result<Vec<u8>> {
+        let vref = VlenRef::parse(self.ctx, raw)?;
+        match vref.collection {
+            Some(addr) if vref.length > 0 => self.heap.get(self.ctx, addr, vref.index),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn sequence(&mut self, base: &Datatype, raw: &[u8]) -> Result<VlenValue> {
+        let vref = VlenRef::parse(self.ctx, raw)?;
+        let count = if vref.is_empty() { 0 } else { vref.length as usize };
+        let bytes = self.heap_bytes(raw)?;
+        let need = count.checked_mul(base.size).filter(|&b| b <= bytes.len()).ok_or_else(|| {
+            Error::format(format!(
+                "vlen sequence of {} {}-byte elements, but its heap object holds {} bytes",
+                count,
+                base.size,
+                bytes.len()
+            ))
+        })?;
+        if !base.has_vlen() && !matches!(base.class, DatatypeClass::Reference { .. }) {
+            return Ok(VlenValue::Sequence { count, bytes: to_numpy_bytes(base, &bytes[..need], count)? });
+        }
+        if self.depth >= MAX_VLEN_DEPTH {
+            return Err(Error::format(format!("vlen data nested deeper than {} levels", MAX_VLEN_DEPTH)));
+        }
+        self.depth += 1;
+        let items: Result<Vec<VlenValue>> =
+            (0..count).map(|i| self.element(base, &bytes[i * base.size..(i + 1) * base.size])).collect();
+        self.depth -= 1;
+        Ok(VlenValue::NestedSequence(items?))
+    }
+}
