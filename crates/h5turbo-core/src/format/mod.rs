@@ -3,7 +3,6 @@
 //! Pure functions over a [`FormatContext`]; every offset and length is checked
 //! against the file before use; nothing here panics on bad input.
 
-<<<<<<< HEAD
 pub mod attribute;
 pub mod attribute_info;
 pub mod btree_v2;
@@ -22,5 +21,6 @@ pub mod reader;
 pub mod shared;
 pub mod superblock;
 pub mod values;
+
 pub use context::FormatContext;
 pub use reader::{ByteReader, Sizes};
