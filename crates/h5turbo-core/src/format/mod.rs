@@ -5,8 +5,10 @@
 
 pub mod attribute;
 pub mod attribute_info;
+pub mod btree_v1;
 pub mod btree_v2;
 pub mod checksum;
+pub mod chunk_index;
 pub mod context;
 pub mod dataspace;
 pub mod datatype;
@@ -14,12 +16,15 @@ pub mod fill_value;
 pub mod filter_pipeline;
 pub mod fractal_heap;
 pub mod global_heap;
+pub mod layout;
 pub mod links;
+pub mod local_heap;
 pub mod numpy_dtype;
 pub mod object_header;
 pub mod reader;
 pub mod shared;
 pub mod superblock;
+pub mod symbol_table;
 pub mod values;
 
 pub use context::FormatContext;

@@ -1,0 +1,141 @@
+//! Version-2 B-tree chunk index (layout v4+, several unlimited dimensions): records
+//! of type 10 (unfiltered: address, scaled offsets) and 11 (filtered: address,
+//! stored size, filter mask, scaled offsets), per H5Dbtree2.c. Scaled offsets are
+//! 8 bytes per dataset dimension.
+//!
+//! The tree walk itself belongs to `format::btree_v2`; this module only decodes
+//! records, through [`ChunkRecordSource`] so that it does not depend on how the
+//! tree is traversed.
+
+use super::super::context::FormatContext;
+use super::super::reader::Sizes;
+use super::fixed_array::element_layout;
+use super::{read_element, ChunkIndex, ChunkLocation, ChunkSink, IndexShape};
+use crate::error::{Error, Result};
+
+pub const RECORD_TYPE_UNFILTERED: u8 = 10;
+pub const RECORD_TYPE_FILTERED: u8 = 11;
+
+/// Raw records of a v2 B-tree in key order (what `format::btree_v2::BTreeV2` offers).
+pub trait ChunkRecordSource {
+    fn record_type(&self) -> u8;
+    fn record_size(&self) -> usize;
+    fn for_each_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+}
+
+/// Wiring point for the v2 B-tree reader (format/btree_v2.rs, written separately):
+/// once it is merged this becomes `Ok(Box::new(BTreeV2::open(ctx, address)?))`
+/// with `impl ChunkRecordSource for BTreeV2` forwarding its three methods.
+fn open_tree(_ctx: &FormatContext, address: u64) -> Result<Box<dyn ChunkRecordSource>> {
+    Err(Error::unsupported("v2 B-tree chunk index: the v2 B-tree reader is not wired in yet").at(address))
+}
+
+pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sink: &mut ChunkSink) -> Result<()> {
+    let tree = open_tree(ctx, address)?;
+    collect_records(ctx, shape, tree.as_ref(), sink)
+}
+
+fn collect_records(
+    ctx: &FormatContext,
+    shape: &IndexShape,
+    tree: &dyn ChunkRecordSource,
+    sink: &mut ChunkSink,
+) -> Result<()> {
+    let decoder = RecordDecoder::new(ctx.sizes(), tree.record_type(), tree.record_size(), shape)?;
+    tree.for_each_record(ctx, &mut |record| {
+        let (coords, location) = decoder.decode(record)?;
+        sink.add(&coords, location)
+    })
+}
+
+/// Build a chunk index from the records of an opened v2 B-tree.
+pub fn chunk_index_from_records(
+    ctx: &FormatContext,
+    layout: &super::super::layout::ChunkedLayout,
+    dims: &[u64],
+    max_dims: &[u64],
+    filtered: bool,
+    tree: &dyn ChunkRecordSource,
+) -> Result<ChunkIndex> {
+    let rank = layout.chunk_dims.len();
+    if dims.len() != rank || max_dims.len() != rank {
+        return Err(Error::format("chunk rank does not match the dataspace rank"));
+    }
+    let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
+    let mut sink = ChunkSink::new(ctx, shape.grid.clone());
+    collect_records(ctx, &shape, tree, &mut sink)?;
+    sink.finish()
+}
+
+/// Decode one type-10/11 record of a dataset of rank `rank` (`chunk_bytes`: size of
+/// an unfiltered chunk). `None` location: the record names no allocated chunk.
+pub fn decode_chunk_record(
+    record: &[u8],
+    record_type: u8,
+    sizes: Sizes,
+    rank: usize,
+    chunk_bytes: u64,
+) -> Result<(Vec<u64>, Option<ChunkLocation>)> {
+    let size_bytes = record_size_bytes(record_type, record.len(), sizes, rank)?;
+    let mut r = super::super::reader::ByteReader::new(record, 0, sizes);
+    let location = read_element(&mut r, size_bytes, chunk_bytes)?;
+    let coords = (0..rank).map(|_| r.u64()).collect::<Result<Vec<u64>>>()?;
+    Ok((coords, location))
+}
+
+fn record_size_bytes(record_type: u8, record_size: usize, sizes: Sizes, rank: usize) -> Result<usize> {
+    let client = match record_type {
+        RECORD_TYPE_UNFILTERED => 0,
+        RECORD_TYPE_FILTERED => 1,
+        t => return Err(Error::format(format!("v2 B-tree record type {} is not a chunk record (10 or 11)", t))),
+    };
+    let filtered = record_type == RECORD_TYPE_FILTERED;
+    element_layout(client, filtered, record_size, sizes.offset as usize, 8 * rank)
+}
+
+struct RecordDecoder {
+    sizes: Sizes,
+    record_type: u8,
+    rank: usize,
+    chunk_bytes: u64,
+}
+
+impl RecordDecoder {
+    fn new(sizes: Sizes, record_type: u8, record_size: usize, shape: &IndexShape) -> Result<Self> {
+        let size_bytes = record_size_bytes(record_type, record_size, sizes, shape.rank())?;
+        if (size_bytes > 0) != shape.filtered {
+            return Err(Error::format(format!(
+                "v2 B-tree chunk records of type {} do not match the dataset's filter pipeline",
+                record_type
+            )));
+        }
+        Ok(RecordDecoder { sizes, record_type, rank: shape.rank(), chunk_bytes: shape.chunk_bytes })
+    }
+
+    fn decode(&self, record: &[u8]) -> Result<(Vec<u64>, ChunkLocation)> {
+        let (coords, location) = decode_chunk_record(record, self.record_type, self.sizes, self.rank, self.chunk_bytes)?;
+        let location = location.ok_or_else(|| Error::format("v2 B-tree chunk record has an undefined address"))?;
+        Ok((coords, location))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filtered_record_round_trip() {
+        let mut rec = 4096u64.to_le_bytes().to_vec();
+        rec.extend_from_slice(&[0x34, 0x12]); // 2-byte size
+        rec.extend_from_slice(&5u32.to_le_bytes());
+        rec.extend_from_slice(&3u64.to_le_bytes());
+        rec.extend_from_slice(&7u64.to_le_bytes());
+        let (coords, loc) = decode_chunk_record(&rec, RECORD_TYPE_FILTERED, Sizes::DEFAULT, 2, 48).unwrap();
+        assert_eq!(coords, vec![3, 7]);
+        assert_eq!(loc, Some(ChunkLocation { address: 4096, size: 0x1234, filter_mask: 5 }));
+        // Type 10 of the same length does not fit an address plus two offsets.
+        assert!(decode_chunk_record(&rec, RECORD_TYPE_UNFILTERED, Sizes::DEFAULT, 2, 48).is_err());
+        assert!(decode_chunk_record(&rec, 3, Sizes::DEFAULT, 2, 48).is_err());
+        assert!(decode_chunk_record(&rec[..20], RECORD_TYPE_FILTERED, Sizes::DEFAULT, 2, 48).is_err());
+    }
+}

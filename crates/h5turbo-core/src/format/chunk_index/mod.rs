@@ -1,0 +1,330 @@
+//! The chunk index of a chunked dataset: where each chunk's bytes are stored.
+//!
+//! [`read_chunk_index`] reads the whole index once (one read per node or block, no
+//! per-chunk I/O) into an immutable [`ChunkIndex`] that many threads can query.
+//! Chunks are addressed by *scaled* coordinates (chunk units); chunks outside the
+//! current dataset extent are dropped, unallocated chunks are absent (fill value).
+
+mod btree1;
+mod btree2;
+mod extensible_array;
+mod fixed_array;
+mod grid;
+mod implicit;
+mod single;
+
+pub use btree2::{
+    chunk_index_from_records, decode_chunk_record, ChunkRecordSource, RECORD_TYPE_FILTERED, RECORD_TYPE_UNFILTERED,
+};
+
+use super::context::FormatContext;
+use super::layout::{ChunkIndexKind, ChunkedLayout};
+use crate::error::{Error, Result};
+use grid::Grid;
+
+/// Where one chunk is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChunkLocation {
+    /// File address (relative to the HDF5 base address, like every other address).
+    pub address: u64,
+    /// Bytes stored in the file (after filtering).
+    pub size: u64,
+    /// Bit i set: filter i of the pipeline was skipped for this chunk.
+    pub filter_mask: u32,
+}
+
+/// Marks an empty cell of the dense store (no real chunk can start at u64::MAX).
+const EMPTY: ChunkLocation = ChunkLocation { address: u64::MAX, size: 0, filter_mask: 0 };
+
+/// Largest current grid stored densely (cells x 24 bytes: 96 MiB at most).
+const DENSE_MAX_CELLS: u64 = 4 << 20;
+
+/// The chunks of one dataset. Immutable after construction, hence Send + Sync.
+#[derive(Debug, Clone)]
+pub struct ChunkIndex {
+    grid: Grid,
+    store: Store,
+    len: usize,
+    stored_bytes: u64,
+}
+
+#[derive(Debug, Clone)]
+enum Store {
+    /// One cell per chunk of the current grid, in row-major order.
+    Dense(Vec<ChunkLocation>),
+    /// Allocated chunks only, sorted by coordinates (row-major grid order).
+    Sparse { coords: Vec<u64>, locations: Vec<ChunkLocation> },
+    /// Implicit index: every chunk of the max-dims grid lies at a computed address.
+    Implicit { address: u64, chunk_bytes: u64, max_grid: Grid },
+}
+
+impl ChunkIndex {
+    /// Location of the chunk at `chunk_coords` (chunk units); `None` if it was never
+    /// written, or the coordinates lie outside the current extent.
+    pub fn get(&self, chunk_coords: &[u64]) -> Option<ChunkLocation> {
+        if !self.grid.contains(chunk_coords) {
+            return None;
+        }
+        match &self.store {
+            Store::Dense(cells) => {
+                let linear = self.grid.linear(chunk_coords)?;
+                cells.get(usize::try_from(linear).ok()?).copied().filter(|c| *c != EMPTY)
+            }
+            Store::Sparse { coords, locations } => {
+                let rank = self.grid.rank();
+                let i = binary_search_coords(coords, rank, chunk_coords)?;
+                locations.get(i).copied()
+            }
+            Store::Implicit { address, chunk_bytes, max_grid } => {
+                let offset = max_grid.linear(chunk_coords)?.checked_mul(*chunk_bytes)?;
+                Some(ChunkLocation { address: address.checked_add(offset)?, size: *chunk_bytes, filter_mask: 0 })
+            }
+        }
+    }
+
+    /// Number of allocated chunks inside the current extent.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Chunks per dimension of the current extent.
+    pub fn grid_dims(&self) -> &[u64] {
+        self.grid.dims()
+    }
+
+    /// Total bytes of all allocated chunks as stored.
+    pub fn stored_bytes(&self) -> u64 {
+        self.stored_bytes
+    }
+
+    /// Allocated chunks with their scaled coordinates, in row-major grid order.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_> {
+        match &self.store {
+            Store::Dense(cells) => Box::new(
+                cells
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| **c != EMPTY)
+                    .filter_map(move |(i, c)| Some((self.grid.coords(i as u64)?, *c))),
+            ),
+            Store::Sparse { coords, locations } => {
+                let rank = self.grid.rank();
+                Box::new(coords.chunks_exact(rank).map(<[u64]>::to_vec).zip(locations.iter().copied()))
+            }
+            Store::Implicit { .. } => Box::new(
+                (0..self.grid.cells().unwrap_or(0))
+                    .filter_map(move |i| self.grid.coords(i))
+                    .filter_map(move |c| self.get(&c).map(|l| (c, l))),
+            ),
+        }
+    }
+}
+
+fn binary_search_coords(coords: &[u64], rank: usize, key: &[u64]) -> Option<usize> {
+    let n = coords.len() / rank;
+    let (mut lo, mut hi) = (0usize, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match coords[mid * rank..(mid + 1) * rank].cmp(key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
+/// Read the chunk index of a chunked dataset.
+///
+/// `dims`: current dataset dims; `max_dims`: maximum dims (`u64::MAX` = unlimited);
+/// `filtered`: the dataset has a filter pipeline (index entries then carry sizes and masks).
+pub fn read_chunk_index(
+    ctx: &FormatContext,
+    layout: &ChunkedLayout,
+    dims: &[u64],
+    max_dims: &[u64],
+    filtered: bool,
+) -> Result<ChunkIndex> {
+    let rank = layout.chunk_dims.len();
+    if dims.len() != rank || max_dims.len() != rank {
+        return Err(Error::format(format!(
+            "chunk rank {} does not match dataspace rank {} (max dims rank {})",
+            rank,
+            dims.len(),
+            max_dims.len()
+        )));
+    }
+    let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
+    let mut sink = ChunkSink::new(ctx, shape.grid.clone());
+    let at = layout.index.address();
+    let result = match (&layout.index, at) {
+        (_, None) => Ok(()),
+        (ChunkIndexKind::Implicit { .. }, Some(address)) => return implicit::index(ctx, &shape, address),
+        (ChunkIndexKind::BTreeV1 { .. }, Some(address)) => btree1::collect(ctx, &shape, address, &mut sink),
+        (ChunkIndexKind::SingleChunk { filtered_size, filter_mask, .. }, Some(address)) => {
+            single::collect(&shape, address, *filtered_size, *filter_mask, &mut sink)
+        }
+        (ChunkIndexKind::FixedArray { .. }, Some(address)) => fixed_array::collect(ctx, &shape, address, &mut sink),
+        (ChunkIndexKind::ExtensibleArray { .. }, Some(address)) => {
+            extensible_array::collect(ctx, &shape, address, &mut sink)
+        }
+        (ChunkIndexKind::BTreeV2 { .. }, Some(address)) => btree2::collect(ctx, &shape, address, &mut sink),
+    };
+    result.map_err(|e| match at {
+        Some(a) => e.at(a),
+        None => e,
+    })?;
+    sink.finish()
+}
+
+/// What every index reader needs to know about the dataset.
+pub(crate) struct IndexShape {
+    pub chunk_dims: Vec<u64>,
+    /// Chunks per dimension of the current extent.
+    pub grid: Grid,
+    pub max_dims: Vec<u64>,
+    /// Bytes of an unfiltered chunk.
+    pub chunk_bytes: u64,
+    pub filtered: bool,
+}
+
+impl IndexShape {
+    fn new(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64], filtered: bool) -> Result<Self> {
+        Ok(IndexShape {
+            chunk_dims: layout.chunk_dims.clone(),
+            grid: Grid::covering(dims, &layout.chunk_dims),
+            max_dims: max_dims.to_vec(),
+            chunk_bytes: layout.chunk_bytes()?,
+            filtered,
+        })
+    }
+
+    pub fn rank(&self) -> usize {
+        self.chunk_dims.len()
+    }
+
+    /// Chunks per dimension of the maximum extent; error if a dimension is unlimited.
+    pub fn max_grid(&self, what: &str) -> Result<Grid> {
+        if self.max_dims.contains(&u64::MAX) {
+            return Err(Error::format(format!("{} index on a dataset with unlimited dimensions", what)));
+        }
+        Ok(Grid::covering(&self.max_dims, &self.chunk_dims))
+    }
+}
+
+/// Collects chunk locations from an index reader, drops the ones outside the
+/// current extent and builds the final store.
+pub(crate) struct ChunkSink<'a> {
+    ctx: &'a FormatContext,
+    grid: Grid,
+    coords: Vec<u64>,
+    locations: Vec<ChunkLocation>,
+}
+
+impl<'a> ChunkSink<'a> {
+    fn new(ctx: &'a FormatContext, grid: Grid) -> Self {
+        ChunkSink { ctx, grid, coords: Vec::new(), locations: Vec::new() }
+    }
+
+    /// Record the chunk at scaled `coords`; the caller has checked `coords.len()`.
+    pub fn add(&mut self, coords: &[u64], location: ChunkLocation) -> Result<()> {
+        if !self.grid.contains(coords) {
+            return Ok(()); // outside the current extent: not part of the dataset now
+        }
+        if location.size == 0 {
+            return Err(Error::format(format!("chunk {:?} has a stored size of 0", coords)).at(location.address));
+        }
+        if self.ctx.available_from(location.address) < location.size {
+            return Err(Error::format(format!(
+                "chunk {:?} of {} bytes at address {} extends past the end of the file",
+                coords, location.size, location.address
+            ))
+            .at(location.address));
+        }
+        self.coords.extend_from_slice(coords);
+        self.locations.push(location);
+        Ok(())
+    }
+
+    fn finish(self) -> Result<ChunkIndex> {
+        let rank = self.grid.rank();
+        let mut order: Vec<usize> = (0..self.locations.len()).collect();
+        let key = |i: usize| &self.coords[i * rank..(i + 1) * rank];
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        if let Some(w) = order.windows(2).find(|w| key(w[0]) == key(w[1])) {
+            return Err(Error::format(format!("chunk index lists chunk {:?} twice", key(w[0]))));
+        }
+        let len = order.len();
+        let stored_bytes = self.locations.iter().try_fold(0u64, |acc, l| acc.checked_add(l.size));
+        let stored_bytes = stored_bytes.ok_or_else(|| Error::format("total chunk bytes overflow 64 bits"))?;
+        let dense_cells = self.grid.cells().filter(|&n| n <= DENSE_MAX_CELLS && n <= 8 * len as u64 + 4096);
+        let store = match dense_cells {
+            Some(cells) => {
+                let mut dense = vec![EMPTY; cells as usize];
+                for &i in &order {
+                    // In range: add() accepted only coordinates inside the grid.
+                    if let Some(slot) = self.grid.linear(key(i)).and_then(|l| dense.get_mut(l as usize)) {
+                        *slot = self.locations[i];
+                    }
+                }
+                Store::Dense(dense)
+            }
+            None => {
+                let coords = order.iter().flat_map(|&i| key(i).iter().copied()).collect();
+                let locations = order.iter().map(|&i| self.locations[i]).collect();
+                Store::Sparse { coords, locations }
+            }
+        };
+        Ok(ChunkIndex { grid: self.grid, store, len, stored_bytes })
+    }
+}
+
+/// Address, size and filter mask of one index element (fixed/extensible array
+/// element, v2 B-tree record prefix). `size_bytes` is 0 for unfiltered elements.
+pub(crate) fn read_element(
+    r: &mut super::reader::ByteReader,
+    size_bytes: usize,
+    chunk_bytes: u64,
+) -> Result<Option<ChunkLocation>> {
+    let address = r.address_field()?;
+    let (size, filter_mask) = if size_bytes > 0 { (r.uint(size_bytes)?, r.u32()?) } else { (chunk_bytes, 0) };
+    Ok(address.map(|address| ChunkLocation { address, size, filter_mask }))
+}
+
+/// Bytes of the chunk-size field of a filtered element of `element_size` bytes
+/// (address + size + 4-byte mask). Taken from the structure itself: HDF5 1.10
+/// sizes it from the chunk byte count, layout version 5 (HDF5 2.0) may widen it.
+pub(crate) fn filtered_size_bytes(element_size: usize, offset_size: usize, extra: usize) -> Result<usize> {
+    element_size
+        .checked_sub(offset_size + 4 + extra)
+        .filter(|n| (1..=8).contains(n))
+        .ok_or_else(|| {
+            Error::format(format!(
+                "filtered chunk entry of {} bytes cannot hold an address, a size and a mask",
+                element_size
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_is_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<ChunkIndex>();
+    }
+
+    #[test]
+    fn binary_search_finds_rows() {
+        let coords = [0, 1, 0, 5, 2, 0, 3, 3];
+        assert_eq!(binary_search_coords(&coords, 2, &[2, 0]), Some(2));
+        assert_eq!(binary_search_coords(&coords, 2, &[3, 3]), Some(3));
+        assert_eq!(binary_search_coords(&coords, 2, &[1, 0]), None);
+    }
+}

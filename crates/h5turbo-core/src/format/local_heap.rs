@@ -1,0 +1,89 @@
+//! Local heaps ("HEAP"): the name store of an old-style group (link names and soft
+//! link values), read whole because a group's names are all needed together.
+
+use super::context::FormatContext;
+use crate::error::{Error, Result};
+
+pub struct LocalHeap {
+    data: Vec<u8>,
+    address: u64,
+}
+
+impl LocalHeap {
+    /// Read the heap header at `address` and its data segment.
+    pub fn read(ctx: &FormatContext, address: u64) -> Result<LocalHeap> {
+        let sizes = ctx.sizes();
+        let header_len = 8 + 2 * sizes.length as u64 + sizes.offset as u64;
+        let header = ctx.read(address, header_len, "local heap header")?;
+        let mut r = ctx.reader(&header, address);
+        r.signature(b"HEAP", "local heap")?;
+        let version = r.u8()?;
+        if version != 0 {
+            return Err(Error::format(format!("local heap version {} is not 0", version)).at(address));
+        }
+        r.skip(3)?;
+        let data_size = r.length()?;
+        let _free_list_head = r.length()?;
+        let data_address = r.required_address("local heap data segment")?;
+        // ctx.read checks the size against the file before allocating.
+        let data = ctx.read(data_address, data_size, "local heap data segment")?;
+        Ok(LocalHeap { data, address })
+    }
+
+    /// The NUL-terminated string at `offset` in the data segment.
+    pub fn string_at(&self, offset: u64) -> Result<String> {
+        let start = usize::try_from(offset).ok().filter(|&s| s < self.data.len()).ok_or_else(|| {
+            Error::format(format!(
+                "local heap offset {} is outside the {}-byte data segment",
+                offset,
+                self.data.len()
+            ))
+            .at(self.address)
+        })?;
+        let rest = &self.data[start..];
+        let end = rest
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or_else(|| Error::format("local heap string is not NUL-terminated").at(self.address))?;
+        String::from_utf8(rest[..end].to_vec())
+            .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.address))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Sizes;
+    use crate::io::MemSource;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    fn heap_file(data: &[u8]) -> Vec<u8> {
+        let mut b = b"HEAP\0\0\0\0".to_vec();
+        b.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        b.extend_from_slice(&u64::MAX.to_le_bytes());
+        b.extend_from_slice(&32u64.to_le_bytes());
+        b.extend_from_slice(data);
+        b
+    }
+
+    #[test]
+    fn strings_and_bounds() {
+        let bytes = heap_file(b"\0abc\0de");
+        let ctx = FormatContext::new(Arc::new(MemSource::new(bytes)), Path::new("m"), Sizes::DEFAULT, 0);
+        let heap = LocalHeap::read(&ctx, 0).unwrap();
+        assert_eq!(heap.string_at(0).unwrap(), "");
+        assert_eq!(heap.string_at(1).unwrap(), "abc");
+        assert!(heap.string_at(5).is_err(), "unterminated");
+        assert!(heap.string_at(70).is_err(), "out of range");
+        assert!(heap.string_at(u64::MAX).is_err());
+    }
+
+    #[test]
+    fn oversized_segment_is_an_error() {
+        let mut bytes = heap_file(b"abc\0");
+        bytes[8..16].copy_from_slice(&(1u64 << 60).to_le_bytes());
+        let ctx = FormatContext::new(Arc::new(MemSource::new(bytes)), Path::new("m"), Sizes::DEFAULT, 0);
+        assert!(LocalHeap::read(&ctx, 0).is_err());
+    }
+}
