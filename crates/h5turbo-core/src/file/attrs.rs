@@ -3,11 +3,12 @@
 use super::Object;
 use crate::error::{Error, Result, ResultExt};
 use crate::format::attribute::{Attribute, AttributeDatatype};
-use crate::format::attribute_info::{dense_attribute_messages, AttributeInfo};
+use crate::format::attribute_info::{dense_attribute_messages, dense_attribute_messages_by_creation_order, AttributeInfo};
 use super::File;
 use crate::format::dataspace::{Dataspace, DataspaceKind};
 use crate::format::values::{self, VlenValue};
-use crate::format::datatype::{Datatype, SharedMessage};
+use crate::format::datatype::Datatype;
+use crate::format::shared::SharedMessage;
 use crate::format::object_header::{msg, ObjectHeader};
 use crate::format::FormatContext;
 
@@ -72,10 +73,12 @@ impl Object {
             Error::not_found(format!("no attribute '{}' on '{}'", name, self.name)).in_file(self.file.path())
         })?;
         let ctx = self.file.ctx();
-        let datatype = match attr.datatype {
-            AttributeDatatype::Inline(dt) => dt,
+        let mut attr = attr;
+        let datatype = match attr.datatype.clone() {
+            AttributeDatatype::Inline(dt) => Ok(dt),
             AttributeDatatype::Shared(shared) => committed_datatype(ctx, &shared),
         }
+        .and_then(|dt| attr.trim_data(&dt).map(|_| dt))
         .in_object(&format!("{} (attribute '{}')", self.name, name))
         .in_file(self.file.path())?;
         Ok(AttributeValue { name: attr.name, datatype, dataspace: attr.dataspace, raw: attr.data })
@@ -92,15 +95,21 @@ impl Object {
         for m in self.header.all(msg::ATTRIBUTE) {
             attrs.push(Attribute::parse(&m.data, m.address, ctx.sizes())?);
         }
+        let by_creation = self.header.tracks_attribute_order();
         if let Some(m) = self.header.find(msg::ATTRIBUTE_INFO) {
             let info = AttributeInfo::parse(&m.data, m.address, ctx.sizes())?;
-            for (data, address) in dense_attribute_messages(ctx, &info)? {
+            let dense = if by_creation && info.creation_order_index_address.is_some() {
+                dense_attribute_messages_by_creation_order(ctx, &info)?
+            } else {
+                dense_attribute_messages(ctx, &info)?
+            };
+            for (data, address) in dense {
                 attrs.push(Attribute::parse(&data, address, ctx.sizes())?);
             }
         }
-        // Compact attributes sit in the header in creation order; dense ones come
-        // back by name. h5py lists by creation order only when it is tracked.
-        if !self.header.tracks_attribute_order() {
+        // Compact attributes sit in the header in creation order, dense ones come in
+        // the index order asked for. h5py lists by creation order only when tracked.
+        if !by_creation {
             attrs.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
         }
         Ok(attrs)
@@ -109,7 +118,7 @@ impl Object {
 
 /// The datatype stored in the committed datatype object a shared message points to.
 pub(crate) fn committed_datatype(ctx: &FormatContext, shared: &SharedMessage) -> Result<Datatype> {
-    let address = shared.object_address()?;
+    let address = shared.object_header_address()?;
     let header = ObjectHeader::read(ctx, address)?;
     let m = header
         .find(msg::DATATYPE)

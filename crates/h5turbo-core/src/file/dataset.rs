@@ -4,11 +4,12 @@
 use super::attrs::committed_datatype;
 use super::File;
 use crate::engine::{self, AxisSelection, ChunkStore, StoredChunk};
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, Result};
 use crate::filters;
 use crate::format::chunk_index::{read_chunk_index, ChunkIndex};
 use crate::format::dataspace::{Dataspace, DataspaceKind};
-use crate::format::datatype::{parse_shared_message, Datatype};
+use crate::format::datatype::Datatype;
+use crate::format::shared::parse_shared_message;
 use crate::format::fill_value::FillValue;
 use crate::format::filter_pipeline::FilterPipeline;
 use crate::format::layout::{ChunkedLayout, Layout};
@@ -173,7 +174,8 @@ impl Dataset {
             Layout::Compact { data } => {
                 let source = self.compact.as_ref().ok_or_else(|| Error::format("compact data missing"))?;
                 let store = WholeArray { address: 0, size: data.len() as u64 };
-                let src = self.array_source(source, &dims, &dims, &store, &FilterPipeline::default());
+                let unfiltered = FilterPipeline::default();
+                let src = self.array_source(source, &dims, &dims, &store, &unfiltered);
                 engine::read_selection(&src, &sel, out, threads)
             }
             Layout::Virtual => Err(Error::unsupported("virtual datasets (VDS) are not supported")),
@@ -240,7 +242,8 @@ impl Dataset {
             None => None,
         };
         let store = ContiguousStore { address: store, dims: dims.to_vec(), chunk_dims: chunk_dims.clone(), element_size: elem };
-        let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &FilterPipeline::default());
+        let unfiltered = FilterPipeline::default();
+        let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &unfiltered);
         src.allow_short_chunks = true;
         engine::read_selection(&src, sel, out, threads)
     }

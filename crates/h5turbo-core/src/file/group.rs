@@ -32,7 +32,7 @@ impl Object {
         let mut by_creation = false;
         if let Some(m) = self.header.find(msg::LINK_INFO) {
             let info = LinkInfo::parse(&m.data, m.address, ctx.sizes())?;
-            by_creation = info.tracks_creation_order();
+            by_creation = info.creation_order_tracked;
             links.extend(dense_links(ctx, &info)?);
         }
         if by_creation && links.iter().all(|l| l.creation_order.is_some()) {
