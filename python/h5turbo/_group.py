@@ -85,7 +85,7 @@ class Group(HLObject):
     # ------------------------------------------------------------------ mapping protocol
 
     def __iter__(self):
-        return iter(self.keys())
+        return iter(self._link_names())
 
     def __len__(self) -> int:
         return len(self._obj.links())

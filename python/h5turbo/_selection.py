@@ -218,7 +218,7 @@ def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
     idx = np.where(idx < 0, idx + n, idx)
     unique, inverse = np.unique(idx, return_inverse=True)
     inverse = inverse.reshape(arr.shape)
-    identity = arr.ndim == 1 and len(unique) == len(idx)  # already sorted and unique
+    identity = arr.ndim == 1 and np.array_equal(unique, idx)  # already sorted and unique
     return _Item(
         "array", inverse, [_axis_selection(unique)], [len(unique)],
         adv_shape=arr.shape, identity=identity,
@@ -226,8 +226,10 @@ def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
 
 
 def _resolve_mask(mask: np.ndarray, first_axis: int, dims: tuple[int, ...]) -> _Item:
-    if mask.shape != dims:
-        axis = next(k for k, (m, n) in enumerate(zip(mask.shape, dims)) if m != n)
+    # numpy lets an axis of length 0 in the mask stand for any axis length
+    mismatched = [k for k, (m, n) in enumerate(zip(mask.shape, dims)) if m not in (n, 0)]
+    if mismatched:
+        axis = mismatched[0]
         raise IndexError(
             f"boolean index did not match indexed array along axis {first_axis + axis}; "
             f"size of axis is {dims[axis]} but size of corresponding boolean axis "
