@@ -1,0 +1,30 @@
+"""h5turbo: a lock-free, pure-Rust HDF5 reader with a parallel chunk engine.
+
+The API follows h5py's read side::
+
+    import h5turbo
+    with h5turbo.File("data.h5") as f:
+        x = f["matrix"][1000:2000, ::2]          # numpy-style selection, read in parallel
+        f["matrix"].read(out=buffer, threads=8)  # fill a caller's array directly
+"""
+
+from importlib.metadata import PackageNotFoundError, version as _dist_version
+
+from ._native import ClosedError, Error, FormatError, UnsupportedError, default_threads
+from ._dataset import Dataset
+from ._attrs import AttributeManager
+from ._file import File
+from ._group import Datatype, Group
+from ._types import Empty, ExternalLink, HardLink, SoftLink
+
+try:
+    __version__ = _dist_version("h5turbo")
+except PackageNotFoundError:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
+
+__all__ = [
+    "File", "Group", "Dataset", "Datatype", "AttributeManager",
+    "Empty", "HardLink", "SoftLink", "ExternalLink",
+    "Error", "FormatError", "UnsupportedError", "ClosedError",
+    "default_threads", "__version__",
+]

@@ -1,0 +1,329 @@
+"""Dataset: h5py-like metadata and numpy-style reads through the native chunk engine."""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from functools import cached_property
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from ._base import HLObject
+from ._selection import ReadPlan, plan_read, split_fields
+from ._types import Empty
+
+__all__ = ["Dataset"]
+
+# HDF5 filter ids (H5Zpublic.h, and the registered id of h5py's LZF)
+_GZIP, _SHUFFLE, _FLETCHER32, _SZIP, _SCALEOFFSET, _LZF = 1, 2, 3, 4, 6, 32000
+_COMPRESSION_NAMES = {_GZIP: "gzip", _LZF: "lzf", _SZIP: "szip"}
+# szip option-mask bits, as h5py decodes them
+_SZIP_EC_OPTION_MASK, _SZIP_NN_OPTION_MASK = 4, 32
+
+
+def threads_arg(threads: Optional[int]) -> int:
+    """The native `threads` argument: 0 asks for the default (H5TURBO_THREADS or all cores)."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be None or a positive integer, not {threads!r}")
+    return int(threads)
+
+
+class Dataset(HLObject):
+    """An HDF5 dataset opened read-only."""
+
+    def __repr__(self):
+        if not self:
+            return "<Closed HDF5 dataset>"
+        name = posixpath.basename(posixpath.normpath(self.name))
+        return f'<HDF5 dataset "{name}": shape {self.shape}, type "{self.dtype.str}">'
+
+    # ------------------------------------------------------------------ metadata
+
+    @cached_property
+    def shape(self) -> Optional[tuple[int, ...]]:
+        return self._obj.shape
+
+    @cached_property
+    def dtype(self) -> np.dtype:
+        return self._obj.dtype
+
+    @property
+    def ndim(self) -> int:
+        return 0 if self.shape is None else len(self.shape)
+
+    @property
+    def size(self) -> Optional[int]:
+        return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return (self.size or 0) * self.dtype.itemsize
+
+    @cached_property
+    def maxshape(self) -> Optional[tuple]:
+        return self._obj.maxshape
+
+    @cached_property
+    def chunks(self) -> Optional[tuple[int, ...]]:
+        return self._obj.chunks
+
+    @property
+    def layout(self) -> str:
+        return self._obj.layout
+
+    @cached_property
+    def _filters(self) -> dict[int, tuple]:
+        return {fid: tuple(data) for fid, _name, data in self._obj.filters}
+
+    @property
+    def filter_ids(self) -> tuple[int, ...]:
+        return tuple(fid for fid, _name, _data in self._obj.filters)
+
+    @property
+    def compression(self) -> Optional[str]:
+        return next((name for fid, name in _COMPRESSION_NAMES.items() if fid in self._filters),
+                    None)
+
+    @property
+    def compression_opts(self) -> Any:
+        """gzip: the level; szip: (mask name, pixels per block); otherwise None (as h5py)."""
+        if _GZIP in self._filters:
+            return self._filters[_GZIP][0]
+        if _SZIP in self._filters:
+            return _szip_opts(self._filters[_SZIP])
+        return None
+
+    @property
+    def shuffle(self) -> bool:
+        return _SHUFFLE in self._filters
+
+    @property
+    def fletcher32(self) -> bool:
+        return _FLETCHER32 in self._filters
+
+    @property
+    def scaleoffset(self) -> Optional[int]:
+        data = self._filters.get(_SCALEOFFSET)
+        return None if data is None else data[1]
+
+    @cached_property
+    def fillvalue(self) -> Any:
+        return self._obj.fillvalue
+
+    # ------------------------------------------------------------------ length, iteration
+
+    def __len__(self) -> int:
+        return self.len()
+
+    def len(self) -> int:
+        """The size of the first axis; TypeError for scalar and null datasets (as h5py)."""
+        if not self.shape:
+            raise TypeError("Attempt to take len() of scalar dataset")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        """Iterate over the first axis, reading one row at a time."""
+        if not self.shape:
+            raise TypeError("Can't iterate over a scalar dataset")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    # ------------------------------------------------------------------ reading
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.read(index)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError(
+                "Dataset.__array__ received copy=False but memory allocation "
+                "cannot be avoided on read"
+            )
+        arr = np.asarray(self.read(Ellipsis))
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def read(self, selection: Any = Ellipsis, out: Optional[np.ndarray] = None,
+             threads: Optional[int] = None) -> Any:
+        """Read ``self[selection]``; with ``out``, fill that array and return it.
+
+        ``out`` must be a writeable C-contiguous array of the dataset's dtype and of the
+        selection's shape. When the selection needs no reordering (no index arrays out
+        of order, no negative steps, no field names) the native reader writes straight
+        into ``out``; otherwise the data goes through a temporary block.
+        """
+        nthreads = threads_arg(threads)
+        if self.shape is None:
+            return self._read_null(selection, out)
+        index, fields = split_fields(selection)
+        plan = plan_read(index, self.shape)
+        if fields:
+            return _deliver(_select_fields(self._read_plan(plan, nthreads), fields), out)
+        if out is None:
+            return self._read_plan(plan, nthreads)
+        _check_out(out, plan.out_shape, self.dtype)
+        if plan.local is None:
+            self._fill(plan, out.reshape(plan.read_shape), nthreads)
+            return out
+        return _deliver(self._read_plan(plan, nthreads), out)
+
+    def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None,
+                    threads: Optional[int] = None) -> None:
+        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""
+        if self.shape is None:
+            raise TypeError("Empty datasets have no numpy representation")
+        if not isinstance(dest, np.ndarray) or not dest.flags.c_contiguous:
+            raise TypeError("read_direct needs a C-contiguous numpy array as destination")
+        source = Ellipsis if source_sel is None else source_sel
+        target = dest if dest_sel is None else dest[dest_sel]
+        if _is_view_of(target, dest) and target.flags.c_contiguous and target.dtype == self.dtype:
+            self.read(source, out=target, threads=threads)
+            return
+        data = self.read(source, threads=threads)
+        dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
+
+    def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
+        """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection."""
+        if not self.chunks:
+            raise TypeError("Chunked dataset required")
+        region = _chunk_region(sel, self.shape)
+        grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, self.chunks)]
+        for chunk in itertools.product(*grids):
+            yield tuple(
+                slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
+                for r, c, k in zip(region, self.chunks, chunk)
+            )
+
+    def astype(self, dtype) -> "AstypeView":
+        """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
+        return AstypeView(self, np.dtype(dtype))
+
+    # ------------------------------------------------------------------ internals
+
+    def _read_plan(self, plan: ReadPlan, nthreads: int) -> Any:
+        block = np.empty(plan.read_shape, dtype=self.dtype)
+        self._fill(plan, block, nthreads)
+        return plan.finish(block)
+
+    def _fill(self, plan: ReadPlan, block: np.ndarray, nthreads: int) -> None:
+        if not plan.is_empty:
+            self._obj.read(list(plan.axes), block, nthreads)
+
+    def _read_null(self, selection: Any, out: Optional[np.ndarray]) -> Empty:
+        if out is not None:
+            raise TypeError("Empty datasets have no numpy representation")
+        if selection is Ellipsis or (isinstance(selection, tuple) and selection == ()):
+            return Empty(self.dtype)
+        raise ValueError("Empty datasets cannot be sliced")
+
+
+class AstypeView:
+    """``ds.astype(dtype)``: reads convert to another dtype (h5py's AstypeWrapper)."""
+
+    def __init__(self, dataset: Dataset, dtype: np.dtype):
+        self._dataset = dataset
+        self.dtype = dtype
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if isinstance(data, Empty):
+            return Empty(self.dtype)
+        if isinstance(data, np.ndarray):
+            return data.astype(self.dtype)
+        return np.asarray(data).astype(self.dtype)[()]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("AstypeView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[...])
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _szip_opts(data: tuple) -> tuple:
+    mask, pixels = data[0], data[1]
+    if mask & _SZIP_EC_OPTION_MASK:
+        return ("ec", pixels)
+    if mask & _SZIP_NN_OPTION_MASK:
+        return ("nn", pixels)
+    raise TypeError("Unknown SZIP configuration")
+
+
+def _select_fields(data: Any, fields: list[str]) -> Any:
+    """Compound fields as h5py gives them: one name -> that field, several -> packed record."""
+    if len(fields) == 1:
+        picked = data[fields[0]]
+        return picked.copy() if isinstance(picked, np.ndarray) else picked
+    arr = np.asarray(data)
+    packed = np.empty(arr.shape, dtype=[(n, arr.dtype.fields[n][0]) for n in fields])
+    for name in fields:
+        packed[name] = arr[name]
+    return packed[()] if np.ndim(data) == 0 and not isinstance(data, np.ndarray) else packed
+
+
+def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+    if out.dtype != dtype:
+        raise TypeError(f"out has dtype {out.dtype}, the selection reads {dtype} "
+                        "(use ds.astype(...) to convert)")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}, the selection has shape {tuple(shape)}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError("out must be writeable")
+
+
+def _deliver(data: Any, out: Optional[np.ndarray]) -> Any:
+    if out is None:
+        return data
+    _check_out(out, np.shape(data), np.asarray(data).dtype)
+    out[...] = data
+    return out
+
+
+def _is_view_of(target: np.ndarray, base: np.ndarray) -> bool:
+    """True when writing into `target` writes into `base` (basic indexing gave a view)."""
+    return target is base or target.base is not None and np.shares_memory(target, base)
+
+
+def _broadcastable(data: Any, shape: tuple[int, ...]) -> Any:
+    try:
+        np.broadcast_shapes(np.shape(data), shape)
+    except ValueError:
+        raise TypeError(f"Can't broadcast {np.shape(data)} -> {shape}") from None
+    return data
+
+
+def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
+    """The iter_chunks selection as one step-1 range per axis (ints select one element)."""
+    if sel is None:
+        return [range(n) for n in shape]
+    entries = list(sel) if isinstance(sel, tuple) else [sel]
+    if len(entries) != len(shape):
+        raise ValueError("Invalid selection - selection region must have same rank as dataset")
+    return [_chunk_region_axis(entry, n) for entry, n in zip(entries, shape)]
+
+
+def _chunk_region_axis(entry: Any, n: int) -> range:
+    if isinstance(entry, slice):
+        start, stop, step = entry.indices(n)
+        if step != 1:
+            raise ValueError("iter_chunks selections must have step 1")
+    elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+        start = int(entry) + n if entry < 0 else int(entry)
+        stop = start + 1
+    else:
+        raise TypeError(f"{entry!r}: iter_chunks selections are slices or integers")
+    if not 0 <= start < stop <= n:
+        raise ValueError("Invalid selection - selection region must be within dataset space")
+    return range(start, stop)

@@ -1,0 +1,225 @@
+"""Groups (h5py-like mapping of link name -> object), committed datatypes, link lookup."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import ItemsView, KeysView, ValuesView
+from typing import Any, Callable, Optional
+
+from . import _native
+from ._base import HLObject
+from ._dataset import Dataset
+from ._types import ExternalLink, HardLink, SoftLink
+
+__all__ = ["Group", "Datatype", "wrap"]
+
+
+def wrap(native_obj, file) -> HLObject:
+    """The Python object for a native one, by kind."""
+    cls = {"group": Group, "dataset": Dataset, "datatype": Datatype}[native_obj.kind]
+    return cls(native_obj, file)
+
+
+def _components(path: str) -> list[str]:
+    return [c for c in path.split("/") if c not in ("", ".")]
+
+
+def _as_path(name: Any) -> str:
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"Accessing a group is done with bytes or str, not {type(name)}")
+
+
+class Group(HLObject):
+    """An HDF5 group: link names map to groups, datasets and committed datatypes."""
+
+    # ------------------------------------------------------------------ lookup
+
+    def __getitem__(self, name: Any) -> HLObject:
+        native_obj, file = self._resolve(_as_path(name))
+        return wrap(native_obj, file)
+
+    def get(self, name: Any, default: Any = None, getclass: bool = False,
+            getlink: bool = False) -> Any:
+        """The object (or with getlink its HardLink/SoftLink/ExternalLink, with getclass
+        its class) at ``name``; ``default`` when nothing is there, as h5py."""
+        if not (getclass or getlink):
+            try:
+                return self[name]
+            except KeyError:
+                return default
+        if name not in self:
+            return default
+        if not getlink:
+            return type(self[name])
+        link = self._link(_as_path(name))
+        return type(link) if getclass else link
+
+    def __contains__(self, name: Any) -> bool:
+        """True when ``name`` (a path) leads to an object; dangling links give False."""
+        try:
+            self._resolve(_as_path(name))
+        except KeyError:
+            return False
+        return True
+
+    def _resolve(self, path: str):
+        """(native object, File) at a path relative to this group, or absolute."""
+        native_obj = self._file._root_native() if path.startswith("/") else self._obj
+        file = self._file
+        for component in _components(path):
+            native_obj, file = _follow(native_obj, component, file)
+        return native_obj, file
+
+    def _link(self, path: str):
+        """The link (as HardLink/SoftLink/ExternalLink) that ``path`` ends with."""
+        head, tail = posixpath.split(path.rstrip("/"))
+        if not _components(tail):
+            return HardLink()
+        parent_obj, _file = self._resolve(head) if head else (self._obj, self._file)
+        kind, target = _find_link(parent_obj, tail)
+        return _link_value(kind, target)
+
+    # ------------------------------------------------------------------ mapping protocol
+
+    def __iter__(self):
+        return iter(self._link_names())
+
+    def __len__(self) -> int:
+        return len(self._obj.links())
+
+    def keys(self) -> "KeysViewHDF5":
+        return KeysViewHDF5(self)
+
+    def values(self) -> "ValuesViewHDF5":
+        return ValuesViewHDF5(self)
+
+    def items(self) -> "ItemsViewHDF5":
+        return ItemsViewHDF5(self)
+
+    def _link_names(self) -> list[str]:
+        return [name for name, _kind, _target in self._obj.links()]
+
+    # ------------------------------------------------------------------ visiting
+
+    def visit(self, func: Callable[[str], Any]) -> Any:
+        """Call ``func(name)`` on every object below this group, each once, in name
+        order (names relative to this group); stop at the first non-None result."""
+        return self.visititems(lambda name, _obj: func(name))
+
+    def visititems(self, func: Callable[[str, HLObject], Any]) -> Any:
+        """Like visit, with ``func(name, object)``. Only hard links are followed."""
+        return self._visit_subtree(("", self._obj), func, {self._obj.address})
+
+    def _visit_subtree(self, entry, func, seen: set) -> Any:
+        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
+        prefix, group_obj = entry
+        for name, native_child in _hard_children(group_obj):
+            if native_child.address in seen:
+                continue
+            seen.add(native_child.address)
+            path = prefix + name
+            result = func(path, wrap(native_child, self._file))
+            if result is not None:
+                return result
+            if native_child.kind == "group":
+                result = self._visit_subtree((path + "/", native_child), func, seen)
+                if result is not None:
+                    return result
+        return None
+
+    def __repr__(self):
+        if not self:
+            return "<Closed HDF5 group>"
+        return f'<HDF5 group "{self.name}" ({len(self)} members)>'
+
+
+class Datatype(HLObject):
+    """A committed (named) datatype."""
+
+    @property
+    def dtype(self):
+        return self._obj.dtype
+
+    def __repr__(self):
+        if not self:
+            return "<Closed HDF5 named type>"
+        name = posixpath.basename(posixpath.normpath(self.name))
+        return f'<HDF5 named type "{name}" (dtype {self.dtype.str})>'
+
+
+# ---------------------------------------------------------------------- views
+
+
+class KeysViewHDF5(KeysView):
+    def __repr__(self):
+        return f"<KeysViewHDF5 {list(self)}>"
+
+    __str__ = __repr__
+
+
+class ValuesViewHDF5(ValuesView):
+    """Values of a group; a dangling soft link gives None (as h5py)."""
+
+    def __contains__(self, value):
+        return any(value == v for v in self)
+
+    def __iter__(self):
+        group = self._mapping
+        for name in group._link_names():
+            yield group.get(name)
+
+
+class ItemsViewHDF5(ItemsView):
+    """(name, object) pairs; a dangling soft link gives (name, None) (as h5py)."""
+
+    def __contains__(self, item):
+        name, value = item
+        return name in self._mapping and self._mapping.get(name) == value
+
+    def __iter__(self):
+        group = self._mapping
+        for name in group._link_names():
+            yield (name, group.get(name))
+
+
+# ---------------------------------------------------------------------- links
+
+
+def _hard_children(group_obj):
+    """(name, native object) per hard link of a group, in name order (as H5Ovisit)."""
+    names = sorted(name for name, kind, _target in group_obj.links() if kind == "hard")
+    return [(name, group_obj.child(name)) for name in names]
+
+
+def _find_link(group_obj, name: str):
+    for link_name, kind, target in group_obj.links():
+        if link_name == name:
+            return kind, target
+    raise KeyError(f"Unable to find link '{name}' in '{group_obj.name}'")
+
+
+def _link_value(kind: str, target: Any):
+    if kind == "soft":
+        return SoftLink(target)
+    if kind == "external":
+        filename, path = target
+        return ExternalLink(filename, path)
+    return HardLink()
+
+
+def _follow(group_obj, component: str, file):
+    """Follow one link; an external link opens its target file, as h5py does."""
+    try:
+        return group_obj.child(component), file
+    except _native.ClosedError:
+        raise
+    except _native.Error:
+        kind, target = _find_link(group_obj, component)
+        if kind != "external":
+            raise
+    filename, path = target
+    external_file = file._open_external(filename)
+    return external_file._resolve(path)

@@ -1,0 +1,346 @@
+"""Translate a numpy-style index into one orthogonal native read plus numpy post-processing.
+
+The native reader only knows orthogonal selections: per dataset axis either a
+``(start, count, step)`` range with ``step >= 1`` or a strictly increasing uint64
+index array. Every numpy index is mapped onto that in two stages:
+
+1. ``axes`` / ``read_shape``: the smallest orthogonal block that holds every element
+   the index touches (an integer reads one element, a stepped slice stays stepped, a
+   list becomes its sorted unique values, a multi-axis boolean mask its bounding box).
+2. ``local``: a numpy index applied to that block which gives exactly what numpy
+   would give on the whole array. It keeps the structure of the caller's index (same
+   Ellipsis, newaxis, integers, arrays in the same places), so numpy's own rules for
+   where advanced-index dimensions land are reproduced rather than re-implemented.
+
+Negative slice steps are supported as numpy does: the range is read forwards and
+reversed in ``local``. Like h5py, at most one index array (or boolean mask) per
+selection is accepted, because two would need a pointwise read, not an orthogonal one.
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["ReadPlan", "plan_read", "split_fields"]
+
+_INVALID_INDEX = (
+    "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) "
+    "and integer or boolean arrays are valid indices"
+)
+_ONE_ARRAY_ONLY = (
+    "Only one indexing vector or array is currently allowed for fancy indexing"
+)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """What to ask the native reader for, and how to turn its block into the result."""
+
+    axes: tuple  # one AxisSelection per dataset axis
+    read_shape: tuple[int, ...]  # shape of the block the native read fills
+    local: Optional[tuple]  # numpy index into the block; None: block.reshape(out_shape)
+    out_shape: tuple[int, ...]  # shape numpy would give for the same index
+    scalar_result: bool  # numpy returns a scalar, not an array (every axis an int)
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to read: some axis selects zero elements."""
+        return 0 in self.read_shape
+
+    def finish(self, block: np.ndarray) -> Any:
+        """The numpy result of the original index, given the filled block."""
+        if self.local is None:
+            result = block.reshape(self.out_shape)
+            return result[()] if self.scalar_result else result
+        return block[self.local]
+
+
+@dataclass
+class _Item:
+    """One entry of the caller's index, resolved against the dataset axes it consumes."""
+
+    kind: str  # 'int', 'slice', 'newaxis', 'ellipsis', 'array', 'bool0'
+    local: Any  # what this entry becomes in the index applied to the block
+    axes: list  # native AxisSelection per consumed dataset axis
+    counts: list  # block length per consumed dataset axis
+    adv_shape: tuple = ()  # for advanced entries: the shape it contributes
+    identity: bool = False  # an array whose local form is arange: a slice would do
+
+
+def split_fields(index: Any) -> tuple[Any, list[str]]:
+    """Separate compound field names (h5py style, anywhere in the index) from the rest."""
+    entries = index if isinstance(index, tuple) else (index,)
+    names = [e for e in entries if isinstance(e, str)]
+    if not names:
+        return index, []
+    return tuple(e for e in entries if not isinstance(e, str)), names
+
+
+def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
+    """Plan the read of ``array[index]`` for a dataset of the given (non-null) shape."""
+    entries = _as_entries(index)
+    items = _resolve(entries, shape)
+    _check_single_array(items)
+    axes = [a for item in items for a in item.axes]
+    counts = [c for item in items for c in item.counts]
+    local = _local_index(items)
+    return ReadPlan(
+        axes=tuple(axes),
+        read_shape=tuple(counts),
+        local=local,
+        out_shape=_result_shape(items),
+        scalar_result=all(item.kind == "int" for item in items) and len(items) == len(shape),
+    )
+
+
+# ---------------------------------------------------------------------------------
+# Normalising entries
+
+
+def _as_entries(index: Any) -> list:
+    """The index as a list of entries, lists converted to arrays as numpy does."""
+    entries = list(index) if isinstance(index, tuple) else [index]
+    return [_as_entry(e) for e in entries]
+
+
+def _as_entry(entry: Any) -> Any:
+    if entry is None or entry is Ellipsis or isinstance(entry, slice):
+        return entry
+    if isinstance(entry, (bool, np.bool_)):
+        return np.bool_(entry)
+    if isinstance(entry, (list, np.ndarray)) or _is_array_like(entry):
+        return _as_index_array(entry)
+    try:
+        return operator.index(entry)
+    except TypeError:
+        raise IndexError(_INVALID_INDEX) from None
+
+
+def _is_array_like(entry: Any) -> bool:
+    return hasattr(entry, "__array__") and not isinstance(entry, (str, bytes))
+
+
+def _as_index_array(entry: Any) -> Any:
+    arr = np.asarray(entry)
+    if arr.dtype == np.bool_:
+        return arr if arr.ndim else np.bool_(arr[()])
+    if arr.size == 0 and arr.dtype.kind not in "iu":
+        # numpy treats an empty list as an empty integer index
+        arr = arr.astype(np.intp)
+    if arr.dtype.kind not in "iu":
+        raise IndexError(_INVALID_INDEX)
+    if arr.ndim == 0:
+        return int(arr)
+    return arr
+
+
+# ---------------------------------------------------------------------------------
+# Resolving entries against dataset axes
+
+
+def _consumed_axes(entry: Any) -> int:
+    if entry is None or entry is Ellipsis or isinstance(entry, np.bool_):
+        return 0
+    if isinstance(entry, np.ndarray) and entry.dtype == np.bool_:
+        return entry.ndim
+    return 1
+
+
+def _resolve(entries: list, shape: tuple[int, ...]) -> list[_Item]:
+    """Match every entry with the dataset axes it consumes; trailing axes are read whole."""
+    ndim = len(shape)
+    if sum(e is Ellipsis for e in entries) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(_consumed_axes(e) for e in entries)
+    if consumed > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, "
+            f"but {consumed} were indexed"
+        )
+    items = []
+    axis = 0
+    for entry in entries:
+        width = ndim - consumed if entry is Ellipsis else _consumed_axes(entry)
+        items.append(_resolve_entry(entry, axis, shape[axis:axis + width]))
+        axis += width
+    if axis < ndim:
+        # implicit trailing full slices; kept out of `local` (numpy adds them itself)
+        tail = shape[axis:]
+        items.append(_Item("tail", None, [(0, n, 1) for n in tail], list(tail)))
+    return items
+
+
+def _resolve_entry(entry: Any, first_axis: int, dims: tuple[int, ...]) -> _Item:
+    if entry is None:
+        return _Item("newaxis", None, [], [])
+    if entry is Ellipsis:
+        return _Item("ellipsis", Ellipsis, [(0, n, 1) for n in dims], list(dims))
+    if isinstance(entry, np.bool_):
+        return _Item("bool0", entry, [], [], adv_shape=(1,) if entry else (0,))
+    if isinstance(entry, slice):
+        return _resolve_slice(entry, dims[0])
+    if isinstance(entry, np.ndarray) and entry.dtype == np.bool_:
+        return _resolve_mask(entry, first_axis, dims)
+    if isinstance(entry, np.ndarray):
+        return _resolve_int_array(entry, first_axis, dims[0])
+    return _resolve_int(entry, first_axis, dims[0])
+
+
+def _resolve_int(i: int, axis: int, n: int) -> _Item:
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    i = i + n if i < 0 else i
+    return _Item("int", 0, [(i, 1, 1)], [1])
+
+
+def _resolve_slice(s: slice, n: int) -> _Item:
+    start, stop, step = s.indices(n)  # raises ValueError for a zero step, as numpy
+    count = len(range(start, stop, step))
+    if count == 0:
+        return _Item("slice", slice(None), [(0, 0, 1)], [0])
+    if step > 0 or count == 1:
+        return _Item("slice", slice(None), [(start, count, max(step, 1))], [count])
+    # read the same elements forwards, then reverse them
+    lowest = start + (count - 1) * step
+    return _Item("slice", slice(None, None, -1), [(lowest, count, -step)], [count])
+
+
+def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
+    idx = arr.astype(np.int64, copy=False)
+    out_of_range = (idx < -n) | (idx >= n)
+    if out_of_range.any():
+        bad = int(idx[out_of_range].flat[0])
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    idx = np.where(idx < 0, idx + n, idx)
+    unique, inverse = np.unique(idx, return_inverse=True)
+    inverse = inverse.reshape(arr.shape)
+    identity = arr.ndim == 1 and np.array_equal(unique, idx)  # already sorted and unique
+    return _Item(
+        "array", inverse, [_axis_selection(unique)], [len(unique)],
+        adv_shape=arr.shape, identity=identity,
+    )
+
+
+def _resolve_mask(mask: np.ndarray, first_axis: int, dims: tuple[int, ...]) -> _Item:
+    # numpy lets an axis of length 0 in the mask stand for any axis length
+    mismatched = [k for k, (m, n) in enumerate(zip(mask.shape, dims)) if m not in (n, 0)]
+    if mismatched:
+        axis = mismatched[0]
+        raise IndexError(
+            f"boolean index did not match indexed array along axis {first_axis + axis}; "
+            f"size of axis is {dims[axis]} but size of corresponding boolean axis "
+            f"is {mask.shape[axis]}"
+        )
+    if mask.ndim == 1:
+        hits = np.flatnonzero(mask)
+        return _Item(
+            "array", np.arange(len(hits)), [_axis_selection(hits)], [len(hits)],
+            adv_shape=(len(hits),), identity=True,
+        )
+    return _resolve_mask_box(mask)
+
+
+def _resolve_mask_box(mask: np.ndarray) -> _Item:
+    """A multi-axis mask: read its bounding box, apply the mask cropped to that box."""
+    coords = np.nonzero(mask)
+    nnz = len(coords[0])
+    if nnz == 0:
+        box = tuple(slice(0, 0) for _ in coords)
+    else:
+        box = tuple(slice(int(c.min()), int(c.max()) + 1) for c in coords)
+    axes = [(b.start, b.stop - b.start, 1) for b in box]
+    return _Item(
+        "array", mask[box], axes, [a[1] for a in axes], adv_shape=(nnz,),
+    )
+
+
+def _axis_selection(sorted_unique: np.ndarray) -> Any:
+    """A sorted unique index list as native AxisSelection: a range when it is evenly spaced."""
+    if len(sorted_unique) == 0:
+        return (0, 0, 1)
+    if len(sorted_unique) == 1:
+        return (int(sorted_unique[0]), 1, 1)
+    steps = np.diff(sorted_unique)
+    if (steps == steps[0]).all():
+        return (int(sorted_unique[0]), len(sorted_unique), int(steps[0]))
+    return np.ascontiguousarray(sorted_unique, dtype=np.uint64)
+
+
+def _check_single_array(items: list[_Item]) -> None:
+    if sum(item.kind == "array" for item in items) > 1:
+        raise TypeError(_ONE_ARRAY_ONLY)
+
+
+# ---------------------------------------------------------------------------------
+# Post-processing and result shape
+
+
+def _advanced_positions(items: list[_Item]) -> list[int]:
+    """Positions of entries numpy treats as advanced (integers too, once any array is present)."""
+    if not any(item.kind in ("array", "bool0") for item in items):
+        return []
+    return [k for k, item in enumerate(items) if item.kind in ("int", "array", "bool0")]
+
+
+def _local_index(items: list[_Item]) -> Optional[tuple]:
+    """The index into the block; None when a reshape of the block is the result."""
+    positions = _advanced_positions(items)
+    entries = [item for item in items if item.kind != "tail"]
+    if positions and _only_identity_advanced(items, positions):
+        # the one array keeps its place and order: numpy would give the same as a slice
+        entries = [_as_slice_item(item) if item.kind == "array" else item for item in entries]
+        positions = []
+    if not positions and all(_is_reshape_only(item) for item in entries):
+        return None
+    return tuple(item.local for item in entries)
+
+
+def _only_identity_advanced(items: list[_Item], positions: list[int]) -> bool:
+    consecutive = positions == list(range(positions[0], positions[-1] + 1))
+    advanced = [items[k] for k in positions if items[k].kind != "int"]
+    return consecutive and len(advanced) == 1 and advanced[0].identity
+
+
+def _as_slice_item(item: _Item) -> _Item:
+    return _Item("slice", slice(None), item.axes, item.counts)
+
+
+def _is_reshape_only(item: _Item) -> bool:
+    """Entries that only drop or add length-1 axes, or keep an axis as it was read."""
+    if item.kind == "slice":
+        return item.local == slice(None)
+    return item.kind in ("int", "newaxis", "ellipsis")
+
+
+def _result_shape(items: list[_Item]) -> tuple[int, ...]:
+    """numpy's result shape: advanced dims in place if adjacent, else first."""
+    positions = _advanced_positions(items)
+    if not positions:
+        return tuple(d for item in items for d in _basic_dims(item))
+    try:
+        adv = np.broadcast_shapes(*(items[k].adv_shape for k in positions))
+    except ValueError:
+        shapes = " ".join(str(items[k].adv_shape) for k in positions)
+        raise IndexError(
+            "shape mismatch: indexing arrays could not be broadcast together "
+            f"with shapes {shapes}"
+        ) from None
+    before = [d for item in items[:positions[0]] for d in _basic_dims(item)]
+    after = [d for item in items[positions[0]:] if item.kind not in ("int", "array", "bool0")
+             for d in _basic_dims(item)]
+    consecutive = positions == list(range(positions[0], positions[-1] + 1))
+    if consecutive:
+        return tuple(before) + tuple(adv) + tuple(after)
+    return tuple(adv) + tuple(before) + tuple(after)
+
+
+def _basic_dims(item: _Item) -> list[int]:
+    if item.kind == "newaxis":
+        return [1]
+    if item.kind in ("slice", "ellipsis", "tail"):
+        return list(item.counts)
+    return []
