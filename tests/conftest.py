@@ -1,0 +1,68 @@
+"""Shared fixtures: the h5py oracle's plugin set-up (hdf5plugin + ONT's vbz plugin),
+the generated file matrix (written once per session), and the corpus location."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def vbz_plugin_dir() -> str | None:
+    """The directory of the vbz HDF5 filter plugin shipped inside ont_fast5_api."""
+    spec = importlib.util.find_spec("ont_fast5_api")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "vbz_plugin"
+    return str(folder) if folder.is_dir() else None
+
+
+def _setup_plugins() -> None:
+    """Before h5py loads: make every filter h5py can use available to the oracle."""
+    folder = vbz_plugin_dir()
+    if folder:
+        paths = [p for p in os.environ.get("HDF5_PLUGIN_PATH", "").split(os.pathsep) if p]
+        if folder not in paths:
+            os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join(paths + [folder])
+    import h5py
+    import hdf5plugin  # noqa: F401  (registers blosc, lz4, bitshuffle, zstd... with h5py)
+    if folder and hasattr(h5py, "h5pl"):
+        known = [h5py.h5pl.get(i).decode() for i in range(h5py.h5pl.size())]
+        if folder not in known:
+            h5py.h5pl.append(folder.encode())
+
+
+_setup_plugins()
+
+import h5gen  # noqa: E402  (after the plugin set-up)
+
+
+@pytest.fixture(scope="session")
+def matrix_paths(tmp_path_factory) -> dict:
+    """{('data'|'structure', libver): Path} of the generated files."""
+    return h5gen.build_all(tmp_path_factory.mktemp("h5matrix"))
+
+
+@pytest.fixture(scope="session")
+def open_pairs(matrix_paths):
+    """{(kind, libver): (h5py.File, h5turbo.File)} opened once for the session."""
+    import h5py
+    import h5turbo
+    pairs = {key: (h5py.File(path, "r"), h5turbo.File(str(path)))
+             for key, path in matrix_paths.items()}
+    yield pairs
+    for ref, turbo in pairs.values():
+        ref.close()
+        turbo.close()
+
+
+def corpus_dir() -> Path:
+    return Path(os.environ.get("H5TURBO_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
