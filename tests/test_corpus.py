@@ -144,7 +144,7 @@ def _slabs(shape) -> list[tuple]:
     n = shape[0]
     rows = max(1, SLAB_ELEMENTS // max(1, int(np.prod(shape[1:], dtype=np.int64))))
     rest = tuple(slice(0, min(d, 64)) for d in shape[1:])
-    step = max(1, n // rows)
+    step = max(1, n // 16)  # few elements: each may cost a whole chunk to decode
     return [(slice(0, rows), *rest), (slice(max(0, n - rows), n), *rest),
             (slice(0, n, step), *rest), (n - 1, *rest)]
 
