@@ -1,26 +1,89 @@
-"""Shared fixtures: the backend switch (h5py-backed test double or the real native module)."""
+"""Shared fixtures.
 
+- The h5py oracle's plugin set-up (hdf5plugin + ONT's vbz plugin), done before
+  anything imports h5py.
+- The backend switch of the API tests: the h5py-backed test double ('fake') or the
+  compiled module ('native').
+- The generated file matrix (written once per session) and the corpus location.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-# Run from a source tree: use python/h5turbo unless an installed h5turbo is present.
-if importlib.util.find_spec("h5turbo") is None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def vbz_plugin_dir() -> str | None:
+    """The directory of the vbz HDF5 filter plugin shipped inside ont_fast5_api."""
+    spec = importlib.util.find_spec("ont_fast5_api")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "vbz_plugin"
+    return str(folder) if folder.is_dir() else None
+
+
+def _setup_plugins() -> None:
+    """Before h5py loads: make every filter h5py can use available to the oracle."""
+    folder = vbz_plugin_dir()
+    if folder:
+        paths = [p for p in os.environ.get("HDF5_PLUGIN_PATH", "").split(os.pathsep) if p]
+        if folder not in paths:
+            os.environ["HDF5_PLUGIN_PATH"] = os.pathsep.join(paths + [folder])
+    import h5py
+    import hdf5plugin  # noqa: F401  (registers blosc, lz4, bitshuffle, zstd... with h5py)
+    if folder and hasattr(h5py, "h5pl"):
+        known = [h5py.h5pl.get(i).decode() for i in range(h5py.h5pl.size())]
+        if folder not in known:
+            h5py.h5pl.append(folder.encode())
+
+
+_setup_plugins()
+
+# Always test this source tree's Python package (an installed copy may be older).
+SOURCE = REPO_ROOT / "python"
+sys.path.insert(0, str(SOURCE))
 
 import fake_native  # noqa: E402  (tests/ is on sys.path: pytest's rootdir conftest)
 
 
+def _installed_native_spec():
+    """The compiled h5turbo._native of an installed h5turbo (pip install .), if any: used
+    when the source tree has none built in place (maturin develop puts one there)."""
+    for entry in sys.path:
+        folder = Path(entry or ".") / "h5turbo"
+        if not folder.is_dir() or folder.resolve() == (SOURCE / "h5turbo").resolve():
+            continue
+        finder = importlib.machinery.FileFinder(
+            str(folder),
+            (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES))
+        spec = finder.find_spec("h5turbo._native")
+        if spec is not None:
+            return spec
+    return None
+
+
 def _import_real_native():
-    """(module, None) when h5turbo._native is built, else (None, why not)."""
+    """(module, None) when a compiled h5turbo._native exists, else (None, why not)."""
     try:
         import h5turbo._native as real
+        return real, None
     except ModuleNotFoundError as exc:
         if exc.name != "h5turbo._native":
             raise
-        return None, f"h5turbo._native is not built ({exc})"
+        missing = f"h5turbo._native is not built ({exc})"
+    spec = _installed_native_spec()
+    if spec is None:
+        return None, missing
+    real = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(real)
+    sys.modules["h5turbo._native"] = real
     return real, None
 
 
@@ -47,3 +110,33 @@ def backend(request, monkeypatch):
     else:
         monkeypatch.setattr(h5turbo._file, "_native", fake_native)
     return request.param
+
+import h5gen  # noqa: E402  (after the plugin set-up)
+
+
+
+@pytest.fixture(scope="session")
+def matrix_paths(tmp_path_factory) -> dict:
+    """{('data'|'structure', libver): Path} of the generated files."""
+    return h5gen.build_all(tmp_path_factory.mktemp("h5matrix"))
+
+
+@pytest.fixture(scope="session")
+def open_pairs(matrix_paths):
+    """{(kind, libver): (h5py.File, h5turbo.File)} opened once for the session."""
+    import h5py
+    import h5turbo
+    pairs = {key: (h5py.File(path, "r"), h5turbo.File(str(path)))
+             for key, path in matrix_paths.items()}
+    yield pairs
+    for ref, turbo in pairs.values():
+        ref.close()
+        turbo.close()
+
+
+def corpus_dir() -> Path:
+    return Path(os.environ.get("H5TURBO_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
