@@ -5,7 +5,7 @@ use crate::errors::{guard, to_py_err};
 use h5turbo_core::engine::AxisSelection;
 use h5turbo_core::file::{AttributeValue, Dataset, Object as CoreObject};
 use h5turbo_core::format::dataspace::DataspaceKind;
-use h5turbo_core::format::datatype::{Datatype, DatatypeClass, NumpyDtype};
+use h5turbo_core::format::datatype::{CharSet, CompoundMember, Datatype, DatatypeClass, NumpyDtype, VlenKind};
 use h5turbo_core::format::values::VlenValue;
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -16,19 +16,57 @@ fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("numpy")
 }
 
-/// The numpy dtype h5py gives `dt` (with h5py's metadata for enums and vlen types).
+/// The numpy dtype h5py gives `dt`, with h5py's metadata: `h5py_encoding` on fixed
+/// strings, `enum` on enums, `vlen` on variable-length types. Compounds holding
+/// object fields use numpy's packed layout, as h5py does; others keep HDF5 offsets.
 pub fn dtype_of(py: Python<'_>, dt: &Datatype) -> PyResult<PyObject> {
     let descr = guard(|| dt.numpy_dtype()).map_err(to_py_err)?;
-    let dtype = build_dtype(py, &descr)?;
-    match (&dt.class, dt.enum_members()) {
-        (DatatypeClass::Enum { .. }, Some(members)) if !matches!(&descr, NumpyDtype::Simple(s) if s == "|b1") => {
+    match (&dt.class, &descr) {
+        (DatatypeClass::String { charset, .. }, NumpyDtype::Simple(typestr)) => {
+            let base = numpy(py)?.getattr("dtype")?.call1((typestr.as_str(),))?;
+            let encoding = if *charset == CharSet::Utf8 { "utf-8" } else { "ascii" };
+            with_metadata(py, &base, "h5py_encoding", encoding.into_pyobject(py)?.into_any())
+        }
+        (DatatypeClass::Enum { .. }, NumpyDtype::Simple(typestr)) if typestr != "|b1" => {
             let mapping = PyDict::new(py);
-            for (name, value) in members {
+            for (name, value) in dt.enum_members().unwrap_or_default() {
                 mapping.set_item(name, value)?;
             }
-            with_metadata(py, dtype.bind(py), "enum", mapping.into_any())
+            let base = build_dtype(py, &descr)?;
+            with_metadata(py, base.bind(py), "enum", mapping.into_any())
         }
-        _ => Ok(dtype),
+        (DatatypeClass::Compound { members }, NumpyDtype::Structured { itemsize, .. }) => {
+            compound_dtype(py, members, *itemsize, dt.has_vlen())
+        }
+        (DatatypeClass::Array { .. }, NumpyDtype::SubArray { shape, .. }) => {
+            let base = dtype_of(py, innermost_base(dt))?;
+            Ok(numpy(py)?.getattr("dtype")?.call1(((base, PyTuple::new(py, shape.iter())?),))?.unbind())
+        }
+        (DatatypeClass::VarLen { kind: VlenKind::Sequence, base }, _) => {
+            let base = dtype_of(py, base)?;
+            with_metadata(py, &numpy(py)?.getattr("dtype")?.call1(("O",))?, "vlen", base.into_bound(py))
+        }
+        _ => build_dtype(py, &descr),
+    }
+}
+
+fn compound_dtype(py: Python<'_>, members: &[CompoundMember], itemsize: u64, packed: bool) -> PyResult<PyObject> {
+    let spec = PyDict::new(py);
+    spec.set_item("names", PyList::new(py, members.iter().map(|m| m.name.as_str()))?)?;
+    let formats = members.iter().map(|m| dtype_of(py, &m.datatype)).collect::<PyResult<Vec<_>>>()?;
+    spec.set_item("formats", formats)?;
+    if !packed {
+        spec.set_item("offsets", PyList::new(py, members.iter().map(|m| m.offset))?)?;
+        spec.set_item("itemsize", itemsize)?;
+    }
+    Ok(numpy(py)?.getattr("dtype")?.call1((spec,))?.unbind())
+}
+
+/// The element type under (possibly nested) array types.
+fn innermost_base(dt: &Datatype) -> &Datatype {
+    match &dt.class {
+        DatatypeClass::Array { base, .. } => innermost_base(base),
+        _ => dt,
     }
 }
 
@@ -90,7 +128,7 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
         if scalar {
             return objects.into_iter().next().ok_or_else(|| PyValueError::new_err("empty scalar attribute"));
         }
-        return object_array(py, objects, &shape);
+        return object_array(py, objects, &shape, Some(&dtype));
     }
     let bytes = guard(|| value.numpy_bytes()).map_err(to_py_err)?;
     let array = array_from_bytes(py, &bytes, &dtype, &shape)?;
@@ -104,13 +142,20 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
 fn array_from_bytes<'py>(py: Python<'py>, bytes: &[u8], dtype: &PyObject, shape: &[u64]) -> PyResult<Bound<'py, PyAny>> {
     let np = numpy(py)?;
     let flat = np.call_method1("frombuffer", (PyBytes::new(py, bytes), dtype))?;
-    flat.call_method1("reshape", (PyTuple::new(py, shape.iter())?,))?.call_method0("copy")
+    // A sub-array dtype expands into trailing axes, as numpy does for arrays of it.
+    let sub_shape: Vec<u64> = dtype.bind(py).getattr("shape")?.extract()?;
+    let full: Vec<u64> = shape.iter().chain(&sub_shape).copied().collect();
+    flat.call_method1("reshape", (PyTuple::new(py, full)?,))?.call_method0("copy")
 }
 
-/// An object array of `shape` holding `objects` in C order.
-fn object_array(py: Python<'_>, objects: Vec<PyObject>, shape: &[u64]) -> PyResult<PyObject> {
+/// An object array of `shape` holding `objects` in C order (`dtype`: an object dtype,
+/// usually carrying h5py's vlen metadata; None for a plain one).
+fn object_array(py: Python<'_>, objects: Vec<PyObject>, shape: &[u64], dtype: Option<&PyObject>) -> PyResult<PyObject> {
     let np = numpy(py)?;
-    let flat = np.call_method1("empty", (objects.len(), "O"))?;
+    let flat = match dtype {
+        Some(dtype) => np.call_method1("empty", (objects.len(), dtype))?,
+        None => np.call_method1("empty", (objects.len(), "O"))?,
+    };
     for (i, o) in objects.into_iter().enumerate() {
         flat.set_item(i, o)?;
     }
@@ -140,7 +185,7 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
         (VlenValue::NestedSequence(items), DatatypeClass::VarLen { base, .. }) => {
             let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;
             let n = objects.len() as u64;
-            object_array(py, objects, &[n])
+            object_array(py, objects, &[n], Some(&dtype_of(py, base)?))
         }
         (VlenValue::Compound(fields), DatatypeClass::Compound { members }) => {
             let dtype = dtype_of(py, dt)?;
@@ -153,7 +198,7 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
         }
         (VlenValue::Array(items), DatatypeClass::Array { base, dims }) => {
             let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;
-            object_array(py, objects, dims)
+            object_array(py, objects, dims, Some(&dtype_of(py, base)?))
         }
         _ => Err(PyValueError::new_err("variable-length value does not match its datatype")),
     }
@@ -167,7 +212,10 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
             let array = array_from_bytes(py, &bytes, &dtype, &[])?;
             Ok(array.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
         }
-        // h5py reports the zero of the object dtype for variable-length types.
+        // h5py reports b'' for variable-length strings, the object zero otherwise.
+        None if matches!(ds.datatype.class, DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) => {
+            Ok(PyBytes::new(py, b"").into_any().unbind())
+        }
         None => Ok(numpy(py)?.call_method1("zeros", (PyTuple::empty(py), dtype))?.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind()),
     }
 }

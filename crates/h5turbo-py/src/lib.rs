@@ -214,7 +214,11 @@ impl Object {
             return convert::read_vlen(py, &self.inner, &ds, &sel, out, threads);
         }
         let expected = convert::dtype_of(py, &ds.datatype)?;
-        if !out.dtype().is_equiv_to(expected.downcast_bound(py)?) {
+        // numpy expands a sub-array dtype into trailing axes of its base type.
+        let expected_base = expected.bind(py).getattr("base")?;
+        let matches = out.dtype().is_equiv_to(expected.downcast_bound(py)?)
+            || out.dtype().is_equiv_to(expected_base.downcast::<numpy::PyArrayDescr>()?);
+        if !matches {
             return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
         }
         let buf = writable_bytes(out)?;

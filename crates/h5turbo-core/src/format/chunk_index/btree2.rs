@@ -7,6 +7,7 @@
 //! records, through [`ChunkRecordSource`] so that it does not depend on how the
 //! tree is traversed.
 
+use super::super::btree_v2::BTreeV2;
 use super::super::context::FormatContext;
 use super::super::reader::Sizes;
 use super::fixed_array::element_layout;
@@ -23,11 +24,20 @@ pub trait ChunkRecordSource {
     fn for_each_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
 }
 
-/// Wiring point for the v2 B-tree reader (format/btree_v2.rs, written separately):
-/// once it is merged this becomes `Ok(Box::new(BTreeV2::open(ctx, address)?))`
-/// with `impl ChunkRecordSource for BTreeV2` forwarding its three methods.
-fn open_tree(_ctx: &FormatContext, address: u64) -> Result<Box<dyn ChunkRecordSource>> {
-    Err(Error::unsupported("v2 B-tree chunk index: the v2 B-tree reader is not wired in yet").at(address))
+impl ChunkRecordSource for BTreeV2 {
+    fn record_type(&self) -> u8 {
+        BTreeV2::record_type(self)
+    }
+    fn record_size(&self) -> usize {
+        BTreeV2::record_size(self)
+    }
+    fn for_each_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        BTreeV2::for_each_record(self, ctx, f)
+    }
+}
+
+fn open_tree(ctx: &FormatContext, address: u64) -> Result<Box<dyn ChunkRecordSource>> {
+    Ok(Box::new(BTreeV2::open(ctx, address)?))
 }
 
 pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sink: &mut ChunkSink) -> Result<()> {
