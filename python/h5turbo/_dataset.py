@@ -315,15 +315,24 @@ def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
 
 
 def _chunk_region_axis(entry: Any, n: int) -> range:
+    """Like h5py, a region reaching past the dataset is an error, not clipped; negative
+    bounds count from the end, as in numpy."""
     if isinstance(entry, slice):
-        start, stop, step = entry.indices(n)
-        if step != 1:
+        if entry.step not in (None, 1):
             raise ValueError("iter_chunks selections must have step 1")
+        start = _from_end(entry.start, n, default=0)
+        stop = _from_end(entry.stop, n, default=n)
     elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
-        start = int(entry) + n if entry < 0 else int(entry)
+        start = _from_end(int(entry), n, default=0)
         stop = start + 1
     else:
         raise TypeError(f"{entry!r}: iter_chunks selections are slices or integers")
     if not 0 <= start < stop <= n:
         raise ValueError("Invalid selection - selection region must be within dataset space")
     return range(start, stop)
+
+
+def _from_end(bound: Optional[int], n: int, default: int) -> int:
+    if bound is None:
+        return default
+    return int(bound) + n if bound < 0 else int(bound)

@@ -58,12 +58,19 @@ class Group(HLObject):
         return type(link) if getclass else link
 
     def __contains__(self, name: Any) -> bool:
-        """True when ``name`` (a path) leads to an object; dangling links give False."""
+        """True when the path's last link exists (h5py: a dangling soft link or an external
+        link counts, its target is not checked); the components before it must resolve."""
+        path = _as_path(name)
+        if not path or self._file.closed:
+            return False
+        head, tail = posixpath.split(path.rstrip("/") or "/")
         try:
-            self._resolve(_as_path(name))
+            parent_obj, _file = self._resolve(head) if head else (self._obj, self._file)
         except KeyError:
             return False
-        return True
+        if not _components(tail):
+            return True
+        return parent_obj.kind == "group" and _has_link(parent_obj, tail)
 
     def _resolve(self, path: str):
         """(native object, File) at a path relative to this group, or absolute."""
@@ -192,6 +199,18 @@ def _hard_children(group_obj):
     """(name, native object) per hard link of a group, in name order (as H5Ovisit)."""
     names = sorted(name for name, kind, _target in group_obj.links() if kind == "hard")
     return [(name, group_obj.child(name)) for name in names]
+
+
+def _has_link(group_obj, name: str) -> bool:
+    try:
+        group_obj.child(name)
+    except KeyError:  # a dangling soft link still is a link
+        return any(link_name == name for link_name, _kind, _target in group_obj.links())
+    except _native.ClosedError:
+        raise
+    except _native.Error:  # an external link the native side does not follow
+        return True
+    return True
 
 
 def _find_link(group_obj, name: str):
