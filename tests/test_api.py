@@ -3,6 +3,7 @@ generated here. Every test runs on each backend: the h5py-backed double of
 h5turbo._native, and the compiled module once it is built."""
 
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import h5py
 import numpy as np
@@ -422,6 +423,39 @@ def test_astype(files):
     assert got.dtype == np.float64
     np.testing.assert_array_equal(got, h["int32_2d"][2:4])
     assert np.asarray(f["scalar_i2"].astype("f4")).dtype == np.float32
+
+
+@pytest.mark.parametrize("path, index", [
+    ("vlen_strings", Ellipsis), ("vlen_strings", [0, 3]), ("scalar_vlen_str", ()),
+    ("scalar_fixed_bytes", ()),
+])
+def test_asstr_like_h5py(files, path, index):
+    f, h = files
+    assert_same_value(f[path].asstr()[index], h[path].asstr()[index])
+    assert f["vlen_strings"].asstr()[[3, 0]].tolist() == ["dddd", "a"]
+    with pytest.raises(TypeError):
+        f["int32_2d"].asstr()
+
+
+def test_threads_reading_one_file_at_once_match_serial(files):
+    f, _ = files
+    ds = f["gzip_3d"]
+    rng = np.random.default_rng(7)
+    indexes = [random_index(rng, ds.shape) for _ in range(40)]
+    indexes = [ix for ix in indexes if _valid_for(ds.shape, ix)]
+    serial = [ds[ix] for ix in indexes]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = list(pool.map(lambda ix: ds.read(ix, threads=2), indexes))
+    for got, expected in zip(parallel, serial):
+        assert_same_value(got, expected)
+
+
+def _valid_for(shape, index):
+    try:
+        np.empty(shape, np.uint8)[index]
+    except IndexError:
+        return False
+    return True
 
 
 def test_iteration_over_rows(files):

@@ -200,6 +200,14 @@ class Dataset(HLObject):
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
         return AstypeView(self, np.dtype(dtype))
 
+    def asstr(self, encoding: Optional[str] = None, errors: str = "strict") -> "AsStrView":
+        """A view whose reads decode strings to ``str`` (h5py's ``asstr``)."""
+        stored = _string_encoding(self.dtype)
+        if stored is None:
+            raise TypeError("dset.asstr() can only be used on datasets with "
+                            "an HDF5 string datatype")
+        return AsStrView(self, encoding or stored, errors)
+
     # ------------------------------------------------------------------ internals
 
     def _read_plan(self, plan: ReadPlan, nthreads: int) -> Any:
@@ -245,7 +253,49 @@ class AstypeView:
         return len(self._dataset)
 
 
+class AsStrView:
+    """``ds.asstr()``: reads give str (scalars) or object arrays of str."""
+
+    def __init__(self, dataset: Dataset, encoding: str, errors: str):
+        self._dataset = dataset
+        self._encoding = encoding
+        self._errors = errors
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if isinstance(data, np.ndarray):
+            decoded = [self._decode(v) for v in data.ravel()]
+            return np.array(decoded + [None], dtype=object)[:-1].reshape(data.shape)
+        return self._decode(data)
+
+    def _decode(self, value: Any) -> Any:
+        if isinstance(value, bytes):  # np.bytes_ included
+            return value.decode(self._encoding, self._errors)
+        return value
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("AsStrView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[...], dtype=object)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
 # ---------------------------------------------------------------------- helpers
+
+
+def _string_encoding(dtype: np.dtype) -> Optional[str]:
+    """The encoding h5py records for a string dtype; None when it is not a string type."""
+    metadata = dtype.metadata or {}
+    if dtype.kind == "S":
+        return metadata.get("h5py_encoding", "ascii")
+    vlen = metadata.get("vlen")
+    if dtype.kind == "O" and vlen in (str, bytes):
+        return "utf-8" if vlen is str else "ascii"
+    return None
 
 
 def _szip_opts(data: tuple) -> tuple:

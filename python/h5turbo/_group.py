@@ -231,6 +231,8 @@ def _link_value(kind: str, target: Any):
 
 def _follow(group_obj, component: str, file):
     """Follow one link; an external link opens its target file, as h5py does."""
+    if group_obj.kind != "group":
+        raise KeyError(f"'{group_obj.name}' is not a group: no member '{component}'")
     try:
         return group_obj.child(component), file
     except _native.ClosedError:

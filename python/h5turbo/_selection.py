@@ -210,11 +210,12 @@ def _resolve_slice(s: slice, n: int) -> _Item:
 
 
 def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
-    idx = arr.astype(np.int64, copy=False)
-    out_of_range = (idx < -n) | (idx >= n)
+    # compare before converting: a huge uint64 must not wrap into a negative index
+    out_of_range = (arr >= n) if arr.dtype.kind == "u" else (arr < -n) | (arr >= n)
     if out_of_range.any():
-        bad = int(idx[out_of_range].flat[0])
+        bad = int(arr[out_of_range].flat[0])
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    idx = arr.astype(np.int64, copy=False)
     idx = np.where(idx < 0, idx + n, idx)
     unique, inverse = np.unique(idx, return_inverse=True)
     inverse = inverse.reshape(arr.shape)
