@@ -32,7 +32,7 @@ class File(Group):
 
     @property
     def filename(self) -> str:
-        return self._native_file.path
+        return os.fspath(self._native_file.path)  # the native side may give a pathlib.Path
 
     @property
     def mode(self) -> str:
