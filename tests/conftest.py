@@ -1,26 +1,50 @@
 """Shared fixtures: the backend switch (h5py-backed test double or the real native module)."""
 
+import importlib.machinery
 import importlib.util
 import sys
 from pathlib import Path
 
 import pytest
 
-# Run from a source tree: use python/h5turbo unless an installed h5turbo is present.
-if importlib.util.find_spec("h5turbo") is None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+# Always test this source tree's Python package (an installed copy may be older).
+SOURCE = Path(__file__).resolve().parent.parent / "python"
+sys.path.insert(0, str(SOURCE))
 
 import fake_native  # noqa: E402  (tests/ is on sys.path: pytest's rootdir conftest)
 
 
+def _installed_native_spec():
+    """The compiled h5turbo._native of an installed h5turbo (pip install .), if any: used
+    when the source tree has none built in place (maturin develop puts one there)."""
+    for entry in sys.path:
+        folder = Path(entry or ".") / "h5turbo"
+        if not folder.is_dir() or folder.resolve() == (SOURCE / "h5turbo").resolve():
+            continue
+        finder = importlib.machinery.FileFinder(
+            str(folder),
+            (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES))
+        spec = finder.find_spec("h5turbo._native")
+        if spec is not None:
+            return spec
+    return None
+
+
 def _import_real_native():
-    """(module, None) when h5turbo._native is built, else (None, why not)."""
+    """(module, None) when a compiled h5turbo._native exists, else (None, why not)."""
     try:
         import h5turbo._native as real
+        return real, None
     except ModuleNotFoundError as exc:
         if exc.name != "h5turbo._native":
             raise
-        return None, f"h5turbo._native is not built ({exc})"
+        missing = f"h5turbo._native is not built ({exc})"
+    spec = _installed_native_spec()
+    if spec is None:
+        return None, missing
+    real = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(real)
+    sys.modules["h5turbo._native"] = real
     return real, None
 
 

@@ -12,9 +12,10 @@ __all__ = ["HLObject"]
 class HLObject:
     """A group, dataset or committed datatype reached in an open File."""
 
-    def __init__(self, native_obj, file):
+    def __init__(self, native_obj, file, name: str):
         self._obj = native_obj
         self._file = file
+        self._name = name
 
     @property
     def id(self):
@@ -23,8 +24,9 @@ class HLObject:
 
     @property
     def name(self) -> str:
-        """The absolute path this object was reached by."""
-        return self._obj.name
+        """The absolute path this object was reached by (through a soft link: the link's
+        path, as h5py), kept here rather than asked of the native side."""
+        return self._name
 
     @property
     def file(self):

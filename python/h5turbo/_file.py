@@ -26,7 +26,7 @@ class File(Group):
         self._native_file = _native.File(path)
         self._identity = os.path.realpath(path)
         self._externals: dict[str, File] = {}
-        super().__init__(self._native_file.get("/"), self)
+        super().__init__(self._native_file.get("/"), self, "/")
 
     # ------------------------------------------------------------------ file properties
 
