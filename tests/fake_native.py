@@ -57,7 +57,10 @@ class File:
         if not os.path.exists(path):
             raise FileNotFoundError(2, "No such file or directory", path)
         self._path = path
-        self._h5 = h5py.File(path, "r")
+        try:
+            self._h5 = h5py.File(path, "r")
+        except OSError as exc:  # the file exists: libhdf5 could not read it
+            raise FormatError(str(exc)) from None
 
     @property
     def path(self) -> str:

@@ -139,6 +139,13 @@ def test_file_modes_and_missing_file(backend, paths, tmp_path):
         assert "int32_2d" in f
 
 
+def test_not_hdf5_is_a_format_error(backend, tmp_path):
+    junk = tmp_path / "junk.h5"
+    junk.write_bytes(b"this is not an HDF5 file" * 100)
+    with pytest.raises(h5turbo.FormatError):
+        h5turbo.File(junk)
+
+
 def test_close_is_idempotent_and_closed_objects_say_so(backend, paths):
     f = h5turbo.File(paths["main"])
     ds, grp = f["int32_2d"], f["grp"]
@@ -369,7 +376,7 @@ def test_whole_reads_like_h5py(files, path):
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
 
 
-@pytest.mark.parametrize("path", [p for p in NUMERIC if p != "empty_rows"])
+@pytest.mark.parametrize("path", NUMERIC)
 def test_random_selections_like_numpy(files, path):
     f, h = files
     whole = h[path][...]
@@ -396,6 +403,15 @@ def test_scaleoffset_reads_like_h5py_or_is_unsupported(files):
         assert "scaleoffset" in str(exc) or "6" in str(exc)
         return
     assert_same_value(data, h["scaleoffset"][...])
+
+
+@pytest.mark.parametrize("index", [
+    np.s_[3:3], [], np.zeros(13, bool), np.s_[:, 5:2], np.s_[2:2, [1, 0]], np.s_[[], 0],
+    np.zeros((13, 17), bool),
+])
+def test_empty_selections_like_numpy(files, index):
+    f, h = files
+    assert_same_value(f["int32_2d"][index], h["int32_2d"][...][index])
 
 
 def test_out_of_range_and_bad_steps(files):

@@ -63,7 +63,8 @@ class ReadPlan:
 class _Item:
     """One entry of the caller's index, resolved against the dataset axes it consumes."""
 
-    kind: str  # 'int', 'slice', 'newaxis', 'ellipsis', 'array', 'bool0'
+    kind: str  # 'int', 'slice', 'newaxis', 'ellipsis', 'array', 'bool0'; 'tail': axes
+    #            the index leaves out (read whole, numpy appends them itself)
     local: Any  # what this entry becomes in the index applied to the block
     axes: list  # native AxisSelection per consumed dataset axis
     counts: list  # block length per consumed dataset axis
@@ -93,7 +94,7 @@ def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
         read_shape=tuple(counts),
         local=local,
         out_shape=_result_shape(items),
-        scalar_result=all(item.kind == "int" for item in items) and len(items) == len(shape),
+        scalar_result=all(item.kind == "int" for item in items),  # () on a scalar too
     )
 
 
