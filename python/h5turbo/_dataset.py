@@ -185,16 +185,13 @@ class Dataset(HLObject):
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
 
     def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
-        """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection."""
+        """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection.
+
+        As h5py: TypeError at once for an unchunked dataset, ValueError for a region that
+        does not lie inside the dataset."""
         if not self.chunks:
             raise TypeError("Chunked dataset required")
-        region = _chunk_region(sel, self.shape)
-        grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, self.chunks)]
-        for chunk in itertools.product(*grids):
-            yield tuple(
-                slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
-                for r, c, k in zip(region, self.chunks, chunk)
-            )
+        return _chunk_slices(_chunk_region(sel, self.shape), self.chunks)
 
     def astype(self, dtype) -> "AstypeView":
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
@@ -352,6 +349,16 @@ def _broadcastable(data: Any, shape: tuple[int, ...]) -> Any:
     except ValueError:
         raise TypeError(f"Can't broadcast {np.shape(data)} -> {shape}") from None
     return data
+
+
+def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
+    """Chunk-grid positions meeting the region in C order, clipped to the region."""
+    grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, chunks)]
+    for position in itertools.product(*grids):
+        yield tuple(
+            slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
+            for r, c, k in zip(region, chunks, position)
+        )
 
 
 def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
