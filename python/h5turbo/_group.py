@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import ItemsView, KeysView, ValuesView
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from . import _native
 from ._base import HLObject
