@@ -32,7 +32,14 @@ def threads_arg(threads: Optional[int]) -> int:
 
 
 class Dataset(HLObject):
-    """An HDF5 dataset opened read-only."""
+    """An HDF5 dataset opened read-only.
+
+    Indexing follows numpy: integers (negative too), slices with any non-zero step
+    (negative steps are read forwards and reversed), Ellipsis, np.newaxis, one integer
+    list/array (any order, repeats allowed) or boolean mask per selection, compound field
+    names as in h5py (``ds["x"]``, ``ds[0:5, "x"]``). Out-of-range indexes raise
+    IndexError as numpy does. Each read fetches only the elements the index touches.
+    """
 
     def __repr__(self):
         if not self:
