@@ -6,7 +6,7 @@ import posixpath
 
 from ._attrs import AttributeManager
 
-__all__ = ["HLObject"]
+__all__ = ["HLObject", "cached_property"]
 
 
 class HLObject:
@@ -54,3 +54,23 @@ class HLObject:
     def __bool__(self):
         """False once the file is closed (h5py's 'valid'); never by emptiness."""
         return not self._file.closed
+
+
+class cached_property:
+    """functools.cached_property without the lock Python < 3.12 takes there (one per
+    class, shared by every instance): metadata of a read-only file never changes, so two
+    threads racing here at worst both compute the same value."""
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from functools import cached_property
 from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from ._base import HLObject
+from ._base import HLObject, cached_property
 from ._selection import ReadPlan, plan_read, split_fields
 from ._types import Empty
 
