@@ -255,7 +255,7 @@ def _validate_out(out, dtype, shape) -> None:
     if not isinstance(out, np.ndarray):
         raise TypeError("out must be a numpy array")
     if out.dtype != dtype:
-        raise TypeError(f"out dtype {out.dtype} != dataset dtype {dtype}")
+        raise ValueError(f"out dtype {out.dtype} != dataset dtype {dtype}")
     if out.shape != shape:
         raise ValueError(f"out shape {out.shape} != selection shape {shape}")
     if not out.flags.c_contiguous or not out.flags.writeable:
