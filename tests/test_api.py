@@ -376,7 +376,7 @@ def test_whole_reads_like_h5py(files, path):
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
 
 
-@pytest.mark.parametrize("path", NUMERIC)
+@pytest.mark.parametrize("path", NUMERIC + ["scalar_f8", "compound"])
 def test_random_selections_like_numpy(files, path):
     f, h = files
     whole = h[path][...]
