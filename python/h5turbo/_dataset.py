@@ -267,8 +267,9 @@ class AsStrView:
     def __getitem__(self, index: Any) -> Any:
         data = self._dataset[index]
         if isinstance(data, np.ndarray):
-            decoded = [self._decode(v) for v in data.ravel()]
-            return np.array(decoded + [None], dtype=object)[:-1].reshape(data.shape)
+            decoded = np.empty(data.shape, dtype=object)
+            decoded.reshape(-1)[:] = [self._decode(v) for v in data.ravel()]
+            return decoded
         return self._decode(data)
 
     def _decode(self, value: Any) -> Any:
