@@ -457,6 +457,16 @@ def test_compound_fields_like_h5py(files):
     assert both.dtype.names == ("y", "x")
 
 
+def test_numpy_conversion(files):
+    f, h = files
+    ds = f["gzip_3d"]
+    assert np.asarray(ds, dtype=np.float32).dtype == np.float32
+    assert np.sum(ds) == pytest.approx(np.sum(h["gzip_3d"][...]))
+    with pytest.raises(ValueError):
+        np.asarray(ds, copy=False)
+    assert np.asarray(f["scalar_i2"]).shape == ()
+
+
 def test_astype(files):
     f, h = files
     got = f["int32_2d"].astype("f8")[2:4]
