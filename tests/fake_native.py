@@ -57,7 +57,10 @@ class File:
         if not os.path.exists(path):
             raise FileNotFoundError(2, "No such file or directory", path)
         self._path = path
-        self._h5 = h5py.File(path, "r")
+        try:
+            self._h5 = h5py.File(path, "r")
+        except OSError as exc:  # the file exists: libhdf5 could not read it
+            raise FormatError(str(exc)) from None
 
     @property
     def path(self) -> str:
@@ -252,7 +255,7 @@ def _validate_out(out, dtype, shape) -> None:
     if not isinstance(out, np.ndarray):
         raise TypeError("out must be a numpy array")
     if out.dtype != dtype:
-        raise TypeError(f"out dtype {out.dtype} != dataset dtype {dtype}")
+        raise ValueError(f"out dtype {out.dtype} != dataset dtype {dtype}")
     if out.shape != shape:
         raise ValueError(f"out shape {out.shape} != selection shape {shape}")
     if not out.flags.c_contiguous or not out.flags.writeable:

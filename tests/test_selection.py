@@ -255,6 +255,11 @@ def test_zero_step_raises_value_error_like_numpy():
         plan_read(np.s_[::0], (4,))
 
 
+def test_huge_unsigned_index_is_out_of_range_not_negative():
+    with pytest.raises(IndexError):
+        plan_read(np.array([2**64 - 1], dtype=np.uint64), (5,))
+
+
 def test_two_index_arrays_are_refused_like_h5py():
     with pytest.raises(TypeError, match="Only one indexing vector"):
         plan_read(([0, 1], [1, 2]), (3, 3))

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from functools import cached_property
 from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from ._base import HLObject
+from ._base import HLObject, cached_property
 from ._selection import ReadPlan, plan_read, split_fields
 from ._types import Empty
 
@@ -32,7 +31,14 @@ def threads_arg(threads: Optional[int]) -> int:
 
 
 class Dataset(HLObject):
-    """An HDF5 dataset opened read-only."""
+    """An HDF5 dataset opened read-only.
+
+    Indexing follows numpy: integers (negative too), slices with any non-zero step
+    (negative steps are read forwards and reversed), Ellipsis, np.newaxis, one integer
+    list/array (any order, repeats allowed) or boolean mask per selection, compound field
+    names as in h5py (``ds["x"]``, ``ds[0:5, "x"]``). Out-of-range indexes raise
+    IndexError as numpy does. Each read fetches only the elements the index touches.
+    """
 
     def __repr__(self):
         if not self:
@@ -185,20 +191,25 @@ class Dataset(HLObject):
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
 
     def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
-        """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection."""
+        """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection.
+
+        As h5py: TypeError at once for an unchunked dataset, ValueError for a region that
+        does not lie inside the dataset."""
         if not self.chunks:
             raise TypeError("Chunked dataset required")
-        region = _chunk_region(sel, self.shape)
-        grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, self.chunks)]
-        for chunk in itertools.product(*grids):
-            yield tuple(
-                slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
-                for r, c, k in zip(region, self.chunks, chunk)
-            )
+        return _chunk_slices(_chunk_region(sel, self.shape), self.chunks)
 
     def astype(self, dtype) -> "AstypeView":
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
         return AstypeView(self, np.dtype(dtype))
+
+    def asstr(self, encoding: Optional[str] = None, errors: str = "strict") -> "AsStrView":
+        """A view whose reads decode strings to ``str`` (h5py's ``asstr``)."""
+        stored = _string_encoding(self.dtype)
+        if stored is None:
+            raise TypeError("dset.asstr() can only be used on datasets with "
+                            "an HDF5 string datatype")
+        return AsStrView(self, encoding or stored, errors)
 
     # ------------------------------------------------------------------ internals
 
@@ -245,7 +256,50 @@ class AstypeView:
         return len(self._dataset)
 
 
+class AsStrView:
+    """``ds.asstr()``: reads give str (scalars) or object arrays of str."""
+
+    def __init__(self, dataset: Dataset, encoding: str, errors: str):
+        self._dataset = dataset
+        self._encoding = encoding
+        self._errors = errors
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if isinstance(data, np.ndarray):
+            decoded = np.empty(data.shape, dtype=object)
+            decoded.reshape(-1)[:] = [self._decode(v) for v in data.ravel()]
+            return decoded
+        return self._decode(data)
+
+    def _decode(self, value: Any) -> Any:
+        if isinstance(value, bytes):  # np.bytes_ included
+            return value.decode(self._encoding, self._errors)
+        return value
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("AsStrView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[...], dtype=object)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
 # ---------------------------------------------------------------------- helpers
+
+
+def _string_encoding(dtype: np.dtype) -> Optional[str]:
+    """The encoding h5py records for a string dtype; None when it is not a string type."""
+    metadata = dtype.metadata or {}
+    if dtype.kind == "S":
+        return metadata.get("h5py_encoding", "ascii")
+    vlen = metadata.get("vlen")
+    if dtype.kind == "O" and vlen in (str, bytes):
+        return "utf-8" if vlen is str else "ascii"
+    return None
 
 
 def _szip_opts(data: tuple) -> tuple:
@@ -304,6 +358,16 @@ def _broadcastable(data: Any, shape: tuple[int, ...]) -> Any:
     return data
 
 
+def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
+    """Chunk-grid positions meeting the region in C order, clipped to the region."""
+    grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, chunks)]
+    for position in itertools.product(*grids):
+        yield tuple(
+            slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
+            for r, c, k in zip(region, chunks, position)
+        )
+
+
 def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
     """The iter_chunks selection as one step-1 range per axis (ints select one element)."""
     if sel is None:
@@ -315,15 +379,24 @@ def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
 
 
 def _chunk_region_axis(entry: Any, n: int) -> range:
+    """Like h5py, a region reaching past the dataset is an error, not clipped; negative
+    bounds count from the end, as in numpy."""
     if isinstance(entry, slice):
-        start, stop, step = entry.indices(n)
-        if step != 1:
+        if entry.step not in (None, 1):
             raise ValueError("iter_chunks selections must have step 1")
+        start = _from_end(entry.start, n, default=0)
+        stop = _from_end(entry.stop, n, default=n)
     elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
-        start = int(entry) + n if entry < 0 else int(entry)
+        start = _from_end(int(entry), n, default=0)
         stop = start + 1
     else:
         raise TypeError(f"{entry!r}: iter_chunks selections are slices or integers")
     if not 0 <= start < stop <= n:
         raise ValueError("Invalid selection - selection region must be within dataset space")
     return range(start, stop)
+
+
+def _from_end(bound: Optional[int], n: int, default: int) -> int:
+    if bound is None:
+        return default
+    return int(bound) + n if bound < 0 else int(bound)

@@ -26,13 +26,13 @@ class File(Group):
         self._native_file = _native.File(path)
         self._identity = os.path.realpath(path)
         self._externals: dict[str, File] = {}
-        super().__init__(self._native_file.get("/"), self)
+        super().__init__(self._native_file.get("/"), self, "/")
 
     # ------------------------------------------------------------------ file properties
 
     @property
     def filename(self) -> str:
-        return self._native_file.path
+        return os.fspath(self._native_file.path)  # the native side may give a pathlib.Path
 
     @property
     def mode(self) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import ItemsView, KeysView, ValuesView
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from . import _native
 from ._base import HLObject
@@ -14,10 +14,10 @@ from ._types import ExternalLink, HardLink, SoftLink
 __all__ = ["Group", "Datatype", "wrap"]
 
 
-def wrap(native_obj, file) -> HLObject:
+def wrap(native_obj, file, name: str) -> HLObject:
     """The Python object for a native one, by kind."""
     cls = {"group": Group, "dataset": Dataset, "datatype": Datatype}[native_obj.kind]
-    return cls(native_obj, file)
+    return cls(native_obj, file, name)
 
 
 def _components(path: str) -> list[str]:
@@ -38,8 +38,7 @@ class Group(HLObject):
     # ------------------------------------------------------------------ lookup
 
     def __getitem__(self, name: Any) -> HLObject:
-        native_obj, file = self._resolve(_as_path(name))
-        return wrap(native_obj, file)
+        return wrap(*self._resolve(_as_path(name)))
 
     def get(self, name: Any, default: Any = None, getclass: bool = False,
             getlink: bool = False) -> Any:
@@ -58,27 +57,37 @@ class Group(HLObject):
         return type(link) if getclass else link
 
     def __contains__(self, name: Any) -> bool:
-        """True when ``name`` (a path) leads to an object; dangling links give False."""
+        """True when the path's last link exists (h5py: a dangling soft link or an external
+        link counts, its target is not checked); the components before it must resolve."""
+        path = _as_path(name)
+        if not path or self._file.closed:
+            return False
+        head, tail = posixpath.split(path.rstrip("/") or "/")
         try:
-            self._resolve(_as_path(name))
+            parent_obj = self._resolve(head)[0] if head else self._obj
         except KeyError:
             return False
-        return True
+        if not _components(tail):
+            return True
+        return parent_obj.kind == "group" and _has_link(parent_obj, tail)
 
     def _resolve(self, path: str):
-        """(native object, File) at a path relative to this group, or absolute."""
-        native_obj = self._file._root_native() if path.startswith("/") else self._obj
+        """(native object, File, name) at a path relative to this group, or absolute."""
+        if path.startswith("/"):
+            native_obj, name = self._file._root_native(), "/"
+        else:
+            native_obj, name = self._obj, self.name
         file = self._file
         for component in _components(path):
-            native_obj, file = _follow(native_obj, component, file)
-        return native_obj, file
+            native_obj, file, name = _follow(native_obj, component, file, name)
+        return native_obj, file, name
 
     def _link(self, path: str):
         """The link (as HardLink/SoftLink/ExternalLink) that ``path`` ends with."""
         head, tail = posixpath.split(path.rstrip("/"))
         if not _components(tail):
             return HardLink()
-        parent_obj, _file = self._resolve(head) if head else (self._obj, self._file)
+        parent_obj = self._resolve(head)[0] if head else self._obj
         kind, target = _find_link(parent_obj, tail)
         return _link_value(kind, target)
 
@@ -121,7 +130,7 @@ class Group(HLObject):
                 continue
             seen.add(native_child.address)
             path = prefix + name
-            result = func(path, wrap(native_child, self._file))
+            result = func(path, wrap(native_child, self._file, posixpath.join(self.name, path)))
             if result is not None:
                 return result
             if native_child.kind == "group":
@@ -194,6 +203,18 @@ def _hard_children(group_obj):
     return [(name, group_obj.child(name)) for name in names]
 
 
+def _has_link(group_obj, name: str) -> bool:
+    try:
+        group_obj.child(name)
+    except KeyError:  # a dangling soft link still is a link
+        return any(link_name == name for link_name, _kind, _target in group_obj.links())
+    except _native.ClosedError:
+        raise
+    except _native.Error:  # an external link the native side does not follow
+        return True
+    return True
+
+
 def _find_link(group_obj, name: str):
     for link_name, kind, target in group_obj.links():
         if link_name == name:
@@ -210,10 +231,13 @@ def _link_value(kind: str, target: Any):
     return HardLink()
 
 
-def _follow(group_obj, component: str, file):
-    """Follow one link; an external link opens its target file, as h5py does."""
+def _follow(group_obj, component: str, file, name: str):
+    """Follow one link: (object, File, name). An external link opens its target file, as
+    h5py does; the name then is the path inside that file."""
+    if group_obj.kind != "group":
+        raise KeyError(f"'{group_obj.name}' is not a group: no member '{component}'")
     try:
-        return group_obj.child(component), file
+        return group_obj.child(component), file, posixpath.join(name, component)
     except _native.ClosedError:
         raise
     except _native.Error:

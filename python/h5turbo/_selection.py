@@ -63,7 +63,8 @@ class ReadPlan:
 class _Item:
     """One entry of the caller's index, resolved against the dataset axes it consumes."""
 
-    kind: str  # 'int', 'slice', 'newaxis', 'ellipsis', 'array', 'bool0'
+    kind: str  # 'int', 'slice', 'newaxis', 'ellipsis', 'array', 'bool0'; 'tail': axes
+    #            the index leaves out (read whole, numpy appends them itself)
     local: Any  # what this entry becomes in the index applied to the block
     axes: list  # native AxisSelection per consumed dataset axis
     counts: list  # block length per consumed dataset axis
@@ -93,7 +94,7 @@ def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
         read_shape=tuple(counts),
         local=local,
         out_shape=_result_shape(items),
-        scalar_result=all(item.kind == "int" for item in items) and len(items) == len(shape),
+        scalar_result=all(item.kind == "int" for item in items),  # () on a scalar too
     )
 
 
@@ -210,11 +211,12 @@ def _resolve_slice(s: slice, n: int) -> _Item:
 
 
 def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
-    idx = arr.astype(np.int64, copy=False)
-    out_of_range = (idx < -n) | (idx >= n)
+    # compare before converting: a huge uint64 must not wrap into a negative index
+    out_of_range = (arr >= n) if arr.dtype.kind == "u" else (arr < -n) | (arr >= n)
     if out_of_range.any():
-        bad = int(idx[out_of_range].flat[0])
+        bad = int(arr[out_of_range].flat[0])
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    idx = arr.astype(np.int64, copy=False)
     idx = np.where(idx < 0, idx + n, idx)
     unique, inverse = np.unique(idx, return_inverse=True)
     inverse = inverse.reshape(arr.shape)
