@@ -151,14 +151,16 @@ class Dataset(HLObject):
         arr = np.asarray(self.read(Ellipsis))
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
-    def read(self, selection: Any = Ellipsis, out: Optional[np.ndarray] = None,
+    def read(self, selection: Any = (), out: Optional[np.ndarray] = None,
              threads: Optional[int] = None) -> Any:
-        """Read ``self[selection]``; with ``out``, fill that array and return it.
+        """Read ``self[selection]`` (everything by default, like h5py's ``ds[()]``);
+        with ``out``, fill that array and return it.
 
-        ``out`` must be a writeable C-contiguous array of the dataset's dtype and of the
-        selection's shape. When the selection needs no reordering (no index arrays out
-        of order, no negative steps, no field names) the native reader writes straight
-        into ``out``; otherwise the data goes through a temporary block.
+        ``out`` must be a writeable C-contiguous array of the selection's shape. When it
+        has the dataset's dtype and the selection needs no reordering (no index arrays
+        out of order, no negative steps, no field names) the native reader writes
+        straight into it; otherwise the data goes through a temporary block and is
+        converted to ``out``'s dtype where numpy can cast it (as h5py's read_direct).
         """
         nthreads = threads_arg(threads)
         if self.shape is None:
@@ -169,9 +171,12 @@ class Dataset(HLObject):
             return _deliver(_select_fields(self._read_plan(plan, nthreads), fields), out)
         if out is None:
             return self._read_plan(plan, nthreads)
-        _check_out(out, plan.out_shape, self.dtype)
-        if plan.local is None:
-            self._fill(plan, out.reshape(plan.read_shape), nthreads)
+        element = self.dtype.base if self.dtype.subdtype else self.dtype
+        trailing = self.dtype.shape
+        direct = plan.local is None and isinstance(out, np.ndarray) and out.dtype == element
+        if direct:
+            _check_out(out, plan.out_shape + trailing, element)
+            self._fill(plan, out.reshape(plan.read_shape + trailing), nthreads)
             return out
         return _deliver(self._read_plan(plan, nthreads), out)
 
@@ -326,9 +331,9 @@ def _select_fields(data: Any, fields: list[str]) -> Any:
 def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
     if not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
-    if out.dtype != dtype:
-        raise TypeError(f"out has dtype {out.dtype}, the selection reads {dtype} "
-                        "(use ds.astype(...) to convert)")
+    if not np.can_cast(dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"out has dtype {out.dtype}, the selection reads {dtype}, "
+                        "which does not cast to it (use ds.astype(...) to convert)")
     if out.shape != tuple(shape):
         raise ValueError(f"out has shape {out.shape}, the selection has shape {tuple(shape)}")
     if not out.flags.c_contiguous:
@@ -341,7 +346,7 @@ def _deliver(data: Any, out: Optional[np.ndarray]) -> Any:
     if out is None:
         return data
     _check_out(out, np.shape(data), np.asarray(data).dtype)
-    out[...] = data
+    np.copyto(out, data, casting="same_kind")
     return out
 
 

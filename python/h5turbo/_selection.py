@@ -54,7 +54,9 @@ class ReadPlan:
     def finish(self, block: np.ndarray) -> Any:
         """The numpy result of the original index, given the filled block."""
         if self.local is None:
-            result = block.reshape(self.out_shape)
+            # A sub-array dtype adds trailing axes to the block: keep them.
+            trailing = block.shape[len(self.read_shape):]
+            result = block.reshape(self.out_shape + trailing)
             return result[()] if self.scalar_result else result
         return block[self.local]
 

@@ -216,7 +216,16 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
         None if matches!(ds.datatype.class, DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) => {
             Ok(PyBytes::new(py, b"").into_any().unbind())
         }
-        None => Ok(numpy(py)?.call_method1("zeros", (PyTuple::empty(py), dtype))?.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind()),
+        None => {
+            // h5py gives zeros, with None in object (vlen) fields of compounds.
+            let record = numpy(py)?.call_method1("zeros", (PyTuple::empty(py), &dtype))?;
+            if let DatatypeClass::Compound { members } = &ds.datatype.class {
+                for m in members.iter().filter(|m| m.datatype.has_vlen()) {
+                    record.set_item(m.name.as_str(), py.None())?;
+                }
+            }
+            Ok(record.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
+        }
     }
 }
 
