@@ -79,7 +79,8 @@ fn read_header(ctx: &FormatContext, shape: &IndexShape, address: u64) -> Result<
     check_version(r.u8()?, "extensible array header", address)?;
     let client = r.u8()?;
     let element_size = r.u8()? as usize;
-    let [max_bits, index_block_elements, min_pointers, min_elements, page_bits] = r.array::<5>()?;
+    // Note the order differs from the layout message: min elements before min pointers.
+    let [max_bits, index_block_elements, min_elements, min_pointers, page_bits] = r.array::<5>()?;
     let _super_blocks_created = r.length()?;
     let _super_blocks_size = r.length()?;
     let _data_blocks_created = r.length()?;
@@ -213,27 +214,15 @@ fn data_block_prefix(ctx: &FormatContext, header: &Header) -> u64 {
     4 + 1 + 1 + ctx.sizes().offset as u64 + header.offset_field_bytes as u64
 }
 
-/// Signature, version, owner and block offset of a super or data block.
-fn check_block_prefix(
-    r: &mut ByteReader,
-    header: &Header,
-    signature: &[u8; 4],
-    what: &str,
-    block_offset: u64,
-    address: u64,
-) -> Result<()> {
+/// Signature, version and owner of a super or data block, and skip its block offset:
+/// HDF5 stores, but never checks, that offset, and for data blocks listed in the index
+/// block it computes it from the block's position in the whole address list
+/// (H5EA__lookup_elmt), so it is not the block's first element and cannot be checked.
+fn check_block_prefix(r: &mut ByteReader, header: &Header, signature: &[u8; 4], what: &str, address: u64) -> Result<()> {
     r.signature(signature, what)?;
     check_version(r.u8()?, what, address)?;
     check_owner(r.u8()?, header.client, r.address_field()?, header.address, address)?;
-    let stored_offset = r.uint(header.offset_field_bytes)?;
-    if stored_offset != block_offset {
-        return Err(Error::format(format!(
-            "{} starts at element {}, expected {}",
-            what, stored_offset, block_offset
-        ))
-        .at(address));
-    }
-    Ok(())
+    r.skip(header.offset_field_bytes)
 }
 
 fn read_data_block(
@@ -249,7 +238,7 @@ fn read_data_block(
     let block = ctx.read(address, prefix_len + elements_len + 4, "extensible array data block")?;
     verify_trailing(&block, "extensible array data block", address)?;
     let mut r = ctx.reader(&block, address);
-    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", block_offset, address)?;
+    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
     let elements = r.bytes(elements_len as usize)?;
     let first = first_index(header, block_offset);
     for_each_element(elements, header.element_size, first, address + prefix_len, emit)
@@ -274,7 +263,7 @@ fn read_super_block(
     let block = ctx.read(address, len, "extensible array super block")?;
     verify_trailing(&block, "extensible array super block", address)?;
     let mut r = ctx.reader(&block, address);
-    check_block_prefix(&mut r, header, b"EASB", "extensible array super block", info.start_index, address)?;
+    check_block_prefix(&mut r, header, b"EASB", "extensible array super block", address)?;
     let bitmap = r.bytes(bitmap_len as usize)?;
     for d in 0..info.data_blocks {
         let Some(data_block) = r.address_field()? else { continue };
@@ -313,7 +302,7 @@ fn read_paged_data_block(
     let prefix = ctx.read(address, prefix_len, "extensible array data block")?;
     verify_trailing(&prefix, "extensible array data block", address)?;
     let mut r = ctx.reader(&prefix, address);
-    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", block.block_offset, address)?;
+    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
     let page_bytes = checked_bytes(header.page_nelmts, header.element_size as u64, address)?;
     let first = first_index(header, block.block_offset);
     for page in 0..block.pages {
