@@ -227,6 +227,12 @@ fn corpus_files_match_h5py() {
             let what = format!("{}:{}", file, name);
             let layout = layout_of(&ctx, &bytes, info.get("header").unwrap().u64())
                 .unwrap_or_else(|e| panic!("{}: {}", what, e));
+            if let Some(address) = info.get("address") {
+                let Layout::Contiguous { address: got, size } = layout else { panic!("{}: not contiguous", what) };
+                assert_eq!((got, size), (Some(address.u64()), info.get("size").unwrap().u64()), "{}", what);
+                checked += 1;
+                continue;
+            }
             let Layout::Chunked(layout) = layout else { panic!("{}: not chunked", what) };
             let index = index_for(&ctx, &layout, info).unwrap_or_else(|e| panic!("{}: {}", what, e));
             let got = chunks_of(&index);

@@ -20,6 +20,8 @@ FILES = [
     "jhdf/tiny_huge_1d_over_maxint.hdf5",
     "jhdf/test_compressed_chunked_datasets_earliest.hdf5",
     "jhdf/test_compressed_chunked_datasets_latest.hdf5",
+    "jhdf/hdf_v14_test1.hdf5",
+    "jhdf/hdf_v14_test2.hdf5",
     "pyfive/btreev2.hdf5",
     "pyfive/chunked.hdf5",
     "pyfive/resizable.hdf5",
@@ -47,6 +49,8 @@ def digest(chunks):
 
 
 def describe(ds):
+    if ds.chunks is None:
+        return describe_contiguous(ds)
     chunks = []
     for i in range(ds.id.get_num_chunks()):
         c = ds.id.get_chunk_info(i)
@@ -65,12 +69,24 @@ def describe(ds):
     }
 
 
+def describe_contiguous(ds):
+    return {
+        "header": h5py.h5o.get_info(ds.id).addr,
+        "address": ds.id.get_offset(),
+        "size": ds.id.get_storage_size(),
+    }
+
+
 def main():
     corpus = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/corpus"
     expected = {}
     for rel in FILES:
         with h5py.File(os.path.join(corpus, rel), "r") as f:
-            expected[rel] = {name: describe(ds) for name, ds in datasets(f) if ds.chunks is not None}
+            expected[rel] = {
+                name: describe(ds)
+                for name, ds in datasets(f)
+                if ds.chunks is not None or ds.id.get_create_plist().get_layout() == h5py.h5d.CONTIGUOUS
+            }
     with open("corpus_expected.json", "w") as fh:
         json.dump(expected, fh, separators=(",", ":"), sort_keys=True)
 
