@@ -340,3 +340,47 @@ fn random_damage_never_panics() {
         }
     }
 }
+
+#[test]
+fn truncated_layout_messages_and_damaged_groups_give_errors() {
+    let (bytes, datasets) = chunked_fixtures("chunks_v110.h5");
+    let ctx = context(bytes.clone());
+    for (name, info) in &datasets {
+        let messages = header_messages(&bytes, ctx.sizes(), info.get("header").unwrap().u64());
+        let (body, at) = message(&messages, MSG_LAYOUT).unwrap();
+        // Every proper prefix lacks the index address at least: always an error.
+        for cut in 0..body.len() - 1 {
+            let layout = body.get(..cut).unwrap();
+            assert!(Layout::parse(layout, at, ctx.sizes()).is_err(), "{} cut at {}", name, cut);
+        }
+    }
+    let bytes = gunzip(&data_dir().join("groups_earliest.h5.gz"));
+    let expected = expected();
+    let many = expected.get("groups_earliest.h5").unwrap().get("/").unwrap();
+    let many_header = many.arr().iter().find(|l| l.arr()[0].str() == "many").unwrap().arr()[2].u64();
+    let sizes = context(bytes.clone()).sizes();
+    let messages = header_messages(&bytes, sizes, many_header);
+    let (stab, _) = message(&messages, MSG_SYMBOL_TABLE).unwrap();
+    let btree = u64::from_le_bytes(stab[..8].try_into().unwrap());
+    let heap = u64::from_le_bytes(stab[8..16].try_into().unwrap());
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for round in 0..3000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let mut damaged = bytes.clone();
+        // Half the rounds hit the group's own B-tree root and heap header.
+        let pos = match round % 4 {
+            0 => btree as usize + (state % 64) as usize,
+            1 => heap as usize + (state % 32) as usize,
+            _ => (state % bytes.len() as u64) as usize,
+        };
+        damaged[pos] ^= (state >> 32) as u8 | 1;
+        let result = std::panic::catch_unwind(|| symbol_table_links(&context(damaged), btree, heap));
+        assert!(result.is_ok(), "symbol table walk panicked with byte {} changed", pos);
+    }
+    for cut in [btree, btree + 10, heap, heap + 20] {
+        let damaged = bytes[..cut as usize].to_vec();
+        assert!(symbol_table_links(&context(damaged), btree, heap).is_err(), "cut at {}", cut);
+    }
+}

@@ -16,7 +16,7 @@ use super::super::context::FormatContext;
 use super::super::reader::ByteReader;
 use super::fixed_array::{bit_is_set, check_owner, check_version, checked_bytes, element_layout, for_each_element};
 use super::grid::Grid;
-use super::{read_element, ChunkSink, IndexShape};
+use super::{read_element, ChunkSink, ElementSink, IndexShape};
 use crate::error::{Error, Result};
 
 struct Header {
@@ -149,7 +149,7 @@ fn read_index_block(
     ctx: &FormatContext,
     header: &Header,
     address: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let offset_size = ctx.sizes().offset as u64;
     let elements_len = checked_bytes(header.index_block_elements, header.element_size as u64, address)?;
@@ -202,7 +202,7 @@ fn read_direct_data_block(
     address: u64,
     block_offset: u64,
     info: &SuperBlockInfo,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     if info.data_block_elements > header.page_nelmts {
         return Err(Error::unsupported("paged extensible array data block referenced by the index block").at(address));
@@ -231,7 +231,7 @@ fn read_data_block(
     address: u64,
     block_offset: u64,
     nelmts: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let prefix_len = data_block_prefix(ctx, header);
     let elements_len = checked_bytes(nelmts, header.element_size as u64, address)?;
@@ -249,17 +249,19 @@ fn read_super_block(
     header: &Header,
     address: u64,
     info: &SuperBlockInfo,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let offset_size = ctx.sizes().offset as u64;
     let paged = info.data_block_elements > header.page_nelmts;
     // Both powers of two: pages divide the data block exactly.
     let pages = if paged { info.data_block_elements / header.page_nelmts } else { 0 };
-    let bitmap_len = info.data_blocks * pages.div_ceil(8);
+    let bitmap_len = checked_bytes(info.data_blocks, pages.div_ceil(8), address)?;
     let prefix_len = data_block_prefix(ctx, header);
     let len = checked_bytes(info.data_blocks, offset_size, address)?
-        .checked_add(prefix_len + bitmap_len + 4)
+        .checked_add(bitmap_len)
+        .and_then(|n| n.checked_add(prefix_len + 4))
         .ok_or_else(|| Error::format("extensible array super block size overflows").at(address))?;
+    // The read below checks `len` against the file, which also bounds the page loops.
     let block = ctx.read(address, len, "extensible array super block")?;
     verify_trailing(&block, "extensible array super block", address)?;
     let mut r = ctx.reader(&block, address);
@@ -295,7 +297,7 @@ fn read_paged_data_block(
     header: &Header,
     block: &PagedBlock,
     bitmap: &[u8],
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let address = block.address;
     let prefix_len = data_block_prefix(ctx, header) + 4;
@@ -307,7 +309,10 @@ fn read_paged_data_block(
     let first = first_index(header, block.block_offset);
     for page in 0..block.pages {
         let page_first = first.saturating_add(page * header.page_nelmts);
-        if !bit_is_set(bitmap, block.first_page_bit + page) || page_first >= header.max_index_set {
+        if page_first >= header.max_index_set {
+            break; // pages past the highest element ever set hold nothing
+        }
+        if !bit_is_set(bitmap, block.first_page_bit + page) {
             continue;
         }
         let page_address = (page_bytes + 4)

@@ -6,7 +6,7 @@
 
 use super::super::checksum::verify_trailing;
 use super::super::context::FormatContext;
-use super::{filtered_size_bytes, read_element, ChunkSink, IndexShape};
+use super::{filtered_size_bytes, read_element, ChunkSink, ElementSink, IndexShape};
 use crate::error::{Error, Result};
 
 const CLIENT_UNFILTERED: u8 = 0;
@@ -114,7 +114,7 @@ fn read_data_block(
     ctx: &FormatContext,
     header: &Header,
     address: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let offset_size = ctx.sizes().offset as u64;
     let page_nelmts = 1u64 << header.page_bits;
@@ -186,7 +186,7 @@ pub(super) fn for_each_element(
     element_size: usize,
     first_index: u64,
     first_address: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     for (i, bytes) in elements.chunks_exact(element_size).enumerate() {
         let offset = (i * element_size) as u64;

@@ -283,6 +283,9 @@ impl<'a> ChunkSink<'a> {
     }
 }
 
+/// Receives (element index, element bytes, element file address) from array readers.
+pub(crate) type ElementSink<'a> = dyn FnMut(u64, &[u8], u64) -> Result<()> + 'a;
+
 /// Address, size and filter mask of one index element (fixed/extensible array
 /// element, v2 B-tree record prefix). `size_bytes` is 0 for unfiltered elements.
 pub(crate) fn read_element(
