@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{context, data_dir, digest, gunzip, header_messages, message, Json, TestBTreeV2};
+use common::{context, context_with_base, data_dir, digest, gunzip, header_messages, message, Json, TestBTreeV2};
 use h5turbo_core::format::chunk_index::{chunk_index_from_records, read_chunk_index, ChunkIndex};
 use h5turbo_core::format::layout::{ChunkIndexKind, ChunkedLayout, Layout};
 use h5turbo_core::format::links::LinkTarget;
@@ -383,4 +383,45 @@ fn truncated_layout_messages_and_damaged_groups_give_errors() {
         let damaged = bytes[..cut as usize].to_vec();
         assert!(symbol_table_links(&context(damaged), btree, heap).is_err(), "cut at {}", cut);
     }
+}
+
+/// Every chunked dataset of the shared corpus (10x, h5ad, loom, fast5, NetCDF4, jhdf,
+/// pyfive): the layout parses and the index holds as many chunks as h5py counts.
+#[test]
+fn whole_corpus_chunk_counts_match_h5py() {
+    let corpus = Path::new("/work/shared/corpus");
+    if !corpus.is_dir() {
+        eprintln!("shared corpus not present: skipped");
+        return;
+    }
+    let list = std::fs::read_to_string(data_dir().join("corpus_sweep.txt")).unwrap();
+    let parse_dims = |s: &str| -> Vec<u64> {
+        s.split(',').map(|x| if x == "U" { u64::MAX } else { x.parse().unwrap() }).collect()
+    };
+    let mut files: std::collections::HashMap<&str, (Vec<u8>, FormatContext)> = Default::default();
+    let mut checked = 0;
+    for line in list.lines() {
+        let f: Vec<&str> = line.splitn(7, ' ').collect();
+        let (file, header, name) = (f[0], f[1].parse::<u64>().unwrap(), f[6]);
+        let (dims, max_dims, filtered, count) = (parse_dims(f[2]), parse_dims(f[3]), f[4] != "0", f[5]);
+        let (bytes, ctx) = files.entry(file).or_insert_with(|| {
+            let bytes = std::fs::read(corpus.join(file)).unwrap();
+            (bytes.clone(), context_with_base(bytes))
+        });
+        let what = format!("{}:{}", file, name);
+        let base = ctx.base();
+        let messages = header_messages(bytes, ctx.sizes(), header + base);
+        let (body, at) = message(&messages, MSG_LAYOUT).expect("layout message");
+        let layout = Layout::parse(body, at - base, ctx.sizes()).unwrap_or_else(|e| panic!("{}: {}", what, e));
+        let Layout::Chunked(layout) = layout else { panic!("{}: not chunked", what) };
+        let index = match layout.index {
+            ChunkIndexKind::BTreeV2 { address: Some(address), .. } => TestBTreeV2::open(ctx, address)
+                .and_then(|tree| chunk_index_from_records(ctx, &layout, &dims, &max_dims, filtered, &tree)),
+            _ => read_chunk_index(ctx, &layout, &dims, &max_dims, filtered),
+        };
+        let index = index.unwrap_or_else(|e| panic!("{}: {}", what, e));
+        assert_eq!(index.len().to_string(), count, "{}", what);
+        checked += 1;
+    }
+    assert!(checked >= 500, "only {} datasets checked", checked);
 }

@@ -35,6 +35,23 @@ pub fn sizes_of(bytes: &[u8]) -> Sizes {
     }
 }
 
+/// File offset of the superblock: 0, or after a user block of 512, 1024, 2048... bytes.
+pub fn superblock_offset(bytes: &[u8]) -> u64 {
+    let mut at = 0usize;
+    while bytes.get(at..at + 8) != Some(b"\x89HDF\r\n\x1a\n") {
+        at = if at == 0 { 512 } else { at * 2 };
+        assert!(at < bytes.len(), "no HDF5 superblock");
+    }
+    at as u64
+}
+
+/// A context whose base address is the superblock's offset (files with a user block).
+pub fn context_with_base(bytes: Vec<u8>) -> FormatContext {
+    let base = superblock_offset(&bytes);
+    let sizes = sizes_of(&bytes[base as usize..]);
+    FormatContext::new(Arc::new(MemSource::new(bytes)), Path::new("corpus"), sizes, base)
+}
+
 pub fn context(bytes: Vec<u8>) -> FormatContext {
     let sizes = sizes_of(&bytes);
     FormatContext::new(Arc::new(MemSource::new(bytes)), Path::new("fixture"), sizes, 0)
