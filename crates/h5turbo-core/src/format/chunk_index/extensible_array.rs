@@ -79,7 +79,8 @@ fn read_header(ctx: &FormatContext, shape: &IndexShape, address: u64) -> Result<
     check_version(r.u8()?, "extensible array header", address)?;
     let client = r.u8()?;
     let element_size = r.u8()? as usize;
-    // Note the order differs from the layout message: min elements before min pointers.
+    // Field order as in H5EAcache.c: index block elements, data block minimum
+    // elements, then super block minimum data block pointers.
     let [max_bits, index_block_elements, min_elements, min_pointers, page_bits] = r.array::<5>()?;
     let _super_blocks_created = r.length()?;
     let _super_blocks_size = r.length()?;

@@ -102,8 +102,8 @@ impl ChunkIndex {
     }
 
     /// Allocated chunks with their scaled coordinates, in row-major grid order.
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_> {
-        match &self.store {
+    pub fn iter(&self) -> impl Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_ {
+        let iter: Box<dyn Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_> = match &self.store {
             Store::Dense(cells) => Box::new(
                 cells
                     .iter()
@@ -120,7 +120,8 @@ impl ChunkIndex {
                     .filter_map(move |i| self.grid.coords(i))
                     .filter_map(move |c| self.get(&c).map(|l| (c, l))),
             ),
-        }
+        };
+        iter
     }
 }
 
