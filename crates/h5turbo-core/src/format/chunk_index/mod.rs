@@ -150,19 +150,10 @@ pub fn read_chunk_index(
     max_dims: &[u64],
     filtered: bool,
 ) -> Result<ChunkIndex> {
-    let rank = layout.chunk_dims.len();
-    if dims.len() != rank || max_dims.len() != rank {
-        return Err(Error::format(format!(
-            "chunk rank {} does not match dataspace rank {} (max dims rank {})",
-            rank,
-            dims.len(),
-            max_dims.len()
-        )));
-    }
     let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
     let mut sink = ChunkSink::new(ctx, shape.grid.clone());
     let at = layout.index.address();
-    let result = match (&layout.index, at) {
+    let collected = match (&layout.index, at) {
         (_, None) => Ok(()),
         (ChunkIndexKind::Implicit { .. }, Some(address)) => return implicit::index(ctx, &shape, address),
         (ChunkIndexKind::BTreeV1 { .. }, Some(address)) => btree1::collect(ctx, &shape, address, &mut sink),
@@ -175,11 +166,10 @@ pub fn read_chunk_index(
         }
         (ChunkIndexKind::BTreeV2 { .. }, Some(address)) => btree2::collect(ctx, &shape, address, &mut sink),
     };
-    result.map_err(|e| match at {
+    collected.and_then(|()| sink.finish()).map_err(|e| match at {
         Some(a) => e.at(a),
         None => e,
-    })?;
-    sink.finish()
+    })
 }
 
 /// What every index reader needs to know about the dataset.
@@ -194,7 +184,16 @@ pub(crate) struct IndexShape {
 }
 
 impl IndexShape {
-    fn new(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64], filtered: bool) -> Result<Self> {
+    pub(crate) fn new(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64], filtered: bool) -> Result<Self> {
+        let rank = layout.chunk_dims.len();
+        if dims.len() != rank || max_dims.len() != rank {
+            return Err(Error::format(format!(
+                "chunk rank {} does not match dataspace rank {} (max dims rank {})",
+                rank,
+                dims.len(),
+                max_dims.len()
+            )));
+        }
         Ok(IndexShape {
             chunk_dims: layout.chunk_dims.clone(),
             grid: Grid::covering(dims, &layout.chunk_dims),
@@ -227,7 +226,7 @@ pub(crate) struct ChunkSink<'a> {
 }
 
 impl<'a> ChunkSink<'a> {
-    fn new(ctx: &'a FormatContext, grid: Grid) -> Self {
+    pub(crate) fn new(ctx: &'a FormatContext, grid: Grid) -> Self {
         ChunkSink { ctx, grid, coords: Vec::new(), locations: Vec::new() }
     }
 
@@ -251,7 +250,7 @@ impl<'a> ChunkSink<'a> {
         Ok(())
     }
 
-    fn finish(self) -> Result<ChunkIndex> {
+    pub(crate) fn finish(self) -> Result<ChunkIndex> {
         let rank = self.grid.rank();
         let mut order: Vec<usize> = (0..self.locations.len()).collect();
         let key = |i: usize| &self.coords[i * rank..(i + 1) * rank];
