@@ -53,15 +53,16 @@ pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sin
     let header = read_header(ctx, shape, address)?;
     let Some(index_block) = header.index_block else { return Ok(()) };
     let unswizzle = Unswizzle::new(shape)?;
+    let mut coords = vec![0u64; shape.rank()];
     let mut emit = |index: u64, bytes: &[u8], at: u64| -> Result<()> {
         if index >= header.max_index_set {
             return Ok(());
         }
         let mut r = ctx.reader(bytes, at);
         if let Some(location) = read_element(&mut r, header.size_bytes, shape.chunk_bytes)? {
-            let coords = unswizzle
-                .coords(index)
-                .ok_or_else(|| Error::format(format!("extensible array index {} has no chunk", index)).at(at))?;
+            if !unswizzle.coords_into(index, &mut coords) {
+                return Err(Error::format(format!("extensible array index {} has no chunk", index)).at(at));
+            }
             sink.add(&coords, location)?;
         }
         Ok(())
@@ -355,13 +356,19 @@ impl Unswizzle {
         Ok(Unswizzle { unlimited_dim, others, others_cells })
     }
 
-    fn coords(&self, index: u64) -> Option<Vec<u64>> {
-        if self.others_cells == 0 {
-            return None;
+    /// Scaled coordinates of element `index` into `out` (dataset rank long).
+    fn coords_into(&self, index: u64, out: &mut [u64]) -> bool {
+        if self.others_cells == 0 || out.len() != self.others.rank() + 1 {
+            return false;
         }
-        let mut coords = self.others.coords(index % self.others_cells)?;
-        coords.insert(self.unlimited_dim, index / self.others_cells);
-        Some(coords)
+        // Fill the other dimensions in the tail, then rotate the unlimited one into place.
+        let (head, tail) = out.split_at_mut(1);
+        if !self.others.coords_into(index % self.others_cells, tail) {
+            return false;
+        }
+        head[0] = index / self.others_cells;
+        out[..=self.unlimited_dim].rotate_left(1);
+        true
     }
 }
 

@@ -35,11 +35,14 @@ pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sin
         ))
         .at(address));
     }
+    let mut coords = vec![0u64; shape.rank()];
     let mut emit = |index: u64, bytes: &[u8], at: u64| -> Result<()> {
         let mut r = ctx.reader(bytes, at);
         if let Some(location) = read_element(&mut r, header.size_bytes, shape.chunk_bytes)? {
             // index < nelmts <= cells of the max grid, so coords exist.
-            let coords = max_grid.coords(index).ok_or_else(|| Error::format("fixed array index out of grid"))?;
+            if !max_grid.coords_into(index, &mut coords) {
+                return Err(Error::format("fixed array index out of grid").at(at));
+            }
             sink.add(&coords, location)?;
         }
         Ok(())

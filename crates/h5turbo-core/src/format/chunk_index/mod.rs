@@ -251,36 +251,62 @@ impl<'a> ChunkSink<'a> {
     }
 
     pub(crate) fn finish(self) -> Result<ChunkIndex> {
-        let rank = self.grid.rank();
-        let mut order: Vec<usize> = (0..self.locations.len()).collect();
-        let key = |i: usize| &self.coords[i * rank..(i + 1) * rank];
-        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
-        if let Some(w) = order.windows(2).find(|w| key(w[0]) == key(w[1])) {
-            return Err(Error::format(format!("chunk index lists chunk {:?} twice", key(w[0]))));
-        }
-        let len = order.len();
+        let len = self.locations.len();
         let stored_bytes = self.locations.iter().try_fold(0u64, |acc, l| acc.checked_add(l.size));
         let stored_bytes = stored_bytes.ok_or_else(|| Error::format("total chunk bytes overflow 64 bits"))?;
         let dense_cells = self.grid.cells().filter(|&n| n <= DENSE_MAX_CELLS && n <= 8 * len as u64 + 4096);
         let store = match dense_cells {
-            Some(cells) => {
-                let mut dense = vec![EMPTY; cells as usize];
-                for &i in &order {
-                    // In range: add() accepted only coordinates inside the grid.
-                    if let Some(slot) = self.grid.linear(key(i)).and_then(|l| dense.get_mut(l as usize)) {
-                        *slot = self.locations[i];
-                    }
-                }
-                Store::Dense(dense)
-            }
-            None => {
-                let coords = order.iter().flat_map(|&i| key(i).iter().copied()).collect();
-                let locations = order.iter().map(|&i| self.locations[i]).collect();
-                Store::Sparse { coords, locations }
-            }
+            Some(cells) => self.into_dense(cells as usize)?,
+            None => self.into_sparse()?,
         };
-        Ok(ChunkIndex { grid: self.grid, store, len, stored_bytes })
+        let ChunkSinkResult { grid, store } = store;
+        Ok(ChunkIndex { grid, store, len, stored_bytes })
     }
+
+    fn duplicate(coords: &[u64]) -> Error {
+        Error::format(format!("chunk index lists chunk {:?} twice", coords))
+    }
+
+    fn into_dense(self, cells: usize) -> Result<ChunkSinkResult> {
+        let rank = self.grid.rank();
+        let mut dense = vec![EMPTY; cells];
+        for (coords, location) in self.coords.chunks_exact(rank).zip(&self.locations) {
+            // add() accepted only coordinates inside the grid, so the slot exists.
+            let slot = self.grid.linear(coords).and_then(|l| dense.get_mut(l as usize));
+            let slot = slot.ok_or_else(|| Error::format(format!("chunk {:?} outside the grid", coords)))?;
+            if *slot != EMPTY {
+                return Err(Self::duplicate(coords));
+            }
+            *slot = *location;
+        }
+        Ok(ChunkSinkResult { grid: self.grid, store: Store::Dense(dense) })
+    }
+
+    fn into_sparse(self) -> Result<ChunkSinkResult> {
+        let rank = self.grid.rank();
+        let key = |i: usize| &self.coords[i * rank..(i + 1) * rank];
+        let n = self.locations.len();
+        // Most indexes already deliver chunks in grid order: then no sort is needed.
+        if (1..n).all(|i| key(i - 1) < key(i)) {
+            return Ok(ChunkSinkResult {
+                grid: self.grid,
+                store: Store::Sparse { coords: self.coords, locations: self.locations },
+            });
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        if let Some(w) = order.windows(2).find(|w| key(w[0]) == key(w[1])) {
+            return Err(Self::duplicate(key(w[0])));
+        }
+        let coords = order.iter().flat_map(|&i| key(i).iter().copied()).collect();
+        let locations = order.iter().map(|&i| self.locations[i]).collect();
+        Ok(ChunkSinkResult { grid: self.grid, store: Store::Sparse { coords, locations } })
+    }
+}
+
+struct ChunkSinkResult {
+    grid: Grid,
+    store: Store,
 }
 
 /// Receives (element index, element bytes, element file address) from array readers.
