@@ -349,6 +349,55 @@ mod tests {
         check::<ChunkIndex>();
     }
 
+    fn sink_ctx() -> FormatContext {
+        let source = crate::io::MemSource::new(vec![0u8; 10_000]);
+        FormatContext::new(std::sync::Arc::new(source), std::path::Path::new("mem"), super::super::Sizes::DEFAULT, 0)
+    }
+
+    fn loc(address: u64) -> ChunkLocation {
+        ChunkLocation { address, size: 10, filter_mask: 0 }
+    }
+
+    fn collect(grid: Vec<u64>, chunks: &[(&[u64], ChunkLocation)]) -> Result<ChunkIndex> {
+        let ctx = sink_ctx();
+        let mut sink = ChunkSink::new(&ctx, Grid::new(grid));
+        for (coords, location) in chunks {
+            sink.add(coords, *location)?;
+        }
+        sink.finish()
+    }
+
+    #[test]
+    fn sparse_store_sorts_and_finds() {
+        let chunks: [(&[u64], ChunkLocation); 4] =
+            [(&[900, 3], loc(100)), (&[2, 999], loc(200)), (&[2, 5], loc(300)), (&[1000, 0], loc(400))];
+        let index = collect(vec![1000, 1000], &chunks).unwrap();
+        assert!(matches!(index.store, Store::Sparse { .. }));
+        assert_eq!(index.len(), 3, "the chunk outside the extent is dropped");
+        assert_eq!(index.stored_bytes(), 30);
+        let order: Vec<Vec<u64>> = index.iter().map(|(c, _)| c).collect();
+        assert_eq!(order, vec![vec![2, 5], vec![2, 999], vec![900, 3]]);
+        assert_eq!(index.get(&[2, 999]), Some(loc(200)));
+        assert_eq!(index.get(&[2, 998]), None);
+        assert_eq!(index.get(&[1000, 0]), None);
+    }
+
+    #[test]
+    fn dense_store_and_bad_chunks() {
+        let chunks: [(&[u64], ChunkLocation); 2] = [(&[1, 1], loc(100)), (&[0, 2], loc(200))];
+        let index = collect(vec![2, 3], &chunks).unwrap();
+        assert!(matches!(index.store, Store::Dense(_)));
+        assert_eq!(index.iter().map(|(c, _)| c).collect::<Vec<_>>(), vec![vec![0, 2], vec![1, 1]]);
+        assert_eq!(index.get(&[0, 0]), None);
+        let twice: [(&[u64], ChunkLocation); 2] = [(&[1, 1], loc(100)), (&[1, 1], loc(200))];
+        assert!(collect(vec![2, 3], &twice).is_err());
+        assert!(collect(vec![5000, 5000], &twice).is_err());
+        let past_end = ChunkLocation { address: 9995, size: 10, filter_mask: 0 };
+        assert!(collect(vec![2, 3], &[(&[0, 0], past_end)]).is_err());
+        let empty = ChunkLocation { address: 5, size: 0, filter_mask: 0 };
+        assert!(collect(vec![2, 3], &[(&[0, 0], empty)]).is_err());
+    }
+
     #[test]
     fn binary_search_finds_rows() {
         let coords = [0, 1, 0, 5, 2, 0, 3, 3];
