@@ -188,6 +188,10 @@ fn read_index_block(
     Ok(())
 }
 
+fn checked_sum(a: u64, b: u64, address: u64) -> Result<u64> {
+    a.checked_add(b).ok_or_else(|| Error::format("extensible array block size overflows").at(address))
+}
+
 fn read_addresses(r: &mut ByteReader, count: usize) -> Result<Vec<Option<u64>>> {
     (0..count).map(|_| r.address_field()).collect()
 }
@@ -237,7 +241,8 @@ fn read_data_block(
 ) -> Result<()> {
     let prefix_len = data_block_prefix(ctx, header);
     let elements_len = checked_bytes(nelmts, header.element_size as u64, address)?;
-    let block = ctx.read(address, prefix_len + elements_len + 4, "extensible array data block")?;
+    let len = checked_sum(elements_len, prefix_len + 4, address)?;
+    let block = ctx.read(address, len, "extensible array data block")?;
     verify_trailing(&block, "extensible array data block", address)?;
     let mut r = ctx.reader(&block, address);
     check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
@@ -308,6 +313,7 @@ fn read_paged_data_block(
     let mut r = ctx.reader(&prefix, address);
     check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
     let page_bytes = checked_bytes(header.page_nelmts, header.element_size as u64, address)?;
+    let page_len = checked_sum(page_bytes, 4, address)?;
     let first = first_index(header, block.block_offset);
     for page in 0..block.pages {
         let page_first = first.saturating_add(page * header.page_nelmts);
@@ -317,11 +323,11 @@ fn read_paged_data_block(
         if !bit_is_set(bitmap, block.first_page_bit + page) {
             continue;
         }
-        let page_address = (page_bytes + 4)
+        let page_address = page_len
             .checked_mul(page)
             .and_then(|o| o.checked_add(address + prefix_len))
             .ok_or_else(|| Error::format("extensible array page address overflows").at(address))?;
-        let bytes = ctx.read(page_address, page_bytes + 4, "extensible array data block page")?;
+        let bytes = ctx.read(page_address, page_len, "extensible array data block page")?;
         verify_trailing(&bytes, "extensible array data block page", page_address)?;
         let elements = &bytes[..bytes.len() - 4];
         for_each_element(elements, header.element_size, page_first, page_address, emit)?;

@@ -127,10 +127,10 @@ fn read_data_block(
     let bitmap_len = npages.div_ceil(8);
     let elements_len = if paged { 0 } else { checked_bytes(header.nelmts, element_size, address)? };
     let prefix_len = 4 + 1 + 1 + offset_size + bitmap_len;
-    let block_len = prefix_len + elements_len + 4;
-    if ctx.available_from(address) < block_len {
-        return Err(Error::format("fixed array data block extends past the end of the file").at(address));
-    }
+    let block_len = elements_len.checked_add(prefix_len + 4);
+    let block_len = block_len.filter(|&n| n <= ctx.available_from(address)).ok_or_else(|| {
+        Error::format("fixed array data block extends past the end of the file").at(address)
+    })?;
     let block = ctx.read(address, block_len, "fixed array data block")?;
     verify_trailing(&block, "fixed array data block", address)?;
     let mut r = ctx.reader(&block, address);
