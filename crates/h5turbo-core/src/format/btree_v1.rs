@@ -31,13 +31,16 @@ impl Node {
     }
 }
 
+/// Bytes read speculatively per node: a default-K chunk node of rank <= 3 or a group
+/// node fits, so most nodes cost one read instead of header + body.
+const SPECULATIVE_NODE_READ: u64 = 4096;
+
 /// Read the node at `address`, expecting `node_type`; keys are `key_size` bytes.
 pub fn read_node(ctx: &FormatContext, address: u64, node_type: u8, key_size: usize) -> Result<Node> {
-    let sizes = ctx.sizes();
-    let offset_size = sizes.offset as usize;
+    let offset_size = ctx.sizes().offset as usize;
     let header_len = 8 + 2 * offset_size;
-    let header = ctx.read(address, header_len as u64, "v1 B-tree node header")?;
-    let mut r = ctx.reader(&header, address);
+    let mut bytes = ctx.read_up_to(address, SPECULATIVE_NODE_READ, "v1 B-tree node")?;
+    let mut r = ctx.reader(&bytes, address);
     r.signature(b"TREE", "v1 B-tree node")?;
     let found_type = r.u8()?;
     if found_type != node_type {
@@ -50,13 +53,16 @@ pub fn read_node(ctx: &FormatContext, address: u64, node_type: u8, key_size: usi
     let level = r.u8()?;
     let entries = r.u16()? as usize;
     // Sibling addresses are not needed for a top-down walk.
-    let body_len = entries
+    let node_len = entries
         .checked_mul(key_size + offset_size)
-        .and_then(|n| n.checked_add(key_size))
+        .and_then(|n| n.checked_add(key_size + header_len))
         .ok_or_else(|| Error::format("v1 B-tree node size overflows").at(address))?;
-    let body_addr = address + header_len as u64;
-    let body = ctx.read(body_addr, body_len as u64, "v1 B-tree node entries")?;
-    let mut r = ctx.reader(&body, body_addr);
+    if node_len > bytes.len() {
+        bytes = ctx.read(address, node_len as u64, "v1 B-tree node")?;
+    }
+    let node = bytes.get(..node_len).ok_or_else(|| Error::format("v1 B-tree node truncated").at(address))?;
+    let mut r = ctx.reader(node, address);
+    r.skip(header_len)?;
     let mut keys = Vec::with_capacity((entries + 1) * key_size);
     let mut children = Vec::with_capacity(entries);
     for _ in 0..entries {

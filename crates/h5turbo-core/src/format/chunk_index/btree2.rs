@@ -67,10 +67,6 @@ pub fn chunk_index_from_records(
     filtered: bool,
     tree: &dyn ChunkRecordSource,
 ) -> Result<ChunkIndex> {
-    let rank = layout.chunk_dims.len();
-    if dims.len() != rank || max_dims.len() != rank {
-        return Err(Error::format("chunk rank does not match the dataspace rank"));
-    }
     let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
     let mut sink = ChunkSink::new(ctx, shape.grid.clone());
     collect_records(ctx, &shape, tree, &mut sink)?;

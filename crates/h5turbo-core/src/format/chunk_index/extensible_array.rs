@@ -16,7 +16,7 @@ use super::super::context::FormatContext;
 use super::super::reader::ByteReader;
 use super::fixed_array::{bit_is_set, check_owner, check_version, checked_bytes, element_layout, for_each_element};
 use super::grid::Grid;
-use super::{read_element, ChunkSink, IndexShape};
+use super::{read_element, ChunkSink, ElementSink, IndexShape};
 use crate::error::{Error, Result};
 
 struct Header {
@@ -53,15 +53,16 @@ pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sin
     let header = read_header(ctx, shape, address)?;
     let Some(index_block) = header.index_block else { return Ok(()) };
     let unswizzle = Unswizzle::new(shape)?;
+    let mut coords = vec![0u64; shape.rank()];
     let mut emit = |index: u64, bytes: &[u8], at: u64| -> Result<()> {
         if index >= header.max_index_set {
             return Ok(());
         }
         let mut r = ctx.reader(bytes, at);
         if let Some(location) = read_element(&mut r, header.size_bytes, shape.chunk_bytes)? {
-            let coords = unswizzle
-                .coords(index)
-                .ok_or_else(|| Error::format(format!("extensible array index {} has no chunk", index)).at(at))?;
+            if !unswizzle.coords_into(index, &mut coords) {
+                return Err(Error::format(format!("extensible array index {} has no chunk", index)).at(at));
+            }
             sink.add(&coords, location)?;
         }
         Ok(())
@@ -150,7 +151,7 @@ fn read_index_block(
     ctx: &FormatContext,
     header: &Header,
     address: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let offset_size = ctx.sizes().offset as u64;
     let elements_len = checked_bytes(header.index_block_elements, header.element_size as u64, address)?;
@@ -187,6 +188,10 @@ fn read_index_block(
     Ok(())
 }
 
+fn checked_sum(a: u64, b: u64, address: u64) -> Result<u64> {
+    a.checked_add(b).ok_or_else(|| Error::format("extensible array block size overflows").at(address))
+}
+
 fn read_addresses(r: &mut ByteReader, count: usize) -> Result<Vec<Option<u64>>> {
     (0..count).map(|_| r.address_field()).collect()
 }
@@ -203,7 +208,7 @@ fn read_direct_data_block(
     address: u64,
     block_offset: u64,
     info: &SuperBlockInfo,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     if info.data_block_elements > header.page_nelmts {
         return Err(Error::unsupported("paged extensible array data block referenced by the index block").at(address));
@@ -215,27 +220,15 @@ fn data_block_prefix(ctx: &FormatContext, header: &Header) -> u64 {
     4 + 1 + 1 + ctx.sizes().offset as u64 + header.offset_field_bytes as u64
 }
 
-/// Signature, version, owner and block offset of a super or data block.
-fn check_block_prefix(
-    r: &mut ByteReader,
-    header: &Header,
-    signature: &[u8; 4],
-    what: &str,
-    block_offset: u64,
-    address: u64,
-) -> Result<()> {
+/// Signature, version and owner of a super or data block, and skip its block offset:
+/// HDF5 stores, but never checks, that offset, and for data blocks listed in the index
+/// block it computes it from the block's position in the whole address list
+/// (H5EA__lookup_elmt), so it is not the block's first element and cannot be checked.
+fn check_block_prefix(r: &mut ByteReader, header: &Header, signature: &[u8; 4], what: &str, address: u64) -> Result<()> {
     r.signature(signature, what)?;
     check_version(r.u8()?, what, address)?;
     check_owner(r.u8()?, header.client, r.address_field()?, header.address, address)?;
-    let stored_offset = r.uint(header.offset_field_bytes)?;
-    if stored_offset != block_offset {
-        return Err(Error::format(format!(
-            "{} starts at element {}, expected {}",
-            what, stored_offset, block_offset
-        ))
-        .at(address));
-    }
-    Ok(())
+    r.skip(header.offset_field_bytes)
 }
 
 fn read_data_block(
@@ -244,14 +237,15 @@ fn read_data_block(
     address: u64,
     block_offset: u64,
     nelmts: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let prefix_len = data_block_prefix(ctx, header);
     let elements_len = checked_bytes(nelmts, header.element_size as u64, address)?;
-    let block = ctx.read(address, prefix_len + elements_len + 4, "extensible array data block")?;
+    let len = checked_sum(elements_len, prefix_len + 4, address)?;
+    let block = ctx.read(address, len, "extensible array data block")?;
     verify_trailing(&block, "extensible array data block", address)?;
     let mut r = ctx.reader(&block, address);
-    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", block_offset, address)?;
+    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
     let elements = r.bytes(elements_len as usize)?;
     let first = first_index(header, block_offset);
     for_each_element(elements, header.element_size, first, address + prefix_len, emit)
@@ -262,21 +256,23 @@ fn read_super_block(
     header: &Header,
     address: u64,
     info: &SuperBlockInfo,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let offset_size = ctx.sizes().offset as u64;
     let paged = info.data_block_elements > header.page_nelmts;
     // Both powers of two: pages divide the data block exactly.
     let pages = if paged { info.data_block_elements / header.page_nelmts } else { 0 };
-    let bitmap_len = info.data_blocks * pages.div_ceil(8);
+    let bitmap_len = checked_bytes(info.data_blocks, pages.div_ceil(8), address)?;
     let prefix_len = data_block_prefix(ctx, header);
     let len = checked_bytes(info.data_blocks, offset_size, address)?
-        .checked_add(prefix_len + bitmap_len + 4)
+        .checked_add(bitmap_len)
+        .and_then(|n| n.checked_add(prefix_len + 4))
         .ok_or_else(|| Error::format("extensible array super block size overflows").at(address))?;
+    // The read below checks `len` against the file, which also bounds the page loops.
     let block = ctx.read(address, len, "extensible array super block")?;
     verify_trailing(&block, "extensible array super block", address)?;
     let mut r = ctx.reader(&block, address);
-    check_block_prefix(&mut r, header, b"EASB", "extensible array super block", info.start_index, address)?;
+    check_block_prefix(&mut r, header, b"EASB", "extensible array super block", address)?;
     let bitmap = r.bytes(bitmap_len as usize)?;
     for d in 0..info.data_blocks {
         let Some(data_block) = r.address_field()? else { continue };
@@ -308,26 +304,30 @@ fn read_paged_data_block(
     header: &Header,
     block: &PagedBlock,
     bitmap: &[u8],
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let address = block.address;
     let prefix_len = data_block_prefix(ctx, header) + 4;
     let prefix = ctx.read(address, prefix_len, "extensible array data block")?;
     verify_trailing(&prefix, "extensible array data block", address)?;
     let mut r = ctx.reader(&prefix, address);
-    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", block.block_offset, address)?;
+    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
     let page_bytes = checked_bytes(header.page_nelmts, header.element_size as u64, address)?;
+    let page_len = checked_sum(page_bytes, 4, address)?;
     let first = first_index(header, block.block_offset);
     for page in 0..block.pages {
         let page_first = first.saturating_add(page * header.page_nelmts);
-        if !bit_is_set(bitmap, block.first_page_bit + page) || page_first >= header.max_index_set {
+        if page_first >= header.max_index_set {
+            break; // pages past the highest element ever set hold nothing
+        }
+        if !bit_is_set(bitmap, block.first_page_bit + page) {
             continue;
         }
-        let page_address = (page_bytes + 4)
+        let page_address = page_len
             .checked_mul(page)
             .and_then(|o| o.checked_add(address + prefix_len))
             .ok_or_else(|| Error::format("extensible array page address overflows").at(address))?;
-        let bytes = ctx.read(page_address, page_bytes + 4, "extensible array data block page")?;
+        let bytes = ctx.read(page_address, page_len, "extensible array data block page")?;
         verify_trailing(&bytes, "extensible array data block page", page_address)?;
         let elements = &bytes[..bytes.len() - 4];
         for_each_element(elements, header.element_size, page_first, page_address, emit)?;
@@ -362,13 +362,19 @@ impl Unswizzle {
         Ok(Unswizzle { unlimited_dim, others, others_cells })
     }
 
-    fn coords(&self, index: u64) -> Option<Vec<u64>> {
-        if self.others_cells == 0 {
-            return None;
+    /// Scaled coordinates of element `index` into `out` (dataset rank long).
+    fn coords_into(&self, index: u64, out: &mut [u64]) -> bool {
+        if self.others_cells == 0 || out.len() != self.others.rank() + 1 {
+            return false;
         }
-        let mut coords = self.others.coords(index % self.others_cells)?;
-        coords.insert(self.unlimited_dim, index / self.others_cells);
-        Some(coords)
+        // Fill the other dimensions in the tail, then rotate the unlimited one into place.
+        let (head, tail) = out.split_at_mut(1);
+        if !self.others.coords_into(index % self.others_cells, tail) {
+            return false;
+        }
+        head[0] = index / self.others_cells;
+        out[..=self.unlimited_dim].rotate_left(1);
+        true
     }
 }
 

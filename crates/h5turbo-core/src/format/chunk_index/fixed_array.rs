@@ -6,7 +6,7 @@
 
 use super::super::checksum::verify_trailing;
 use super::super::context::FormatContext;
-use super::{filtered_size_bytes, read_element, ChunkSink, IndexShape};
+use super::{filtered_size_bytes, read_element, ChunkSink, ElementSink, IndexShape};
 use crate::error::{Error, Result};
 
 const CLIENT_UNFILTERED: u8 = 0;
@@ -35,11 +35,14 @@ pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sin
         ))
         .at(address));
     }
+    let mut coords = vec![0u64; shape.rank()];
     let mut emit = |index: u64, bytes: &[u8], at: u64| -> Result<()> {
         let mut r = ctx.reader(bytes, at);
         if let Some(location) = read_element(&mut r, header.size_bytes, shape.chunk_bytes)? {
             // index < nelmts <= cells of the max grid, so coords exist.
-            let coords = max_grid.coords(index).ok_or_else(|| Error::format("fixed array index out of grid"))?;
+            if !max_grid.coords_into(index, &mut coords) {
+                return Err(Error::format("fixed array index out of grid").at(at));
+            }
             sink.add(&coords, location)?;
         }
         Ok(())
@@ -114,7 +117,7 @@ fn read_data_block(
     ctx: &FormatContext,
     header: &Header,
     address: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     let offset_size = ctx.sizes().offset as u64;
     let page_nelmts = 1u64 << header.page_bits;
@@ -124,10 +127,10 @@ fn read_data_block(
     let bitmap_len = npages.div_ceil(8);
     let elements_len = if paged { 0 } else { checked_bytes(header.nelmts, element_size, address)? };
     let prefix_len = 4 + 1 + 1 + offset_size + bitmap_len;
-    let block_len = prefix_len + elements_len + 4;
-    if ctx.available_from(address) < block_len {
-        return Err(Error::format("fixed array data block extends past the end of the file").at(address));
-    }
+    let block_len = elements_len.checked_add(prefix_len + 4);
+    let block_len = block_len.filter(|&n| n <= ctx.available_from(address)).ok_or_else(|| {
+        Error::format("fixed array data block extends past the end of the file").at(address)
+    })?;
     let block = ctx.read(address, block_len, "fixed array data block")?;
     verify_trailing(&block, "fixed array data block", address)?;
     let mut r = ctx.reader(&block, address);
@@ -186,7 +189,7 @@ pub(super) fn for_each_element(
     element_size: usize,
     first_index: u64,
     first_address: u64,
-    emit: &mut dyn FnMut(u64, &[u8], u64) -> Result<()>,
+    emit: &mut ElementSink,
 ) -> Result<()> {
     for (i, bytes) in elements.chunks_exact(element_size).enumerate() {
         let offset = (i * element_size) as u64;

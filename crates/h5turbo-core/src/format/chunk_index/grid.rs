@@ -41,16 +41,25 @@ impl Grid {
     }
 
     /// Coordinates of linear index `linear`; `None` if it lies outside the grid.
-    pub fn coords(&self, mut linear: u64) -> Option<Vec<u64>> {
+    pub fn coords(&self, linear: u64) -> Option<Vec<u64>> {
         let mut out = vec![0u64; self.dims.len()];
+        self.coords_into(linear, &mut out).then_some(out)
+    }
+
+    /// Like [`Grid::coords`] into a caller's buffer of `rank()` values (no allocation);
+    /// false if `linear` lies outside the grid.
+    pub fn coords_into(&self, mut linear: u64, out: &mut [u64]) -> bool {
+        if out.len() != self.dims.len() {
+            return false;
+        }
         for (slot, &d) in out.iter_mut().zip(&self.dims).rev() {
             if d == 0 {
-                return None;
+                return false;
             }
             *slot = linear % d;
             linear /= d;
         }
-        (linear == 0).then_some(out)
+        linear == 0
     }
 }
 

@@ -102,8 +102,8 @@ impl ChunkIndex {
     }
 
     /// Allocated chunks with their scaled coordinates, in row-major grid order.
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_> {
-        match &self.store {
+    pub fn iter(&self) -> impl Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_ {
+        let iter: Box<dyn Iterator<Item = (Vec<u64>, ChunkLocation)> + Send + '_> = match &self.store {
             Store::Dense(cells) => Box::new(
                 cells
                     .iter()
@@ -120,7 +120,8 @@ impl ChunkIndex {
                     .filter_map(move |i| self.grid.coords(i))
                     .filter_map(move |c| self.get(&c).map(|l| (c, l))),
             ),
-        }
+        };
+        iter
     }
 }
 
@@ -149,19 +150,10 @@ pub fn read_chunk_index(
     max_dims: &[u64],
     filtered: bool,
 ) -> Result<ChunkIndex> {
-    let rank = layout.chunk_dims.len();
-    if dims.len() != rank || max_dims.len() != rank {
-        return Err(Error::format(format!(
-            "chunk rank {} does not match dataspace rank {} (max dims rank {})",
-            rank,
-            dims.len(),
-            max_dims.len()
-        )));
-    }
     let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
     let mut sink = ChunkSink::new(ctx, shape.grid.clone());
     let at = layout.index.address();
-    let result = match (&layout.index, at) {
+    let collected = match (&layout.index, at) {
         (_, None) => Ok(()),
         (ChunkIndexKind::Implicit { .. }, Some(address)) => return implicit::index(ctx, &shape, address),
         (ChunkIndexKind::BTreeV1 { .. }, Some(address)) => btree1::collect(ctx, &shape, address, &mut sink),
@@ -174,11 +166,10 @@ pub fn read_chunk_index(
         }
         (ChunkIndexKind::BTreeV2 { .. }, Some(address)) => btree2::collect(ctx, &shape, address, &mut sink),
     };
-    result.map_err(|e| match at {
+    collected.and_then(|()| sink.finish()).map_err(|e| match at {
         Some(a) => e.at(a),
         None => e,
-    })?;
-    sink.finish()
+    })
 }
 
 /// What every index reader needs to know about the dataset.
@@ -193,7 +184,16 @@ pub(crate) struct IndexShape {
 }
 
 impl IndexShape {
-    fn new(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64], filtered: bool) -> Result<Self> {
+    pub(crate) fn new(layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64], filtered: bool) -> Result<Self> {
+        let rank = layout.chunk_dims.len();
+        if dims.len() != rank || max_dims.len() != rank {
+            return Err(Error::format(format!(
+                "chunk rank {} does not match dataspace rank {} (max dims rank {})",
+                rank,
+                dims.len(),
+                max_dims.len()
+            )));
+        }
         Ok(IndexShape {
             chunk_dims: layout.chunk_dims.clone(),
             grid: Grid::covering(dims, &layout.chunk_dims),
@@ -226,7 +226,7 @@ pub(crate) struct ChunkSink<'a> {
 }
 
 impl<'a> ChunkSink<'a> {
-    fn new(ctx: &'a FormatContext, grid: Grid) -> Self {
+    pub(crate) fn new(ctx: &'a FormatContext, grid: Grid) -> Self {
         ChunkSink { ctx, grid, coords: Vec::new(), locations: Vec::new() }
     }
 
@@ -250,38 +250,67 @@ impl<'a> ChunkSink<'a> {
         Ok(())
     }
 
-    fn finish(self) -> Result<ChunkIndex> {
-        let rank = self.grid.rank();
-        let mut order: Vec<usize> = (0..self.locations.len()).collect();
-        let key = |i: usize| &self.coords[i * rank..(i + 1) * rank];
-        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
-        if let Some(w) = order.windows(2).find(|w| key(w[0]) == key(w[1])) {
-            return Err(Error::format(format!("chunk index lists chunk {:?} twice", key(w[0]))));
-        }
-        let len = order.len();
+    pub(crate) fn finish(self) -> Result<ChunkIndex> {
+        let len = self.locations.len();
         let stored_bytes = self.locations.iter().try_fold(0u64, |acc, l| acc.checked_add(l.size));
         let stored_bytes = stored_bytes.ok_or_else(|| Error::format("total chunk bytes overflow 64 bits"))?;
         let dense_cells = self.grid.cells().filter(|&n| n <= DENSE_MAX_CELLS && n <= 8 * len as u64 + 4096);
         let store = match dense_cells {
-            Some(cells) => {
-                let mut dense = vec![EMPTY; cells as usize];
-                for &i in &order {
-                    // In range: add() accepted only coordinates inside the grid.
-                    if let Some(slot) = self.grid.linear(key(i)).and_then(|l| dense.get_mut(l as usize)) {
-                        *slot = self.locations[i];
-                    }
-                }
-                Store::Dense(dense)
-            }
-            None => {
-                let coords = order.iter().flat_map(|&i| key(i).iter().copied()).collect();
-                let locations = order.iter().map(|&i| self.locations[i]).collect();
-                Store::Sparse { coords, locations }
-            }
+            Some(cells) => self.into_dense(cells as usize)?,
+            None => self.into_sparse()?,
         };
-        Ok(ChunkIndex { grid: self.grid, store, len, stored_bytes })
+        let ChunkSinkResult { grid, store } = store;
+        Ok(ChunkIndex { grid, store, len, stored_bytes })
+    }
+
+    fn duplicate(coords: &[u64]) -> Error {
+        Error::format(format!("chunk index lists chunk {:?} twice", coords))
+    }
+
+    fn into_dense(self, cells: usize) -> Result<ChunkSinkResult> {
+        let rank = self.grid.rank();
+        let mut dense = vec![EMPTY; cells];
+        for (coords, location) in self.coords.chunks_exact(rank).zip(&self.locations) {
+            // add() accepted only coordinates inside the grid, so the slot exists.
+            let slot = self.grid.linear(coords).and_then(|l| dense.get_mut(l as usize));
+            let slot = slot.ok_or_else(|| Error::format(format!("chunk {:?} outside the grid", coords)))?;
+            if *slot != EMPTY {
+                return Err(Self::duplicate(coords));
+            }
+            *slot = *location;
+        }
+        Ok(ChunkSinkResult { grid: self.grid, store: Store::Dense(dense) })
+    }
+
+    fn into_sparse(self) -> Result<ChunkSinkResult> {
+        let rank = self.grid.rank();
+        let key = |i: usize| &self.coords[i * rank..(i + 1) * rank];
+        let n = self.locations.len();
+        // Most indexes already deliver chunks in grid order: then no sort is needed.
+        if (1..n).all(|i| key(i - 1) < key(i)) {
+            return Ok(ChunkSinkResult {
+                grid: self.grid,
+                store: Store::Sparse { coords: self.coords, locations: self.locations },
+            });
+        }
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_unstable_by(|&a, &b| key(a).cmp(key(b)));
+        if let Some(w) = order.windows(2).find(|w| key(w[0]) == key(w[1])) {
+            return Err(Self::duplicate(key(w[0])));
+        }
+        let coords = order.iter().flat_map(|&i| key(i).iter().copied()).collect();
+        let locations = order.iter().map(|&i| self.locations[i]).collect();
+        Ok(ChunkSinkResult { grid: self.grid, store: Store::Sparse { coords, locations } })
     }
 }
+
+struct ChunkSinkResult {
+    grid: Grid,
+    store: Store,
+}
+
+/// Receives (element index, element bytes, element file address) from array readers.
+pub(crate) type ElementSink<'a> = dyn FnMut(u64, &[u8], u64) -> Result<()> + 'a;
 
 /// Address, size and filter mask of one index element (fixed/extensible array
 /// element, v2 B-tree record prefix). `size_bytes` is 0 for unfiltered elements.
@@ -318,6 +347,55 @@ mod tests {
     fn index_is_send_sync() {
         fn check<T: Send + Sync>() {}
         check::<ChunkIndex>();
+    }
+
+    fn sink_ctx() -> FormatContext {
+        let source = crate::io::MemSource::new(vec![0u8; 10_000]);
+        FormatContext::new(std::sync::Arc::new(source), std::path::Path::new("mem"), super::super::Sizes::DEFAULT, 0)
+    }
+
+    fn loc(address: u64) -> ChunkLocation {
+        ChunkLocation { address, size: 10, filter_mask: 0 }
+    }
+
+    fn collect(grid: Vec<u64>, chunks: &[(&[u64], ChunkLocation)]) -> Result<ChunkIndex> {
+        let ctx = sink_ctx();
+        let mut sink = ChunkSink::new(&ctx, Grid::new(grid));
+        for (coords, location) in chunks {
+            sink.add(coords, *location)?;
+        }
+        sink.finish()
+    }
+
+    #[test]
+    fn sparse_store_sorts_and_finds() {
+        let chunks: [(&[u64], ChunkLocation); 4] =
+            [(&[900, 3], loc(100)), (&[2, 999], loc(200)), (&[2, 5], loc(300)), (&[1000, 0], loc(400))];
+        let index = collect(vec![1000, 1000], &chunks).unwrap();
+        assert!(matches!(index.store, Store::Sparse { .. }));
+        assert_eq!(index.len(), 3, "the chunk outside the extent is dropped");
+        assert_eq!(index.stored_bytes(), 30);
+        let order: Vec<Vec<u64>> = index.iter().map(|(c, _)| c).collect();
+        assert_eq!(order, vec![vec![2, 5], vec![2, 999], vec![900, 3]]);
+        assert_eq!(index.get(&[2, 999]), Some(loc(200)));
+        assert_eq!(index.get(&[2, 998]), None);
+        assert_eq!(index.get(&[1000, 0]), None);
+    }
+
+    #[test]
+    fn dense_store_and_bad_chunks() {
+        let chunks: [(&[u64], ChunkLocation); 2] = [(&[1, 1], loc(100)), (&[0, 2], loc(200))];
+        let index = collect(vec![2, 3], &chunks).unwrap();
+        assert!(matches!(index.store, Store::Dense(_)));
+        assert_eq!(index.iter().map(|(c, _)| c).collect::<Vec<_>>(), vec![vec![0, 2], vec![1, 1]]);
+        assert_eq!(index.get(&[0, 0]), None);
+        let twice: [(&[u64], ChunkLocation); 2] = [(&[1, 1], loc(100)), (&[1, 1], loc(200))];
+        assert!(collect(vec![2, 3], &twice).is_err());
+        assert!(collect(vec![5000, 5000], &twice).is_err());
+        let past_end = ChunkLocation { address: 9995, size: 10, filter_mask: 0 };
+        assert!(collect(vec![2, 3], &[(&[0, 0], past_end)]).is_err());
+        let empty = ChunkLocation { address: 5, size: 0, filter_mask: 0 };
+        assert!(collect(vec![2, 3], &[(&[0, 0], empty)]).is_err());
     }
 
     #[test]
