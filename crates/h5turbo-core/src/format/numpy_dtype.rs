@@ -133,17 +133,90 @@ fn native_order() -> char {
 }
 
 fn compound(dt: &Datatype) -> Result<NumpyDtype> {
+    let layout = memory_layout(dt).ok_or_else(|| Error::format("not a compound type"))?;
     let DatatypeClass::Compound { members } = &dt.class else {
         return Err(Error::format("not a compound type"));
     };
-    let fields = members
+    let fields = layout
+        .fields
         .iter()
-        .map(|m| Ok((m.name.clone(), m.datatype.numpy_dtype()?, m.offset)))
+        .map(|&(index, offset)| Ok((members[index].name.clone(), members[index].datatype.numpy_dtype()?, offset)))
         .collect::<Result<Vec<_>>>()?;
     if let Some(c) = complex_from_fields(&fields) {
         return Ok(c);
     }
-    Ok(NumpyDtype::Structured { fields, itemsize: dt.size as u64 })
+    Ok(NumpyDtype::Structured { fields, itemsize: layout.size as u64 })
+}
+
+/// True if libhdf5 gives the type a different layout in memory than in the file
+/// ("force_conv"): vlen data becomes pointers, references become fixed structs.
+pub fn has_objects(dt: &Datatype) -> bool {
+    match &dt.class {
+        DatatypeClass::VarLen { .. } | DatatypeClass::Reference { .. } => true,
+        DatatypeClass::Compound { members } => members.iter().any(|m| has_objects(&m.datatype)),
+        DatatypeClass::Array { base, .. } => has_objects(base),
+        _ => false,
+    }
+}
+
+/// Size of one element in libhdf5's memory layout, the one h5py's dtype describes:
+/// vlen strings are `char*`, vlen sequences `hvl_t` {size_t, void*}, object
+/// references `hobj_ref_t` (8 bytes), region references `hdset_reg_ref_t` (12 bytes).
+pub fn memory_size(dt: &Datatype) -> usize {
+    let pointer = std::mem::size_of::<usize>();
+    match &dt.class {
+        DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => pointer,
+        DatatypeClass::VarLen { kind: VlenKind::Sequence, .. } => 2 * pointer,
+        DatatypeClass::Reference { kind: ReferenceKind::Object } => 8,
+        DatatypeClass::Reference { kind: ReferenceKind::DatasetRegion } => 12,
+        DatatypeClass::Array { dims, base } if has_objects(base) => {
+            dims.iter().fold(memory_size(base), |acc, &d| acc.saturating_mul(d as usize))
+        }
+        DatatypeClass::Compound { .. } if has_objects(dt) => memory_layout(dt).map_or(dt.size, |l| l.size),
+        _ => dt.size,
+    }
+}
+
+/// A compound as h5py sees it: (member index, offset) in h5py's field order, and size.
+pub struct CompoundLayout {
+    pub fields: Vec<(usize, u64)>,
+    pub size: usize,
+}
+
+/// libhdf5 (H5T_set_loc to memory) gives a compound holding vlen or reference members
+/// a new layout: members sorted by file offset, each shifted by how much the members
+/// before it grew or shrank, the size adjusted alike. Other compounds keep the file
+/// layout and member order.
+pub fn memory_layout(dt: &Datatype) -> Option<CompoundLayout> {
+    let DatatypeClass::Compound { members } = &dt.class else { return None };
+    if !has_objects(dt) {
+        let fields = members.iter().enumerate().map(|(i, m)| (i, m.offset)).collect();
+        return Some(CompoundLayout { fields, size: dt.size });
+    }
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by_key(|&i| members[i].offset);
+    let mut change: i128 = 0;
+    let mut fields = Vec::with_capacity(order.len());
+    for i in order {
+        let m = &members[i];
+        fields.push((i, (m.offset as i128 + change).max(0) as u64));
+        change += memory_size(&m.datatype) as i128 - m.datatype.size as i128;
+    }
+    let size = (dt.size as i128 + change).max(0) as usize;
+    Some(CompoundLayout { fields, size })
+}
+
+/// The dtype of the numpy arrays h5py returns for the elements of a vlen sequence.
+/// h5py builds them from the numpy type number for numeric kinds, which drops the
+/// byte order: a big-endian base comes back as a native-order array holding the
+/// file's (big-endian) bytes unswapped. Other kinds keep the base dtype.
+pub fn vlen_element_dtype(base: &NumpyDtype) -> NumpyDtype {
+    match base {
+        NumpyDtype::Simple(s) if s.len() > 1 && "biufc".contains(&s[1..2]) && !s.starts_with('|') => {
+            NumpyDtype::Simple(format!("{}{}", native_order(), &s[1..]))
+        }
+        other => other.clone(),
+    }
 }
 
 /// h5py turns a two-field compound named (r, i) with identical float fields of 4, 8

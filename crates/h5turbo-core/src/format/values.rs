@@ -19,7 +19,7 @@
 use super::context::FormatContext;
 use super::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
 use super::global_heap::{GlobalHeapCache, VlenRef};
-use super::numpy_dtype::is_bool_enum;
+use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
 use super::datatype::NumpyDtype;
 use crate::error::{Error, Result};
 
@@ -47,17 +47,20 @@ fn full_width(size: usize, bit_offset: u16, precision: u16) -> bool {
     bit_offset == 0 && precision as usize == size * 8
 }
 
-/// IEEE half, single and double in their own size: what numpy stores for f2, f4, f8.
+/// IEEE half, single and double in their own size: what numpy stores for f2, f4, f8
+/// (and the platform's long double for f16).
 fn numpy_float_layout(l: &FloatLayout, size: usize) -> bool {
-    let (sign, exp_loc, exp_size, mant_size, bias) = match size {
-        2 => (15, 10, 5, 10, 15),
-        4 => (31, 23, 8, 23, 127),
-        8 => (63, 52, 11, 52, 1023),
+    let (precision, sign, exp_loc, exp_size, mant_size, bias) = match size {
+        2 => (16, 15, 10, 5, 10, 15),
+        4 => (32, 31, 23, 8, 23, 127),
+        8 => (64, 63, 52, 11, 52, 1023),
+        // x87 extended precision in 16 bytes: numpy's long double on x86 (h5py '<f16').
+        16 if cfg!(any(target_arch = "x86_64", target_arch = "x86")) => (80, 79, 64, 15, 64, 16383),
         _ => return false,
     };
     l.order != ByteOrder::Vax
         && l.bit_offset == 0
-        && l.precision as usize == size * 8
+        && l.precision == precision
         && (l.sign_location, l.exponent_location, l.exponent_size) == (sign, exp_loc, exp_size)
         && (l.mantissa_location, l.mantissa_size, l.exponent_bias) == (0, mant_size, bias)
 }
@@ -75,7 +78,7 @@ fn complex_parts(dt: &Datatype) -> Option<usize> {
 
 /// Bytes per element in the numpy array h5py returns (object dtypes excluded).
 pub fn numpy_itemsize(dt: &Datatype) -> Result<usize> {
-    if dt.has_vlen() || matches!(dt.class, DatatypeClass::Reference { .. }) {
+    if has_objects(dt) {
         return Err(Error::invalid_argument("object dtypes have no fixed numpy layout"));
     }
     usize::try_from(dt.numpy_dtype()?.itemsize())
@@ -265,12 +268,14 @@ pub enum VlenValue {
     /// A vlen string's bytes up to the first NUL (h5py builds them from a C string);
     /// the bindings decode UTF-8 where the dtype says `vlen=str`.
     String(Vec<u8>),
-    /// A vlen sequence of `count` elements without vlen parts, in numpy layout:
-    /// the bindings make a 1-d numpy array of the base dtype from it.
+    /// A vlen sequence of `count` elements without vlen parts, in numpy layout of the
+    /// base dtype: the bindings make a 1-d numpy array of
+    /// `numpy_dtype::vlen_element_dtype(base)` from it (h5py's labelling, see there).
     Sequence { count: usize, bytes: Vec<u8> },
     /// A vlen sequence whose elements have vlen parts: one value per element.
     NestedSequence(Vec<VlenValue>),
-    /// A compound with vlen fields: one value per member, in HDF5 member order.
+    /// A compound with vlen or reference fields: one value per field, in the order of
+    /// the fields of its `NumpyDtype::Structured` (h5py's order).
     Compound(Vec<VlenValue>),
     /// An array type with vlen parts: one value per array element, C order.
     Array(Vec<VlenValue>),
@@ -311,14 +316,17 @@ impl Resolver<'_> {
                 Ok(VlenValue::String(bytes))
             }
             DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => self.sequence(base, raw),
-            DatatypeClass::Compound { members } if dt.has_vlen() => {
-                let fields = members.iter().map(|m| {
+            DatatypeClass::Compound { members } if has_objects(dt) => {
+                // Fields in h5py's order (see numpy_dtype::memory_layout).
+                let layout = memory_layout(dt).map(|l| l.fields).unwrap_or_default();
+                let fields = layout.iter().map(|&(index, _)| {
+                    let m = &members[index];
                     let start = m.offset as usize;
                     self.element(&m.datatype, &raw[start..start + m.datatype.size])
                 });
                 Ok(VlenValue::Compound(fields.collect::<Result<_>>()?))
             }
-            DatatypeClass::Array { base, .. } if dt.has_vlen() => {
+            DatatypeClass::Array { base, .. } if has_objects(dt) => {
                 let items = raw.chunks_exact(base.size.max(1)).map(|e| self.element(base, e));
                 Ok(VlenValue::Array(items.collect::<Result<_>>()?))
             }
@@ -347,7 +355,7 @@ impl Resolver<'_> {
                 bytes.len()
             ))
         })?;
-        if !base.has_vlen() && !matches!(base.class, DatatypeClass::Reference { .. }) {
+        if !has_objects(base) {
             return Ok(VlenValue::Sequence { count, bytes: to_numpy_bytes(base, &bytes[..need], count)? });
         }
         if self.depth >= MAX_VLEN_DEPTH {
