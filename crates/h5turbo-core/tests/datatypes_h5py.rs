@@ -30,6 +30,8 @@ fn corpus_dir() -> PathBuf {
 
 #[derive(Default)]
 struct Tally {
+    /// (message type, message version) of everything parsed, to show what was covered.
+    versions: std::collections::BTreeSet<(u16, u8)>,
     dtypes: usize,
     values: usize,
     fills: usize,
@@ -200,8 +202,22 @@ fn compare_fill(t: &mut Tally, rec: &Json, msgs: &[Message], ctx: &FormatContext
     }
 }
 
+fn note_versions(t: &mut Tally, msgs: &[Message]) {
+    for m in msgs {
+        let version = match m.kind {
+            MSG_DATATYPE if m.flags & MESSAGE_FLAG_SHARED == 0 => m.body[0] >> 4,
+            MSG_DATATYPE => 0x80 | m.body[0], // shared message version
+            MSG_DATASPACE | MSG_FILL_NEW | MSG_ATTRIBUTE => m.body[0],
+            MSG_FILL_OLD => 0,
+            _ => continue,
+        };
+        t.versions.insert((m.kind, version));
+    }
+}
+
 fn check_dataset(t: &mut Tally, rec: &Json, ctx: &FormatContext, heap: &GlobalHeapCache, label: String) {
     let msgs = messages(ctx, rec.u64("addr").unwrap());
+    note_versions(t, &msgs);
     let datatype = resolve_datatype(ctx, find(&msgs, MSG_DATATYPE).expect("datatype message"));
     let space_msg = find(&msgs, MSG_DATASPACE).expect("dataspace message");
     let dataspace = Dataspace::parse(&space_msg.body, space_msg.address, ctx.sizes()).unwrap();
@@ -217,6 +233,7 @@ fn check_dataset(t: &mut Tally, rec: &Json, ctx: &FormatContext, heap: &GlobalHe
 fn check_attribute(t: &mut Tally, rec: &Json, ctx: &FormatContext, heap: &GlobalHeapCache, label: String) {
     let name = rec.str("name").unwrap();
     let msgs = messages(ctx, rec.u64("addr").unwrap());
+    note_versions(t, &msgs);
     let attrs = msgs.iter().filter(|m| m.kind == MSG_ATTRIBUTE);
     let parsed = attrs.map(|m| Attribute::parse(&m.body, m.address, ctx.sizes()).unwrap());
     let Some(mut attr) = parsed.into_iter().find(|a| a.name == name) else {
@@ -268,6 +285,7 @@ fn report(name: &str, t: &Tally) {
         t.skipped.len(),
         t.failures.len()
     );
+    eprintln!("  (message type, version) seen: {:?}", t.versions);
     for s in &t.skipped {
         eprintln!("  skipped {}", s);
     }
@@ -282,6 +300,14 @@ fn fixtures_match_h5py() {
     report("fixtures", &t);
     assert!(t.failures.is_empty(), "{} mismatches with h5py", t.failures.len());
     assert!(t.dtypes >= 250 && t.values >= 200 && t.fills >= 70, "too little was compared");
+    // Both libver settings: attribute messages 1-3, datatype messages 1, 2 and 5
+    // (complex), dataspace 1 and 2, old fill value, new fill value 2 and 3.
+    for v in [(MSG_ATTRIBUTE, 1), (MSG_ATTRIBUTE, 2), (MSG_ATTRIBUTE, 3), (MSG_DATASPACE, 1), (MSG_DATASPACE, 2)] {
+        assert!(t.versions.contains(&v), "fixtures lack {:?}", v);
+    }
+    for v in [(MSG_DATATYPE, 1), (MSG_DATATYPE, 2), (MSG_DATATYPE, 5), (MSG_FILL_OLD, 0), (MSG_FILL_NEW, 2), (MSG_FILL_NEW, 3)] {
+        assert!(t.versions.contains(&v), "fixtures lack {:?}", v);
+    }
 }
 
 #[test]
@@ -294,4 +320,6 @@ fn corpus_matches_h5py() {
     let t = run(&data_dir().join("corpus_expected.json"), &root);
     report("corpus", &t);
     assert!(t.failures.is_empty(), "{} mismatches with h5py", t.failures.len());
+    assert!(t.versions.contains(&(MSG_DATATYPE, 3)), "corpus should hold version 3 datatypes");
+    assert!(t.dtypes >= 300 && t.values >= 200, "too little was compared");
 }

@@ -471,6 +471,11 @@ fn array_size(dims: &[u64], base_size: usize) -> Result<usize> {
 /// The size stored in the message must agree with what the members need: later
 /// code indexes element bytes with these offsets and sizes.
 fn check_size(dt: &Datatype) -> Result<()> {
+    if dt.size == 0 {
+        // libhdf5 rejects zero-sized types; allowing them would let array types
+        // claim any number of elements.
+        return Err(Error::format("datatype of size 0"));
+    }
     match &dt.class {
         DatatypeClass::Compound { members } => {
             for m in members {
@@ -496,11 +501,6 @@ fn check_size(dt: &Datatype) -> Result<()> {
         }
         DatatypeClass::Complex { base } if base.size.checked_mul(2) != Some(dt.size) => {
             Err(Error::format(format!("complex of size {} over a {}-byte base type", dt.size, base.size)))
-        }
-        DatatypeClass::FixedPoint { .. } | DatatypeClass::Bitfield { .. } | DatatypeClass::FloatingPoint(_)
-            if dt.size == 0 =>
-        {
-            Err(Error::format("numeric datatype of size 0"))
         }
         _ => Ok(()),
     }

@@ -288,7 +288,9 @@ impl NumpyDtype {
         match self {
             NumpyDtype::Simple(s) => simple_itemsize(s),
             NumpyDtype::Structured { itemsize, .. } => *itemsize,
-            NumpyDtype::SubArray { base, shape } => shape.iter().product::<u64>() * base.itemsize(),
+            NumpyDtype::SubArray { base, shape } => {
+                shape.iter().fold(base.itemsize(), |acc, &d| acc.saturating_mul(d))
+            }
             _ => std::mem::size_of::<usize>() as u64,
         }
     }

@@ -112,6 +112,10 @@ pub fn convert_elements(dt: &Datatype, src: &[u8], dst: &mut [u8], n: usize) -> 
 /// Convenience: `n` elements to a new numpy-layout buffer.
 pub fn to_numpy_bytes(dt: &Datatype, src: &[u8], n: usize) -> Result<Vec<u8>> {
     let itemsize = numpy_itemsize(dt)?;
+    // Check the source before sizing the output from a count the caller derived from the file.
+    if n.checked_mul(dt.size).map_or(true, |len| len > src.len()) {
+        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dt.size, src.len())));
+    }
     if is_identity(dt) && itemsize == dt.size {
         let len = n.checked_mul(dt.size).filter(|&l| l <= src.len());
         let len = len.ok_or_else(|| Error::invalid_argument("source holds fewer than n elements"))?;
