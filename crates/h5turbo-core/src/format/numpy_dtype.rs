@@ -113,7 +113,8 @@ fn numpy_tag_dtype(typestr: &str, size: usize) -> Result<NumpyDtype> {
         None => (&rest[1..], ""),
     };
     let itemsize: usize = digits.parse().map_err(|_| unsupported())?;
-    if itemsize != size || (!unit.is_empty() && !(unit.ends_with(']') && "mM".contains(kind))) {
+    let unit_ok = unit.is_empty() || (unit.ends_with(']') && "mM".contains(kind));
+    if itemsize != size || !unit_ok {
         return Err(unsupported());
     }
     let order = match order {
@@ -249,7 +250,7 @@ pub fn is_bool_enum(dt: &Datatype) -> bool {
     let Some(mut members) = dt.enum_members() else {
         return false;
     };
-    members.sort_by(|a, b| a.1.cmp(&b.1));
+    members.sort_by_key(|m| m.1);
     members.len() == 2
         && (members[0].0.as_str(), members[0].1) == (BOOL_NAMES.0, 0)
         && (members[1].0.as_str(), members[1].1) == (BOOL_NAMES.1, 1)

@@ -88,25 +88,7 @@ pub fn numpy_itemsize(dt: &Datatype) -> Result<usize> {
 /// Convert `n` elements of `dt` from file layout (`src`, n x dt.size bytes) to numpy
 /// layout (`dst`, n x numpy itemsize bytes, zero-initialised by the caller).
 pub fn convert_elements(dt: &Datatype, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
-    let out_size = numpy_itemsize(dt)?;
-    let need_src = n.checked_mul(dt.size);
-    let need_dst = n.checked_mul(out_size);
-    if need_src.map_or(true, |s| s > src.len()) || need_dst.map_or(true, |d| d > dst.len()) {
-        return Err(Error::invalid_argument(format!(
-            "{} elements need {}x{} source and {}x{} destination bytes; got {} and {}",
-            n,
-            n,
-            dt.size,
-            n,
-            out_size,
-            src.len(),
-            dst.len()
-        )));
-    }
-    for i in 0..n {
-        convert_one(dt, &src[i * dt.size..(i + 1) * dt.size], &mut dst[i * out_size..(i + 1) * out_size])?;
-    }
-    Ok(())
+    ElementConverter::new(dt)?.convert(src, dst, n)
 }
 
 /// Convenience: `n` elements to a new numpy-layout buffer.
@@ -117,45 +99,190 @@ pub fn to_numpy_bytes(dt: &Datatype, src: &[u8], n: usize) -> Result<Vec<u8>> {
         return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dt.size, src.len())));
     }
     if is_identity(dt) && itemsize == dt.size {
-        let len = n.checked_mul(dt.size).filter(|&l| l <= src.len());
-        let len = len.ok_or_else(|| Error::invalid_argument("source holds fewer than n elements"))?;
-        return Ok(src[..len].to_vec());
+        return Ok(src[..n * dt.size].to_vec());
     }
-    let len = n
-        .checked_mul(itemsize)
-        .ok_or_else(|| Error::invalid_argument("element count overflows"))?;
-    let mut out = vec![0u8; len];
+    let mut out = vec![0u8; n * itemsize];
     convert_elements(dt, src, &mut out, n)?;
     Ok(out)
 }
 
-/// One element: `src` is dt.size bytes, `dst` its numpy itemsize.
-fn convert_one(dt: &Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    if is_identity(dt) && src.len() == dst.len() {
-        dst.copy_from_slice(src);
+/// One conversion step inside an element: source offset, destination offset, and what to do.
+#[derive(Debug, Clone)]
+enum Step {
+    Copy { src: usize, dst: usize, len: usize },
+    String { src: usize, dst: usize, len: usize, padding: StringPadding },
+    Bits { src: usize, dst: usize, len: usize, order: ByteOrder, signed: bool, bit_offset: u16, precision: u16 },
+    Bool { src: usize, dst: usize, base: Datatype },
+}
+
+/// A datatype's conversion to numpy layout, planned once and applied to many elements
+/// (chunks are converted element by element with no per-element type inspection).
+#[derive(Debug, Clone)]
+pub struct ElementConverter {
+    src_size: usize,
+    dst_size: usize,
+    steps: Vec<Step>,
+}
+
+impl ElementConverter {
+    pub fn new(dt: &Datatype) -> Result<ElementConverter> {
+        let dst_size = numpy_itemsize(dt)?;
+        let mut steps = Vec::new();
+        plan(dt, 0, 0, &mut steps)?;
+        let conv = ElementConverter { src_size: dt.size, dst_size, steps };
+        conv.check_bounds()?;
+        Ok(conv)
+    }
+
+    /// Bytes per element in the file and in numpy.
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.src_size, self.dst_size)
+    }
+
+    /// True if conversion is a plain copy of each element.
+    pub fn is_copy(&self) -> bool {
+        matches!(self.steps.as_slice(), [Step::Copy { src: 0, dst: 0, len }] if *len == self.src_size && *len == self.dst_size)
+    }
+
+    /// Every step stays inside its element on both sides, so `apply` cannot index out of range.
+    fn check_bounds(&self) -> Result<()> {
+        for step in &self.steps {
+            let (s, d, len) = match step {
+                Step::Copy { src, dst, len } | Step::String { src, dst, len, .. } | Step::Bits { src, dst, len, .. } => {
+                    (*src, *dst, *len)
+                }
+                Step::Bool { src, dst, base } => (*src, *dst, base.size.max(1)),
+            };
+            let dst_len = if matches!(step, Step::Bool { .. }) { 1 } else { len };
+            if s + len > self.src_size || d + dst_len > self.dst_size {
+                return Err(Error::unsupported("a converted member does not fit its numpy record"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn convert(&self, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
+        let need_src = n.checked_mul(self.src_size);
+        let need_dst = n.checked_mul(self.dst_size);
+        if need_src.map_or(true, |s| s > src.len()) || need_dst.map_or(true, |d| d > dst.len()) {
+            return Err(Error::invalid_argument(format!(
+                "{} elements need {}x{} source and {}x{} destination bytes; got {} and {}",
+                n,
+                n,
+                self.src_size,
+                n,
+                self.dst_size,
+                src.len(),
+                dst.len()
+            )));
+        }
+        if self.src_size == 0 || self.dst_size == 0 {
+            return Ok(());
+        }
+        let pairs = src.chunks_exact(self.src_size).zip(dst.chunks_exact_mut(self.dst_size)).take(n);
+        for (s, d) in pairs {
+            for step in &self.steps {
+                apply(step, s, d);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn apply(step: &Step, s: &[u8], d: &mut [u8]) {
+    match step {
+        Step::Copy { src, dst, len } => d[*dst..*dst + len].copy_from_slice(&s[*src..*src + len]),
+        Step::String { src, dst, len, padding } => {
+            normalize_string(&s[*src..*src + len], &mut d[*dst..*dst + len], *padding)
+        }
+        Step::Bits { src, dst, len, order, signed, bit_offset, precision } => {
+            extract_bits(&s[*src..*src + len], &mut d[*dst..*dst + len], *order, *signed, *bit_offset, *precision)
+        }
+        Step::Bool { src, dst, base } => d[*dst] = bool_byte(base.decode_integer(&s[*src..*src + base.size])),
+    }
+}
+
+/// Bounds the plan of one element (array types can claim billions of members).
+const MAX_STEPS: usize = 1 << 20;
+
+fn push_shifted(steps: &mut Vec<Step>, step: &Step, by_src: usize, by_dst: usize) {
+    let mut step = step.clone();
+    match &mut step {
+        Step::Copy { src, dst, len } => return push_copy(steps, *src + by_src, *dst + by_dst, *len),
+        Step::String { src, dst, .. } | Step::Bits { src, dst, .. } | Step::Bool { src, dst, .. } => {
+            *src += by_src;
+            *dst += by_dst;
+        }
+    }
+    steps.push(step);
+}
+
+fn push_copy(steps: &mut Vec<Step>, src: usize, dst: usize, len: usize) {
+    if let Some(Step::Copy { src: ps, dst: pd, len: pl }) = steps.last_mut() {
+        if *ps + *pl == src && *pd + *pl == dst {
+            *pl += len;
+            return;
+        }
+    }
+    steps.push(Step::Copy { src, dst, len });
+}
+
+/// Append the steps converting one element of `dt` at `src` (file) to `dst` (numpy).
+fn plan(dt: &Datatype, src: usize, dst: usize, steps: &mut Vec<Step>) -> Result<()> {
+    if is_identity(dt) && numpy_itemsize(dt)? == dt.size {
+        push_copy(steps, src, dst, dt.size);
         return Ok(());
     }
+    let len = dt.size;
     match &dt.class {
         DatatypeClass::FixedPoint { order, signed, bit_offset, precision } => {
-            extract_bits(src, dst, *order, *signed, *bit_offset, *precision)
+            check_bits(len, *bit_offset, *precision)?;
+            steps.push(Step::Bits { src, dst, len, order: *order, signed: *signed, bit_offset: *bit_offset, precision: *precision });
         }
         DatatypeClass::Bitfield { order, bit_offset, precision } => {
-            extract_bits(src, dst, *order, false, *bit_offset, *precision)
+            check_bits(len, *bit_offset, *precision)?;
+            steps.push(Step::Bits { src, dst, len, order: *order, signed: false, bit_offset: *bit_offset, precision: *precision });
         }
-        DatatypeClass::String { padding, .. } => {
-            normalize_string(src, dst, *padding);
-            Ok(())
+        DatatypeClass::String { padding, .. } => steps.push(Step::String { src, dst, len, padding: *padding }),
+        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => steps.push(Step::Bool { src, dst, base: (**base).clone() }),
+        DatatypeClass::Enum { base, .. } => plan(base, src, dst, steps)?,
+        DatatypeClass::Compound { members } => match complex_parts(dt) {
+            // numpy complex: real part then imaginary part, packed.
+            Some(_) => {
+                let part = numpy_itemsize(&members[0].datatype)?;
+                for (k, m) in members.iter().enumerate() {
+                    plan(&m.datatype, src + m.offset as usize, dst + k * part, steps)?;
+                }
+            }
+            // Structured: same offsets and itemsize as HDF5, fields converted in place.
+            None => {
+                for m in members {
+                    plan(&m.datatype, src + m.offset as usize, dst + m.offset as usize, steps)?;
+                }
+            }
+        },
+        DatatypeClass::Array { base, .. } | DatatypeClass::Complex { base } => {
+            // Plan one element of the base and repeat it.
+            let out = numpy_itemsize(base)?;
+            let mut one = Vec::new();
+            plan(base, 0, 0, &mut one)?;
+            for i in 0..dt.size / base.size.max(1) {
+                if steps.len() + one.len() > MAX_STEPS {
+                    return Err(Error::unsupported(format!("converting {}-byte array elements", dt.size)));
+                }
+                one.iter().for_each(|step| push_shifted(steps, step, src + i * base.size, dst + i * out));
+            }
         }
-        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => {
-            dst[0] = bool_byte(base.decode_integer(src));
-            Ok(())
-        }
-        DatatypeClass::Enum { base, .. } => convert_one(base, src, dst),
-        DatatypeClass::Compound { members } => convert_compound(dt, members, src, dst),
-        DatatypeClass::Array { base, .. } => convert_array(base, src, dst),
-        DatatypeClass::Complex { base } => convert_array(base, src, dst),
-        _ => Err(Error::unsupported(format!("reading {:?} elements", ClassName(dt)))),
+        _ => return Err(Error::unsupported(format!("reading {:?} elements", ClassName(dt)))),
     }
+    Ok(())
+}
+
+fn check_bits(len: usize, bit_offset: u16, precision: u16) -> Result<()> {
+    if len > 8 || precision == 0 || bit_offset as usize + precision as usize > len * 8 {
+        return Err(Error::unsupported(format!("{}-bit integer at bit {} in {} bytes", precision, bit_offset, len)));
+    }
+    Ok(())
 }
 
 /// libhdf5 converts enum to enum by member name; values outside the enum become all ones.
@@ -179,18 +306,9 @@ fn normalize_string(src: &[u8], dst: &mut [u8], padding: StringPadding) {
     dst[len..].fill(0);
 }
 
-/// An integer stored in `precision` bits at `bit_offset`: shifted down, masked and
-/// sign-extended to the full width, in the same byte order.
-fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_offset: u16, precision: u16) -> Result<()> {
-    let bits = src.len() * 8;
-    if src.len() > 8 || bit_offset as usize + precision as usize > bits || precision == 0 {
-        return Err(Error::unsupported(format!(
-            "{}-bit integer at bit {} in {} bytes",
-            precision,
-            bit_offset,
-            src.len()
-        )));
-    }
+/// An integer stored in `precision` bits at `bit_offset` (checked by `check_bits`):
+/// shifted down, masked and sign-extended to the full width, in the same byte order.
+fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_offset: u16, precision: u16) {
     let raw = super::datatype::decode_int(src, order, false) as u64;
     let mut v = (raw >> bit_offset) & (u64::MAX >> (64 - precision as u32));
     if signed && precision < 64 && (v >> (precision - 1)) & 1 == 1 {
@@ -203,44 +321,6 @@ fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_
             _ => bytes[i],
         };
     }
-    Ok(())
-}
-
-fn convert_compound(
-    dt: &Datatype,
-    members: &[super::datatype::CompoundMember],
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<()> {
-    if let Some(part) = complex_parts(dt) {
-        // numpy complex: real part then imaginary part, packed.
-        for (k, m) in members.iter().enumerate() {
-            let from = &src[m.offset as usize..m.offset as usize + part];
-            convert_one(&m.datatype, from, &mut dst[k * part..(k + 1) * part])?;
-        }
-        return Ok(());
-    }
-    // Structured: same offsets and itemsize as HDF5, fields converted in place.
-    for m in members {
-        let start = m.offset as usize;
-        let out = numpy_itemsize(&m.datatype)?;
-        let to = dst
-            .get_mut(start..start + out)
-            .ok_or_else(|| Error::unsupported(format!("field '{}' grows past the numpy record", m.name)))?;
-        convert_one(&m.datatype, &src[start..start + m.datatype.size], to)?;
-    }
-    Ok(())
-}
-
-fn convert_array(base: &Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    let out = numpy_itemsize(base)?;
-    if base.size == 0 || out == 0 {
-        return Ok(());
-    }
-    for (s, d) in src.chunks_exact(base.size).zip(dst.chunks_exact_mut(out)) {
-        convert_one(base, s, d)?;
-    }
-    Ok(())
 }
 
 /// Debug name of a type's class, for messages.
@@ -253,6 +333,7 @@ impl std::fmt::Debug for ClassName<'_> {
             DatatypeClass::Reference { .. } => "reference",
             DatatypeClass::VarLen { .. } => "variable-length",
             DatatypeClass::FloatingPoint(_) => "non-IEEE floating-point",
+            DatatypeClass::Opaque { .. } => "opaque (NUMPY-tagged, size-mismatched)",
             _ => "these",
         };
         f.write_str(name)
@@ -370,5 +451,49 @@ impl Resolver<'_> {
             (0..count).map(|i| self.element(base, &bytes[i * base.size..(i + 1) * base.size])).collect();
         self.depth -= 1;
         Ok(VlenValue::NestedSequence(items?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::reader::Sizes;
+
+    fn parse(m: &[u8]) -> Datatype {
+        Datatype::parse(m, 0, Sizes::DEFAULT).unwrap()
+    }
+
+    /// {s: 4-byte null-terminated string @0, v: <i2 @4}, size 6, version 3 encoding.
+    fn record() -> Datatype {
+        let mut m = vec![0x36, 2, 0, 0, 6, 0, 0, 0];
+        m.extend_from_slice(b"s\0\0");
+        m.extend_from_slice(&[0x13, 0, 0, 0, 4, 0, 0, 0]);
+        m.extend_from_slice(b"v\0\x04");
+        m.extend_from_slice(&[0x10, 0x08, 0, 0, 2, 0, 0, 0, 0, 0, 16, 0]);
+        parse(&m)
+    }
+
+    #[test]
+    fn plans_merge_copies_and_convert_strings_in_records() {
+        let dt = record();
+        assert!(!is_identity(&dt));
+        let conv = ElementConverter::new(&dt).unwrap();
+        assert_eq!(conv.sizes(), (6, 6));
+        assert!(!conv.is_copy());
+        let src = [b'a', 0, b'x', b'y', 5, 0, b'b', b'c', b'd', b'e', 0xff, 0xff];
+        let out = to_numpy_bytes(&dt, &src, 2).unwrap();
+        assert_eq!(out, [b'a', 0, 0, 0, 5, 0, b'b', b'c', b'd', b'e', 0xff, 0xff]);
+        assert!(to_numpy_bytes(&dt, &src, 3).is_err());
+        let int = parse(&[0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]);
+        assert!(ElementConverter::new(&int).unwrap().is_copy());
+    }
+
+    #[test]
+    fn partial_precision_integers_are_sign_extended() {
+        // 4-bit signed integer at bit 2 of a big-endian 16-bit field.
+        let dt = parse(&[0x10, 0x09, 0, 0, 2, 0, 0, 0, 2, 0, 4, 0]);
+        assert_eq!(to_numpy_bytes(&dt, &[0x00, 0x3c, 0xff, 0x1c], 2).unwrap(), [0xff, 0xff, 0x00, 0x07]);
+        let bad = parse(&[0x10, 0x08, 0, 0, 2, 0, 0, 0, 12, 0, 8, 0]);
+        assert!(to_numpy_bytes(&bad, &[0, 0], 1).is_err());
     }
 }
