@@ -130,6 +130,11 @@ fn compare_dtype(t: &mut Tally, rec: &Json, s: &Subject) -> bool {
             t.check(&s.label, d.to_descr_string() == expected, || {
                 format!("dtype {} != h5py {}", d.to_descr_string(), expected)
             });
+            let meta = s.datatype.h5py_metadata().map(|m| m.to_descr_string());
+            let expected_meta = rec.str("meta");
+            t.check(&s.label, meta.as_deref() == expected_meta, || {
+                format!("dtype metadata {:?} != h5py {:?}", meta, expected_meta)
+            });
             true
         }
         (None, Err(e)) => {

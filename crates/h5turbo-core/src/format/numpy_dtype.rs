@@ -325,3 +325,46 @@ fn simple_itemsize(typestr: &str) -> u64 {
     let digits: String = typestr.chars().skip(2).take_while(|c| c.is_ascii_digit()).collect();
     digits.parse().unwrap_or(0)
 }
+
+/// Metadata h5py attaches to the top-level numpy dtype, beyond what [`NumpyDtype`] says
+/// (vlen and reference metadata are NumpyDtype variants already).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DtypeMetadata {
+    /// Fixed-length strings: `h5py_encoding` ('ascii' or 'utf-8').
+    StringEncoding(CharSet),
+    /// Enums other than h5py's bool: `enum` = {name: value}.
+    Enum(Vec<(String, i128)>),
+    /// Opaque types tagged "NUMPY:...": `h5py_opaque` = True.
+    NumpyOpaque,
+}
+
+impl Datatype {
+    /// The dtype metadata h5py gives this type (`h5py.check_string_dtype`,
+    /// `h5py.check_enum_dtype`, `h5py_opaque`), if any.
+    pub fn h5py_metadata(&self) -> Option<DtypeMetadata> {
+        match &self.class {
+            DatatypeClass::String { charset, .. } => Some(DtypeMetadata::StringEncoding(*charset)),
+            DatatypeClass::Enum { .. } if !is_bool_enum(self) => self.enum_members().map(DtypeMetadata::Enum),
+            DatatypeClass::Opaque { tag } if tag.starts_with("NUMPY:") => Some(DtypeMetadata::NumpyOpaque),
+            _ => None,
+        }
+    }
+}
+
+impl DtypeMetadata {
+    /// Canonical text, as `gen_fixtures.py` writes it: `enc:ascii`, `enc:utf-8`,
+    /// `enum:NAME=value,...` (sorted by value, then name), `opaque`.
+    pub fn to_descr_string(&self) -> String {
+        match self {
+            DtypeMetadata::StringEncoding(CharSet::Ascii) => "enc:ascii".to_string(),
+            DtypeMetadata::StringEncoding(CharSet::Utf8) => "enc:utf-8".to_string(),
+            DtypeMetadata::Enum(members) => {
+                let mut sorted: Vec<&(String, i128)> = members.iter().collect();
+                sorted.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+                let parts: Vec<String> = sorted.iter().map(|(n, v)| format!("{}={}", n, v)).collect();
+                format!("enum:{}", parts.join(","))
+            }
+            DtypeMetadata::NumpyOpaque => "opaque".to_string(),
+        }
+    }
+}

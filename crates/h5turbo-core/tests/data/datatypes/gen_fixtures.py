@@ -70,6 +70,19 @@ def descr(dt):
     return dt.str
 
 
+def meta(dt):
+    """h5py's metadata on the top-level dtype, mirrored by DtypeMetadata::to_descr_string."""
+    if dt.metadata and dt.metadata.get("h5py_opaque"):
+        return "opaque"
+    if dt.kind == "S":
+        return "enc:" + h5py.check_string_dtype(dt).encoding
+    members = h5py.check_enum_dtype(dt)
+    if members is not None:
+        items = sorted(members.items(), key=lambda kv: (kv[1], kv[0]))
+        return "enum:" + ",".join("%s=%d" % (k, v) for k, v in items)
+    return None
+
+
 def fnv1a(data):
     h = 0xCBF29CE484222325
     for b in data:
@@ -165,6 +178,7 @@ def describe_dataset(path, ds):
     try:
         dt = ds.dtype
         rec["dtype"] = descr(dt)
+        rec["meta"] = meta(dt)
     except Exception as e:  # h5py cannot map the type
         rec["dtype"] = "error:" + type(e).__name__
         return rec
@@ -190,6 +204,7 @@ def describe_attribute(path, obj, name):
         aid = h5py.h5a.open(obj.id, name.encode("utf-8"))
         dt = aid.dtype
         rec["dtype"] = descr(dt)
+        rec["meta"] = meta(dt)
     except Exception as e:
         rec["dtype"] = "error:" + type(e).__name__
         return rec
