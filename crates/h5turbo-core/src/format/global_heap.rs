@@ -78,6 +78,20 @@ impl GlobalHeapCache {
         }
     }
 
+    /// Number of collections parsed and kept.
+    pub fn len(&self) -> usize {
+        self.read_lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drop every cached collection (they are re-read on demand).
+    pub fn clear(&self) {
+        self.collections.write().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
+    }
+
     fn collection(&self, ctx: &FormatContext, address: u64) -> Result<Arc<Collection>> {
         if let Some(c) = self.read_lock().get(&address) {
             return Ok(Arc::clone(c));
@@ -192,6 +206,26 @@ mod tests {
         assert!(cache.read_vlen(&ctx, &vlen(3, u64::MAX, 0)).unwrap().is_empty());
         assert!(cache.get(&ctx, 16, 3).is_err());
         assert!(cache.get(&ctx, 16, 70000).is_err());
+    }
+
+    #[test]
+    fn shared_between_threads() {
+        fn assert_sync<T: Send + Sync>() {}
+        assert_sync::<GlobalHeapCache>();
+        let ctx = ctx(heap_file());
+        let cache = GlobalHeapCache::new();
+        std::thread::scope(|s| {
+            for i in 0..4u32 {
+                let (ctx, cache) = (&ctx, &cache);
+                s.spawn(move || {
+                    for _ in 0..100 {
+                        let want: &[u8] = if i % 2 == 0 { b"hello" } else { &[1, 2, 3, 4, 5, 6, 7, 8] };
+                        assert_eq!(cache.get(ctx, 16, 1 + i % 2).unwrap(), want);
+                    }
+                });
+            }
+        });
+        assert_eq!(cache.len(), 1);
     }
 
     #[test]
