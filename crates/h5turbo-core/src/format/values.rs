@@ -10,7 +10,8 @@
 //!   bytes after the first NUL, or trailing spaces, become NULs);
 //! - integers and bitfields using fewer bits than their size (bits are extracted and
 //!   sign-extended);
-//! - h5py's boolean enum over a base wider than one byte (numpy bool is one byte);
+//! - h5py's boolean enum over any base but int8 (converted by member name; numpy
+//!   bool is one byte);
 //! - {r, i} compounds whose layout is not the packed numpy complex layout.
 //!
 //! Variable-length data ([`resolve_vlen_elements`]) is returned as a small tree of
@@ -32,15 +33,28 @@ pub fn is_identity(dt: &Datatype) -> bool {
         DatatypeClass::FloatingPoint(layout) => numpy_float_layout(layout, dt.size),
         DatatypeClass::String { padding, .. } => *padding == StringPadding::NullPad,
         DatatypeClass::Opaque { .. } => true,
-        DatatypeClass::Enum { base, .. } => is_identity(base) && (!is_bool_enum(dt) || base.size == 1),
+        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => is_h5py_bool_base(base),
+        DatatypeClass::Enum { base, .. } => is_identity(base),
         DatatypeClass::Compound { members } => match complex_parts(dt) {
-            Some(part) => members[1].offset == part as u64 && dt.size == 2 * part && is_identity(&members[0].datatype),
+            Some(part) => {
+                (members[0].offset, members[1].offset) == (0, part as u64)
+                    && dt.size == 2 * part
+                    && is_identity(&members[0].datatype)
+            }
             None => members.iter().all(|m| is_identity(&m.datatype)),
         },
         DatatypeClass::Array { base, .. } => is_identity(base),
         DatatypeClass::Complex { base } => is_identity(base),
         DatatypeClass::Time { .. } | DatatypeClass::Reference { .. } | DatatypeClass::VarLen { .. } => false,
     }
+}
+
+/// h5py's bool is an enum {FALSE: 0, TRUE: 1} over native int8. A file enum over the
+/// same base is read without conversion (raw bytes kept); over any other base libhdf5
+/// converts by member name, and values that are neither member become 0xff.
+fn is_h5py_bool_base(base: &Datatype) -> bool {
+    matches!(base.class, DatatypeClass::FixedPoint { order: ByteOrder::Little, signed: true, bit_offset: 0, precision: 8 })
+        && base.size == 1
 }
 
 fn full_width(size: usize, bit_offset: u16, precision: u16) -> bool {

@@ -294,6 +294,11 @@ def custom_types():
     bool32.enum_insert(b"FALSE", 0)
     bool32.enum_insert(b"TRUE", 1)
     out.append(("bool_enum_i32be", bool32, bytes([0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7])))
+    for name, base in (("bool_enum_i8", h5t.STD_I8LE), ("bool_enum_u8", h5t.STD_U8LE)):
+        b = h5t.enum_create(base)
+        b.enum_insert(b"TRUE", 1)
+        b.enum_insert(b"FALSE", 0)
+        out.append((name, b, bytes([1, 0, 7])))
     out.append(("longdouble", h5t.NATIVE_LDOUBLE, np.array([1.5, -2.25, 1e300], dtype=np.longdouble).tobytes()))
     for cname in ("COMPLEX_IEEE_F32LE", "COMPLEX_IEEE_F64BE", "COMPLEX_IEEE_F16LE"):
         t = getattr(h5t, cname)
