@@ -38,7 +38,9 @@ fn fixture(name: &str) -> FormatContext {
 
 /// All messages of the kinds this module parses, from every object in a fixture.
 fn fixture_messages(ctx: &FormatContext, name: &str) -> Vec<Message> {
-    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/datatypes/expected.json")).unwrap();
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/datatypes/expected.json"))
+            .unwrap();
     let records = parse_json(&text);
     let mut addrs: Vec<u64> =
         records.array().iter().filter(|r| r.str("file") == Some(name)).filter_map(|r| r.u64("addr")).collect();

@@ -10,9 +10,9 @@ mod support;
 use h5turbo_core::format::attribute::{Attribute, AttributeDatatype};
 use h5turbo_core::format::dataspace::{Dataspace, DataspaceKind};
 use h5turbo_core::format::datatype::{Datatype, DatatypeClass};
-use h5turbo_core::format::numpy_dtype::{memory_layout, vlen_element_dtype};
 use h5turbo_core::format::fill_value::FillValue;
 use h5turbo_core::format::global_heap::GlobalHeapCache;
+use h5turbo_core::format::numpy_dtype::{memory_layout, vlen_element_dtype};
 use h5turbo_core::format::shared::{parse_shared_message, MESSAGE_FLAG_SHARED};
 use h5turbo_core::format::values::{resolve_vlen_elements, to_numpy_bytes, VlenValue};
 use h5turbo_core::format::FormatContext;
@@ -267,7 +267,8 @@ fn run(expected_file: &Path, root: &Path) -> Tally {
     let mut t = Tally::default();
     for rec in records.array() {
         let file = rec.str("file").unwrap().to_string();
-        let (ctx, heap) = files.entry(file.clone()).or_insert_with(|| (open(&root.join(&file)), GlobalHeapCache::new()));
+        let (ctx, heap) =
+            files.entry(file.clone()).or_insert_with(|| (open(&root.join(&file)), GlobalHeapCache::new()));
         let path = rec.str("path").unwrap();
         match rec.str("kind").unwrap() {
             "dataset" => check_dataset(&mut t, rec, ctx, heap, format!("{}:{}", file, path)),
@@ -310,7 +311,14 @@ fn fixtures_match_h5py() {
     for v in [(MSG_ATTRIBUTE, 1), (MSG_ATTRIBUTE, 2), (MSG_ATTRIBUTE, 3), (MSG_DATASPACE, 1), (MSG_DATASPACE, 2)] {
         assert!(t.versions.contains(&v), "fixtures lack {:?}", v);
     }
-    for v in [(MSG_DATATYPE, 1), (MSG_DATATYPE, 2), (MSG_DATATYPE, 5), (MSG_FILL_OLD, 0), (MSG_FILL_NEW, 2), (MSG_FILL_NEW, 3)] {
+    for v in [
+        (MSG_DATATYPE, 1),
+        (MSG_DATATYPE, 2),
+        (MSG_DATATYPE, 5),
+        (MSG_FILL_OLD, 0),
+        (MSG_FILL_NEW, 2),
+        (MSG_FILL_NEW, 3),
+    ] {
         assert!(t.versions.contains(&v), "fixtures lack {:?}", v);
     }
 }

@@ -6,6 +6,7 @@
 //! [`Datatype::numpy_dtype`] follows h5py's `h5t.pyx` (`py_dtype` of each type class)
 //! so that the dtype we report is the one h5py reports for the same file.
 
+pub use super::numpy_dtype::NumpyDtype;
 use super::reader::{bytes_needed, ByteReader, Sizes};
 use crate::error::{Error, Result};
 
@@ -105,24 +106,6 @@ pub struct Datatype {
     /// Bytes per element as stored in the file (for vlen: the 4 + offset + 4 heap reference).
     pub size: usize,
     pub class: DatatypeClass,
-}
-
-/// The numpy dtype h5py produces for a datatype.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NumpyDtype {
-    /// numpy array-protocol typestr with explicit byte order, e.g. "<i4", ">f8", "|u1",
-    /// "|b1" (h5py's boolean enum), "<c8" (h5py's complex compound {r,i}), "|S10", "|V16".
-    Simple(String),
-    /// Compound: fields (name, dtype, byte offset) in HDF5 order, and the total itemsize.
-    Structured { fields: Vec<(String, NumpyDtype, u64)>, itemsize: u64 },
-    /// HDF5 array type: base dtype and shape (nested arrays flattened, as numpy does).
-    SubArray { base: Box<NumpyDtype>, shape: Vec<u64> },
-    /// Object dtype with metadata vlen=str (utf8) or vlen=bytes (ascii).
-    VlenString { utf8: bool },
-    /// Object dtype with metadata vlen=<base dtype>.
-    VlenSequence(Box<NumpyDtype>),
-    /// Object dtype with metadata ref=h5py.Reference (object) or h5py.RegionReference.
-    Reference { region: bool },
 }
 
 impl Datatype {

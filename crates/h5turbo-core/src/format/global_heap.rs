@@ -60,12 +60,9 @@ impl GlobalHeapCache {
     /// The bytes of object `index` in the collection at `collection_address`.
     pub fn get(&self, ctx: &FormatContext, collection_address: u64, index: u32) -> Result<Vec<u8>> {
         let collection = self.collection(ctx, collection_address)?;
-        let range = u16::try_from(index)
-            .ok()
-            .and_then(|i| collection.objects.get(&i))
-            .ok_or_else(|| {
-                Error::format(format!("global heap collection has no object {}", index)).at(collection_address)
-            })?;
+        let range = u16::try_from(index).ok().and_then(|i| collection.objects.get(&i)).ok_or_else(|| {
+            Error::format(format!("global heap collection has no object {}", index)).at(collection_address)
+        })?;
         Ok(collection.data[range.clone()].to_vec())
     }
 

@@ -7,8 +7,25 @@
 //! opaque tags "NUMPY:<typestr>" become that dtype, everything else structured.
 
 use super::datatype::{ByteOrder, CharSet, Datatype, DatatypeClass, FloatLayout, ReferenceKind, VlenKind};
-use super::datatype::NumpyDtype;
 use crate::error::{Error, Result};
+
+/// The numpy dtype h5py produces for a datatype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumpyDtype {
+    /// numpy array-protocol typestr with explicit byte order, e.g. "<i4", ">f8", "|u1",
+    /// "|b1" (h5py's boolean enum), "<c8" (h5py's complex compound {r,i}), "|S10", "|V16".
+    Simple(String),
+    /// Compound: fields (name, dtype, byte offset) in HDF5 order, and the total itemsize.
+    Structured { fields: Vec<(String, NumpyDtype, u64)>, itemsize: u64 },
+    /// HDF5 array type: base dtype and shape (nested arrays flattened, as numpy does).
+    SubArray { base: Box<NumpyDtype>, shape: Vec<u64> },
+    /// Object dtype with metadata vlen=str (utf8) or vlen=bytes (ascii).
+    VlenString { utf8: bool },
+    /// Object dtype with metadata vlen=<base dtype>.
+    VlenSequence(Box<NumpyDtype>),
+    /// Object dtype with metadata ref=h5py.Reference (object) or h5py.RegionReference.
+    Reference { region: bool },
+}
 
 /// h5py's default field names for complex compounds (`h5py.get_config().complex_names`).
 const COMPLEX_NAMES: (&str, &str) = ("r", "i");
@@ -289,9 +306,7 @@ impl NumpyDtype {
         match self {
             NumpyDtype::Simple(s) => simple_itemsize(s),
             NumpyDtype::Structured { itemsize, .. } => *itemsize,
-            NumpyDtype::SubArray { base, shape } => {
-                shape.iter().fold(base.itemsize(), |acc, &d| acc.saturating_mul(d))
-            }
+            NumpyDtype::SubArray { base, shape } => shape.iter().fold(base.itemsize(), |acc, &d| acc.saturating_mul(d)),
             _ => std::mem::size_of::<usize>() as u64,
         }
     }

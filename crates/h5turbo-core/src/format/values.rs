@@ -20,8 +20,8 @@
 use super::context::FormatContext;
 use super::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
 use super::global_heap::{GlobalHeapCache, VlenRef};
+use super::numpy_dtype::NumpyDtype;
 use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
-use super::datatype::NumpyDtype;
 use crate::error::{Error, Result};
 
 /// True if the raw file bytes of elements of `dt` are exactly the numpy bytes h5py
@@ -53,8 +53,10 @@ pub fn is_identity(dt: &Datatype) -> bool {
 /// same base is read without conversion (raw bytes kept); over any other base libhdf5
 /// converts by member name, and values that are neither member become 0xff.
 fn is_h5py_bool_base(base: &Datatype) -> bool {
-    matches!(base.class, DatatypeClass::FixedPoint { order: ByteOrder::Little, signed: true, bit_offset: 0, precision: 8 })
-        && base.size == 1
+    matches!(
+        base.class,
+        DatatypeClass::FixedPoint { order: ByteOrder::Little, signed: true, bit_offset: 0, precision: 8 }
+    ) && base.size == 1
 }
 
 fn full_width(size: usize, bit_offset: u16, precision: u16) -> bool {
@@ -110,7 +112,12 @@ pub fn to_numpy_bytes(dt: &Datatype, src: &[u8], n: usize) -> Result<Vec<u8>> {
     let itemsize = numpy_itemsize(dt)?;
     // Check the source before sizing the output from a count the caller derived from the file.
     if n.checked_mul(dt.size).map_or(true, |len| len > src.len()) {
-        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dt.size, src.len())));
+        return Err(Error::invalid_argument(format!(
+            "{} elements of {} bytes exceed the {} given",
+            n,
+            dt.size,
+            src.len()
+        )));
     }
     if is_identity(dt) && itemsize == dt.size {
         return Ok(src[..n * dt.size].to_vec());
@@ -162,9 +169,9 @@ impl ElementConverter {
     fn check_bounds(&self) -> Result<()> {
         for step in &self.steps {
             let (s, d, len) = match step {
-                Step::Copy { src, dst, len } | Step::String { src, dst, len, .. } | Step::Bits { src, dst, len, .. } => {
-                    (*src, *dst, *len)
-                }
+                Step::Copy { src, dst, len }
+                | Step::String { src, dst, len, .. }
+                | Step::Bits { src, dst, len, .. } => (*src, *dst, *len),
                 Step::Bool { src, dst, base } => (*src, *dst, base.size.max(1)),
             };
             let dst_len = if matches!(step, Step::Bool { .. }) { 1 } else { len };
@@ -251,14 +258,32 @@ fn plan(dt: &Datatype, src: usize, dst: usize, steps: &mut Vec<Step>) -> Result<
     match &dt.class {
         DatatypeClass::FixedPoint { order, signed, bit_offset, precision } => {
             check_bits(len, *bit_offset, *precision)?;
-            steps.push(Step::Bits { src, dst, len, order: *order, signed: *signed, bit_offset: *bit_offset, precision: *precision });
+            steps.push(Step::Bits {
+                src,
+                dst,
+                len,
+                order: *order,
+                signed: *signed,
+                bit_offset: *bit_offset,
+                precision: *precision,
+            });
         }
         DatatypeClass::Bitfield { order, bit_offset, precision } => {
             check_bits(len, *bit_offset, *precision)?;
-            steps.push(Step::Bits { src, dst, len, order: *order, signed: false, bit_offset: *bit_offset, precision: *precision });
+            steps.push(Step::Bits {
+                src,
+                dst,
+                len,
+                order: *order,
+                signed: false,
+                bit_offset: *bit_offset,
+                precision: *precision,
+            });
         }
         DatatypeClass::String { padding, .. } => steps.push(Step::String { src, dst, len, padding: *padding }),
-        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => steps.push(Step::Bool { src, dst, base: (**base).clone() }),
+        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => {
+            steps.push(Step::Bool { src, dst, base: (**base).clone() })
+        }
         DatatypeClass::Enum { base, .. } => plan(base, src, dst, steps)?,
         DatatypeClass::Compound { members } => match complex_parts(dt) {
             // numpy complex: real part then imaginary part, packed.
@@ -391,7 +416,12 @@ pub fn resolve_vlen_elements(
 ) -> Result<Vec<VlenValue>> {
     let need = n.checked_mul(dtype.size).filter(|&b| b <= raw.len());
     if need.is_none() {
-        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dtype.size, raw.len())));
+        return Err(Error::invalid_argument(format!(
+            "{} elements of {} bytes exceed the {} given",
+            n,
+            dtype.size,
+            raw.len()
+        )));
     }
     let mut resolver = Resolver { ctx, heap, depth: 0 };
     (0..n).map(|i| resolver.element(dtype, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
