@@ -4,7 +4,7 @@
 //! integers and bitfields by size and byte order only (precision is ignored), floats
 //! by the first numpy float type able to hold the layout, enums as their base type
 //! except FALSE/TRUE which become bool, compounds {r, i} of equal floats become complex,
-//! opaque tags "NUMPY:<typestr>" become that dtype, everything else structured.
+//! opaque tags `"NUMPY:<typestr>"` become that dtype, everything else structured.
 
 use super::datatype::{ByteOrder, CharSet, Datatype, DatatypeClass, FloatLayout, ReferenceKind, VlenKind};
 use crate::error::{Error, Result};
