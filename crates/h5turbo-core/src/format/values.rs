@@ -439,11 +439,7 @@ struct Resolver<'a> {
 impl Resolver<'_> {
     fn element(&mut self, dt: &Datatype, raw: &[u8]) -> Result<VlenValue> {
         match &dt.class {
-            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => {
-                let mut bytes = self.heap_bytes(raw)?;
-                bytes.truncate(bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()));
-                Ok(VlenValue::String(bytes))
-            }
+            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => self.string(raw),
             DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => self.sequence(base, raw),
             DatatypeClass::Compound { members } if has_objects(dt) => {
                 // Fields in h5py's order (see numpy_dtype::memory_layout).
@@ -462,6 +458,26 @@ impl Resolver<'_> {
             DatatypeClass::Reference { .. } => Ok(VlenValue::Fixed(raw.to_vec())),
             _ => Ok(VlenValue::Fixed(to_numpy_bytes(dt, raw, 1)?)),
         }
+    }
+
+    /// The stored length counts bytes; h5py then stops at the first NUL (C string).
+    fn string(&self, raw: &[u8]) -> Result<VlenValue> {
+        let vref = VlenRef::parse(self.ctx, raw)?;
+        if vref.is_empty() {
+            return Ok(VlenValue::String(Vec::new()));
+        }
+        let length = vref.length as usize;
+        let mut bytes = self.heap_bytes(raw)?;
+        if bytes.len() < length {
+            return Err(Error::format(format!(
+                "vlen string of {} bytes, but its heap object holds {}",
+                length,
+                bytes.len()
+            )));
+        }
+        bytes.truncate(length);
+        bytes.truncate(bytes.iter().position(|&b| b == 0).unwrap_or(length));
+        Ok(VlenValue::String(bytes))
     }
 
     fn heap_bytes(&self, raw: &[u8]) -> Result<Vec<u8>> {
