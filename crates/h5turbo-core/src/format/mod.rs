@@ -11,6 +11,7 @@ pub mod datatype;
 pub mod fill_value;
 pub mod global_heap;
 pub mod filter_pipeline;
+pub mod float_convert;
 pub mod links;
 pub mod numpy_dtype;
 pub mod reader;

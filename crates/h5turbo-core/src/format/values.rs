@@ -12,13 +12,15 @@
 //!   sign-extended);
 //! - h5py's boolean enum over any base but int8 (converted by member name; numpy
 //!   bool is one byte);
-//! - {r, i} compounds whose layout is not the packed numpy complex layout.
+//! - {r, i} compounds whose layout is not the packed numpy complex layout;
+//! - float layouts numpy lacks (widened exactly to the float h5py picks).
 //!
 //! Variable-length data ([`resolve_vlen_elements`]) is returned as a small tree of
 //! byte buffers so that the Python bindings only wrap bytes into Python objects.
 
 use super::context::FormatContext;
 use super::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
+use super::float_convert::{self, TargetFloat};
 use super::global_heap::{GlobalHeapCache, VlenRef};
 use super::numpy_dtype::NumpyDtype;
 use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
@@ -134,6 +136,7 @@ enum Step {
     String { src: usize, dst: usize, len: usize, padding: StringPadding },
     Bits { src: usize, dst: usize, len: usize, order: ByteOrder, signed: bool, bit_offset: u16, precision: u16 },
     Bool { src: usize, dst: usize, base: Datatype },
+    Float { src: usize, dst: usize, len: usize, layout: FloatLayout, target: TargetFloat },
 }
 
 /// A datatype's conversion to numpy layout, planned once and applied to many elements
@@ -173,8 +176,13 @@ impl ElementConverter {
                 | Step::String { src, dst, len, .. }
                 | Step::Bits { src, dst, len, .. } => (*src, *dst, *len),
                 Step::Bool { src, dst, base } => (*src, *dst, base.size.max(1)),
+                Step::Float { src, dst, len, .. } => (*src, *dst, *len),
             };
-            let dst_len = if matches!(step, Step::Bool { .. }) { 1 } else { len };
+            let dst_len = match step {
+                Step::Bool { .. } => 1,
+                Step::Float { target, .. } => target.size(),
+                _ => len,
+            };
             if s + len > self.src_size || d + dst_len > self.dst_size {
                 return Err(Error::unsupported("a converted member does not fit its numpy record"));
             }
@@ -220,6 +228,9 @@ fn apply(step: &Step, s: &[u8], d: &mut [u8]) {
             extract_bits(&s[*src..*src + len], &mut d[*dst..*dst + len], *order, *signed, *bit_offset, *precision)
         }
         Step::Bool { src, dst, base } => d[*dst] = bool_byte(base.decode_integer(&s[*src..*src + base.size])),
+        Step::Float { src, dst, len, layout, target } => {
+            float_convert::convert(layout, target, &s[*src..*src + len], &mut d[*dst..*dst + target.size()])
+        }
     }
 }
 
@@ -230,7 +241,10 @@ fn push_shifted(steps: &mut Vec<Step>, step: &Step, by_src: usize, by_dst: usize
     let mut step = step.clone();
     match &mut step {
         Step::Copy { src, dst, len } => return push_copy(steps, *src + by_src, *dst + by_dst, *len),
-        Step::String { src, dst, .. } | Step::Bits { src, dst, .. } | Step::Bool { src, dst, .. } => {
+        Step::String { src, dst, .. }
+        | Step::Bits { src, dst, .. }
+        | Step::Bool { src, dst, .. }
+        | Step::Float { src, dst, .. } => {
             *src += by_src;
             *dst += by_dst;
         }
@@ -281,6 +295,11 @@ fn plan(dt: &Datatype, src: usize, dst: usize, steps: &mut Vec<Step>) -> Result<
             });
         }
         DatatypeClass::String { padding, .. } => steps.push(Step::String { src, dst, len, padding: *padding }),
+        DatatypeClass::FloatingPoint(layout) => {
+            float_convert::check_source(layout, len)?;
+            let target = TargetFloat::for_numpy(numpy_itemsize(dt)?)?;
+            steps.push(Step::Float { src, dst, len, layout: *layout, target });
+        }
         DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => {
             steps.push(Step::Bool { src, dst, base: (**base).clone() })
         }
