@@ -90,9 +90,8 @@ impl Dataspace {
             DataspaceKind::Null => Ok(0),
             DataspaceKind::Scalar => Ok(1),
             DataspaceKind::Simple => self.dims.iter().try_fold(1u64, |acc, &d| {
-                acc.checked_mul(d).ok_or_else(|| {
-                    Error::format(format!("dataspace {:?} has more than 2^64 elements", self.dims))
-                })
+                acc.checked_mul(d)
+                    .ok_or_else(|| Error::format(format!("dataspace {:?} has more than 2^64 elements", self.dims)))
             }),
         }
     }
@@ -110,10 +109,7 @@ fn read_lengths(r: &mut ByteReader, rank: usize) -> Result<Vec<u64>> {
 fn read_max_dims(r: &mut ByteReader, rank: usize) -> Result<Vec<u64>> {
     let width = r.sizes().length as usize;
     let raw = read_lengths(r, rank)?;
-    Ok(raw
-        .into_iter()
-        .map(|d| if super::reader::is_undefined(d, width) { u64::MAX } else { d })
-        .collect())
+    Ok(raw.into_iter().map(|d| if super::reader::is_undefined(d, width) { u64::MAX } else { d }).collect())
 }
 
 #[cfg(test)]

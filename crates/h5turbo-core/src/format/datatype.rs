@@ -6,6 +6,7 @@
 //! [`Datatype::numpy_dtype`] follows h5py's `h5t.pyx` (`py_dtype` of each type class)
 //! so that the dtype we report is the one h5py reports for the same file.
 
+pub use super::numpy_dtype::NumpyDtype;
 use super::reader::{bytes_needed, ByteReader, Sizes};
 use crate::error::{Error, Result};
 
@@ -105,24 +106,6 @@ pub struct Datatype {
     /// Bytes per element as stored in the file (for vlen: the 4 + offset + 4 heap reference).
     pub size: usize,
     pub class: DatatypeClass,
-}
-
-/// The numpy dtype h5py produces for a datatype.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NumpyDtype {
-    /// numpy array-protocol typestr with explicit byte order, e.g. "<i4", ">f8", "|u1",
-    /// "|b1" (h5py's boolean enum), "<c8" (h5py's complex compound {r,i}), "|S10", "|V16".
-    Simple(String),
-    /// Compound: fields (name, dtype, byte offset) in HDF5 order, and the total itemsize.
-    Structured { fields: Vec<(String, NumpyDtype, u64)>, itemsize: u64 },
-    /// HDF5 array type: base dtype and shape (nested arrays flattened, as numpy does).
-    SubArray { base: Box<NumpyDtype>, shape: Vec<u64> },
-    /// Object dtype with metadata vlen=str (utf8) or vlen=bytes (ascii).
-    VlenString { utf8: bool },
-    /// Object dtype with metadata vlen=<base dtype>.
-    VlenSequence(Box<NumpyDtype>),
-    /// Object dtype with metadata ref=h5py.Reference (object) or h5py.RegionReference.
-    Reference { region: bool },
 }
 
 impl Datatype {
@@ -471,6 +454,11 @@ fn array_size(dims: &[u64], base_size: usize) -> Result<usize> {
 /// The size stored in the message must agree with what the members need: later
 /// code indexes element bytes with these offsets and sizes.
 fn check_size(dt: &Datatype) -> Result<()> {
+    if dt.size == 0 {
+        // libhdf5 rejects zero-sized types; allowing them would let array types
+        // claim any number of elements.
+        return Err(Error::format("datatype of size 0"));
+    }
     match &dt.class {
         DatatypeClass::Compound { members } => {
             for m in members {
@@ -497,11 +485,234 @@ fn check_size(dt: &Datatype) -> Result<()> {
         DatatypeClass::Complex { base } if base.size.checked_mul(2) != Some(dt.size) => {
             Err(Error::format(format!("complex of size {} over a {}-byte base type", dt.size, base.size)))
         }
-        DatatypeClass::FixedPoint { .. } | DatatypeClass::Bitfield { .. } | DatatypeClass::FloatingPoint(_)
-            if dt.size == 0 =>
-        {
-            Err(Error::format("numeric datatype of size 0"))
-        }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Header bytes: class/version, three class-bit bytes, size.
+    fn header(version: u8, class: u8, bits: u32, size: u32) -> Vec<u8> {
+        let mut m = vec![(version << 4) | class, bits as u8, (bits >> 8) as u8, (bits >> 16) as u8];
+        m.extend_from_slice(&size.to_le_bytes());
+        m
+    }
+
+    fn int(size: u32, big: bool, signed: bool) -> Vec<u8> {
+        let mut m = header(1, CLASS_FIXED, big as u32 | (signed as u32) << 3, size);
+        m.extend_from_slice(&0u16.to_le_bytes());
+        m.extend_from_slice(&(size as u16 * 8).to_le_bytes());
+        m
+    }
+
+    fn ieee(size: u32, big: bool) -> Vec<u8> {
+        let (sign, eloc, esize, msize, bias): (u32, u8, u8, u8, u32) = match size {
+            2 => (15, 10, 5, 10, 15),
+            4 => (31, 23, 8, 23, 127),
+            _ => (63, 52, 11, 52, 1023),
+        };
+        let mut m = header(1, CLASS_FLOAT, big as u32 | 0x20 | sign << 8, size);
+        m.extend_from_slice(&0u16.to_le_bytes());
+        m.extend_from_slice(&(size as u16 * 8).to_le_bytes());
+        m.extend_from_slice(&[eloc, esize, 0, msize]);
+        m.extend_from_slice(&bias.to_le_bytes());
+        m
+    }
+
+    fn dtype(m: &[u8]) -> String {
+        Datatype::parse(m, 0, Sizes::DEFAULT).unwrap().numpy_dtype().unwrap().to_descr_string()
+    }
+
+    fn kind_of(m: &[u8]) -> crate::ErrorKind {
+        let parsed = Datatype::parse(m, 0, Sizes::DEFAULT).and_then(|d| d.numpy_dtype());
+        parsed.unwrap_err().kind()
+    }
+
+    #[test]
+    fn integers_and_floats() {
+        assert_eq!(dtype(&int(1, false, true)), "|i1");
+        assert_eq!(dtype(&int(1, true, false)), "|u1");
+        assert_eq!(dtype(&int(2, true, true)), ">i2");
+        assert_eq!(dtype(&int(8, false, false)), "<u8");
+        assert_eq!(kind_of(&int(3, false, true)), crate::ErrorKind::Unsupported);
+        assert_eq!(dtype(&ieee(2, false)), "<f2");
+        assert_eq!(dtype(&ieee(4, true)), ">f4");
+        assert_eq!(dtype(&ieee(8, false)), "<f8");
+    }
+
+    #[test]
+    fn non_ieee_floats_follow_h5py_search() {
+        // A 4-byte float with an 11-bit exponent (bias 1023) fits only float64.
+        let mut m = header(1, CLASS_FLOAT, 31 << 8, 4);
+        m.extend_from_slice(&[0, 0, 32, 0, 20, 11, 0, 20]);
+        m.extend_from_slice(&1023u32.to_le_bytes());
+        assert_eq!(dtype(&m), "<f8");
+        // VAX order (bits 0 and 6) has no numpy equivalent.
+        let mut vax = ieee(4, true);
+        vax[1] |= 0x40;
+        assert_eq!(kind_of(&vax), crate::ErrorKind::Unsupported);
+        // Bit 6 alone is reserved.
+        let mut reserved = ieee(4, false);
+        reserved[1] |= 0x40;
+        assert!(Datatype::parse(&reserved, 0, Sizes::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn time_and_new_references_are_unsupported() {
+        let mut time = header(1, CLASS_TIME, 0, 4);
+        time.extend_from_slice(&32u16.to_le_bytes());
+        assert_eq!(kind_of(&time), crate::ErrorKind::Unsupported);
+        assert_eq!(dtype(&header(1, CLASS_REFERENCE, 0, 8)), "ref-object");
+        assert_eq!(dtype(&header(1, CLASS_REFERENCE, 1, 12)), "ref-region");
+        assert_eq!(kind_of(&header(4, CLASS_REFERENCE, 0x12, 64)), crate::ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn strings_opaque_and_numpy_tags() {
+        assert_eq!(dtype(&header(1, CLASS_STRING, 0x12, 10)), "|S10");
+        assert!(Datatype::parse(&header(1, CLASS_STRING, 0x03, 10), 0, Sizes::DEFAULT).is_err());
+        let opaque = |tag: &[u8], size: u32| {
+            let mut m = header(1, CLASS_OPAQUE, tag.len() as u32, size);
+            m.extend_from_slice(tag);
+            m
+        };
+        assert_eq!(dtype(&opaque(b"some tag\0\0\0\0\0\0\0\0", 16)), "|V16");
+        assert_eq!(dtype(&opaque(b"NUMPY:<M8[ns]\0\0\0", 8)), "<M8[ns]");
+        assert_eq!(dtype(&opaque(b"NUMPY:>m8[s]\0\0\0\0", 8)), ">m8[s]");
+        assert_eq!(kind_of(&opaque(b"NUMPY:<M8[ns]\0\0\0", 4)), crate::ErrorKind::Unsupported);
+        assert_eq!(kind_of(&opaque(b"NUMPY:what\0\0\0\0\0\0", 4)), crate::ErrorKind::Unsupported);
+        assert!(Datatype::parse(&opaque(b"NUMPY:<M8", 8)[..12], 0, Sizes::DEFAULT).is_err());
+    }
+
+    fn enum_type(base: Vec<u8>, members: &[(&str, i8)], version: u8) -> Vec<u8> {
+        let mut m = header(version, CLASS_ENUM, members.len() as u32, 1);
+        m.extend(base);
+        for (name, _) in members {
+            m.extend_from_slice(name.as_bytes());
+            m.push(0);
+            if version < 3 {
+                m.resize(m.len() + (8 - (name.len() + 1) % 8) % 8, 0);
+            }
+        }
+        m.extend(members.iter().map(|(_, v)| *v as u8));
+        m
+    }
+
+    #[test]
+    fn enums_and_h5py_bool() {
+        let e = enum_type(int(1, false, true), &[("RED", 0), ("BLUE", -3)], 3);
+        let dt = Datatype::parse(&e, 0, Sizes::DEFAULT).unwrap();
+        assert_eq!(dt.enum_members().unwrap(), vec![("RED".to_string(), 0), ("BLUE".to_string(), -3)]);
+        assert_eq!(dtype(&e), "|i1");
+        assert_eq!(dtype(&enum_type(int(1, false, true), &[("TRUE", 1), ("FALSE", 0)], 1)), "|b1");
+        assert_eq!(dtype(&enum_type(int(1, false, true), &[("FALSE", 0), ("TRUE", 2)], 2)), "|i1");
+        assert_eq!(dtype(&enum_type(int(1, false, false), &[("FALSE", 0), ("TRUE", 1), ("X", 2)], 3)), "|u1");
+        // An enum over a float is malformed.
+        let bad = enum_type(ieee(2, false), &[], 3);
+        assert!(Datatype::parse(&bad, 0, Sizes::DEFAULT).is_err());
+    }
+
+    fn member(name: &str, offset: u32, version: u8, t: Vec<u8>) -> Vec<u8> {
+        let mut m = name.as_bytes().to_vec();
+        m.push(0);
+        if version < 3 {
+            m.resize(m.len() + (8 - (name.len() + 1) % 8) % 8, 0);
+            m.extend_from_slice(&offset.to_le_bytes());
+        } else {
+            m.push(offset as u8); // compounds below 256 bytes: one offset byte
+        }
+        if version == 1 {
+            m.extend_from_slice(&[0; 4 + 4 + 4 + 16]);
+        }
+        m.extend(t);
+        m
+    }
+
+    #[test]
+    fn compounds_of_every_version_and_complex() {
+        for version in 1..=3 {
+            let mut c = header(version, CLASS_COMPOUND, 2, 16);
+            c.extend(member("r", 0, version, ieee(8, false)));
+            c.extend(member("i", 8, version, ieee(8, false)));
+            assert_eq!(dtype(&c), "<c16", "version {}", version);
+            let mut s = header(version, CLASS_COMPOUND, 2, 12);
+            s.extend(member("a_long_name", 0, version, int(4, true, true)));
+            s.extend(member("b", 4, version, ieee(8, false)));
+            assert_eq!(dtype(&s), "{a_long_name:>i4@0,b:<f8@4}/12", "version {}", version);
+        }
+        // Version 1 members carry array dimensions of their own.
+        let mut c = header(1, CLASS_COMPOUND, 1, 24);
+        let mut m = b"v\0\0\0\0\0\0\0".to_vec();
+        m.extend_from_slice(&0u32.to_le_bytes());
+        m.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        for d in [3u32, 2, 0, 0] {
+            m.extend_from_slice(&d.to_le_bytes());
+        }
+        m.extend(int(4, false, false));
+        c.extend(m);
+        assert_eq!(dtype(&c), "{v:(3,2)<u4@0}/24");
+        // A member reaching past the compound's size is malformed.
+        let mut bad = header(3, CLASS_COMPOUND, 1, 4);
+        bad.extend(member("x", 2, 3, int(4, false, true)));
+        assert!(Datatype::parse(&bad, 0, Sizes::DEFAULT).is_err());
+    }
+
+    fn array(version: u8, dims: &[u32], base: Vec<u8>, base_size: u32) -> Vec<u8> {
+        let mut m = header(version, CLASS_ARRAY, 0, dims.iter().product::<u32>() * base_size);
+        m.push(dims.len() as u8);
+        if version < 3 {
+            m.extend_from_slice(&[0; 3]);
+        }
+        dims.iter().for_each(|d| m.extend_from_slice(&d.to_le_bytes()));
+        if version < 3 {
+            dims.iter().enumerate().for_each(|(i, _)| m.extend_from_slice(&(i as u32).to_le_bytes()));
+        }
+        m.extend(base);
+        m
+    }
+
+    #[test]
+    fn arrays_nest_like_numpy_and_depth_is_limited() {
+        assert_eq!(dtype(&array(2, &[2, 3], ieee(4, true), 4)), "(2,3)>f4");
+        assert_eq!(dtype(&array(3, &[4], array(3, &[2], int(2, false, true), 2), 4)), "(4,2)<i2");
+        let mut wrong = array(3, &[2, 3], ieee(4, true), 4);
+        wrong[4] = 7; // declared size no longer matches 2 x 3 x 4
+        assert!(Datatype::parse(&wrong, 0, Sizes::DEFAULT).is_err());
+        let mut deep = int(1, false, false);
+        for _ in 0..=MAX_NESTING {
+            deep = array(3, &[1], deep, 1);
+        }
+        assert!(Datatype::parse(&deep, 0, Sizes::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn vlen_and_native_complex() {
+        let mut s = header(1, CLASS_VLEN, 1 | 1 << 8, 16);
+        s.extend(header(1, CLASS_STRING, 0x10, 1));
+        assert_eq!(dtype(&s), "vlen-str");
+        let mut seq = header(1, CLASS_VLEN, 0, 16);
+        seq.extend(int(4, true, true));
+        let dt = Datatype::parse(&seq, 0, Sizes::DEFAULT).unwrap();
+        assert!(dt.has_vlen());
+        assert_eq!(dt.numpy_dtype().unwrap().to_descr_string(), "vlen[>i4]");
+        let mut c = header(5, CLASS_COMPLEX, 1, 16);
+        c.extend(ieee(8, true));
+        assert_eq!(dtype(&c), ">c16");
+        let mut half = header(5, CLASS_COMPLEX, 1, 4);
+        half.extend(ieee(2, false));
+        assert_eq!(kind_of(&half), crate::ErrorKind::Unsupported);
+        let mut mismatched = header(5, CLASS_COMPLEX, 1, 8);
+        mismatched.extend(ieee(8, false));
+        assert!(Datatype::parse(&mismatched, 0, Sizes::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn decode_int_orders_and_signs() {
+        assert_eq!(decode_int(&[0xff, 0x7f], ByteOrder::Little, true), 0x7fff);
+        assert_eq!(decode_int(&[0xff, 0x7f], ByteOrder::Big, true), -129);
+        assert_eq!(decode_int(&[0xff; 8], ByteOrder::Little, false), u64::MAX as i128);
+        assert_eq!(decode_int(&[], ByteOrder::Little, true), 0);
     }
 }

@@ -41,11 +41,9 @@ impl FillValue {
     /// The fill value must be exactly one element of the dataset's datatype.
     pub fn check_size(&self, element_size: usize) -> Result<()> {
         match &self.value {
-            Some(v) if v.len() != element_size => Err(Error::format(format!(
-                "fill value of {} bytes for a {}-byte datatype",
-                v.len(),
-                element_size
-            ))),
+            Some(v) if v.len() != element_size => {
+                Err(Error::format(format!("fill value of {} bytes for a {}-byte datatype", v.len(), element_size)))
+            }
             _ => Ok(()),
         }
     }

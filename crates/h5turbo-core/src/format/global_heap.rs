@@ -60,12 +60,9 @@ impl GlobalHeapCache {
     /// The bytes of object `index` in the collection at `collection_address`.
     pub fn get(&self, ctx: &FormatContext, collection_address: u64, index: u32) -> Result<Vec<u8>> {
         let collection = self.collection(ctx, collection_address)?;
-        let range = u16::try_from(index)
-            .ok()
-            .and_then(|i| collection.objects.get(&i))
-            .ok_or_else(|| {
-                Error::format(format!("global heap collection has no object {}", index)).at(collection_address)
-            })?;
+        let range = u16::try_from(index).ok().and_then(|i| collection.objects.get(&i)).ok_or_else(|| {
+            Error::format(format!("global heap collection has no object {}", index)).at(collection_address)
+        })?;
         Ok(collection.data[range.clone()].to_vec())
     }
 
@@ -76,6 +73,20 @@ impl GlobalHeapCache {
             Some(addr) if vref.length > 0 => self.get(ctx, addr, vref.index),
             _ => Ok(Vec::new()),
         }
+    }
+
+    /// Number of collections parsed and kept.
+    pub fn len(&self) -> usize {
+        self.read_lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drop every cached collection (they are re-read on demand).
+    pub fn clear(&self) {
+        self.collections.write().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
     fn collection(&self, ctx: &FormatContext, address: u64) -> Result<Arc<Collection>> {
@@ -192,6 +203,26 @@ mod tests {
         assert!(cache.read_vlen(&ctx, &vlen(3, u64::MAX, 0)).unwrap().is_empty());
         assert!(cache.get(&ctx, 16, 3).is_err());
         assert!(cache.get(&ctx, 16, 70000).is_err());
+    }
+
+    #[test]
+    fn shared_between_threads() {
+        fn assert_sync<T: Send + Sync>() {}
+        assert_sync::<GlobalHeapCache>();
+        let ctx = ctx(heap_file());
+        let cache = GlobalHeapCache::new();
+        std::thread::scope(|s| {
+            for i in 0..4u32 {
+                let (ctx, cache) = (&ctx, &cache);
+                s.spawn(move || {
+                    for _ in 0..100 {
+                        let want: &[u8] = if i % 2 == 0 { b"hello" } else { &[1, 2, 3, 4, 5, 6, 7, 8] };
+                        assert_eq!(cache.get(ctx, 16, 1 + i % 2).unwrap(), want);
+                    }
+                });
+            }
+        });
+        assert_eq!(cache.len(), 1);
     }
 
     #[test]

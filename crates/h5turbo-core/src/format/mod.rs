@@ -14,6 +14,7 @@ pub mod dataspace;
 pub mod datatype;
 pub mod fill_value;
 pub mod filter_pipeline;
+pub mod float_convert;
 pub mod fractal_heap;
 pub mod global_heap;
 pub mod layout;

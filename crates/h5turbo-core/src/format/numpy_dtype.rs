@@ -4,11 +4,28 @@
 //! integers and bitfields by size and byte order only (precision is ignored), floats
 //! by the first numpy float type able to hold the layout, enums as their base type
 //! except FALSE/TRUE which become bool, compounds {r, i} of equal floats become complex,
-//! opaque tags "NUMPY:<typestr>" become that dtype, everything else structured.
+//! opaque tags `"NUMPY:<typestr>"` become that dtype, everything else structured.
 
 use super::datatype::{ByteOrder, CharSet, Datatype, DatatypeClass, FloatLayout, ReferenceKind, VlenKind};
-use super::datatype::NumpyDtype;
 use crate::error::{Error, Result};
+
+/// The numpy dtype h5py produces for a datatype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NumpyDtype {
+    /// numpy array-protocol typestr with explicit byte order, e.g. "<i4", ">f8", "|u1",
+    /// "|b1" (h5py's boolean enum), "<c8" (h5py's complex compound {r,i}), "|S10", "|V16".
+    Simple(String),
+    /// Compound: fields (name, dtype, byte offset) in HDF5 order, and the total itemsize.
+    Structured { fields: Vec<(String, NumpyDtype, u64)>, itemsize: u64 },
+    /// HDF5 array type: base dtype and shape (nested arrays flattened, as numpy does).
+    SubArray { base: Box<NumpyDtype>, shape: Vec<u64> },
+    /// Object dtype with metadata vlen=str (utf8) or vlen=bytes (ascii).
+    VlenString { utf8: bool },
+    /// Object dtype with metadata vlen=<base dtype>.
+    VlenSequence(Box<NumpyDtype>),
+    /// Object dtype with metadata ref=h5py.Reference (object) or h5py.RegionReference.
+    Reference { region: bool },
+}
 
 /// h5py's default field names for complex compounds (`h5py.get_config().complex_names`).
 const COMPLEX_NAMES: (&str, &str) = ("r", "i");
@@ -113,7 +130,8 @@ fn numpy_tag_dtype(typestr: &str, size: usize) -> Result<NumpyDtype> {
         None => (&rest[1..], ""),
     };
     let itemsize: usize = digits.parse().map_err(|_| unsupported())?;
-    if itemsize != size || (!unit.is_empty() && !(unit.ends_with(']') && "mM".contains(kind))) {
+    let unit_ok = unit.is_empty() || (unit.ends_with(']') && "mM".contains(kind));
+    if itemsize != size || !unit_ok {
         return Err(unsupported());
     }
     let order = match order {
@@ -133,17 +151,90 @@ fn native_order() -> char {
 }
 
 fn compound(dt: &Datatype) -> Result<NumpyDtype> {
+    let layout = memory_layout(dt).ok_or_else(|| Error::format("not a compound type"))?;
     let DatatypeClass::Compound { members } = &dt.class else {
         return Err(Error::format("not a compound type"));
     };
-    let fields = members
+    let fields = layout
+        .fields
         .iter()
-        .map(|m| Ok((m.name.clone(), m.datatype.numpy_dtype()?, m.offset)))
+        .map(|&(index, offset)| Ok((members[index].name.clone(), members[index].datatype.numpy_dtype()?, offset)))
         .collect::<Result<Vec<_>>>()?;
     if let Some(c) = complex_from_fields(&fields) {
         return Ok(c);
     }
-    Ok(NumpyDtype::Structured { fields, itemsize: dt.size as u64 })
+    Ok(NumpyDtype::Structured { fields, itemsize: layout.size as u64 })
+}
+
+/// True if libhdf5 gives the type a different layout in memory than in the file
+/// ("force_conv"): vlen data becomes pointers, references become fixed structs.
+pub fn has_objects(dt: &Datatype) -> bool {
+    match &dt.class {
+        DatatypeClass::VarLen { .. } | DatatypeClass::Reference { .. } => true,
+        DatatypeClass::Compound { members } => members.iter().any(|m| has_objects(&m.datatype)),
+        DatatypeClass::Array { base, .. } => has_objects(base),
+        _ => false,
+    }
+}
+
+/// Size of one element in libhdf5's memory layout, the one h5py's dtype describes:
+/// vlen strings are `char*`, vlen sequences `hvl_t` {size_t, void*}, object
+/// references `hobj_ref_t` (8 bytes), region references `hdset_reg_ref_t` (12 bytes).
+pub fn memory_size(dt: &Datatype) -> usize {
+    let pointer = std::mem::size_of::<usize>();
+    match &dt.class {
+        DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => pointer,
+        DatatypeClass::VarLen { kind: VlenKind::Sequence, .. } => 2 * pointer,
+        DatatypeClass::Reference { kind: ReferenceKind::Object } => 8,
+        DatatypeClass::Reference { kind: ReferenceKind::DatasetRegion } => 12,
+        DatatypeClass::Array { dims, base } if has_objects(base) => {
+            dims.iter().fold(memory_size(base), |acc, &d| acc.saturating_mul(d as usize))
+        }
+        DatatypeClass::Compound { .. } if has_objects(dt) => memory_layout(dt).map_or(dt.size, |l| l.size),
+        _ => dt.size,
+    }
+}
+
+/// A compound as h5py sees it: (member index, offset) in h5py's field order, and size.
+pub struct CompoundLayout {
+    pub fields: Vec<(usize, u64)>,
+    pub size: usize,
+}
+
+/// libhdf5 (H5T_set_loc to memory) gives a compound holding vlen or reference members
+/// a new layout: members sorted by file offset, each shifted by how much the members
+/// before it grew or shrank, the size adjusted alike. Other compounds keep the file
+/// layout and member order.
+pub fn memory_layout(dt: &Datatype) -> Option<CompoundLayout> {
+    let DatatypeClass::Compound { members } = &dt.class else { return None };
+    if !has_objects(dt) {
+        let fields = members.iter().enumerate().map(|(i, m)| (i, m.offset)).collect();
+        return Some(CompoundLayout { fields, size: dt.size });
+    }
+    let mut order: Vec<usize> = (0..members.len()).collect();
+    order.sort_by_key(|&i| members[i].offset);
+    let mut change: i128 = 0;
+    let mut fields = Vec::with_capacity(order.len());
+    for i in order {
+        let m = &members[i];
+        fields.push((i, (m.offset as i128 + change).max(0) as u64));
+        change += memory_size(&m.datatype) as i128 - m.datatype.size as i128;
+    }
+    let size = (dt.size as i128 + change).max(0) as usize;
+    Some(CompoundLayout { fields, size })
+}
+
+/// The dtype of the numpy arrays h5py returns for the elements of a vlen sequence.
+/// h5py builds them from the numpy type number for numeric kinds, which drops the
+/// byte order: a big-endian base comes back as a native-order array holding the
+/// file's (big-endian) bytes unswapped. Other kinds keep the base dtype.
+pub fn vlen_element_dtype(base: &NumpyDtype) -> NumpyDtype {
+    match base {
+        NumpyDtype::Simple(s) if s.len() > 1 && "biufc".contains(&s[1..2]) && !s.starts_with('|') => {
+            NumpyDtype::Simple(format!("{}{}", native_order(), &s[1..]))
+        }
+        other => other.clone(),
+    }
 }
 
 /// h5py turns a two-field compound named (r, i) with identical float fields of 4, 8
@@ -176,7 +267,7 @@ pub fn is_bool_enum(dt: &Datatype) -> bool {
     let Some(mut members) = dt.enum_members() else {
         return false;
     };
-    members.sort_by(|a, b| a.1.cmp(&b.1));
+    members.sort_by_key(|m| m.1);
     members.len() == 2
         && (members[0].0.as_str(), members[0].1) == (BOOL_NAMES.0, 0)
         && (members[1].0.as_str(), members[1].1) == (BOOL_NAMES.1, 1)
@@ -215,7 +306,7 @@ impl NumpyDtype {
         match self {
             NumpyDtype::Simple(s) => simple_itemsize(s),
             NumpyDtype::Structured { itemsize, .. } => *itemsize,
-            NumpyDtype::SubArray { base, shape } => shape.iter().product::<u64>() * base.itemsize(),
+            NumpyDtype::SubArray { base, shape } => shape.iter().fold(base.itemsize(), |acc, &d| acc.saturating_mul(d)),
             _ => std::mem::size_of::<usize>() as u64,
         }
     }
@@ -248,4 +339,47 @@ impl NumpyDtype {
 fn simple_itemsize(typestr: &str) -> u64 {
     let digits: String = typestr.chars().skip(2).take_while(|c| c.is_ascii_digit()).collect();
     digits.parse().unwrap_or(0)
+}
+
+/// Metadata h5py attaches to the top-level numpy dtype, beyond what [`NumpyDtype`] says
+/// (vlen and reference metadata are NumpyDtype variants already).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DtypeMetadata {
+    /// Fixed-length strings: `h5py_encoding` ('ascii' or 'utf-8').
+    StringEncoding(CharSet),
+    /// Enums other than h5py's bool: `enum` = {name: value}.
+    Enum(Vec<(String, i128)>),
+    /// Opaque types tagged "NUMPY:...": `h5py_opaque` = True.
+    NumpyOpaque,
+}
+
+impl Datatype {
+    /// The dtype metadata h5py gives this type (`h5py.check_string_dtype`,
+    /// `h5py.check_enum_dtype`, `h5py_opaque`), if any.
+    pub fn h5py_metadata(&self) -> Option<DtypeMetadata> {
+        match &self.class {
+            DatatypeClass::String { charset, .. } => Some(DtypeMetadata::StringEncoding(*charset)),
+            DatatypeClass::Enum { .. } if !is_bool_enum(self) => self.enum_members().map(DtypeMetadata::Enum),
+            DatatypeClass::Opaque { tag } if tag.starts_with("NUMPY:") => Some(DtypeMetadata::NumpyOpaque),
+            _ => None,
+        }
+    }
+}
+
+impl DtypeMetadata {
+    /// Canonical text, as `gen_fixtures.py` writes it: `enc:ascii`, `enc:utf-8`,
+    /// `enum:NAME=value,...` (sorted by value, then name), `opaque`.
+    pub fn to_descr_string(&self) -> String {
+        match self {
+            DtypeMetadata::StringEncoding(CharSet::Ascii) => "enc:ascii".to_string(),
+            DtypeMetadata::StringEncoding(CharSet::Utf8) => "enc:utf-8".to_string(),
+            DtypeMetadata::Enum(members) => {
+                let mut sorted: Vec<&(String, i128)> = members.iter().collect();
+                sorted.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
+                let parts: Vec<String> = sorted.iter().map(|(n, v)| format!("{}={}", n, v)).collect();
+                format!("enum:{}", parts.join(","))
+            }
+            DtypeMetadata::NumpyOpaque => "opaque".to_string(),
+        }
+    }
 }

@@ -10,17 +10,20 @@
 //!   bytes after the first NUL, or trailing spaces, become NULs);
 //! - integers and bitfields using fewer bits than their size (bits are extracted and
 //!   sign-extended);
-//! - h5py's boolean enum over a base wider than one byte (numpy bool is one byte);
-//! - {r, i} compounds whose layout is not the packed numpy complex layout.
+//! - h5py's boolean enum over any base but int8 (converted by member name; numpy
+//!   bool is one byte);
+//! - {r, i} compounds whose layout is not the packed numpy complex layout;
+//! - float layouts numpy lacks (widened exactly to the float h5py picks).
 //!
 //! Variable-length data ([`resolve_vlen_elements`]) is returned as a small tree of
 //! byte buffers so that the Python bindings only wrap bytes into Python objects.
 
 use super::context::FormatContext;
 use super::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
+use super::float_convert::{self, TargetFloat};
 use super::global_heap::{GlobalHeapCache, VlenRef};
-use super::numpy_dtype::is_bool_enum;
-use super::datatype::NumpyDtype;
+use super::numpy_dtype::NumpyDtype;
+use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
 use crate::error::{Error, Result};
 
 /// True if the raw file bytes of elements of `dt` are exactly the numpy bytes h5py
@@ -32,9 +35,14 @@ pub fn is_identity(dt: &Datatype) -> bool {
         DatatypeClass::FloatingPoint(layout) => numpy_float_layout(layout, dt.size),
         DatatypeClass::String { padding, .. } => *padding == StringPadding::NullPad,
         DatatypeClass::Opaque { .. } => true,
-        DatatypeClass::Enum { base, .. } => is_identity(base) && (!is_bool_enum(dt) || base.size == 1),
+        DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => is_h5py_bool_base(base),
+        DatatypeClass::Enum { base, .. } => is_identity(base),
         DatatypeClass::Compound { members } => match complex_parts(dt) {
-            Some(part) => members[1].offset == part as u64 && dt.size == 2 * part && is_identity(&members[0].datatype),
+            Some(part) => {
+                (members[0].offset, members[1].offset) == (0, part as u64)
+                    && dt.size == 2 * part
+                    && is_identity(&members[0].datatype)
+            }
             None => members.iter().all(|m| is_identity(&m.datatype)),
         },
         DatatypeClass::Array { base, .. } => is_identity(base),
@@ -43,21 +51,34 @@ pub fn is_identity(dt: &Datatype) -> bool {
     }
 }
 
+/// h5py's bool is an enum {FALSE: 0, TRUE: 1} over native int8. A file enum over the
+/// same base is read without conversion (raw bytes kept); over any other base libhdf5
+/// converts by member name, and values that are neither member become 0xff.
+fn is_h5py_bool_base(base: &Datatype) -> bool {
+    matches!(
+        base.class,
+        DatatypeClass::FixedPoint { order: ByteOrder::Little, signed: true, bit_offset: 0, precision: 8 }
+    ) && base.size == 1
+}
+
 fn full_width(size: usize, bit_offset: u16, precision: u16) -> bool {
     bit_offset == 0 && precision as usize == size * 8
 }
 
-/// IEEE half, single and double in their own size: what numpy stores for f2, f4, f8.
+/// IEEE half, single and double in their own size: what numpy stores for f2, f4, f8
+/// (and the platform's long double for f16).
 fn numpy_float_layout(l: &FloatLayout, size: usize) -> bool {
-    let (sign, exp_loc, exp_size, mant_size, bias) = match size {
-        2 => (15, 10, 5, 10, 15),
-        4 => (31, 23, 8, 23, 127),
-        8 => (63, 52, 11, 52, 1023),
+    let (precision, sign, exp_loc, exp_size, mant_size, bias) = match size {
+        2 => (16, 15, 10, 5, 10, 15),
+        4 => (32, 31, 23, 8, 23, 127),
+        8 => (64, 63, 52, 11, 52, 1023),
+        // x87 extended precision in 16 bytes: numpy's long double on x86 (h5py '<f16').
+        16 if cfg!(any(target_arch = "x86_64", target_arch = "x86")) => (80, 79, 64, 15, 64, 16383),
         _ => return false,
     };
     l.order != ByteOrder::Vax
         && l.bit_offset == 0
-        && l.precision as usize == size * 8
+        && l.precision == precision
         && (l.sign_location, l.exponent_location, l.exponent_size) == (sign, exp_loc, exp_size)
         && (l.mantissa_location, l.mantissa_size, l.exponent_bias) == (0, mant_size, bias)
 }
@@ -75,7 +96,7 @@ fn complex_parts(dt: &Datatype) -> Option<usize> {
 
 /// Bytes per element in the numpy array h5py returns (object dtypes excluded).
 pub fn numpy_itemsize(dt: &Datatype) -> Result<usize> {
-    if dt.has_vlen() || matches!(dt.class, DatatypeClass::Reference { .. }) {
+    if has_objects(dt) {
         return Err(Error::invalid_argument("object dtypes have no fixed numpy layout"));
     }
     usize::try_from(dt.numpy_dtype()?.itemsize())
@@ -85,70 +106,241 @@ pub fn numpy_itemsize(dt: &Datatype) -> Result<usize> {
 /// Convert `n` elements of `dt` from file layout (`src`, n x dt.size bytes) to numpy
 /// layout (`dst`, n x numpy itemsize bytes, zero-initialised by the caller).
 pub fn convert_elements(dt: &Datatype, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
-    let out_size = numpy_itemsize(dt)?;
-    let need_src = n.checked_mul(dt.size);
-    let need_dst = n.checked_mul(out_size);
-    if need_src.map_or(true, |s| s > src.len()) || need_dst.map_or(true, |d| d > dst.len()) {
-        return Err(Error::invalid_argument(format!(
-            "{} elements need {}x{} source and {}x{} destination bytes; got {} and {}",
-            n,
-            n,
-            dt.size,
-            n,
-            out_size,
-            src.len(),
-            dst.len()
-        )));
-    }
-    for i in 0..n {
-        convert_one(dt, &src[i * dt.size..(i + 1) * dt.size], &mut dst[i * out_size..(i + 1) * out_size])?;
-    }
-    Ok(())
+    ElementConverter::new(dt)?.convert(src, dst, n)
 }
 
 /// Convenience: `n` elements to a new numpy-layout buffer.
 pub fn to_numpy_bytes(dt: &Datatype, src: &[u8], n: usize) -> Result<Vec<u8>> {
     let itemsize = numpy_itemsize(dt)?;
-    if is_identity(dt) && itemsize == dt.size {
-        let len = n.checked_mul(dt.size).filter(|&l| l <= src.len());
-        let len = len.ok_or_else(|| Error::invalid_argument("source holds fewer than n elements"))?;
-        return Ok(src[..len].to_vec());
+    // Check the source before sizing the output from a count the caller derived from the file.
+    if n.checked_mul(dt.size).map_or(true, |len| len > src.len()) {
+        return Err(Error::invalid_argument(format!(
+            "{} elements of {} bytes exceed the {} given",
+            n,
+            dt.size,
+            src.len()
+        )));
     }
-    let len = n
-        .checked_mul(itemsize)
-        .ok_or_else(|| Error::invalid_argument("element count overflows"))?;
-    let mut out = vec![0u8; len];
+    if is_identity(dt) && itemsize == dt.size {
+        return Ok(src[..n * dt.size].to_vec());
+    }
+    let mut out = vec![0u8; n * itemsize];
     convert_elements(dt, src, &mut out, n)?;
     Ok(out)
 }
 
-/// One element: `src` is dt.size bytes, `dst` its numpy itemsize.
-fn convert_one(dt: &Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    if is_identity(dt) && src.len() == dst.len() {
-        dst.copy_from_slice(src);
+/// One conversion step inside an element: source offset, destination offset, and what to do.
+#[derive(Debug, Clone)]
+enum Step {
+    Copy { src: usize, dst: usize, len: usize },
+    String { src: usize, dst: usize, len: usize, padding: StringPadding },
+    Bits { src: usize, dst: usize, len: usize, order: ByteOrder, signed: bool, bit_offset: u16, precision: u16 },
+    Bool { src: usize, dst: usize, base: Datatype },
+    Float { src: usize, dst: usize, len: usize, layout: FloatLayout, target: TargetFloat },
+}
+
+/// A datatype's conversion to numpy layout, planned once and applied to many elements
+/// (chunks are converted element by element with no per-element type inspection).
+#[derive(Debug, Clone)]
+pub struct ElementConverter {
+    src_size: usize,
+    dst_size: usize,
+    steps: Vec<Step>,
+}
+
+impl ElementConverter {
+    pub fn new(dt: &Datatype) -> Result<ElementConverter> {
+        let dst_size = numpy_itemsize(dt)?;
+        let mut steps = Vec::new();
+        plan(dt, 0, 0, &mut steps)?;
+        let conv = ElementConverter { src_size: dt.size, dst_size, steps };
+        conv.check_bounds()?;
+        Ok(conv)
+    }
+
+    /// Bytes per element in the file and in numpy.
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.src_size, self.dst_size)
+    }
+
+    /// True if conversion is a plain copy of each element.
+    pub fn is_copy(&self) -> bool {
+        matches!(self.steps.as_slice(), [Step::Copy { src: 0, dst: 0, len }] if *len == self.src_size && *len == self.dst_size)
+    }
+
+    /// Every step stays inside its element on both sides, so `apply` cannot index out of range.
+    fn check_bounds(&self) -> Result<()> {
+        for step in &self.steps {
+            let (s, d, len) = match step {
+                Step::Copy { src, dst, len }
+                | Step::String { src, dst, len, .. }
+                | Step::Bits { src, dst, len, .. } => (*src, *dst, *len),
+                Step::Bool { src, dst, base } => (*src, *dst, base.size.max(1)),
+                Step::Float { src, dst, len, .. } => (*src, *dst, *len),
+            };
+            let dst_len = match step {
+                Step::Bool { .. } => 1,
+                Step::Float { target, .. } => target.size(),
+                _ => len,
+            };
+            if s + len > self.src_size || d + dst_len > self.dst_size {
+                return Err(Error::unsupported("a converted member does not fit its numpy record"));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn convert(&self, src: &[u8], dst: &mut [u8], n: usize) -> Result<()> {
+        let need_src = n.checked_mul(self.src_size);
+        let need_dst = n.checked_mul(self.dst_size);
+        if need_src.map_or(true, |s| s > src.len()) || need_dst.map_or(true, |d| d > dst.len()) {
+            return Err(Error::invalid_argument(format!(
+                "{} elements need {}x{} source and {}x{} destination bytes; got {} and {}",
+                n,
+                n,
+                self.src_size,
+                n,
+                self.dst_size,
+                src.len(),
+                dst.len()
+            )));
+        }
+        if self.src_size == 0 || self.dst_size == 0 {
+            return Ok(());
+        }
+        let pairs = src.chunks_exact(self.src_size).zip(dst.chunks_exact_mut(self.dst_size)).take(n);
+        for (s, d) in pairs {
+            for step in &self.steps {
+                apply(step, s, d);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn apply(step: &Step, s: &[u8], d: &mut [u8]) {
+    match step {
+        Step::Copy { src, dst, len } => d[*dst..*dst + len].copy_from_slice(&s[*src..*src + len]),
+        Step::String { src, dst, len, padding } => {
+            normalize_string(&s[*src..*src + len], &mut d[*dst..*dst + len], *padding)
+        }
+        Step::Bits { src, dst, len, order, signed, bit_offset, precision } => {
+            extract_bits(&s[*src..*src + len], &mut d[*dst..*dst + len], *order, *signed, *bit_offset, *precision)
+        }
+        Step::Bool { src, dst, base } => d[*dst] = bool_byte(base.decode_integer(&s[*src..*src + base.size])),
+        Step::Float { src, dst, len, layout, target } => {
+            float_convert::convert(layout, target, &s[*src..*src + len], &mut d[*dst..*dst + target.size()])
+        }
+    }
+}
+
+/// Bounds the plan of one element (array types can claim billions of members).
+const MAX_STEPS: usize = 1 << 20;
+
+fn push_shifted(steps: &mut Vec<Step>, step: &Step, by_src: usize, by_dst: usize) {
+    let mut step = step.clone();
+    match &mut step {
+        Step::Copy { src, dst, len } => return push_copy(steps, *src + by_src, *dst + by_dst, *len),
+        Step::String { src, dst, .. }
+        | Step::Bits { src, dst, .. }
+        | Step::Bool { src, dst, .. }
+        | Step::Float { src, dst, .. } => {
+            *src += by_src;
+            *dst += by_dst;
+        }
+    }
+    steps.push(step);
+}
+
+fn push_copy(steps: &mut Vec<Step>, src: usize, dst: usize, len: usize) {
+    if let Some(Step::Copy { src: ps, dst: pd, len: pl }) = steps.last_mut() {
+        if *ps + *pl == src && *pd + *pl == dst {
+            *pl += len;
+            return;
+        }
+    }
+    steps.push(Step::Copy { src, dst, len });
+}
+
+/// Append the steps converting one element of `dt` at `src` (file) to `dst` (numpy).
+fn plan(dt: &Datatype, src: usize, dst: usize, steps: &mut Vec<Step>) -> Result<()> {
+    if is_identity(dt) && numpy_itemsize(dt)? == dt.size {
+        push_copy(steps, src, dst, dt.size);
         return Ok(());
     }
+    let len = dt.size;
     match &dt.class {
         DatatypeClass::FixedPoint { order, signed, bit_offset, precision } => {
-            extract_bits(src, dst, *order, *signed, *bit_offset, *precision)
+            check_bits(len, *bit_offset, *precision)?;
+            steps.push(Step::Bits {
+                src,
+                dst,
+                len,
+                order: *order,
+                signed: *signed,
+                bit_offset: *bit_offset,
+                precision: *precision,
+            });
         }
         DatatypeClass::Bitfield { order, bit_offset, precision } => {
-            extract_bits(src, dst, *order, false, *bit_offset, *precision)
+            check_bits(len, *bit_offset, *precision)?;
+            steps.push(Step::Bits {
+                src,
+                dst,
+                len,
+                order: *order,
+                signed: false,
+                bit_offset: *bit_offset,
+                precision: *precision,
+            });
         }
-        DatatypeClass::String { padding, .. } => {
-            normalize_string(src, dst, *padding);
-            Ok(())
+        DatatypeClass::String { padding, .. } => steps.push(Step::String { src, dst, len, padding: *padding }),
+        DatatypeClass::FloatingPoint(layout) => {
+            float_convert::check_source(layout, len)?;
+            let target = TargetFloat::for_numpy(numpy_itemsize(dt)?)?;
+            steps.push(Step::Float { src, dst, len, layout: *layout, target });
         }
         DatatypeClass::Enum { base, .. } if is_bool_enum(dt) => {
-            dst[0] = bool_byte(base.decode_integer(src));
-            Ok(())
+            steps.push(Step::Bool { src, dst, base: (**base).clone() })
         }
-        DatatypeClass::Enum { base, .. } => convert_one(base, src, dst),
-        DatatypeClass::Compound { members } => convert_compound(dt, members, src, dst),
-        DatatypeClass::Array { base, .. } => convert_array(base, src, dst),
-        DatatypeClass::Complex { base } => convert_array(base, src, dst),
-        _ => Err(Error::unsupported(format!("reading {:?} elements", ClassName(dt)))),
+        DatatypeClass::Enum { base, .. } => plan(base, src, dst, steps)?,
+        DatatypeClass::Compound { members } => match complex_parts(dt) {
+            // numpy complex: real part then imaginary part, packed.
+            Some(_) => {
+                let part = numpy_itemsize(&members[0].datatype)?;
+                for (k, m) in members.iter().enumerate() {
+                    plan(&m.datatype, src + m.offset as usize, dst + k * part, steps)?;
+                }
+            }
+            // Structured: same offsets and itemsize as HDF5, fields converted in place.
+            None => {
+                for m in members {
+                    plan(&m.datatype, src + m.offset as usize, dst + m.offset as usize, steps)?;
+                }
+            }
+        },
+        DatatypeClass::Array { base, .. } | DatatypeClass::Complex { base } => {
+            // Plan one element of the base and repeat it.
+            let out = numpy_itemsize(base)?;
+            let mut one = Vec::new();
+            plan(base, 0, 0, &mut one)?;
+            for i in 0..dt.size / base.size.max(1) {
+                if steps.len() + one.len() > MAX_STEPS {
+                    return Err(Error::unsupported(format!("converting {}-byte array elements", dt.size)));
+                }
+                one.iter().for_each(|step| push_shifted(steps, step, src + i * base.size, dst + i * out));
+            }
+        }
+        _ => return Err(Error::unsupported(format!("reading {:?} elements", ClassName(dt)))),
     }
+    Ok(())
+}
+
+fn check_bits(len: usize, bit_offset: u16, precision: u16) -> Result<()> {
+    if len > 8 || precision == 0 || bit_offset as usize + precision as usize > len * 8 {
+        return Err(Error::unsupported(format!("{}-bit integer at bit {} in {} bytes", precision, bit_offset, len)));
+    }
+    Ok(())
 }
 
 /// libhdf5 converts enum to enum by member name; values outside the enum become all ones.
@@ -172,18 +364,9 @@ fn normalize_string(src: &[u8], dst: &mut [u8], padding: StringPadding) {
     dst[len..].fill(0);
 }
 
-/// An integer stored in `precision` bits at `bit_offset`: shifted down, masked and
-/// sign-extended to the full width, in the same byte order.
-fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_offset: u16, precision: u16) -> Result<()> {
-    let bits = src.len() * 8;
-    if src.len() > 8 || bit_offset as usize + precision as usize > bits || precision == 0 {
-        return Err(Error::unsupported(format!(
-            "{}-bit integer at bit {} in {} bytes",
-            precision,
-            bit_offset,
-            src.len()
-        )));
-    }
+/// An integer stored in `precision` bits at `bit_offset` (checked by `check_bits`):
+/// shifted down, masked and sign-extended to the full width, in the same byte order.
+fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_offset: u16, precision: u16) {
     let raw = super::datatype::decode_int(src, order, false) as u64;
     let mut v = (raw >> bit_offset) & (u64::MAX >> (64 - precision as u32));
     if signed && precision < 64 && (v >> (precision - 1)) & 1 == 1 {
@@ -196,44 +379,6 @@ fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_
             _ => bytes[i],
         };
     }
-    Ok(())
-}
-
-fn convert_compound(
-    dt: &Datatype,
-    members: &[super::datatype::CompoundMember],
-    src: &[u8],
-    dst: &mut [u8],
-) -> Result<()> {
-    if let Some(part) = complex_parts(dt) {
-        // numpy complex: real part then imaginary part, packed.
-        for (k, m) in members.iter().enumerate() {
-            let from = &src[m.offset as usize..m.offset as usize + part];
-            convert_one(&m.datatype, from, &mut dst[k * part..(k + 1) * part])?;
-        }
-        return Ok(());
-    }
-    // Structured: same offsets and itemsize as HDF5, fields converted in place.
-    for m in members {
-        let start = m.offset as usize;
-        let out = numpy_itemsize(&m.datatype)?;
-        let to = dst
-            .get_mut(start..start + out)
-            .ok_or_else(|| Error::unsupported(format!("field '{}' grows past the numpy record", m.name)))?;
-        convert_one(&m.datatype, &src[start..start + m.datatype.size], to)?;
-    }
-    Ok(())
-}
-
-fn convert_array(base: &Datatype, src: &[u8], dst: &mut [u8]) -> Result<()> {
-    let out = numpy_itemsize(base)?;
-    if base.size == 0 || out == 0 {
-        return Ok(());
-    }
-    for (s, d) in src.chunks_exact(base.size).zip(dst.chunks_exact_mut(out)) {
-        convert_one(base, s, d)?;
-    }
-    Ok(())
 }
 
 /// Debug name of a type's class, for messages.
@@ -246,6 +391,7 @@ impl std::fmt::Debug for ClassName<'_> {
             DatatypeClass::Reference { .. } => "reference",
             DatatypeClass::VarLen { .. } => "variable-length",
             DatatypeClass::FloatingPoint(_) => "non-IEEE floating-point",
+            DatatypeClass::Opaque { .. } => "opaque (NUMPY-tagged, size-mismatched)",
             _ => "these",
         };
         f.write_str(name)
@@ -265,12 +411,14 @@ pub enum VlenValue {
     /// A vlen string's bytes up to the first NUL (h5py builds them from a C string);
     /// the bindings decode UTF-8 where the dtype says `vlen=str`.
     String(Vec<u8>),
-    /// A vlen sequence of `count` elements without vlen parts, in numpy layout:
-    /// the bindings make a 1-d numpy array of the base dtype from it.
+    /// A vlen sequence of `count` elements without vlen parts, in numpy layout of the
+    /// base dtype: the bindings make a 1-d numpy array of
+    /// `numpy_dtype::vlen_element_dtype(base)` from it (h5py's labelling, see there).
     Sequence { count: usize, bytes: Vec<u8> },
     /// A vlen sequence whose elements have vlen parts: one value per element.
     NestedSequence(Vec<VlenValue>),
-    /// A compound with vlen fields: one value per member, in HDF5 member order.
+    /// A compound with vlen or reference fields: one value per field, in the order of
+    /// the fields of its `NumpyDtype::Structured` (h5py's order).
     Compound(Vec<VlenValue>),
     /// An array type with vlen parts: one value per array element, C order.
     Array(Vec<VlenValue>),
@@ -287,7 +435,12 @@ pub fn resolve_vlen_elements(
 ) -> Result<Vec<VlenValue>> {
     let need = n.checked_mul(dtype.size).filter(|&b| b <= raw.len());
     if need.is_none() {
-        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dtype.size, raw.len())));
+        return Err(Error::invalid_argument(format!(
+            "{} elements of {} bytes exceed the {} given",
+            n,
+            dtype.size,
+            raw.len()
+        )));
     }
     let mut resolver = Resolver { ctx, heap, depth: 0 };
     (0..n).map(|i| resolver.element(dtype, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
@@ -305,26 +458,45 @@ struct Resolver<'a> {
 impl Resolver<'_> {
     fn element(&mut self, dt: &Datatype, raw: &[u8]) -> Result<VlenValue> {
         match &dt.class {
-            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => {
-                let mut bytes = self.heap_bytes(raw)?;
-                bytes.truncate(bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()));
-                Ok(VlenValue::String(bytes))
-            }
+            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => self.string(raw),
             DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => self.sequence(base, raw),
-            DatatypeClass::Compound { members } if dt.has_vlen() => {
-                let fields = members.iter().map(|m| {
+            DatatypeClass::Compound { members } if has_objects(dt) => {
+                // Fields in h5py's order (see numpy_dtype::memory_layout).
+                let layout = memory_layout(dt).map(|l| l.fields).unwrap_or_default();
+                let fields = layout.iter().map(|&(index, _)| {
+                    let m = &members[index];
                     let start = m.offset as usize;
                     self.element(&m.datatype, &raw[start..start + m.datatype.size])
                 });
                 Ok(VlenValue::Compound(fields.collect::<Result<_>>()?))
             }
-            DatatypeClass::Array { base, .. } if dt.has_vlen() => {
+            DatatypeClass::Array { base, .. } if has_objects(dt) => {
                 let items = raw.chunks_exact(base.size.max(1)).map(|e| self.element(base, e));
                 Ok(VlenValue::Array(items.collect::<Result<_>>()?))
             }
             DatatypeClass::Reference { .. } => Ok(VlenValue::Fixed(raw.to_vec())),
             _ => Ok(VlenValue::Fixed(to_numpy_bytes(dt, raw, 1)?)),
         }
+    }
+
+    /// The stored length counts bytes; h5py then stops at the first NUL (C string).
+    fn string(&self, raw: &[u8]) -> Result<VlenValue> {
+        let vref = VlenRef::parse(self.ctx, raw)?;
+        if vref.is_empty() {
+            return Ok(VlenValue::String(Vec::new()));
+        }
+        let length = vref.length as usize;
+        let mut bytes = self.heap_bytes(raw)?;
+        if bytes.len() < length {
+            return Err(Error::format(format!(
+                "vlen string of {} bytes, but its heap object holds {}",
+                length,
+                bytes.len()
+            )));
+        }
+        bytes.truncate(length);
+        bytes.truncate(bytes.iter().position(|&b| b == 0).unwrap_or(length));
+        Ok(VlenValue::String(bytes))
     }
 
     fn heap_bytes(&self, raw: &[u8]) -> Result<Vec<u8>> {
@@ -347,7 +519,7 @@ impl Resolver<'_> {
                 bytes.len()
             ))
         })?;
-        if !base.has_vlen() && !matches!(base.class, DatatypeClass::Reference { .. }) {
+        if !has_objects(base) {
             return Ok(VlenValue::Sequence { count, bytes: to_numpy_bytes(base, &bytes[..need], count)? });
         }
         if self.depth >= MAX_VLEN_DEPTH {
@@ -358,5 +530,49 @@ impl Resolver<'_> {
             (0..count).map(|i| self.element(base, &bytes[i * base.size..(i + 1) * base.size])).collect();
         self.depth -= 1;
         Ok(VlenValue::NestedSequence(items?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::reader::Sizes;
+
+    fn parse(m: &[u8]) -> Datatype {
+        Datatype::parse(m, 0, Sizes::DEFAULT).unwrap()
+    }
+
+    /// {s: 4-byte null-terminated string @0, v: <i2 @4}, size 6, version 3 encoding.
+    fn record() -> Datatype {
+        let mut m = vec![0x36, 2, 0, 0, 6, 0, 0, 0];
+        m.extend_from_slice(b"s\0\0");
+        m.extend_from_slice(&[0x13, 0, 0, 0, 4, 0, 0, 0]);
+        m.extend_from_slice(b"v\0\x04");
+        m.extend_from_slice(&[0x10, 0x08, 0, 0, 2, 0, 0, 0, 0, 0, 16, 0]);
+        parse(&m)
+    }
+
+    #[test]
+    fn plans_merge_copies_and_convert_strings_in_records() {
+        let dt = record();
+        assert!(!is_identity(&dt));
+        let conv = ElementConverter::new(&dt).unwrap();
+        assert_eq!(conv.sizes(), (6, 6));
+        assert!(!conv.is_copy());
+        let src = [b'a', 0, b'x', b'y', 5, 0, b'b', b'c', b'd', b'e', 0xff, 0xff];
+        let out = to_numpy_bytes(&dt, &src, 2).unwrap();
+        assert_eq!(out, [b'a', 0, 0, 0, 5, 0, b'b', b'c', b'd', b'e', 0xff, 0xff]);
+        assert!(to_numpy_bytes(&dt, &src, 3).is_err());
+        let int = parse(&[0x10, 0x08, 0, 0, 4, 0, 0, 0, 0, 0, 32, 0]);
+        assert!(ElementConverter::new(&int).unwrap().is_copy());
+    }
+
+    #[test]
+    fn partial_precision_integers_are_sign_extended() {
+        // 4-bit signed integer at bit 2 of a big-endian 16-bit field.
+        let dt = parse(&[0x10, 0x09, 0, 0, 2, 0, 0, 0, 2, 0, 4, 0]);
+        assert_eq!(to_numpy_bytes(&dt, &[0x00, 0x3c, 0xff, 0x1c], 2).unwrap(), [0xff, 0xff, 0x00, 0x07]);
+        let bad = parse(&[0x10, 0x08, 0, 0, 2, 0, 0, 0, 12, 0, 8, 0]);
+        assert!(to_numpy_bytes(&bad, &[0, 0], 1).is_err());
     }
 }
