@@ -1,6 +1,8 @@
 """The selection planner against numpy itself: plan a read, emulate the native orthogonal
 read on an in-memory array (checking the contract on every axis), post-process, and
-compare with numpy indexing of the same array."""
+compare with h5py's indexing semantics computed from numpy (`h5py_reference`): numpy's
+rules, except that integers only drop their axis (the one index array keeps its place)
+and a selection that leaves no axes of a non-scalar dataset gives a numpy scalar."""
 
 import numpy as np
 import pytest
@@ -37,8 +39,46 @@ def planned(arr, index):
     return plan, plan.finish(block)
 
 
+def _is_int(entry):
+    return isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_))
+
+
+def _entry_dims(entry, ndim, consumed):
+    """(dataset axes consumed, result dims produced) by one index entry."""
+    if entry is None:
+        return 0, 1
+    if entry is Ellipsis:
+        return None, None
+    if isinstance(entry, slice) or _is_int(entry):
+        return 1, 1
+    arr = np.asarray(entry)
+    if arr.dtype == np.bool_:
+        return arr.ndim, 1
+    return 1, arr.ndim
+
+
+def h5py_reference(arr, index):
+    """What h5py returns for arr[index], derived from numpy indexing."""
+    entries = list(index) if isinstance(index, tuple) else [index]
+    as_slices = tuple(slice(e, e + 1 or None) if _is_int(e) else e for e in entries)
+    result = arr[as_slices if isinstance(index, tuple) else as_slices[0]]
+    consumed = sum(_entry_dims(e, arr.ndim, 0)[0] or 0 for e in entries)
+    squeeze, dim = [], 0
+    for e in entries:
+        used, made = _entry_dims(e, arr.ndim, consumed)
+        if e is Ellipsis:
+            made = arr.ndim - consumed
+        if _is_int(e):
+            squeeze.append(dim)
+        dim += made
+    result = np.squeeze(result, axis=tuple(squeeze)) if squeeze else result
+    if arr.ndim > 0 and isinstance(result, np.ndarray) and result.ndim == 0:
+        return result[()]
+    return result
+
+
 def assert_same_as_numpy(arr, index):
-    expected = arr[index]
+    expected = h5py_reference(arr, index)
     plan, got = planned(arr, index)
     assert type(got) is type(expected), (index, type(got), type(expected))
     assert np.shape(got) == np.shape(expected) == plan.out_shape, index

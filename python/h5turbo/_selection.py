@@ -58,7 +58,12 @@ class ReadPlan:
             trailing = block.shape[len(self.read_shape):]
             result = block.reshape(self.out_shape + trailing)
             return result[()] if self.scalar_result else result
-        return block[self.local]
+        # Integers are applied as length-1 slices and dropped by the reshape, so the
+        # one index array keeps its place (h5py semantics, see _advanced_positions).
+        local = tuple(slice(None) if isinstance(e, (int, np.integer)) else e for e in self.local)
+        trailing = block.shape[len(self.read_shape):]
+        result = block[local].reshape(self.out_shape + trailing)
+        return result[()] if self.scalar_result else result
 
 
 @dataclass
@@ -91,12 +96,15 @@ def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
     axes = [a for item in items for a in item.axes]
     counts = [c for item in items for c in item.counts]
     local = _local_index(items)
+    out_shape = _result_shape(items)
     return ReadPlan(
         axes=tuple(axes),
         read_shape=tuple(counts),
         local=local,
-        out_shape=_result_shape(items),
-        scalar_result=all(item.kind == "int" for item in items),  # () on a scalar too
+        out_shape=out_shape,
+        # h5py returns a scalar whenever nothing is left of the dataset's axes (and
+        # for ds[()] on a scalar dataset); ds[...] of a scalar stays a 0-d array.
+        scalar_result=(out_shape == () and len(shape) > 0) or all(item.kind == "int" for item in items),
     )
 
 
@@ -284,10 +292,10 @@ def _check_single_array(items: list[_Item]) -> None:
 
 
 def _advanced_positions(items: list[_Item]) -> list[int]:
-    """Positions of entries numpy treats as advanced (integers too, once any array is present)."""
-    if not any(item.kind in ("array", "bool0") for item in items):
-        return []
-    return [k for k, item in enumerate(items) if item.kind in ("int", "array", "bool0")]
+    """Positions of the index arrays. Unlike numpy (which would count integers as
+    advanced too and move the array's axes first), h5py drops integer axes and keeps
+    the one array's axes in place; we follow h5py."""
+    return [k for k, item in enumerate(items) if item.kind in ("array", "bool0")]
 
 
 def _local_index(items: list[_Item]) -> Optional[tuple]:

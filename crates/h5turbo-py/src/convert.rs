@@ -35,8 +35,8 @@ pub fn dtype_of(py: Python<'_>, dt: &Datatype) -> PyResult<PyObject> {
             let base = build_dtype(py, &descr)?;
             with_metadata(py, base.bind(py), "enum", mapping.into_any())
         }
-        (DatatypeClass::Compound { members }, NumpyDtype::Structured { itemsize, .. }) => {
-            compound_dtype(py, members, *itemsize, dt.has_vlen())
+        (DatatypeClass::Compound { members }, NumpyDtype::Structured { fields, itemsize }) => {
+            compound_dtype(py, members, fields, *itemsize)
         }
         (DatatypeClass::Array { .. }, NumpyDtype::SubArray { shape, .. }) => {
             let base = dtype_of(py, innermost_base(dt))?;
@@ -50,15 +50,21 @@ pub fn dtype_of(py: Python<'_>, dt: &Datatype) -> PyResult<PyObject> {
     }
 }
 
-fn compound_dtype(py: Python<'_>, members: &[CompoundMember], itemsize: u64, packed: bool) -> PyResult<PyObject> {
+/// A structured dtype with h5py's field offsets (`fields`, from the numpy mapping) and
+/// each member's own dtype, metadata included.
+fn compound_dtype(py: Python<'_>, members: &[CompoundMember], fields: &[(String, NumpyDtype, u64)], itemsize: u64) -> PyResult<PyObject> {
     let spec = PyDict::new(py);
-    spec.set_item("names", PyList::new(py, members.iter().map(|m| m.name.as_str()))?)?;
-    let formats = members.iter().map(|m| dtype_of(py, &m.datatype)).collect::<PyResult<Vec<_>>>()?;
-    spec.set_item("formats", formats)?;
-    if !packed {
-        spec.set_item("offsets", PyList::new(py, members.iter().map(|m| m.offset))?)?;
-        spec.set_item("itemsize", itemsize)?;
+    let mut formats = Vec::with_capacity(fields.len());
+    for (name, descr, _) in fields {
+        match members.iter().find(|m| &m.name == name) {
+            Some(m) => formats.push(dtype_of(py, &m.datatype)?),
+            None => formats.push(build_dtype(py, descr)?),
+        }
     }
+    spec.set_item("names", PyList::new(py, fields.iter().map(|f| f.0.as_str()))?)?;
+    spec.set_item("formats", formats)?;
+    spec.set_item("offsets", PyList::new(py, fields.iter().map(|f| f.2))?)?;
+    spec.set_item("itemsize", itemsize)?;
     Ok(numpy(py)?.getattr("dtype")?.call1((spec,))?.unbind())
 }
 
