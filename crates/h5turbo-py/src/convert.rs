@@ -6,6 +6,7 @@ use h5turbo_core::engine::AxisSelection;
 use h5turbo_core::file::{AttributeValue, Dataset, Object as CoreObject};
 use h5turbo_core::format::dataspace::DataspaceKind;
 use h5turbo_core::format::datatype::{CharSet, CompoundMember, Datatype, DatatypeClass, NumpyDtype, VlenKind};
+use h5turbo_core::format::numpy_dtype::{vlen_element_dtype, DtypeMetadata};
 use h5turbo_core::format::values::VlenValue;
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -41,6 +42,12 @@ pub fn dtype_of(py: Python<'_>, dt: &Datatype) -> PyResult<PyObject> {
         (DatatypeClass::Array { .. }, NumpyDtype::SubArray { shape, .. }) => {
             let base = dtype_of(py, innermost_base(dt))?;
             Ok(numpy(py)?.getattr("dtype")?.call1(((base, PyTuple::new(py, shape.iter())?),))?.unbind())
+        }
+        (DatatypeClass::Opaque { .. }, NumpyDtype::Simple(_))
+            if matches!(dt.h5py_metadata(), Some(DtypeMetadata::NumpyOpaque)) =>
+        {
+            let base = build_dtype(py, &descr)?;
+            with_metadata(py, base.bind(py), "h5py_opaque", true.into_pyobject(py)?.to_owned().into_any())
         }
         (DatatypeClass::VarLen { kind: VlenKind::Sequence, base }, _) => {
             let base = dtype_of(py, base)?;
@@ -185,7 +192,9 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
             Ok(array.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
         }
         (VlenValue::Sequence { count, bytes }, DatatypeClass::VarLen { base, .. }) => {
-            let dtype = dtype_of(py, base)?;
+            // h5py labels the elements of big-endian sequences as native order.
+            let descr = guard(|| base.numpy_dtype()).map_err(to_py_err)?;
+            let dtype = build_dtype(py, &vlen_element_dtype(&descr))?;
             Ok(array_from_bytes(py, bytes, &dtype, &[*count as u64])?.unbind())
         }
         (VlenValue::NestedSequence(items), DatatypeClass::VarLen { base, .. }) => {
@@ -195,12 +204,14 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
         }
         (VlenValue::Compound(fields), DatatypeClass::Compound { members }) => {
             let dtype = dtype_of(py, dt)?;
-            let record = numpy(py)?.call_method1("zeros", (PyTuple::empty(py), &dtype))?;
+            // Fields are set through a 1-element array: assigning an array to an object
+            // field of a 0-d record would make numpy broadcast it.
+            let record = numpy(py)?.call_method1("zeros", (1, &dtype))?;
             for (member, field) in members.iter().zip(fields) {
                 let v = vlen_to_py(py, &member.datatype, field, strings_as_str)?;
-                record.set_item(member.name.as_str(), v)?;
+                record.get_item(member.name.as_str())?.set_item(0, v)?;
             }
-            Ok(record.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
+            Ok(record.get_item(0)?.unbind())
         }
         (VlenValue::Array(items), DatatypeClass::Array { base, dims }) => {
             let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;

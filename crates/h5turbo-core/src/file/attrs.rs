@@ -91,8 +91,10 @@ impl Object {
 
     fn read_attributes(&self) -> Result<Vec<Attribute>> {
         let ctx = self.file.ctx();
+        let mut compact: Vec<_> = self.header.all(msg::ATTRIBUTE).collect();
+        compact.sort_by_key(|m| m.creation_order); // stable: header order without indexes
         let mut attrs = Vec::new();
-        for m in self.header.all(msg::ATTRIBUTE) {
+        for m in compact {
             attrs.push(Attribute::parse(&m.data, m.address, ctx.sizes())?);
         }
         let by_creation = self.header.tracks_attribute_order();

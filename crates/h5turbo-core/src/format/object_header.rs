@@ -39,6 +39,9 @@ const MAX_MESSAGES: usize = 1 << 20;
 pub struct HeaderMessage {
     pub type_id: u16,
     pub flags: u8,
+    /// Creation index of the message (version-2 headers that track it): libhdf5 lists
+    /// compact attributes in this order, which need not be their order in the header.
+    pub creation_order: Option<u16>,
     pub data: Vec<u8>,
     /// File address of the message body, for error messages.
     pub address: u64,
@@ -164,7 +167,7 @@ fn parse_v1_messages(w: &mut Walker, block: &[u8], addr: u64) -> Result<()> {
         r.skip(3)?;
         let body_addr = r.address();
         let data = r.bytes(size)?.to_vec();
-        w.push_message(HeaderMessage { type_id, flags, data, address: body_addr })?;
+        w.push_message(HeaderMessage { type_id, flags, creation_order: None, data, address: body_addr })?;
     }
     Ok(())
 }
@@ -213,12 +216,10 @@ fn parse_v2_messages(w: &mut Walker, body: &[u8], addr: u64, track_order: bool) 
         let type_id = r.u8()? as u16;
         let size = r.u16()? as usize;
         let flags = r.u8()?;
-        if track_order {
-            r.skip(2)?;
-        }
+        let creation_order = if track_order { Some(r.u16()?) } else { None };
         let body_addr = r.address();
         let data = r.bytes(size)?.to_vec();
-        w.push_message(HeaderMessage { type_id, flags, data, address: body_addr })?;
+        w.push_message(HeaderMessage { type_id, flags, creation_order, data, address: body_addr })?;
     }
     Ok(())
 }
