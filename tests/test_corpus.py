@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import h5compare as hc
-from conftest import corpus_dir, in_ci
+from conftest import corpus_dir, import_h5turbo, in_ci
 
-h5turbo = pytest.importorskip("h5turbo")
+h5turbo = import_h5turbo()
 
 SIGNATURE = b"\x89HDF\r\n\x1a\n"
 FULL_READ_LIMIT = 32 << 20  # bytes; bigger datasets are compared on bounded slices
