@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(Path(__file__).resolve().parent) not in sys.path:  # h5gen/h5compare under any import mode
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def vbz_plugin_dir() -> str | None:
