@@ -177,17 +177,8 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
         _, exc = _call(lambda: turbo[()])
         report.add(where, _must_be_turbo_error(exc))
         return
-    for attr in ("shape", "chunks", "maxshape"):
-        got, exc = _call(lambda: getattr(turbo, attr))
-        expected = getattr(ref, attr)
-        report.add(f"{where} .{attr}", _describe(exc) if exc else
-                   (None if got == expected else f"{got!r} != h5py {expected!r}"))
     refs = _has_reference(dtype)
-    got_dtype, exc = _call(lambda: turbo.dtype)
-    if exc is not None and not (refs and isinstance(exc, h5turbo.Error)):
-        report.add(f"{where} .dtype", _describe(exc))
-    elif exc is None:
-        report.add(f"{where} .dtype", hc.dtype_difference(dtype, got_dtype))
+    _compare_dataset_metadata(ref, turbo, where, report, refs)
     small = shape is None or ref.size * dtype.itemsize <= FULL_READ_LIMIT
     for sel in ([()] if small else _slabs(shape)):
         try:
@@ -198,6 +189,19 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
                 h5py_exc, lambda: turbo[sel], declared_shape, dtype))
             continue
         report.add(f"{where}{hc.describe(sel)}", _expect_same(exp, lambda: turbo[sel], refs))
+
+
+def _compare_dataset_metadata(ref, turbo, where: str, report: Report, refs: bool) -> None:
+    for attr in ("shape", "chunks", "maxshape"):
+        got, exc = _call(lambda: getattr(turbo, attr))
+        expected = getattr(ref, attr)
+        report.add(f"{where} .{attr}", _describe(exc) if exc else
+                   (None if got == expected else f"{got!r} != h5py {expected!r}"))
+    got_dtype, exc = _call(lambda: turbo.dtype)
+    if exc is not None and not (refs and isinstance(exc, h5turbo.Error)):
+        report.add(f"{where} .dtype", _describe(exc))
+    elif exc is None:
+        report.add(f"{where} .dtype", hc.dtype_difference(ref.dtype, got_dtype))
 
 
 def _compare_link(ref_group, turbo_group, name, report: Report, seen: set) -> None:
