@@ -11,11 +11,14 @@ import numpy as np
 # --------------------------------------------------------------------------- comparison
 
 def _dtype_meta(dt: np.dtype):
-    """h5py's dtype metadata (vlen, enum, encoding...) recursively, for comparison."""
-    meta = dict(dt.metadata or {})
+    """What h5py's dtype metadata means (string encoding and length, vlen base, enum
+    mapping, reference kind), recursively through fields and subarrays.  Compared
+    by meaning: an 'S' dtype without metadata is ASCII to h5py, as with it."""
+    meaning = (h5py.check_string_dtype(dt), h5py.check_vlen_dtype(dt),
+               h5py.check_enum_dtype(dt), h5py.check_dtype(ref=dt))
     fields = [(n, _dtype_meta(dt.fields[n][0])) for n in dt.names] if dt.names else None
     sub = _dtype_meta(dt.subdtype[0]) if dt.subdtype else None
-    return meta, fields, sub
+    return meaning, fields, sub
 
 
 def dtype_difference(exp: np.dtype, got) -> str | None:
@@ -187,13 +190,15 @@ def _axis_index(s, n: int):
     return np.array([i + n if i < 0 else i]), False
 
 
-def oracle(full, sel, shape):
-    """What an h5py-style (orthogonal) selection gives, computed from the full read."""
+def oracle(full, sel, shape, as_array: bool = False):
+    """What an h5py-style (orthogonal) selection gives, computed from the full read;
+    as_array keeps a 0-d array (file byte order) where h5py would give a scalar."""
     if is_full_mask(sel, shape):
         return full[_as_tuple(sel)[0]]
     pairs = [_axis_index(s, n) for s, n in zip(_expand(_as_tuple(sel), len(shape)), shape)]
     picked = full[np.ix_(*[p[0] for p in pairs])]
-    return picked[tuple(slice(None) if kept else 0 for _, kept in pairs)]
+    squeeze = tuple(slice(None) if kept else 0 for _, kept in pairs)
+    return picked[squeeze + (Ellipsis,)] if as_array else picked[squeeze]
 
 
 def h5py_reads_directly(sel) -> bool:
