@@ -6,7 +6,7 @@ PYTHON ?= python3
 .PHONY: setup demo test rust-test py-test bench
 
 setup:
-	$(PYTHON) -m pip install --quiet '.[test]'
+	$(PYTHON) -m pip install --quiet --editable '.[test]'
 
 demo: setup
 	$(PYTHON) -m h5turbo.demo

@@ -63,14 +63,18 @@ def h5py_reference(arr, index):
     as_slices = tuple(slice(e, e + 1 or None) if _is_int(e) else e for e in entries)
     result = arr[as_slices if isinstance(index, tuple) else as_slices[0]]
     consumed = sum(_entry_dims(e, arr.ndim, 0)[0] or 0 for e in entries)
-    squeeze, dim = [], 0
+    squeeze, dim, axis = [], 0, 0
     for e in entries:
         used, made = _entry_dims(e, arr.ndim, consumed)
         if e is Ellipsis:
-            made = arr.ndim - consumed
+            used = made = arr.ndim - consumed
         if _is_int(e):
+            # numpy skips this check when another axis leaves the result empty; h5py does not
+            if not -arr.shape[axis] <= e < arr.shape[axis]:
+                raise IndexError(f"index {e} is out of bounds for axis {axis} with size {arr.shape[axis]}")
             squeeze.append(dim)
         dim += made
+        axis += used
     result = np.squeeze(result, axis=tuple(squeeze)) if squeeze else result
     if arr.ndim > 0 and isinstance(result, np.ndarray) and result.ndim == 0:
         return result[()]
