@@ -47,7 +47,7 @@ fn le32(b: &[u8], at: usize) -> Option<usize> {
 
 /// Parse and validate the header against the destination; returns it and the
 /// compressed buffer (the chunk up to the header's total size).
-fn parse_header<'a>(src: &'a [u8], dst_len: usize) -> Result<(Header, &'a [u8])> {
+fn parse_header(src: &[u8], dst_len: usize) -> Result<(Header, &[u8])> {
     if src.len() < HEADER_LEN {
         return Err(crate::format_err!("blosc: {} bytes cannot hold the 16-byte header", src.len()));
     }

@@ -133,6 +133,6 @@ mod tests {
             assert!(e.message().contains("fletcher32 checksum mismatch"));
         }
         assert!(verify(&[1, 2, 3]).is_err());
-        assert!(decode(&enc, &mut vec![0; 10]).is_err());
+        assert!(decode(&enc, &mut [0; 10]).is_err());
     }
 }

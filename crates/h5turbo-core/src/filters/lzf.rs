@@ -69,7 +69,7 @@ mod tests {
     #[test]
     fn literals_and_overlapping_matches() {
         // "abc", then a match of length 7 (ctrl len 5) at distance 3 -> "abcabcabca".
-        let enc = [2, b'a', b'b', b'c', (5 << 5) | 0, 2];
+        let enc = [2, b'a', b'b', b'c', 5 << 5, 2];
         let mut out = [0u8; 10];
         decode(&enc, &mut out).unwrap();
         assert_eq!(&out, b"abcabcabca");
