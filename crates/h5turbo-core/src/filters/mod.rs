@@ -15,6 +15,7 @@ mod fletcher32;
 mod lz4;
 mod lzf;
 mod shuffle;
+mod vbz;
 mod zstd;
 
 use crate::error::{Error, Result};
@@ -93,6 +94,7 @@ enum Codec {
     Bitshuffle(bitshuffle::Params),
     Bzip2,
     Blosc,
+    Vbz(vbz::Params),
 }
 
 /// How a stage's input size relates to its output size.
@@ -118,6 +120,7 @@ impl Codec {
             FILTER_BITSHUFFLE => Codec::Bitshuffle(bitshuffle::Params::parse(cd, element_size)?),
             FILTER_BZIP2 => Codec::Bzip2,
             FILTER_BLOSC => Codec::Blosc,
+            FILTER_VBZ => Codec::Vbz(vbz::Params::parse(cd)?),
             id => return Err(unsupported_filter(id, info.name.as_deref())),
         })
     }
@@ -133,6 +136,7 @@ impl Codec {
             Codec::Bitshuffle(_) => "bitshuffle",
             Codec::Bzip2 => "bzip2",
             Codec::Blosc => "blosc",
+            Codec::Vbz(_) => "vbz",
         }
     }
 
@@ -153,6 +157,7 @@ impl Codec {
             Codec::Bitshuffle(p) if p.is_compressed() => bitshuffle::announced_size(src),
             Codec::Zstd => zstd::announced_size(src),
             Codec::Blosc => blosc::announced_size(src),
+            Codec::Vbz(_) => vbz::announced_size(src),
             _ => None,
         }
     }
@@ -169,6 +174,7 @@ impl Codec {
             Codec::Bitshuffle(p) => bitshuffle::decode(src, dst, &p, ctx),
             Codec::Bzip2 => bzip2::decode(src, dst),
             Codec::Blosc => blosc::decode(src, dst, ctx),
+            Codec::Vbz(p) => vbz::decode(src, dst, &p, ctx),
         }
     }
 }

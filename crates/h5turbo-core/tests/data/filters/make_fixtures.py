@@ -4,6 +4,9 @@ Run from this folder: python make_fixtures.py
 Writes <case>.chunk (the stored chunk), data_<dtype>_<n>.raw (decoded bytes, shared
 by the cases with the same data) and manifest.txt, one line per case:
     case raw element_size filter_mask id:cd,cd,..;id:cd,..
+With VBZ_TEST_DATA set to the test_data folder of github.com/nanoporetech/vbz_compression,
+also extracts one read's vbz chunks (versions 0 and 1); its values come from the
+gzip copy of the same file.
 The large case's data is a ramp, (i % 1000) as int16, that the test regenerates
 instead of storing ("ramp_<n>" in the raw column).
 """
@@ -85,8 +88,31 @@ def main():
             if not big:
                 with open(raw + ".raw", "wb") as out:
                     out.write(arr.tobytes())
+    if os.environ.get("VBZ_TEST_DATA"):
+        lines.extend(vbz_fixtures(os.environ["VBZ_TEST_DATA"]))
     with open("manifest.txt", "w") as out:
         out.write("\n".join(lines) + "\n")
+
+
+VBZ_READ = "read_00919556-e519-4960-8aa5-c2dfa020980c/Raw/Signal"
+
+
+def vbz_fixtures(folder):
+    with h5py.File(os.path.join(folder, "multi_fast5_zip.fast5"), "r") as f:
+        signal = f[VBZ_READ][...]
+    raw = f"vbz_signal_{signal.dtype.str.replace('<', 'le')}_{len(signal)}"
+    with open(raw + ".raw", "wb") as out:
+        out.write(signal.tobytes())
+    lines = []
+    for version, name in [(0, "multi_fast5_vbz.fast5"), (1, "multi_fast5_vbz_v1.fast5")]:
+        case = f"vbz_v{version}_i2"
+        with h5py.File(os.path.join(folder, name), "r") as f:
+            d = f[VBZ_READ]
+            mask, chunk = d.id.read_direct_chunk((0,))
+            lines.append(f"{case} {raw} {signal.dtype.itemsize} {mask} {pipeline(d)}")
+        with open(case + ".chunk", "wb") as out:
+            out.write(chunk)
+    return lines
 
 
 if __name__ == "__main__":
