@@ -122,7 +122,7 @@ fn decode_block(buf: &[u8], mut pos: usize, out: &mut [u8], h: &Header, is_lefto
     if bsize % streams != 0 {
         return Err(crate::format_err!("blosc: block of {} bytes does not split into {} streams", bsize, streams));
     }
-    let Contexts { work, inflater, zstd } = ctx;
+    let Contexts { work, inflater, zstd, .. } = ctx;
     let work = super::sized(work, 2 * bsize);
     let (tmp, planes) = work.split_at_mut(bsize);
     let target: &mut [u8] = if byte_shuffle || bit_shuffle { tmp } else { out };

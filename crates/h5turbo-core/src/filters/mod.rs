@@ -15,6 +15,7 @@ mod fletcher32;
 mod lz4;
 mod lzf;
 mod shuffle;
+mod szip;
 mod vbz;
 mod zstd;
 
@@ -55,6 +56,8 @@ pub(crate) struct Contexts {
     pub(crate) work: Vec<u8>,
     pub(crate) inflater: Option<libdeflater::Decompressor>,
     pub(crate) zstd: Option<::zstd::zstd_safe::DCtx<'static>>,
+    /// Decoded samples of one szip reference interval.
+    pub(crate) samples: Vec<u32>,
 }
 
 impl Contexts {
@@ -95,6 +98,7 @@ enum Codec {
     Bzip2,
     Blosc,
     Vbz(vbz::Params),
+    Szip(szip::Params),
 }
 
 /// How a stage's input size relates to its output size.
@@ -121,6 +125,7 @@ impl Codec {
             FILTER_BZIP2 => Codec::Bzip2,
             FILTER_BLOSC => Codec::Blosc,
             FILTER_VBZ => Codec::Vbz(vbz::Params::parse(cd)?),
+            FILTER_SZIP => Codec::Szip(szip::Params::parse(cd)?),
             id => return Err(unsupported_filter(id, info.name.as_deref())),
         })
     }
@@ -137,6 +142,7 @@ impl Codec {
             Codec::Bzip2 => "bzip2",
             Codec::Blosc => "blosc",
             Codec::Vbz(_) => "vbz",
+            Codec::Szip(_) => "szip",
         }
     }
 
@@ -158,6 +164,7 @@ impl Codec {
             Codec::Zstd => zstd::announced_size(src),
             Codec::Blosc => blosc::announced_size(src),
             Codec::Vbz(_) => vbz::announced_size(src),
+            Codec::Szip(_) => szip::announced_size(src),
             _ => None,
         }
     }
@@ -175,6 +182,7 @@ impl Codec {
             Codec::Bzip2 => bzip2::decode(src, dst),
             Codec::Blosc => blosc::decode(src, dst, ctx),
             Codec::Vbz(p) => vbz::decode(src, dst, &p, ctx),
+            Codec::Szip(p) => szip::decode(src, dst, &p, ctx),
         }
     }
 }

@@ -55,6 +55,14 @@ for cname in ["blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy"]:
     for shuffle, tag in [(hdf5plugin.Blosc.SHUFFLE, "byte"), (hdf5plugin.Blosc.BITSHUFFLE, "bit"), (hdf5plugin.Blosc.NOSHUFFLE, "none")]:
         # 1000 elements: bit shuffle needs a multiple of 8 or Blosc stores the block as is.
         CASES[f"blosc_{cname}_{tag}_f8_1000"] = ("<f8", dict(**hdf5plugin.Blosc(cname=cname, clevel=5, shuffle=shuffle)))
+# SZIP: entropy coding and nearest neighbour, 8- to 64-bit pixels (32 and 64 bits are
+# coded as byte planes), both byte orders; 1003 pixels is not a whole number of blocks,
+# and the 2-D case has 59-pixel scanlines, padded to whole blocks when coding.
+for _dt, _opts in [("u1", ("nn", 8)), ("<i2", ("nn", 16)), (">u2", ("ec", 8)), ("<i4", ("nn", 32)),
+                   ("<f4", ("ec", 16)), ("<f8", ("nn", 8)), (">i8", ("ec", 32)), ("<i2_2d", ("nn", 8)),
+                   ("<f8_2d", ("ec", 16))]:
+    _tag = _dt.replace("<", "le").replace(">", "be")
+    CASES[f"szip_{_opts[0]}{_opts[1]}_{_tag}"] = (_dt.replace("_2d", ""), dict(compression="szip", compression_opts=_opts))
 # Several blocks, split streams and a leftover block.
 CASES["blosc_lz4_byte_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="lz4", clevel=3, shuffle=hdf5plugin.Blosc.SHUFFLE)))
 CASES["blosc_blosclz_bit_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="blosclz", clevel=1, shuffle=hdf5plugin.Blosc.BITSHUFFLE)))
@@ -77,11 +85,13 @@ def main():
             big = case.endswith("_big")
             n = 200_003 if big else (1000 if case.endswith("_1000") else N)
             arr = (np.arange(n) % 1000).astype(dtype) if big else data(dtype, n)
+            if case.endswith("_2d"):
+                arr = arr.reshape(17, 59)
             raw = f"ramp_{n}" if big else f"data_{np.dtype(dtype).str.replace('<', 'le').replace('>', 'be').replace('|', '')}_{n}"
             path = os.path.join(tmp, case + ".h5")
             with h5py.File(path, "w") as f:
-                d = f.create_dataset("x", data=arr, chunks=(n,), **opts)
-                mask, chunk = d.id.read_direct_chunk((0,))
+                d = f.create_dataset("x", data=arr, chunks=arr.shape, **opts)
+                mask, chunk = d.id.read_direct_chunk((0,) * arr.ndim)
                 lines.append(f"{case} {raw} {arr.dtype.itemsize} {mask} {pipeline(d)}")
             with open(case + ".chunk", "wb") as out:
                 out.write(chunk)
