@@ -8,6 +8,7 @@ own. The values are compared with what h5py + hdf5plugin read from the same file
 
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
 import textwrap
@@ -130,6 +131,10 @@ FILTERS = {
     "bitshuffle_lz4_block16": bitshuffle("lz4", nelems=16),
     "bzip2": dict(hdf5plugin.BZip2(blocksize=9)),
     "bzip2_fletcher32": dict(hdf5plugin.BZip2(blocksize=1), fletcher32=True),
+    # 20-pixel scanlines (the chunks' last axis) are not whole 8- or 32-pixel blocks.
+    "szip_nn8": dict(compression="szip", compression_opts=("nn", 8)),
+    "szip_ec32": dict(compression="szip", compression_opts=("ec", 32)),
+    "szip_nn16_shuffle_fletcher32": dict(compression="szip", compression_opts=("nn", 16), shuffle=True, fletcher32=True),
 }
 for _cname in ["blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy"]:
     for _shuffle, _tag in [(B.NOSHUFFLE, "none"), (B.SHUFFLE, "byte"), (B.BITSHUFFLE, "bit")]:
@@ -183,6 +188,27 @@ def test_large_chunks_many_blocks(tmp_path):
     got = read_with_h5turbo(tmp_path, path, list(opts))
     for name, g in zip(opts, got):
         assert_same(g, data, name)
+
+
+FIXTURES = Path(__file__).resolve().parent.parent / "crates/h5turbo-core/tests/data/filters"
+
+
+@pytest.mark.parametrize("version,cd", [(0, (0, 2, 1, 1, 1)), (1, (1, 2, 1, 1))])
+def test_vbz_chunks_from_nanopore_files(tmp_path, version, cd):
+    """hdf5plugin has no vbz encoder: store chunks taken from Oxford Nanopore's own
+    vbz test files (see make_fixtures.py) with a direct chunk write."""
+    signal = np.fromfile(FIXTURES / "vbz_signal_lei2_9885.raw", dtype="<i2")
+    chunk = (FIXTURES / f"vbz_v{version}_i2.chunk").read_bytes()
+    path = tmp_path / "vbz.h5"
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk(signal.shape)
+        dcpl.set_filter(32020, h5py.h5z.FLAG_OPTIONAL, cd)
+        space = h5py.h5s.create_simple(signal.shape)
+        dsid = h5py.h5d.create(f.id, b"Signal", h5py.h5t.STD_I16LE, space, dcpl=dcpl)
+        dsid.write_direct_chunk((0,), chunk, filter_mask=0)
+    (got,) = read_with_h5turbo(tmp_path, path, ["Signal"])
+    assert_same(got, signal, f"vbz v{version}")
 
 
 def flip_chunk_bytes(path, dataset, positions):
