@@ -6,6 +6,7 @@
 //! against the buffers before anything is written, and a decoded size that does not
 //! match what the next stage (or the output) needs is a format error naming the filter.
 
+mod bits;
 mod bitshuffle;
 mod blosc;
 mod blosclz;
@@ -14,6 +15,7 @@ mod deflate;
 mod fletcher32;
 mod lz4;
 mod lzf;
+mod nbit;
 mod shuffle;
 mod szip;
 mod vbz;
@@ -87,7 +89,7 @@ fn sized(buf: &mut Vec<u8>, len: usize) -> &mut [u8] {
 
 /// One decoding step, with its client data parsed and validated.
 #[derive(Debug, Clone, Copy)]
-enum Codec {
+enum Codec<'a> {
     Deflate,
     Shuffle { element_size: usize },
     Fletcher32,
@@ -99,6 +101,8 @@ enum Codec {
     Blosc,
     Vbz(vbz::Params),
     Szip(szip::Params),
+    /// Client data as stored: the type description is walked per element.
+    Nbit(&'a [u32]),
 }
 
 /// How a stage's input size relates to its output size.
@@ -111,8 +115,8 @@ enum SizeRule {
     Unrelated,
 }
 
-impl Codec {
-    fn parse(info: &FilterInfo, element_size: usize) -> Result<Codec> {
+impl<'a> Codec<'a> {
+    fn parse(info: &'a FilterInfo, element_size: usize) -> Result<Codec<'a>> {
         let cd = &info.client_data;
         Ok(match info.id {
             FILTER_DEFLATE => Codec::Deflate,
@@ -126,6 +130,10 @@ impl Codec {
             FILTER_BLOSC => Codec::Blosc,
             FILTER_VBZ => Codec::Vbz(vbz::Params::parse(cd)?),
             FILTER_SZIP => Codec::Szip(szip::Params::parse(cd)?),
+            FILTER_NBIT => {
+                nbit::check(cd)?;
+                Codec::Nbit(cd)
+            }
             id => return Err(unsupported_filter(id, info.name.as_deref())),
         })
     }
@@ -143,6 +151,7 @@ impl Codec {
             Codec::Blosc => "blosc",
             Codec::Vbz(_) => "vbz",
             Codec::Szip(_) => "szip",
+            Codec::Nbit(_) => "nbit",
         }
     }
 
@@ -183,6 +192,7 @@ impl Codec {
             Codec::Blosc => blosc::decode(src, dst, ctx),
             Codec::Vbz(p) => vbz::decode(src, dst, &p, ctx),
             Codec::Szip(p) => szip::decode(src, dst, &p, ctx),
+            Codec::Nbit(cd) => nbit::decode(src, dst, cd),
         }
     }
 }
@@ -278,7 +288,7 @@ impl Input {
     }
 }
 
-fn run_stages(stages: &[Codec], encoded: &[u8], out: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
+fn run_stages(stages: &[Codec<'_>], encoded: &[u8], out: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
     let Some(last) = stages.len().checked_sub(1) else {
         return copy_exact(encoded, out, "unfiltered chunk");
     };
@@ -330,7 +340,7 @@ fn input_slice<'a>(input: Input, encoded: &'a [u8], stage: &'a [Vec<u8>; 2]) -> 
 
 /// The input size the given remaining stages need to produce `out_len` bytes, or None
 /// when a compressor among them makes it unknowable in advance.
-fn input_size(remaining: &[Codec], out_len: usize) -> Option<usize> {
+fn input_size(remaining: &[Codec<'_>], out_len: usize) -> Option<usize> {
     remaining.iter().rev().try_fold(out_len, |len, codec| match codec.size_rule() {
         SizeRule::Same => Some(len),
         SizeRule::Shrinks(n) => len.checked_add(n),
@@ -347,7 +357,7 @@ fn copy_exact(src: &[u8], dst: &mut [u8], what: &str) -> Result<()> {
 }
 
 /// Prefix a decoder's message with the filter's name unless it already starts with it.
-fn name_error(e: Error, codec: &Codec) -> Error {
+fn name_error(e: Error, codec: &Codec<'_>) -> Error {
     if e.message().starts_with(codec.name()) {
         return e;
     }

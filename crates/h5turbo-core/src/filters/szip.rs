@@ -15,8 +15,9 @@
 //! second extension, or a run of zero blocks), all ones uncompressed, else a split
 //! sample with k = id - 1 low bits.
 
+use super::bits::BitReader;
 use super::{shuffle, Contexts};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 const HEADER_LEN: usize = 4;
 const MSB_MASK: u32 = 16;
@@ -125,7 +126,7 @@ pub fn decode(src: &[u8], dst: &mut [u8], p: &Params, ctx: &mut Contexts) -> Res
 fn decode_samples(stream: &[u8], out: &mut [u8], p: &Params, samples: &mut Vec<u32>) -> Result<()> {
     let bits = p.sample_bits();
     let mut decoder = Decoder {
-        input: BitReader { data: stream, pos: 0 },
+        input: BitReader::new(stream, "szip"),
         bits,
         id_len: match bits {
             17.. => 5,
@@ -302,57 +303,6 @@ impl SampleWriter {
     }
 }
 
-/// MSB-first bits; reading past the end is an error.
-struct BitReader<'a> {
-    data: &'a [u8],
-    /// In bits.
-    pos: usize,
-}
-
-impl BitReader<'_> {
-    fn get(&mut self, n: usize) -> Result<u32> {
-        if n == 0 {
-            return Ok(0);
-        }
-        if self.pos + n > self.data.len() * 8 {
-            return Err(ended());
-        }
-        let mut value = 0u64;
-        let mut need = n;
-        while need > 0 {
-            let byte = self.data[self.pos / 8];
-            let offset = self.pos % 8;
-            let take = (8 - offset).min(need);
-            let bits = (byte >> (8 - offset - take)) & ((1u16 << take) - 1) as u8;
-            value = (value << take) | u64::from(bits);
-            need -= take;
-            self.pos += take;
-        }
-        Ok(value as u32)
-    }
-
-    /// Count zero bits up to a one bit (consumed).
-    fn fundamental_sequence(&mut self) -> Result<u32> {
-        let mut zeros = 0u32;
-        loop {
-            let Some(&byte) = self.data.get(self.pos / 8) else { return Err(ended()) };
-            let rest = byte << (self.pos % 8);
-            if rest != 0 {
-                let lead = rest.leading_zeros();
-                self.pos += lead as usize + 1;
-                return Ok(zeros + lead);
-            }
-            let skipped = 8 - self.pos % 8;
-            zeros += skipped as u32;
-            self.pos += skipped;
-        }
-    }
-}
-
-fn ended() -> Error {
-    crate::format_err!("szip: coded data ends before the chunk is complete")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,16 +314,6 @@ mod tests {
         assert_eq!(se_row(2), (1, 1));
         assert_eq!(se_row(3), (2, 3));
         assert_eq!(se_row(90), (12, 78));
-    }
-
-    #[test]
-    fn bit_reader_reads_msb_first_and_stops_at_the_end() {
-        let mut r = BitReader { data: &[0b1010_0000, 0b0000_0001], pos: 0 };
-        assert_eq!(r.get(1).unwrap(), 1);
-        assert_eq!(r.fundamental_sequence().unwrap(), 1);
-        assert_eq!(r.fundamental_sequence().unwrap(), 12);
-        assert!(r.get(1).is_err());
-        assert!(r.fundamental_sequence().is_err());
     }
 
     #[test]

@@ -98,10 +98,70 @@ def main():
             if not big:
                 with open(raw + ".raw", "wb") as out:
                     out.write(arr.tobytes())
+        for case, (ftype, values, setup) in lowlevel_cases().items():
+            raw, mask, chunk, pipe, size = write_lowlevel(os.path.join(tmp, case + ".h5"), ftype, values, setup)
+            with open(case + ".raw", "wb") as out:
+                out.write(raw)
+            with open(case + ".chunk", "wb") as out:
+                out.write(chunk)
+            lines.append(f"{case} {case} {size} {mask} {pipe}")
     if os.environ.get("VBZ_TEST_DATA"):
         lines.extend(vbz_fixtures(os.environ["VBZ_TEST_DATA"]))
     with open("manifest.txt", "w") as out:
         out.write("\n".join(lines) + "\n")
+
+
+def custom_int(base, precision, offset):
+    t = base.copy()
+    t.set_precision(precision)
+    t.set_offset(offset)
+    return t
+
+
+def nbit_compound():
+    t = h5py.h5t.create(h5py.h5t.COMPOUND, 8)
+    t.insert(b"a", 0, custom_int(h5py.h5t.STD_I32LE, 17, 3))
+    t.insert(b"b", 4, custom_int(h5py.h5t.STD_U16BE, 11, 2))
+    t.insert(b"c", 6, h5py.h5t.STD_U8LE)
+    return t
+
+
+def compound_values(n):
+    v = np.zeros(n, dtype=[("a", "<i4"), ("b", ">u2"), ("c", "u1")])
+    v["a"] = np.arange(n) * 97 % 100000 - 50000
+    v["b"] = np.arange(n) * 13 % 2048
+    v["c"] = np.arange(n) % 251
+    return v
+
+
+# Low-level cases: (file type, values, dcpl setup). Their expected bytes are what
+# libhdf5 itself decodes, read back in the file's own type (n-bit keeps only some bits;
+# scale-offset on floats is lossy).
+def lowlevel_cases():
+    n = N
+    ints = np.arange(n) * 97 % 100000 - 50000
+    nbit = lambda dcpl: dcpl.set_filter(5, h5py.h5z.FLAG_OPTIONAL, ())
+    return {
+        "nbit_lei4_p17o3": (custom_int(h5py.h5t.STD_I32LE, 17, 3), ints.astype("<i4"), nbit),
+        "nbit_beu2_p11o2": (custom_int(h5py.h5t.STD_U16BE, 11, 2), (ints % 2048).astype(">u2"), nbit),
+        "nbit_lei8_p40o8": (custom_int(h5py.h5t.STD_I64LE, 40, 8), (ints * 3_000_001).astype("<i8"), nbit),
+        "nbit_u1_p3o4": (custom_int(h5py.h5t.STD_U8LE, 3, 4), (ints % 8).astype("u1"), nbit),
+        "nbit_compound": (nbit_compound(), compound_values(n), nbit),
+    }
+
+
+def write_lowlevel(path, ftype, values, setup):
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk(values.shape)
+        setup(dcpl)
+        space = h5py.h5s.create_simple(values.shape)
+        dsid = h5py.h5d.create(f.id, b"x", ftype, space, dcpl=dcpl)
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, values)
+        raw = np.empty(values.size * ftype.get_size(), dtype="u1")
+        dsid.read(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=dsid.get_type())
+        mask, chunk = dsid.read_direct_chunk((0,) * values.ndim)
+        return raw.tobytes(), mask, chunk, pipeline(f["x"]), ftype.get_size()
 
 
 VBZ_READ = "read_00919556-e519-4960-8aa5-c2dfa020980c/Raw/Signal"
