@@ -17,11 +17,6 @@ impl<'a> BitReader<'a> {
         BitReader { data, pos: 0, filter }
     }
 
-    /// Bytes touched so far (a partly read byte counts).
-    pub(crate) fn bytes_used(&self) -> usize {
-        self.pos.div_ceil(8)
-    }
-
     /// The next `n` (at most 32) bits as a number.
     pub(crate) fn get(&mut self, n: usize) -> Result<u32> {
         if n == 0 {
@@ -76,7 +71,6 @@ mod tests {
         assert_eq!(r.get(1).unwrap(), 1);
         assert_eq!(r.fundamental_sequence().unwrap(), 1);
         assert_eq!(r.fundamental_sequence().unwrap(), 12);
-        assert_eq!(r.bytes_used(), 2);
         assert!(r.get(1).is_err());
         assert!(r.fundamental_sequence().is_err());
         let mut r = BitReader::new(&[0xAB, 0xCD, 0xEF, 0x12, 0x34], "test");

@@ -16,6 +16,7 @@ mod fletcher32;
 mod lz4;
 mod lzf;
 mod nbit;
+mod scaleoffset;
 mod shuffle;
 mod szip;
 mod vbz;
@@ -103,6 +104,7 @@ enum Codec<'a> {
     Szip(szip::Params),
     /// Client data as stored: the type description is walked per element.
     Nbit(&'a [u32]),
+    ScaleOffset(scaleoffset::Params),
 }
 
 /// How a stage's input size relates to its output size.
@@ -134,6 +136,7 @@ impl<'a> Codec<'a> {
                 nbit::check(cd)?;
                 Codec::Nbit(cd)
             }
+            FILTER_SCALEOFFSET => Codec::ScaleOffset(scaleoffset::Params::parse(cd)?),
             id => return Err(unsupported_filter(id, info.name.as_deref())),
         })
     }
@@ -152,6 +155,7 @@ impl<'a> Codec<'a> {
             Codec::Vbz(_) => "vbz",
             Codec::Szip(_) => "szip",
             Codec::Nbit(_) => "nbit",
+            Codec::ScaleOffset(_) => "scaleoffset",
         }
     }
 
@@ -193,6 +197,7 @@ impl<'a> Codec<'a> {
             Codec::Vbz(p) => vbz::decode(src, dst, &p, ctx),
             Codec::Szip(p) => szip::decode(src, dst, &p, ctx),
             Codec::Nbit(cd) => nbit::decode(src, dst, cd),
+            Codec::ScaleOffset(p) => scaleoffset::decode(src, dst, &p),
         }
     }
 }

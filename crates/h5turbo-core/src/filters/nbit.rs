@@ -222,7 +222,7 @@ mod tests {
         // One field inside one byte: precision 3, offset 4 in a u8.
         let cd = [8, 0, 2, ATOMIC, 1, ORDER_LE, 3, 4];
         let mut out = [0; 2];
-        decode(&[0b101_011_00], &mut out, &cd).unwrap();
+        decode(&[0b1010_1100], &mut out, &cd).unwrap(); // fields 101, 011, then padding
         assert_eq!(out, [0b101 << 4, 0b011 << 4]);
     }
 

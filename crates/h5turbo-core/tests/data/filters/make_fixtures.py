@@ -138,10 +138,35 @@ def compound_values(n):
 # libhdf5 itself decodes, read back in the file's own type (n-bit keeps only some bits;
 # scale-offset on floats is lossy).
 def lowlevel_cases():
-    n = N
+    n = 400
     ints = np.arange(n) * 97 % 100000 - 50000
     nbit = lambda dcpl: dcpl.set_filter(5, h5py.h5z.FLAG_OPTIONAL, ())
+    so = h5py.h5z
+
+    def scaleoffset(scale_type, factor, fill=None):
+        def setup(dcpl):
+            if fill is not None:
+                dcpl.set_fill_value(np.array(fill))
+            dcpl.set_scaleoffset(scale_type, factor)
+        return setup
+
+    floats = np.round(np.cumsum(np.random.default_rng(3).normal(size=n)), 3)
+    with_fill = floats.copy()
+    with_fill[::17] = -999.0
+    wide = np.random.default_rng(4).integers(0, 2**63, size=n, dtype="<u8")
     return {
+        "so_int_auto_lei4": (h5py.h5t.STD_I32LE, ints.astype("<i4"), scaleoffset(so.SO_INT, 0)),
+        "so_int_auto_beu2": (h5py.h5t.STD_U16BE, (ints % 3000).astype(">u2"), scaleoffset(so.SO_INT, 0)),
+        "so_int_12bits_lei8": (h5py.h5t.STD_I64LE, (ints % 4000).astype("<i8"), scaleoffset(so.SO_INT, 12)),
+        "so_int_auto_i1": (h5py.h5t.STD_I8LE, (ints % 100 - 50).astype("i1"), scaleoffset(so.SO_INT, 0)),
+        "so_int_fill_lei2": (h5py.h5t.STD_I16LE, np.where(ints % 9 == 0, -7, ints % 500).astype("<i2"),
+                             scaleoffset(so.SO_INT, 0, fill=np.int16(-7))),
+        "so_int_full_width_u8": (h5py.h5t.STD_U64LE, wide, scaleoffset(so.SO_INT, 0)),
+        "so_float_d2_lef4": (h5py.h5t.IEEE_F32LE, floats.astype("<f4"), scaleoffset(so.SO_FLOAT_DSCALE, 2)),
+        "so_float_d3_bef8": (h5py.h5t.IEEE_F64BE, floats.astype(">f8"), scaleoffset(so.SO_FLOAT_DSCALE, 3)),
+        "so_float_d0_lef8": (h5py.h5t.IEEE_F64LE, floats * 100, scaleoffset(so.SO_FLOAT_DSCALE, 0)),
+        "so_float_fill_lef4": (h5py.h5t.IEEE_F32LE, with_fill.astype("<f4"),
+                               scaleoffset(so.SO_FLOAT_DSCALE, 1, fill=np.float32(-999.0))),
         "nbit_lei4_p17o3": (custom_int(h5py.h5t.STD_I32LE, 17, 3), ints.astype("<i4"), nbit),
         "nbit_beu2_p11o2": (custom_int(h5py.h5t.STD_U16BE, 11, 2), (ints % 2048).astype(">u2"), nbit),
         "nbit_lei8_p40o8": (custom_int(h5py.h5t.STD_I64LE, 40, 8), (ints * 3_000_001).astype("<i8"), nbit),
@@ -158,6 +183,9 @@ def write_lowlevel(path, ftype, values, setup):
         space = h5py.h5s.create_simple(values.shape)
         dsid = h5py.h5d.create(f.id, b"x", ftype, space, dcpl=dcpl)
         dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, values)
+    # Reopened, so the read decodes the stored chunk instead of hitting the chunk cache.
+    with h5py.File(path, "r") as f:
+        dsid = f["x"].id
         raw = np.empty(values.size * ftype.get_size(), dtype="u1")
         dsid.read(h5py.h5s.ALL, h5py.h5s.ALL, raw, mtype=dsid.get_type())
         mask, chunk = dsid.read_direct_chunk((0,) * values.ndim)
