@@ -42,15 +42,16 @@ READER = textwrap.dedent(
 )
 
 
-def values(dtype, seed):
+def values(dtype, seed, specials=True):
     """Structured runs (compressible) mixed with random rows (so some chunks do not
     compress and optional filters get skipped), plus float specials."""
     rng = np.random.default_rng(seed)
     dt = np.dtype(dtype)
     if dt.kind == "f":
         v = np.round(np.cumsum(rng.normal(size=SHAPE), axis=1) * 8) / 8
-        v[5] = rng.normal(size=SHAPE[1]) * 1e30
-        v[0, :6] = [np.nan, np.inf, -np.inf, -0.0, np.finfo(dt).max, np.finfo(dt).tiny]
+        if specials:
+            v[5] = rng.normal(size=SHAPE[1]) * 1e30
+            v[0, :6] = [np.nan, np.inf, -np.inf, -0.0, np.finfo(dt).max, np.finfo(dt).tiny]
     else:
         info = np.iinfo(dt)
         v = ((np.arange(np.prod(SHAPE)).reshape(SHAPE) % 23) + (info.min // 2 + 7)).astype(dt)
@@ -86,12 +87,12 @@ def assert_same(got, want, what):
     assert got.tobytes() == want.tobytes(), f"{what}: values differ"
 
 
-def write_all_dtypes(path, opts, dtypes=DTYPES):
+def write_all_dtypes(path, opts, dtypes=DTYPES, specials=True):
     names = []
     with h5py.File(path, "w") as f:
         for i, dt in enumerate(dtypes):
             name = f"d{i}_{np.dtype(dt).str.replace('<', 'le').replace('>', 'be').replace('|', '')}"
-            f.create_dataset(name, data=values(dt, i), chunks=CHUNKS, **opts)
+            f.create_dataset(name, data=values(dt, i, specials), chunks=CHUNKS, **opts)
             names.append(name)
     return names
 
@@ -143,10 +144,29 @@ FILTERS["blosc_lz4_byte_clevel9"] = blosc("lz4", B.SHUFFLE, clevel=9)
 FILTERS["blosc_zstd_bit_clevel1"] = blosc("zstd", B.BITSHUFFLE, clevel=1)
 
 
-@pytest.mark.parametrize("filter_name", list(FILTERS))
+# Scale-offset: integers with computed or fixed bit widths, floats with decimal scaling
+# (lossy: h5py's decoded values are the reference). No NaN/inf: libhdf5's float
+# scaling is undefined for them.
+FLOATS = [dt for dt in DTYPES if np.dtype(dt).kind == "f"]
+INTS = [dt for dt in DTYPES if np.dtype(dt).kind != "f"]
+SCALEOFFSET = {
+    "scaleoffset_int_auto": (dict(scaleoffset=0), INTS),
+    "scaleoffset_int_auto_fill": (dict(scaleoffset=0, fillvalue=3), INTS),
+    "scaleoffset_int_gzip": (dict(scaleoffset=0, compression="gzip", shuffle=True), INTS),
+    "scaleoffset_float_d0": (dict(scaleoffset=0), FLOATS),
+    "scaleoffset_float_d3": (dict(scaleoffset=3), FLOATS),
+    "scaleoffset_float_d2_fill": (dict(scaleoffset=2, fillvalue=-1.5), FLOATS),
+}
+
+
+@pytest.mark.parametrize("filter_name", list(FILTERS) + list(SCALEOFFSET))
 def test_filter_matches_h5py(tmp_path, filter_name):
     path = tmp_path / f"{filter_name}.h5"
-    names = write_all_dtypes(path, FILTERS[filter_name])
+    if filter_name in SCALEOFFSET:
+        opts, dtypes = SCALEOFFSET[filter_name]
+        names = write_all_dtypes(path, opts, dtypes, specials=False)
+    else:
+        names = write_all_dtypes(path, FILTERS[filter_name])
     want = expected(path, names)
     got = read_with_h5turbo(tmp_path, path, names)
     for name, g, w in zip(names, got, want):
@@ -188,6 +208,42 @@ def test_large_chunks_many_blocks(tmp_path):
     got = read_with_h5turbo(tmp_path, path, list(opts))
     for name, g in zip(opts, got):
         assert_same(g, data, name)
+
+
+def write_nbit(path, ftype, data):
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk(CHUNKS)
+        dcpl.set_filter(h5py.h5z.FILTER_NBIT, h5py.h5z.FLAG_OPTIONAL, ())
+        dsid = h5py.h5d.create(f.id, b"x", ftype, h5py.h5s.create_simple(data.shape), dcpl=dcpl)
+        dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
+
+
+def reduced(base, precision, offset):
+    t = base.copy()
+    t.set_precision(precision)
+    t.set_offset(offset)
+    return t
+
+
+@pytest.mark.parametrize(
+    "ftype,dtype",
+    [
+        (h5py.h5t.STD_I32LE, "<i4"),  # full precision: libhdf5 stores it as is
+        (reduced(h5py.h5t.STD_I32LE, 17, 3), "<i4"),
+        (reduced(h5py.h5t.STD_U16BE, 11, 2), ">u2"),
+        (reduced(h5py.h5t.STD_I64LE, 40, 8), "<i8"),
+    ],
+)
+def test_nbit(tmp_path, ftype, dtype):
+    """n-bit keeps only the significant bits of each value; a reader also has to turn
+    the reduced-precision type (precision, bit offset) into whole values."""
+    data = (np.arange(np.prod(SHAPE)).reshape(SHAPE) * 97 % 2000 - (0 if dtype == ">u2" else 1000)).astype(dtype)
+    path = tmp_path / "nbit.h5"
+    write_nbit(path, ftype, data)
+    (want,) = expected(path, ["x"])
+    (got,) = read_with_h5turbo(tmp_path, path, ["x"])
+    assert_same(got, want, "nbit")
 
 
 FIXTURES = Path(__file__).resolve().parent.parent / "crates/h5turbo-core/tests/data/filters"
