@@ -30,7 +30,10 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
             ip += 1;
             let distance = ((ctrl & 0x1f) << 8) + low + 1;
             if distance > op {
-                return Err(crate::format_err!("lzf: back-reference {} bytes before the start of the output", distance - op));
+                return Err(crate::format_err!(
+                    "lzf: back-reference {} bytes before the start of the output",
+                    distance - op
+                ));
             }
             if op + len > dst.len() {
                 return Err(overrun(ip, op, dst.len()));

@@ -72,7 +72,10 @@ impl Contexts {
     }
     /// Two working buffers of `len` bytes each (contents unspecified) and the zstd
     /// context: a bitshuffle block's decompressed bit rows and its byte planes.
-    pub(crate) fn bitshuffle_work(&mut self, len: usize) -> (&mut [u8], &mut [u8], &mut ::zstd::zstd_safe::DCtx<'static>) {
+    pub(crate) fn bitshuffle_work(
+        &mut self,
+        len: usize,
+    ) -> (&mut [u8], &mut [u8], &mut ::zstd::zstd_safe::DCtx<'static>) {
         let both = sized(&mut self.work, 2 * len);
         let (rows, planes) = both.split_at_mut(len);
         (rows, planes, self.zstd.get_or_insert_with(::zstd::zstd_safe::DCtx::create))
@@ -92,7 +95,9 @@ fn sized(buf: &mut Vec<u8>, len: usize) -> &mut [u8] {
 #[derive(Debug, Clone, Copy)]
 enum Codec<'a> {
     Deflate,
-    Shuffle { element_size: usize },
+    Shuffle {
+        element_size: usize,
+    },
     Fletcher32,
     Lzf,
     Zstd,
@@ -264,7 +269,11 @@ pub fn decode_chunk(
     scratch: &mut DecodeScratch,
 ) -> Result<()> {
     if pipeline.filters.len() > MAX_STAGES {
-        return Err(crate::format_err!("filter pipeline has {} filters (at most {})", pipeline.filters.len(), MAX_STAGES));
+        return Err(crate::format_err!(
+            "filter pipeline has {} filters (at most {})",
+            pipeline.filters.len(),
+            MAX_STAGES
+        ));
     }
     let mut stages = [Codec::Deflate; MAX_STAGES];
     let mut count = 0;
@@ -475,7 +484,8 @@ mod tests {
         assert_eq!(out, data);
         // [lz4, deflate]: deflate announces nothing.
         let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_DEFLATE, &[])]);
-        let e = decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default()).unwrap_err();
+        let e = decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default())
+            .unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
     }
 

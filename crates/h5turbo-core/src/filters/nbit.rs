@@ -50,7 +50,12 @@ pub fn decode(src: &[u8], dst: &mut [u8], cd: &[u32]) -> Result<()> {
     }
     let (count, size) = (cd[2] as usize, cd[4] as usize);
     if count.checked_mul(size) != Some(dst.len()) {
-        return Err(crate::format_err!("nbit: {} elements of {} bytes do not make the {}-byte chunk", count, size, dst.len()));
+        return Err(crate::format_err!(
+            "nbit: {} elements of {} bytes do not make the {}-byte chunk",
+            count,
+            size,
+            dst.len()
+        ));
     }
     // Bits outside the stored fields are zero.
     dst.fill(0);
@@ -81,7 +86,10 @@ struct Atomic {
 
 impl Walker<'_, '_> {
     fn next(&mut self) -> Result<u32> {
-        let v = *self.cd.get(self.index).ok_or_else(|| crate::format_err!("nbit: parameter list ends inside the datatype"))?;
+        let v = *self
+            .cd
+            .get(self.index)
+            .ok_or_else(|| crate::format_err!("nbit: parameter list ends inside the datatype"))?;
         self.index += 1;
         Ok(v)
     }
@@ -126,7 +134,8 @@ impl Walker<'_, '_> {
         let total = self.next()? as usize;
         let base_start = self.index;
         // The base type's size follows its class.
-        let base_size = *self.cd.get(base_start + 1).ok_or_else(|| crate::format_err!("nbit: array without base type"))? as usize;
+        let base_size =
+            *self.cd.get(base_start + 1).ok_or_else(|| crate::format_err!("nbit: array without base type"))? as usize;
         if base_size == 0 || base_size > total {
             return Err(crate::format_err!("nbit: array of {} bytes with {}-byte base type", total, base_size));
         }
@@ -144,10 +153,17 @@ impl Walker<'_, '_> {
         let mut used = 0usize;
         for _ in 0..members {
             let offset = self.next()? as usize;
-            let member_size = *self.cd.get(self.index + 1).ok_or_else(|| crate::format_err!("nbit: compound member without size"))? as usize;
+            let member_size =
+                *self.cd.get(self.index + 1).ok_or_else(|| crate::format_err!("nbit: compound member without size"))?
+                    as usize;
             used += member_size;
             if member_size == 0 || used > size || offset + member_size > size {
-                return Err(crate::format_err!("nbit: compound member ({} bytes at {}) outside the {}-byte compound", member_size, offset, size));
+                return Err(crate::format_err!(
+                    "nbit: compound member ({} bytes at {}) outside the {}-byte compound",
+                    member_size,
+                    offset,
+                    size
+                ));
             }
             self.value(at + offset, depth + 1)?;
         }
@@ -178,7 +194,11 @@ impl Walker<'_, '_> {
         } else {
             Box::new((type_bits - top) / 8..=(type_bits - a.offset - 1) / 8)
         };
-        let (first, last) = if a.order == ORDER_LE { ((top - 1) / 8, a.offset / 8) } else { ((type_bits - top) / 8, (type_bits - a.offset - 1) / 8) };
+        let (first, last) = if a.order == ORDER_LE {
+            ((top - 1) / 8, a.offset / 8)
+        } else {
+            ((type_bits - top) / 8, (type_bits - a.offset - 1) / 8)
+        };
         for k in bytes {
             let (len, shift) = if first == last {
                 (a.precision, a.offset % 8)

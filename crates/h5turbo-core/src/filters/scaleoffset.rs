@@ -69,11 +69,21 @@ impl Params {
             _ if scale_type == SCALE_FLOAT_D || scale_type == SCALE_FLOAT_E => {
                 return Err(crate::format_err!("scaleoffset: float scale type {} for an integer", scale_type))
             }
-            _ if factor > bits => return Err(crate::format_err!("scaleoffset: {} bits requested for {}-bit integers", factor, bits)),
+            _ if factor > bits => {
+                return Err(crate::format_err!("scaleoffset: {} bits requested for {}-bit integers", factor, bits))
+            }
             _ => factor == bits,
         };
         let fill = (cd[7] != 0).then(|| fill_value(&cd[FILL_VALUE_AT..], size));
-        Ok(Params { count: cd[2] as usize, size, kind, big_endian: cd[6] == ORDER_BE, fill, decimal_scale: factor, stored_as_is })
+        Ok(Params {
+            count: cd[2] as usize,
+            size,
+            kind,
+            big_endian: cd[6] == ORDER_BE,
+            fill,
+            decimal_scale: factor,
+            stored_as_is,
+        })
     }
 }
 
@@ -94,7 +104,12 @@ pub fn decode(src: &[u8], dst: &mut [u8], p: &Params) -> Result<()> {
         return Ok(());
     }
     if p.count.checked_mul(p.size) != Some(dst.len()) {
-        return Err(crate::format_err!("scaleoffset: {} elements of {} bytes do not make the {}-byte chunk", p.count, p.size, dst.len()));
+        return Err(crate::format_err!(
+            "scaleoffset: {} elements of {} bytes do not make the {}-byte chunk",
+            p.count,
+            p.size,
+            dst.len()
+        ));
     }
     let Some(header) = src.get(..HEADER_LEN) else {
         return Err(crate::format_err!("scaleoffset: chunk shorter than its 21-byte header"));

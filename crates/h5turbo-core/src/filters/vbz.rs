@@ -50,7 +50,8 @@ pub fn announced_size(src: &[u8]) -> Option<usize> {
 }
 
 pub fn decode(src: &[u8], dst: &mut [u8], p: &Params, ctx: &mut Contexts) -> Result<()> {
-    let original = announced_size(src).ok_or_else(|| crate::format_err!("vbz: chunk shorter than its 4-byte header"))?;
+    let original =
+        announced_size(src).ok_or_else(|| crate::format_err!("vbz: chunk shorter than its 4-byte header"))?;
     if original != dst.len() {
         return Err(crate::format_err!("vbz: header announces {} bytes, expected {}", original, dst.len()));
     }
@@ -77,7 +78,9 @@ fn coded_size(body: &[u8], dst_len: usize, p: &Params) -> Result<usize> {
     let most = count.div_ceil(4) + count * 4;
     match super::zstd::announced_size(body) {
         Some(n) if n <= most => Ok(n),
-        Some(n) => Err(crate::format_err!("vbz: zstd frame announces {} bytes, more than {} values can need", n, count)),
+        Some(n) => {
+            Err(crate::format_err!("vbz: zstd frame announces {} bytes, more than {} values can need", n, count))
+        }
         None => Err(crate::format_err!("vbz: zstd frame does not announce its size")),
     }
 }
@@ -92,7 +95,11 @@ fn copy_exact(body: &[u8], dst: &mut [u8]) -> Result<()> {
 
 fn decode_integers(coded: &[u8], dst: &mut [u8], p: &Params) -> Result<()> {
     if dst.len() % p.integer_size != 0 {
-        return Err(crate::format_err!("vbz: {} bytes is not a whole number of {}-byte integers", dst.len(), p.integer_size));
+        return Err(crate::format_err!(
+            "vbz: {} bytes is not a whole number of {}-byte integers",
+            dst.len(),
+            p.integer_size
+        ));
     }
     let count = dst.len() / p.integer_size;
     let keys_len = count.div_ceil(4);
@@ -100,7 +107,11 @@ fn decode_integers(coded: &[u8], dst: &mut [u8], p: &Params) -> Result<()> {
         return Err(crate::format_err!("vbz: {} bytes cannot hold the keys of {} values", coded.len(), count));
     };
     let mut out = IntegerWriter { dst, size: p.integer_size, pos: 0, previous: 0, zigzag: p.zigzag };
-    let used = if p.nibbles { read_nibble_values(keys, data, count, &mut out)? } else { read_byte_values(keys, data, count, &mut out)? };
+    let used = if p.nibbles {
+        read_nibble_values(keys, data, count, &mut out)?
+    } else {
+        read_byte_values(keys, data, count, &mut out)?
+    };
     if used != data.len() {
         return Err(crate::format_err!("vbz: {} data bytes after the last value", data.len() - used));
     }
@@ -233,7 +244,8 @@ mod tests {
                 for zigzag in [0u32, 1] {
                     for level in [0u32, 1] {
                         let p = Params::parse(&[version, size as u32, zigzag, level]).unwrap();
-                        let values: Vec<i32> = signal.iter().map(|&v| if size == 1 { v as i8 as i32 } else { v * 3 }).collect();
+                        let values: Vec<i32> =
+                            signal.iter().map(|&v| if size == 1 { v as i8 as i32 } else { v * 3 }).collect();
                         let enc = encode(&values, &p, 1);
                         let want = raw(&values, size);
                         let mut out = vec![0xEE; want.len()];
