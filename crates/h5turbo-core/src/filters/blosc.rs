@@ -69,7 +69,7 @@ fn parse_header(src: &[u8], dst_len: usize) -> Result<(Header, &[u8])> {
         return Err(crate::format_err!("blosc: header claims {} compressed bytes, chunk holds {}", cbytes, src.len()));
     }
     let type_size = usize::from(src[3]);
-    if type_size == 0 || (nbytes > 0 && (block_size == 0 || block_size > nbytes.max(HEADER_LEN) * 2)) {
+    if type_size == 0 || (nbytes > 0 && (block_size == 0 || block_size > nbytes)) {
         return Err(crate::format_err!("blosc: invalid type size {} or block size {}", type_size, block_size));
     }
     let codec = match flags >> 5 {

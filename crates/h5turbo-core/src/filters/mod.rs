@@ -322,12 +322,7 @@ fn run_stages(stages: &[Codec<'_>], encoded: &[u8], out: &mut [u8], scratch: &mu
         }
         let dst_len = match input_size(&stages[k + 1..], out.len()) {
             Some(len) => len,
-            None => codec.announced_size(input_slice(input, encoded, stage)).ok_or_else(|| {
-                crate::unsupported!(
-                    "filter {} feeding another compressing filter without announcing its decoded size",
-                    codec.name()
-                )
-            })?,
+            None => intermediate_size(codec, input_slice(input, encoded, stage), out.len())?,
         };
         let dst_index = match input {
             Input::Stage { index, .. } => 1 - index,
@@ -344,6 +339,31 @@ fn run_stages(stages: &[Codec<'_>], encoded: &[u8], out: &mut [u8], scratch: &mu
     }
     Ok(())
 }
+
+/// The size a compressor announces for its output when that output feeds another
+/// compressor. The data is itself compressed, so it can exceed the chunk only by a
+/// compressor's worst-case expansion; a larger claim is an error, not an allocation.
+fn intermediate_size(codec: &Codec<'_>, src: &[u8], out_len: usize) -> Result<usize> {
+    let Some(len) = codec.announced_size(src) else {
+        return Err(crate::unsupported!(
+            "filter {} feeding another compressing filter without announcing its decoded size",
+            codec.name()
+        ));
+    };
+    let most = out_len.saturating_mul(2).saturating_add(MAX_EXPANSION_SLACK);
+    if len > most {
+        return Err(crate::format_err!(
+            "{} announces {} bytes for data that decodes to {} bytes",
+            codec.name(),
+            len,
+            out_len
+        ));
+    }
+    Ok(len)
+}
+
+/// Headers and block overheads a compressor may add to incompressible data.
+const MAX_EXPANSION_SLACK: usize = 1 << 16;
 
 fn input_slice<'a>(input: Input, encoded: &'a [u8], stage: &'a [Vec<u8>; 2]) -> &'a [u8] {
     match input {
@@ -482,6 +502,16 @@ mod tests {
         let mut out = vec![0; 5000];
         decode_chunk(&p, 0, 4, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
         assert_eq!(out, data);
+        // A zstd frame claiming a huge size is refused before anything is allocated.
+        let mut huge = ::zstd::bulk::compress(&lz4::encode(&data, 1024), 3).unwrap();
+        huge.truncate(4); // keep the magic number
+                          // Frame header descriptor 0xE0: single segment, 8-byte content size.
+        huge.extend_from_slice(&[0xE0]);
+        huge.extend_from_slice(&(1u64 << 40).to_le_bytes());
+        huge.extend_from_slice(&[0; 8]);
+        let p2 = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_ZSTD, &[])]);
+        let e = decode_chunk(&p2, 0, 4, &huge, &mut out, &mut DecodeScratch::default()).unwrap_err();
+        assert!(e.message().contains("announces"), "{}", e);
         // [lz4, deflate]: deflate announces nothing.
         let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_DEFLATE, &[])]);
         let e = decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default())
