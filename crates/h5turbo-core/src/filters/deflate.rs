@@ -6,9 +6,17 @@ use crate::error::Result;
 use libdeflater::{DecompressionError, Decompressor};
 
 pub fn decode(src: &[u8], dst: &mut [u8], inflater: &mut Decompressor) -> Result<()> {
+    let n = decode_up_to(src, dst, inflater)?;
+    if n != dst.len() {
+        return Err(size_mismatch("deflate", n, dst.len()));
+    }
+    Ok(())
+}
+
+/// Inflate into the front of `dst`; returns the bytes produced.
+pub fn decode_up_to(src: &[u8], dst: &mut [u8], inflater: &mut Decompressor) -> Result<usize> {
     match inflater.zlib_decompress(src, dst) {
-        Ok(n) if n == dst.len() => Ok(()),
-        Ok(n) => Err(size_mismatch("deflate", n, dst.len())),
+        Ok(n) => Ok(n),
         Err(DecompressionError::InsufficientSpace) => {
             Err(crate::format_err!("deflate: chunk decodes to more than the expected {} bytes", dst.len()))
         }

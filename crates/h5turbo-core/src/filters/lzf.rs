@@ -6,6 +6,15 @@
 use crate::error::Result;
 
 pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let n = decode_up_to(src, dst)?;
+    if n != dst.len() {
+        return Err(super::size_mismatch("lzf", n, dst.len()));
+    }
+    Ok(())
+}
+
+/// Decode the whole stream into the front of `dst`; returns the bytes produced.
+pub fn decode_up_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     let mut ip = 0;
     let mut op = 0;
     while ip < src.len() {
@@ -42,10 +51,7 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
             op += len;
         }
     }
-    if op != dst.len() {
-        return Err(super::size_mismatch("lzf", op, dst.len()));
-    }
-    Ok(())
+    Ok(op)
 }
 
 /// Copy `len` bytes from `distance` back; overlapping copies repeat the pattern, so

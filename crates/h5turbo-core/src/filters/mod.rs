@@ -187,6 +187,22 @@ impl<'a> Codec<'a> {
         }
     }
 
+    /// Codecs that can decode without knowing their output size in advance.
+    fn can_decode_up_to(&self) -> bool {
+        matches!(self, Codec::Deflate | Codec::Zstd | Codec::Lzf | Codec::Bzip2)
+    }
+
+    /// Decode all of `src` into the front of `dst`; returns the bytes produced.
+    fn decode_up_to(&self, src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<usize> {
+        match self {
+            Codec::Deflate => deflate::decode_up_to(src, dst, ctx.inflater()),
+            Codec::Zstd => zstd::decode_up_to(src, dst, ctx.zstd()),
+            Codec::Lzf => lzf::decode_up_to(src, dst),
+            Codec::Bzip2 => bzip2::decode_up_to(src, dst),
+            _ => Err(crate::unsupported!("filter {} before a filter of unknown input size", self.name())),
+        }
+    }
+
     /// Decode `src` into `dst`, which must come out exactly full.
     fn decode(&self, src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
         match *self {
@@ -320,9 +336,9 @@ fn run_stages(stages: &[Codec<'_>], encoded: &[u8], out: &mut [u8], scratch: &mu
             input = input.with_len(len);
             continue;
         }
-        let dst_len = match input_size(&stages[k + 1..], out.len()) {
-            Some(len) => len,
-            None => intermediate_size(codec, input_slice(input, encoded, stage), out.len())?,
+        let target = match input_size(&stages[k + 1..], out.len()) {
+            Some(len) => Target::Exact(len),
+            None => intermediate_target(codec, input_slice(input, encoded, stage), out.len())?,
         };
         let dst_index = match input {
             Input::Stage { index, .. } => 1 - index,
@@ -334,32 +350,40 @@ fn run_stages(stages: &[Codec<'_>], encoded: &[u8], out: &mut [u8], scratch: &mu
             Input::Encoded { len } => &encoded[..len],
             Input::Stage { len, .. } => &src_buf[..len],
         };
-        codec.decode(src, sized(dst_buf, dst_len), codecs).map_err(|e| name_error(e, codec))?;
-        input = Input::Stage { index: dst_index, len: dst_len };
+        let len = match target {
+            Target::Exact(len) => codec.decode(src, sized(dst_buf, len), codecs).map(|_| len),
+            Target::AtMost(len) => codec.decode_up_to(src, sized(dst_buf, len), codecs),
+        }
+        .map_err(|e| name_error(e, codec))?;
+        input = Input::Stage { index: dst_index, len };
     }
     Ok(())
 }
 
-/// The size a compressor announces for its output when that output feeds another
-/// compressor. The data is itself compressed, so it can exceed the chunk only by a
-/// compressor's worst-case expansion; a larger claim is an error, not an allocation.
-fn intermediate_size(codec: &Codec<'_>, src: &[u8], out_len: usize) -> Result<usize> {
-    let Some(len) = codec.announced_size(src) else {
-        return Err(crate::unsupported!(
-            "filter {} feeding another compressing filter without announcing its decoded size",
-            codec.name()
-        ));
-    };
+/// How much an intermediate stage must produce.
+enum Target {
+    Exact(usize),
+    /// The next stage's input size is unknown: decode everything, up to this bound.
+    AtMost(usize),
+}
+
+/// The output of a stage whose next stage cannot say how much input it needs (a
+/// compressor, n-bit or scale-offset): the size the stage announces in its header, or
+/// everything it decodes. Either way at most the chunk's size plus a compressor's
+/// worst-case expansion; a larger claim is an error, not an allocation.
+fn intermediate_target(codec: &Codec<'_>, src: &[u8], out_len: usize) -> Result<Target> {
     let most = out_len.saturating_mul(2).saturating_add(MAX_EXPANSION_SLACK);
-    if len > most {
-        return Err(crate::format_err!(
+    match codec.announced_size(src) {
+        Some(len) if len > most => Err(crate::format_err!(
             "{} announces {} bytes for data that decodes to {} bytes",
             codec.name(),
             len,
             out_len
-        ));
+        )),
+        Some(len) => Ok(Target::Exact(len)),
+        None if codec.can_decode_up_to() => Ok(Target::AtMost(most)),
+        None => Err(crate::unsupported!("filter {} before a filter of unknown input size", codec.name())),
     }
-    Ok(len)
 }
 
 /// Headers and block overheads a compressor may add to incompressible data.
@@ -512,11 +536,15 @@ mod tests {
         let p2 = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_ZSTD, &[])]);
         let e = decode_chunk(&p2, 0, 4, &huge, &mut out, &mut DecodeScratch::default()).unwrap_err();
         assert!(e.message().contains("announces"), "{}", e);
-        // [lz4, deflate]: deflate announces nothing.
+        // [lz4, deflate]: deflate announces nothing, so it decodes up to a bound.
         let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_DEFLATE, &[])]);
-        let e = decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default())
-            .unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::Unsupported);
+        decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default()).unwrap();
+        assert_eq!(out, data);
+        // [lz4, lz4]: the outer stream announces the inner stream's size.
+        let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_LZ4, &[])]);
+        let twice = lz4::encode(&lz4::encode(&data, 1024), 4096);
+        decode_chunk(&p, 0, 4, &twice, &mut out, &mut DecodeScratch::default()).unwrap();
+        assert_eq!(out, data);
     }
 
     #[test]

@@ -143,12 +143,18 @@ def lowlevel_cases():
     nbit = lambda dcpl: dcpl.set_filter(5, h5py.h5z.FLAG_OPTIONAL, ())
     so = h5py.h5z
 
-    def scaleoffset(scale_type, factor, fill=None):
+    def scaleoffset(scale_type, factor, fill=None, gzip=False):
         def setup(dcpl):
             if fill is not None:
                 dcpl.set_fill_value(np.array(fill))
             dcpl.set_scaleoffset(scale_type, factor)
+            if gzip:
+                dcpl.set_deflate(4)
         return setup
+
+    def nbit_gzip(dcpl):
+        nbit(dcpl)
+        dcpl.set_deflate(4)
 
     floats = np.round(np.cumsum(np.random.default_rng(3).normal(size=n)), 3)
     with_fill = floats.copy()
@@ -167,6 +173,9 @@ def lowlevel_cases():
         "so_float_d0_lef8": (h5py.h5t.IEEE_F64LE, floats * 100, scaleoffset(so.SO_FLOAT_DSCALE, 0)),
         "so_float_fill_lef4": (h5py.h5t.IEEE_F32LE, with_fill.astype("<f4"),
                                scaleoffset(so.SO_FLOAT_DSCALE, 1, fill=np.float32(-999.0))),
+        "so_int_auto_gzip_lei4": (h5py.h5t.STD_I32LE, ints.astype("<i4"), scaleoffset(so.SO_INT, 0, gzip=True)),
+        "so_float_d2_gzip_lef8": (h5py.h5t.IEEE_F64LE, floats, scaleoffset(so.SO_FLOAT_DSCALE, 2, gzip=True)),
+        "nbit_gzip_lei4_p17o3": (custom_int(h5py.h5t.STD_I32LE, 17, 3), ints.astype("<i4"), nbit_gzip),
         "nbit_lei4_p17o3": (custom_int(h5py.h5t.STD_I32LE, 17, 3), ints.astype("<i4"), nbit),
         "nbit_beu2_p11o2": (custom_int(h5py.h5t.STD_U16BE, 11, 2), (ints % 2048).astype(">u2"), nbit),
         "nbit_lei8_p40o8": (custom_int(h5py.h5t.STD_I64LE, 40, 8), (ints * 3_000_001).astype("<i8"), nbit),
