@@ -49,6 +49,16 @@ mod tests {
     }
 
     #[test]
+    fn bytes_after_the_stream_are_ignored_like_zlib_does() {
+        let data = vec![3u8; 5000];
+        let mut enc = zlib(&data);
+        enc.extend_from_slice(&[0xAB; 7]);
+        let mut out = vec![0; data.len()];
+        decode(&enc, &mut out, &mut Decompressor::new()).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
     fn wrong_size_truncation_and_corruption_are_errors() {
         let data = vec![7u8; 1000];
         let enc = zlib(&data);

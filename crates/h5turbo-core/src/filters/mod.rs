@@ -2,6 +2,11 @@
 //! a caller-owned buffer, plus the pipeline that undoes a chunk's filters in reverse
 //! order with per-thread reusable scratch.
 //!
+//! Decoded: deflate (1), shuffle (2), fletcher32 (3), szip (4), n-bit (5), scale-offset
+//! (6), bzip2 (307), LZF (32000), Blosc (32001), LZ4 (32004), bitshuffle (32008), zstd
+//! (32015), vbz (32020). Anything else, Blosc2 (32026) included, is reported as
+//! unsupported by [`check_pipeline`].
+//!
 //! Every decoder treats its input as hostile: sizes claimed by headers are checked
 //! against the buffers before anything is written, and a decoded size that does not
 //! match what the next stage (or the output) needs is a format error naming the filter.
