@@ -314,6 +314,7 @@ def test_corrupted_chunk_raises(tmp_path, case):
     [
         (dict(hdf5plugin.SZ(absolute=0.1)), "32017"),
         (dict(hdf5plugin.Zfp(rate=8)), "32013"),
+        (dict(hdf5plugin.Blosc2()), "32026"),
     ],
 )
 def test_unsupported_filter_is_named(tmp_path, opts, needle):

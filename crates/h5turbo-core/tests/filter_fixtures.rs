@@ -70,6 +70,21 @@ fn every_fixture_decodes_exactly() {
 }
 
 #[test]
+fn fixtures_decode_concurrently_with_one_scratch_per_thread() {
+    use rayon::prelude::*;
+    let all = cases();
+    // Every case several times over, in an order that mixes codecs on each thread.
+    let jobs: Vec<usize> = (0..all.len() * 8).map(|i| (i * 7) % all.len()).collect();
+    jobs.par_iter().for_each_init(DecodeScratch::default, |scratch, &i| {
+        let case = &all[i];
+        let mut out = vec![0x5A; case.raw.len()];
+        decode_chunk(&case.pipeline, case.mask, case.element_size, &case.chunk, &mut out, scratch)
+            .unwrap_or_else(|e| panic!("{}: {}", case.name, e));
+        assert!(out == case.raw, "{}: decoded bytes differ", case.name);
+    });
+}
+
+#[test]
 fn truncated_fixtures_are_errors() {
     let mut scratch = DecodeScratch::default();
     for case in cases() {
