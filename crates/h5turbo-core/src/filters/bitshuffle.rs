@@ -47,7 +47,11 @@ impl Params {
             Some(3) => Compression::Zstd,
             _ => Compression::None,
         };
-        Ok(Params { element_size: element_size as usize, block_size: cd.get(3).copied().unwrap_or(0) as usize, compression })
+        Ok(Params {
+            element_size: element_size as usize,
+            block_size: cd.get(3).copied().unwrap_or(0) as usize,
+            compression,
+        })
     }
 
     pub fn is_compressed(&self) -> bool {
@@ -67,7 +71,11 @@ fn default_block_size(element_size: usize) -> usize {
 pub fn decode(src: &[u8], dst: &mut [u8], p: &Params, ctx: &mut Contexts) -> Result<()> {
     let es = p.element_size;
     if dst.len() % es != 0 {
-        return Err(crate::format_err!("bitshuffle: {} bytes is not a whole number of {}-byte elements", dst.len(), es));
+        return Err(crate::format_err!(
+            "bitshuffle: {} bytes is not a whole number of {}-byte elements",
+            dst.len(),
+            es
+        ));
     }
     if p.compression == Compression::None {
         if src.len() != dst.len() {
@@ -95,7 +103,14 @@ enum BlockSource {
 
 /// Walk the blocks: whole blocks, then one block of the remaining multiple of 8
 /// elements, then the last few elements copied as stored.
-fn decode_blocks(src: &[u8], dst: &mut [u8], es: usize, block: usize, ctx: &mut Contexts, how: BlockSource) -> Result<()> {
+fn decode_blocks(
+    src: &[u8],
+    dst: &mut [u8],
+    es: usize,
+    block: usize,
+    ctx: &mut Contexts,
+    how: BlockSource,
+) -> Result<()> {
     if block == 0 || block % BLOCK_MULTIPLE != 0 {
         return Err(crate::format_err!("bitshuffle: block size {} is not a positive multiple of 8 elements", block));
     }
@@ -108,7 +123,11 @@ fn decode_blocks(src: &[u8], dst: &mut [u8], es: usize, block: usize, ctx: &mut 
     }
     let rest = src.get(pos..).unwrap_or(&[]);
     if rest.len() != tail.len() {
-        return Err(crate::format_err!("bitshuffle: {} bytes left for the {} unshuffled tail bytes", rest.len(), tail.len()));
+        return Err(crate::format_err!(
+            "bitshuffle: {} bytes left for the {} unshuffled tail bytes",
+            rest.len(),
+            tail.len()
+        ));
     }
     tail.copy_from_slice(rest);
     Ok(())
@@ -138,22 +157,27 @@ fn decode_block(src: &[u8], out: &mut [u8], es: usize, ctx: &mut Contexts, how: 
             4 + size
         }
     };
-    untranspose_bits(shuffled, planes, len / es);
     if es == 1 {
-        out.copy_from_slice(planes);
+        untranspose_bits(shuffled, out, len);
     } else {
+        untranspose_bits(shuffled, planes, len / es);
         shuffle::decode(planes, out, es)?;
     }
     Ok(used)
 }
 
-fn decompress_block(data: &[u8], block: &mut [u8], codec: Compression, zstd: &mut zstd::zstd_safe::DCtx<'static>) -> Result<()> {
+fn decompress_block(
+    data: &[u8],
+    block: &mut [u8],
+    codec: Compression,
+    zstd: &mut zstd::zstd_safe::DCtx<'static>,
+) -> Result<()> {
     let n = match codec {
         Compression::Lz4 => lz4_flex::block::decompress_into(data, block)
             .map_err(|e| crate::format_err!("bitshuffle: corrupt LZ4 block: {}", e))?,
-        Compression::Zstd => zstd
-            .decompress(block, data)
-            .map_err(|c| crate::format_err!("bitshuffle: corrupt zstd block: {}", zstd::zstd_safe::get_error_name(c)))?,
+        Compression::Zstd => zstd.decompress(block, data).map_err(|c| {
+            crate::format_err!("bitshuffle: corrupt zstd block: {}", zstd::zstd_safe::get_error_name(c))
+        })?,
         Compression::None => unreachable_none(data, block)?,
     };
     if n != block.len() {
@@ -174,13 +198,12 @@ fn unreachable_none(data: &[u8], block: &mut [u8]) -> Result<usize> {
 /// 8x8 bit-matrix transpose.
 pub(crate) fn untranspose_bits(rows: &[u8], planes: &mut [u8], count: usize) {
     let row_len = count / BLOCK_MULTIPLE;
-    for (j, plane) in planes.chunks_exact_mut(count).enumerate() {
-        let group = &rows[j * 8 * row_len..(j + 1) * 8 * row_len];
-        for (g, out) in plane.chunks_exact_mut(8).enumerate() {
-            let mut m = 0u64;
-            for k in 0..8 {
-                m |= u64::from(group[k * row_len + g]) << (8 * k);
-            }
+    for (group, plane) in rows.chunks_exact(8 * row_len).zip(planes.chunks_exact_mut(count)) {
+        // The 8 bit rows of this byte plane, as equal-length slices so the inner loop
+        // needs no bounds checks.
+        let r: [&[u8]; 8] = std::array::from_fn(|k| &group[k * row_len..(k + 1) * row_len]);
+        for (g, out) in plane.chunks_exact_mut(8).enumerate().take(row_len) {
+            let m = u64::from_le_bytes([r[0][g], r[1][g], r[2][g], r[3][g], r[4][g], r[5][g], r[6][g], r[7][g]]);
             out.copy_from_slice(&transpose8x8(m).to_le_bytes());
         }
     }

@@ -47,7 +47,7 @@ fn le32(b: &[u8], at: usize) -> Option<usize> {
 
 /// Parse and validate the header against the destination; returns it and the
 /// compressed buffer (the chunk up to the header's total size).
-fn parse_header<'a>(src: &'a [u8], dst_len: usize) -> Result<(Header, &'a [u8])> {
+fn parse_header(src: &[u8], dst_len: usize) -> Result<(Header, &[u8])> {
     if src.len() < HEADER_LEN {
         return Err(crate::format_err!("blosc: {} bytes cannot hold the 16-byte header", src.len()));
     }
@@ -69,7 +69,7 @@ fn parse_header<'a>(src: &'a [u8], dst_len: usize) -> Result<(Header, &'a [u8])>
         return Err(crate::format_err!("blosc: header claims {} compressed bytes, chunk holds {}", cbytes, src.len()));
     }
     let type_size = usize::from(src[3]);
-    if type_size == 0 || (nbytes > 0 && (block_size == 0 || block_size > nbytes.max(HEADER_LEN) * 2)) {
+    if type_size == 0 || (nbytes > 0 && (block_size == 0 || block_size > nbytes)) {
         return Err(crate::format_err!("blosc: invalid type size {} or block size {}", type_size, block_size));
     }
     let codec = match flags >> 5 {
@@ -94,7 +94,11 @@ pub fn decode(src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
     }
     if h.flags & FLAG_MEMCPYED != 0 {
         if buf.len() != HEADER_LEN + dst.len() {
-            return Err(crate::format_err!("blosc: uncompressed buffer of {} bytes for {} bytes of data", buf.len(), dst.len()));
+            return Err(crate::format_err!(
+                "blosc: uncompressed buffer of {} bytes for {} bytes of data",
+                buf.len(),
+                dst.len()
+            ));
         }
         dst.copy_from_slice(&buf[HEADER_LEN..]);
         return Ok(());
@@ -112,7 +116,14 @@ pub fn decode(src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
     Ok(())
 }
 
-fn decode_block(buf: &[u8], mut pos: usize, out: &mut [u8], h: &Header, is_leftover: bool, ctx: &mut Contexts) -> Result<()> {
+fn decode_block(
+    buf: &[u8],
+    mut pos: usize,
+    out: &mut [u8],
+    h: &Header,
+    is_leftover: bool,
+    ctx: &mut Contexts,
+) -> Result<()> {
     let ts = h.type_size;
     let bsize = out.len();
     let byte_shuffle = h.flags & FLAG_SHUFFLE != 0 && ts > 1;
@@ -122,12 +133,13 @@ fn decode_block(buf: &[u8], mut pos: usize, out: &mut [u8], h: &Header, is_lefto
     if bsize % streams != 0 {
         return Err(crate::format_err!("blosc: block of {} bytes does not split into {} streams", bsize, streams));
     }
-    let Contexts { work, inflater, zstd } = ctx;
+    let Contexts { work, inflater, zstd, .. } = ctx;
     let work = super::sized(work, 2 * bsize);
     let (tmp, planes) = work.split_at_mut(bsize);
     let target: &mut [u8] = if byte_shuffle || bit_shuffle { tmp } else { out };
     for stream in target.chunks_mut(bsize / streams) {
-        let cbytes = le32(buf, pos).ok_or_else(|| crate::format_err!("blosc: block offset {} outside the buffer", pos))?;
+        let cbytes =
+            le32(buf, pos).ok_or_else(|| crate::format_err!("blosc: block offset {} outside the buffer", pos))?;
         pos += 4;
         let Some(data) = buf.get(pos..).and_then(|rest| rest.get(..cbytes)) else {
             return Err(crate::format_err!("blosc: stream of {} bytes at {} runs past the buffer", cbytes, pos));
@@ -161,10 +173,10 @@ fn bit_unshuffle_block(tmp: &[u8], planes: &mut [u8], out: &mut [u8], ts: usize)
         return Ok(());
     }
     let body = count * ts;
-    bitshuffle::untranspose_bits(&tmp[..body], &mut planes[..body], count);
     if ts == 1 {
-        out[..body].copy_from_slice(&planes[..body]);
+        bitshuffle::untranspose_bits(&tmp[..body], &mut out[..body], count);
     } else {
+        bitshuffle::untranspose_bits(&tmp[..body], &mut planes[..body], count);
         shuffle::decode(&planes[..body], &mut out[..body], ts)?;
     }
     out[body..].copy_from_slice(&tmp[body..]);

@@ -133,6 +133,7 @@ mod tests {
         assert!(decode(&[1, b'a'], &mut out).is_err());
         assert!(decode(&[0, b'a', 1 << 5, 5, 0, b'z'], &mut out).is_err()); // before start
         assert!(decode(&[0, b'a', 7 << 5, 255], &mut out).is_err());
-        assert!(decode(&[0, b'a', 7 << 5, 100, 0, 0, b'z'], &mut out).is_err()); // too long
+        assert!(decode(&[0, b'a', 7 << 5, 100, 0, 0, b'z'], &mut out).is_err());
+        // too long
     }
 }

@@ -4,21 +4,27 @@ use crate::error::Result;
 use bzip2::{Decompress, Status};
 
 pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let n = decode_up_to(src, dst)?;
+    if n != dst.len() {
+        return Err(super::size_mismatch("bzip2", n, dst.len()));
+    }
+    Ok(())
+}
+
+/// Decode every stream into the front of `dst`; returns the bytes produced.
+pub fn decode_up_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     let mut in_pos = 0;
     let mut out_pos = 0;
     // The writer may concatenate streams; each needs a fresh decoder state.
-    while out_pos < dst.len() && in_pos < src.len() {
+    while in_pos < src.len() {
+        if out_pos == dst.len() {
+            return Err(crate::format_err!("bzip2: chunk decodes to more than {} bytes", dst.len()));
+        }
         let (read, written) = decode_stream(&src[in_pos..], &mut dst[out_pos..])?;
         in_pos += read;
         out_pos += written;
     }
-    if out_pos != dst.len() {
-        return Err(super::size_mismatch("bzip2", out_pos, dst.len()));
-    }
-    if in_pos != src.len() {
-        return Err(crate::format_err!("bzip2: chunk decodes to more than {} bytes", dst.len()));
-    }
-    Ok(())
+    Ok(out_pos)
 }
 
 /// Decode one stream; returns the bytes consumed and produced.

@@ -6,9 +6,17 @@ use crate::error::Result;
 use libdeflater::{DecompressionError, Decompressor};
 
 pub fn decode(src: &[u8], dst: &mut [u8], inflater: &mut Decompressor) -> Result<()> {
+    let n = decode_up_to(src, dst, inflater)?;
+    if n != dst.len() {
+        return Err(size_mismatch("deflate", n, dst.len()));
+    }
+    Ok(())
+}
+
+/// Inflate into the front of `dst`; returns the bytes produced.
+pub fn decode_up_to(src: &[u8], dst: &mut [u8], inflater: &mut Decompressor) -> Result<usize> {
     match inflater.zlib_decompress(src, dst) {
-        Ok(n) if n == dst.len() => Ok(()),
-        Ok(n) => Err(size_mismatch("deflate", n, dst.len())),
+        Ok(n) => Ok(n),
         Err(DecompressionError::InsufficientSpace) => {
             Err(crate::format_err!("deflate: chunk decodes to more than the expected {} bytes", dst.len()))
         }
@@ -36,6 +44,16 @@ mod tests {
         let data: Vec<u8> = (0..10_000u32).flat_map(|i| (i % 97).to_le_bytes()).collect();
         let enc = zlib(&data);
         let mut out = vec![0xAB; data.len()];
+        decode(&enc, &mut out, &mut Decompressor::new()).unwrap();
+        assert_eq!(out, data);
+    }
+
+    #[test]
+    fn bytes_after_the_stream_are_ignored_like_zlib_does() {
+        let data = vec![3u8; 5000];
+        let mut enc = zlib(&data);
+        enc.extend_from_slice(&[0xAB; 7]);
+        let mut out = vec![0; data.len()];
         decode(&enc, &mut out, &mut Decompressor::new()).unwrap();
         assert_eq!(out, data);
     }

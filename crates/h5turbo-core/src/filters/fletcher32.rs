@@ -87,7 +87,8 @@ mod tests {
     /// A direct transcription of the definition (no blocking), to check the blocked
     /// loop's reductions on long inputs.
     fn reference(data: &[u8]) -> u32 {
-        let mut words: Vec<u32> = data.chunks(2).map(|w| (u32::from(w[0]) << 8) | u32::from(*w.get(1).unwrap_or(&0))).collect();
+        let mut words: Vec<u32> =
+            data.chunks(2).map(|w| (u32::from(w[0]) << 8) | u32::from(*w.get(1).unwrap_or(&0))).collect();
         let (mut a, mut b) = (0u64, 0u64);
         for w in words.drain(..) {
             a = (a + u64::from(w)) % 65535;
@@ -133,6 +134,6 @@ mod tests {
             assert!(e.message().contains("fletcher32 checksum mismatch"));
         }
         assert!(verify(&[1, 2, 3]).is_err());
-        assert!(decode(&enc, &mut vec![0; 10]).is_err());
+        assert!(decode(&enc, &mut [0; 10]).is_err());
     }
 }

@@ -33,7 +33,11 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
         let compressed = be32(size_bytes);
         pos += 4;
         let Some(data) = src.get(pos..).and_then(|rest| rest.get(..compressed)) else {
-            return Err(crate::format_err!("lz4: block of {} bytes at byte {} runs past the end of the chunk", compressed, pos));
+            return Err(crate::format_err!(
+                "lz4: block of {} bytes at byte {} runs past the end of the chunk",
+                compressed,
+                pos
+            ));
         };
         decode_block(data, block)?;
         pos += compressed;

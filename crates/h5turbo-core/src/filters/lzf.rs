@@ -6,6 +6,15 @@
 use crate::error::Result;
 
 pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
+    let n = decode_up_to(src, dst)?;
+    if n != dst.len() {
+        return Err(super::size_mismatch("lzf", n, dst.len()));
+    }
+    Ok(())
+}
+
+/// Decode the whole stream into the front of `dst`; returns the bytes produced.
+pub fn decode_up_to(src: &[u8], dst: &mut [u8]) -> Result<usize> {
     let mut ip = 0;
     let mut op = 0;
     while ip < src.len() {
@@ -30,7 +39,10 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
             ip += 1;
             let distance = ((ctrl & 0x1f) << 8) + low + 1;
             if distance > op {
-                return Err(crate::format_err!("lzf: back-reference {} bytes before the start of the output", distance - op));
+                return Err(crate::format_err!(
+                    "lzf: back-reference {} bytes before the start of the output",
+                    distance - op
+                ));
             }
             if op + len > dst.len() {
                 return Err(overrun(ip, op, dst.len()));
@@ -39,10 +51,7 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
             op += len;
         }
     }
-    if op != dst.len() {
-        return Err(super::size_mismatch("lzf", op, dst.len()));
-    }
-    Ok(())
+    Ok(op)
 }
 
 /// Copy `len` bytes from `distance` back; overlapping copies repeat the pattern, so
@@ -69,7 +78,7 @@ mod tests {
     #[test]
     fn literals_and_overlapping_matches() {
         // "abc", then a match of length 7 (ctrl len 5) at distance 3 -> "abcabcabca".
-        let enc = [2, b'a', b'b', b'c', (5 << 5) | 0, 2];
+        let enc = [2, b'a', b'b', b'c', 5 << 5, 2];
         let mut out = [0u8; 10];
         decode(&enc, &mut out).unwrap();
         assert_eq!(&out, b"abcabcabca");

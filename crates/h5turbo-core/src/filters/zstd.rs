@@ -5,9 +5,17 @@ use crate::error::Result;
 use zstd::zstd_safe::{self, DCtx};
 
 pub fn decode(src: &[u8], dst: &mut [u8], ctx: &mut DCtx<'static>) -> Result<()> {
+    let n = decode_up_to(src, dst, ctx)?;
+    if n != dst.len() {
+        return Err(super::size_mismatch("zstd", n, dst.len()));
+    }
+    Ok(())
+}
+
+/// Decode every frame into the front of `dst`; returns the bytes produced.
+pub fn decode_up_to(src: &[u8], dst: &mut [u8], ctx: &mut DCtx<'static>) -> Result<usize> {
     match ctx.decompress(dst, src) {
-        Ok(n) if n == dst.len() => Ok(()),
-        Ok(n) => Err(super::size_mismatch("zstd", n, dst.len())),
+        Ok(n) => Ok(n),
         Err(code) => Err(crate::format_err!(
             "zstd: cannot decode {} bytes into {}: {}",
             src.len(),
