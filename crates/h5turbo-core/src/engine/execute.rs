@@ -170,8 +170,14 @@ enum Elements<'a> {
     Fill(&'a [u8]),
 }
 
+/// Outputs larger than this are written with non-temporal stores where rows allow:
+/// they will not fit in cache anyway, and streaming stores skip reading each
+/// destination line before overwriting it.
+const STREAMING_OUTPUT_BYTES: usize = 64 << 20;
+
 /// Copy the selected elements of one chunk into the output.
 fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) -> Result<()> {
+    let streaming = out.len >= STREAMING_OUTPUT_BYTES;
     let rank = geom.rank();
     let elem = geom.element_size;
     let pieces: Vec<_> = (0..rank).map(|d| &geom.pieces[d][task.pieces[d] as usize]).collect();
@@ -188,19 +194,27 @@ fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) ->
             out_base += (pieces[d].out_start + idx[d]) * geom.out_strides[d];
         }
         let dst = out.region(out_base as usize * elem, inner.len() as usize * elem)?;
-        copy_run(inner, chunk_base, dst, elem, from);
+        copy_run(inner, chunk_base, dst, elem, from, streaming);
         advance(&mut idx[..last], |d| pieces[d].in_chunk.len());
+    }
+    if streaming {
+        stream::fence();
     }
     Ok(())
 }
 
 /// Fill `dst` with the elements `inner` picks from the chunk row at `chunk_base`.
-fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from: Elements) {
+fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from: Elements, streaming: bool) {
     match (from, inner) {
         (Elements::Fill(value), _) => dst.chunks_exact_mut(elem).for_each(|d| d.copy_from_slice(value)),
         (Elements::Chunk(chunk), InChunk::Strided { start, step: 1, .. }) => {
             let first = (chunk_base + start) as usize * elem;
-            dst.copy_from_slice(&chunk[first..first + dst.len()]);
+            let src = &chunk[first..first + dst.len()];
+            if streaming {
+                stream::copy(dst, src);
+            } else {
+                dst.copy_from_slice(src);
+            }
         }
         (Elements::Chunk(chunk), _) => {
             for (i, d) in dst.chunks_exact_mut(elem).enumerate() {
@@ -219,5 +233,76 @@ fn advance(idx: &mut [u64], len: impl Fn(usize) -> u64) {
             return;
         }
         idx[d] = 0;
+    }
+}
+
+/// Non-temporal copies (x86-64: SSE2 streaming stores, part of the base ISA); a plain
+/// copy elsewhere.
+mod stream {
+    /// Rows shorter than this are copied normally: the setup is not worth it.
+    const MIN_STREAM_BYTES: usize = 256;
+
+    #[cfg(target_arch = "x86_64")]
+    pub fn copy(dst: &mut [u8], src: &[u8]) {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_stream_si128};
+        assert_eq!(dst.len(), src.len());
+        let n = dst.len();
+        if n < MIN_STREAM_BYTES {
+            dst.copy_from_slice(src);
+            return;
+        }
+        let head = dst.as_ptr().align_offset(16).min(n);
+        dst[..head].copy_from_slice(&src[..head]);
+        let body = (n - head) / 64 * 64;
+        // SAFETY: `head..head + body` lies inside both slices (body <= n - head), the
+        // destination pointer is 16-byte aligned as _mm_stream_si128 requires, and
+        // loads are unaligned loads.
+        unsafe {
+            let mut d = dst.as_mut_ptr().add(head) as *mut __m128i;
+            let mut s = src.as_ptr().add(head) as *const __m128i;
+            for _ in 0..body / 64 {
+                let (a, b) = (_mm_loadu_si128(s), _mm_loadu_si128(s.add(1)));
+                let (c, e) = (_mm_loadu_si128(s.add(2)), _mm_loadu_si128(s.add(3)));
+                _mm_stream_si128(d, a);
+                _mm_stream_si128(d.add(1), b);
+                _mm_stream_si128(d.add(2), c);
+                _mm_stream_si128(d.add(3), e);
+                d = d.add(4);
+                s = s.add(4);
+            }
+        }
+        let done = head + body;
+        dst[done..].copy_from_slice(&src[done..]);
+    }
+
+    /// Order the streaming stores before the task is reported done.
+    #[cfg(target_arch = "x86_64")]
+    pub fn fence() {
+        // SAFETY: sfence has no preconditions.
+        unsafe { std::arch::x86_64::_mm_sfence() }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn copy(dst: &mut [u8], src: &[u8]) {
+        dst.copy_from_slice(src);
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    pub fn fence() {}
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn streaming_copy_matches_plain_copy_at_every_alignment() {
+            let src: Vec<u8> = (0..5000u32).map(|i| (i * 7 + 3) as u8).collect();
+            for offset in 0..17 {
+                for len in [0, 1, 255, 256, 257, 1000, 4096] {
+                    let mut dst = vec![0u8; len + offset];
+                    super::copy(&mut dst[offset..], &src[3..3 + len]);
+                    super::fence();
+                    assert_eq!(&dst[offset..], &src[3..3 + len]);
+                }
+            }
+        }
     }
 }
