@@ -373,11 +373,14 @@ enum Target {
 }
 
 /// The output of a stage whose next stage cannot say how much input it needs (a
-/// compressor, n-bit or scale-offset): the size the stage announces in its header, or
-/// everything it decodes. Either way at most the chunk's size plus a compressor's
+/// compressor, n-bit or scale-offset): the input's size for size-preserving stages
+/// (shuffle), else the size the stage announces in its header, or everything it decodes. Either way at most the chunk's size plus a compressor's
 /// worst-case expansion; a larger claim is an error, not an allocation.
 fn intermediate_target(codec: &Codec<'_>, src: &[u8], out_len: usize) -> Result<Target> {
     let most = out_len.saturating_mul(2).saturating_add(MAX_EXPANSION_SLACK);
+    if let SizeRule::Same = codec.size_rule() {
+        return Ok(Target::Exact(src.len()));
+    }
     match codec.announced_size(src) {
         Some(len) if len > most => Err(crate::format_err!(
             "{} announces {} bytes for data that decodes to {} bytes",

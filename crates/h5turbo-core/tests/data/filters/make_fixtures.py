@@ -143,11 +143,13 @@ def lowlevel_cases():
     nbit = lambda dcpl: dcpl.set_filter(5, h5py.h5z.FLAG_OPTIONAL, ())
     so = h5py.h5z
 
-    def scaleoffset(scale_type, factor, fill=None, gzip=False):
+    def scaleoffset(scale_type, factor, fill=None, gzip=False, shuffle=False):
         def setup(dcpl):
             if fill is not None:
                 dcpl.set_fill_value(np.array(fill))
             dcpl.set_scaleoffset(scale_type, factor)
+            if shuffle:
+                dcpl.set_shuffle()
             if gzip:
                 dcpl.set_deflate(4)
         return setup
@@ -174,6 +176,8 @@ def lowlevel_cases():
         "so_float_fill_lef4": (h5py.h5t.IEEE_F32LE, with_fill.astype("<f4"),
                                scaleoffset(so.SO_FLOAT_DSCALE, 1, fill=np.float32(-999.0))),
         "so_int_auto_gzip_lei4": (h5py.h5t.STD_I32LE, ints.astype("<i4"), scaleoffset(so.SO_INT, 0, gzip=True)),
+        "so_int_shuffle_gzip_lei2": (h5py.h5t.STD_I16LE, (ints % 3000).astype("<i2"),
+                                     scaleoffset(so.SO_INT, 0, gzip=True, shuffle=True)),
         "so_float_d2_gzip_lef8": (h5py.h5t.IEEE_F64LE, floats, scaleoffset(so.SO_FLOAT_DSCALE, 2, gzip=True)),
         "nbit_gzip_lei4_p17o3": (custom_int(h5py.h5t.STD_I32LE, 17, 3), ints.astype("<i4"), nbit_gzip),
         "nbit_lei4_p17o3": (custom_int(h5py.h5t.STD_I32LE, 17, 3), ints.astype("<i4"), nbit),
