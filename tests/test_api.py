@@ -272,17 +272,11 @@ def test_parent_and_file(files):
     assert f["grp"].parent == f
 
 
-def test_named_type(files, backend):
+def test_named_type(files):
     f, h = files
     ours = f["named_type"]
     assert isinstance(ours, h5turbo.Datatype) and ours.name == "/named_type"
-    try:
-        dtype = ours.dtype
-    except ValueError:
-        if backend == "native":
-            pytest.xfail("contract addition requested: Object.dtype for committed datatypes")
-        raise
-    assert dtype == h["named_type"].dtype and repr(ours) == repr(h["named_type"])
+    assert ours.dtype == h["named_type"].dtype and repr(ours) == repr(h["named_type"])
 
 
 def test_visit_like_h5py(files):

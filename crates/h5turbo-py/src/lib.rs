@@ -138,8 +138,13 @@ impl Object {
         Ok(Some(PyTuple::new(py, dims)?))
     }
 
+    /// The dataset's dtype, or the type a committed datatype object stores.
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<PyObject> {
+        if self.inner.kind() == ObjectKind::Datatype {
+            let dt = guard(|| self.inner.stored_datatype()).map_err(to_py_err)?;
+            return convert::dtype_of(py, &dt);
+        }
         let ds = self.dataset()?;
         convert::dtype_of(py, &ds.datatype)
     }

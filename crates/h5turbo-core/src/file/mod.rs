@@ -209,6 +209,21 @@ impl Object {
         self.file.dataset_meta(&self.name, &self.header)
     }
 
+    /// The datatype a committed (named) datatype object stores.
+    pub fn stored_datatype(&self) -> Result<crate::format::datatype::Datatype> {
+        self.file.check_open()?;
+        if self.kind() != ObjectKind::Datatype {
+            return Err(Error::invalid_argument(format!("'{}' is not a committed datatype", self.name)));
+        }
+        let m = self
+            .header
+            .find(msg::DATATYPE)
+            .ok_or_else(|| Error::format("committed datatype without a datatype message").at(self.header.address))?;
+        crate::format::datatype::Datatype::parse(&m.data, m.address, self.file.ctx().sizes())
+            .in_object(&self.name)
+            .in_file(self.file.path())
+    }
+
     fn child_path(&self, name: &str) -> String {
         if self.name.ends_with('/') {
             format!("{}{}", self.name, name)
