@@ -5,13 +5,39 @@ use crate::error::{Error, Result, ResultExt};
 use crate::format::links::{dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
 use crate::format::object_header::msg;
 use crate::format::symbol_table::symbol_table_links;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A group's links in iteration order, with a name index.
+pub(crate) struct GroupLinks {
+    links: Vec<Link>,
+    by_name: HashMap<String, usize>,
+}
+
+impl GroupLinks {
+    pub(crate) fn new(links: Vec<Link>) -> Self {
+        let by_name = links.iter().enumerate().map(|(i, l)| (l.name.clone(), i)).collect();
+        GroupLinks { links, by_name }
+    }
+
+    fn get(&self, name: &str) -> Option<&Link> {
+        self.by_name.get(name).map(|&i| &self.links[i])
+    }
+}
 
 impl Object {
     /// The group's links: creation order when the group tracks it, else name order
     /// (what h5py iterates).
     pub fn links(&self) -> Result<Vec<Link>> {
+        Ok(self.cached_links()?.links.clone())
+    }
+
+    fn cached_links(&self) -> Result<Arc<GroupLinks>> {
         self.file.check_open()?;
-        self.read_links().in_object(&self.name).in_file(self.file.path())
+        self.file
+            .group_links(&self.header, || self.read_links())
+            .in_object(&self.name)
+            .in_file(self.file.path())
     }
 
     fn read_links(&self) -> Result<Vec<Link>> {
@@ -45,7 +71,7 @@ impl Object {
 
     /// The link named `name` (one path component).
     pub fn link(&self, name: &str) -> Result<Link> {
-        self.links()?.into_iter().find(|l| l.name == name).ok_or_else(|| {
+        self.cached_links()?.get(name).cloned().ok_or_else(|| {
             Error::not_found(format!("no object named '{}' in '{}'", name, self.name)).in_file(self.file.path())
         })
     }

@@ -39,6 +39,9 @@ struct FileInner {
     global_heap: GlobalHeapCache,
     /// Parsed dataset metadata (and chunk indexes) by object header address.
     datasets: Mutex<HashMap<u64, Arc<Dataset>>>,
+    /// Each group's links, parsed once, by object header address: path lookups in a
+    /// group of n members would otherwise re-read all n links every time.
+    groups: Mutex<HashMap<u64, Arc<group::GroupLinks>>>,
 }
 
 /// What an object is, decided by the messages in its header.
@@ -78,6 +81,7 @@ impl File {
             closed: AtomicBool::new(false),
             global_heap: GlobalHeapCache::default(),
             datasets: Mutex::new(HashMap::new()),
+            groups: Mutex::new(HashMap::new()),
         };
         let file = File { inner: Arc::new(inner) };
         file.root()?; // fail at open, not at first use, if the root group is unreadable
@@ -147,6 +151,17 @@ impl File {
             obj = obj.child_following(part, hops)?;
         }
         Ok(obj)
+    }
+
+    /// The links of the group at `header`, parsed once and cached.
+    pub(crate) fn group_links(&self, header: &ObjectHeader, read: impl FnOnce() -> Result<Vec<crate::format::links::Link>>) -> Result<Arc<group::GroupLinks>> {
+        if let Some(links) = self.inner.groups.lock().unwrap_or_else(|p| p.into_inner()).get(&header.address) {
+            return Ok(links.clone());
+        }
+        // Parsed outside the lock: another thread may do the same work, never wait on it.
+        let links = Arc::new(group::GroupLinks::new(read()?));
+        let mut cache = self.inner.groups.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(cache.entry(header.address).or_insert(links).clone())
     }
 
     /// Metadata of the dataset at `header`, parsed once and cached.
