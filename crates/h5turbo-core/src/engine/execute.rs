@@ -7,6 +7,7 @@
 
 use super::plan::{Batch, ChunkTask, Geometry, Plan};
 use super::selection::InChunk;
+use super::cache::ChunkCache;
 use super::ArraySource;
 use crate::error::{Error, Result};
 use crate::filters::{decode_chunk, DecodeScratch};
@@ -48,12 +49,66 @@ fn grow(buf: &mut Vec<u8>, len: usize) {
     }
 }
 
-pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8]) -> Result<()> {
+/// Run `f` over `items` with per-thread state: on the pool when `parallel`, else on
+/// the calling thread (waking a pool thread costs more than a one-chunk read).
+fn for_each<T: Sync, S>(
+    items: &[T],
+    parallel: bool,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, &T) -> Result<()> + Sync + Send,
+) -> Result<()> {
+    if parallel {
+        items.par_iter().try_for_each_init(init, f)
+    } else {
+        let mut state = init();
+        items.iter().try_for_each(|item| f(&mut state, item))
+    }
+}
+
+pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8], cache: Option<&ChunkCache>, parallel: bool) -> Result<()> {
     let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len() };
-    plan.fills.par_iter().try_for_each(|task| fill_task(src, geom, task, shared))?;
-    plan.batches
-        .par_iter()
-        .try_for_each_init(Scratch::default, |scratch, batch| run_batch(src, geom, batch, shared, scratch))
+    for_each(&plan.fills, parallel, || (), |_, task| fill_task(src, geom, task, shared))?;
+    if let Some(cache) = cache {
+        let tasks: Vec<&ChunkTask> = plan.batches.iter().flat_map(|b| &b.tasks).collect();
+        return for_each(&tasks, parallel, DecodeScratch::default, |scratch, task| {
+            cached_task(src, geom, task, shared, cache, scratch)
+        });
+    }
+    for_each(&plan.batches, parallel, Scratch::default, |scratch, batch| run_batch(src, geom, batch, shared, scratch))
+}
+
+/// One chunk of a small read: from the cache, or read, decoded and kept there.
+fn cached_task(
+    src: &ArraySource,
+    geom: &Geometry,
+    task: &ChunkTask,
+    out: SharedOut,
+    cache: &ChunkCache,
+    scratch: &mut DecodeScratch,
+) -> Result<()> {
+    let coords = geom.chunk_coords(task);
+    if let Some(decoded) = cache.get(&coords) {
+        return scatter(geom, task, out, Elements::Chunk(&decoded));
+    }
+    let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: cached task without storage"))?;
+    let mut encoded = vec![0u8; stored.size as usize];
+    src.read_at(&mut encoded, stored.address).map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    let mut decoded = vec![0u8; geom.chunk_bytes];
+    decode_stored(src, geom, stored.filter_mask, &encoded, &mut decoded, scratch)
+        .map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    scatter(geom, task, out, Elements::Chunk(&decoded))?;
+    cache.insert(coords, decoded);
+    Ok(())
+}
+
+/// Decode a whole stored chunk into `dst` (chunk_bytes long), padding a short
+/// unfiltered one where allowed.
+fn decode_stored(src: &ArraySource, geom: &Geometry, mask: u32, encoded: &[u8], dst: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
+    if src.pipeline.is_empty() && src.allow_short_chunks && encoded.len() < dst.len() {
+        dst[..encoded.len()].copy_from_slice(encoded);
+        return Ok(());
+    }
+    decode_into(src, geom, mask, encoded, dst, scratch)
 }
 
 fn fill_task(src: &ArraySource, geom: &Geometry, task: &ChunkTask, out: SharedOut) -> Result<()> {
@@ -61,12 +116,14 @@ fn fill_task(src: &ArraySource, geom: &Geometry, task: &ChunkTask, out: SharedOu
 }
 
 fn run_batch(src: &ArraySource, geom: &Geometry, batch: &Batch, out: SharedOut, scratch: &mut Scratch) -> Result<()> {
-    if let [task] = batch.tasks.as_slice() {
-        if src.pipeline.is_empty() && geom.is_direct(task) {
-            // Unfiltered and in place: read the file straight into the output.
+    if src.pipeline.is_empty() && batch.tasks.iter().all(|t| geom.is_direct(t)) {
+        // Unfiltered and in place: read the file straight into the output, no copy.
+        for task in &batch.tasks {
+            let address = task.stored.map(|s| s.address).unwrap_or(batch.start);
             let dst = out.region(geom.out_offset(task) as usize, geom.chunk_bytes)?;
-            return read_stored(src, geom, task, batch.start, dst);
+            read_stored(src, geom, task, address, dst)?;
         }
+        return Ok(());
     }
     let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
     grow(&mut scratch.read, len);

@@ -5,6 +5,7 @@
 //! Contiguous and compact datasets are presented to it as chunked ones by the
 //! object model.
 
+pub mod cache;
 mod execute;
 pub mod plan;
 pub mod pool;
@@ -46,6 +47,8 @@ pub struct ArraySource<'a> {
     /// Unfiltered chunks may be stored short (virtual chunks at the end of contiguous
     /// data); the missing tail is never selected. Otherwise a short chunk is an error.
     pub allow_short_chunks: bool,
+    /// Decoded chunks kept between reads (used by reads that touch few chunks).
+    pub cache: Option<&'a cache::ChunkCache>,
 }
 
 impl ArraySource<'_> {
@@ -77,7 +80,19 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     }
     let threads = pool::resolve_threads(threads);
     let plan = make_plan(&geom, src.store, threads)?;
-    pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out))
+    let cache = src.cache.filter(|c| fits_in_cache(&plan, geom.chunk_bytes, c));
+    let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
+    if threads == 1 || chunks <= 1 {
+        return execute::run(src, &geom, &plan, out, cache, false);
+    }
+    pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true))
+}
+
+/// A read whose stored chunks fill at most half the cache goes through it: small,
+/// repeated reads hit; large reads would only evict each other.
+fn fits_in_cache(plan: &plan::Plan, chunk_bytes: usize, cache: &cache::ChunkCache) -> bool {
+    let chunks: usize = plan.batches.iter().map(|b| b.tasks.len()).sum();
+    chunks.saturating_mul(chunk_bytes) <= cache.capacity() / 2
 }
 
 #[cfg(test)]

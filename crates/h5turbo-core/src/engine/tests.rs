@@ -101,6 +101,7 @@ fn read(f: &Fixture, sel: &[AxisSelection], threads: usize) -> Result<Vec<u8>> {
         store: f,
         fill: &7u32.to_le_bytes(),
         allow_short_chunks: false,
+        cache: None,
     };
     read_selection(&src, sel, &mut out, threads)?;
     Ok(out)
@@ -146,6 +147,7 @@ fn rejects_bad_selection_and_wrong_buffer() {
         store: &f,
         fill: &[0; 4],
         allow_short_chunks: false,
+        cache: None,
     };
     let mut small = vec![0u8; 8];
     let sel = [AxisSelection::all(37), AxisSelection::all(23)];
@@ -164,4 +166,31 @@ fn corrupt_chunk_is_an_error_naming_the_chunk() {
     f.source = MemSource::new(bytes);
     let err = read(&f, &[AxisSelection::all(37), AxisSelection::all(23)], 2).unwrap_err();
     assert!(err.to_string().contains("chunk at [0, 0]"), "{}", err);
+}
+
+#[test]
+fn reads_through_the_chunk_cache_match_reference() {
+    let f = fixture([37, 23], [8, 5], true);
+    let cache = cache::ChunkCache::new(1 << 20);
+    let src = ArraySource {
+        source: &f.source,
+        dims: &f.dims,
+        chunk_dims: &f.chunk_dims,
+        element_size: 4,
+        pipeline: &f.pipeline,
+        store: &f,
+        fill: &7u32.to_le_bytes(),
+        allow_short_chunks: false,
+        cache: Some(&cache),
+    };
+    for sel in selections() {
+        for pass in 0..2 {
+            let n: u64 = sel.iter().map(|s| s.count()).product();
+            let mut out = vec![0xffu8; n as usize * 4];
+            read_selection(&src, &sel, &mut out, 2).unwrap();
+            assert_eq!(out, expected(&f, &sel), "pass {} sel {:?}", pass, sel);
+        }
+    }
+    // Chunk (0, 0) is stored and was read: it is now served from the cache.
+    assert!(cache.get(&[0, 0]).is_some());
 }

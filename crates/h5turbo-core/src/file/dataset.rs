@@ -3,6 +3,7 @@
 
 use super::attrs::committed_datatype;
 use super::File;
+use crate::engine::cache::{ChunkCache, DEFAULT_CACHE_BYTES};
 use crate::engine::{self, AxisSelection, ChunkStore, StoredChunk};
 use crate::error::{Error, Result};
 use crate::filters;
@@ -20,7 +21,7 @@ use crate::io::MemSource;
 use std::sync::{Arc, OnceLock};
 
 /// Contiguous data is read in virtual chunks of about this many bytes.
-const VIRTUAL_CHUNK_BYTES: u64 = 4 << 20;
+const VIRTUAL_CHUNK_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LayoutKind {
@@ -43,6 +44,8 @@ pub struct Dataset {
     chunk_index: OnceLock<Arc<ChunkIndex>>,
     /// Compact data as a byte source.
     compact: Option<MemSource>,
+    /// Decoded chunks kept for small, repeated reads.
+    cache: ChunkCache,
 }
 
 impl Dataset {
@@ -77,7 +80,8 @@ impl Dataset {
             Layout::Compact { data } => Some(MemSource::new(data.clone())),
             _ => None,
         };
-        Ok(Dataset { dataspace, datatype, layout, pipeline, fill, fill_defined, chunk_index: OnceLock::new(), compact })
+        let cache = ChunkCache::new(DEFAULT_CACHE_BYTES);
+        Ok(Dataset { dataspace, datatype, layout, pipeline, fill, fill_defined, chunk_index: OnceLock::new(), compact, cache })
     }
 
     pub fn layout_kind(&self) -> LayoutKind {
@@ -199,6 +203,7 @@ impl Dataset {
             store,
             fill: &self.fill,
             allow_short_chunks: false,
+            cache: Some(&self.cache),
         }
     }
 
