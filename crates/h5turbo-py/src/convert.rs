@@ -255,8 +255,7 @@ pub fn read_vlen(
     out: &Bound<'_, PyUntypedArray>,
     threads: usize,
 ) -> PyResult<()> {
-    let file = obj.file().clone();
-    let values = py.allow_threads(|| guard(|| ds.read_vlen(&file, sel, threads))).map_err(to_py_err)?;
+    let values = py.allow_threads(|| guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
     if values.len() != out.len() {
         return Err(PyValueError::new_err(format!("out holds {} elements, the selection {}", out.len(), values.len())));
     }

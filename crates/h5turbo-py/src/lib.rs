@@ -227,8 +227,7 @@ impl Object {
             return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
         }
         let buf = writable_bytes(out)?;
-        let file = self.inner.file().clone();
-        py.allow_threads(|| guard(|| ds.read_numpy(&file, &sel, buf, threads))).map_err(to_py_err)
+        py.allow_threads(|| guard(|| self.inner.read_numpy(&sel, buf, threads))).map_err(to_py_err)
     }
 }
 

@@ -224,6 +224,20 @@ impl Object {
         self.file.dataset_meta(&self.name, &self.header)
     }
 
+    /// Read a selection of this dataset into `out` in the numpy layout of its dtype;
+    /// errors name the file and the dataset.
+    pub fn read_numpy(&self, sel: &[crate::engine::AxisSelection], out: &mut [u8], threads: usize) -> Result<()> {
+        let ds = self.dataset()?;
+        ds.read_numpy(&self.file, sel, out, threads).in_object(&self.name).in_file(self.file.path())
+    }
+
+    /// Read a selection of a dataset with variable-length parts; errors name the file
+    /// and the dataset.
+    pub fn read_vlen(&self, sel: &[crate::engine::AxisSelection], threads: usize) -> Result<Vec<crate::format::values::VlenValue>> {
+        let ds = self.dataset()?;
+        ds.read_vlen(&self.file, sel, threads).in_object(&self.name).in_file(self.file.path())
+    }
+
     /// The datatype a committed (named) datatype object stores.
     pub fn stored_datatype(&self) -> Result<crate::format::datatype::Datatype> {
         self.file.check_open()?;
