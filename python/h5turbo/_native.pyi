@@ -35,7 +35,8 @@ class File:
     def __init__(self, path: str) -> None:
         """Open read-only; parses the superblock and root group only."""
     @property
-    def path(self) -> str: ...
+    def path(self) -> "os.PathLike[str]":
+        """The path the file was opened with (a pathlib.Path)."""
     @property
     def closed(self) -> bool: ...
     @property
@@ -55,7 +56,8 @@ class Object:
         """'group', 'dataset' or 'datatype'."""
     @property
     def name(self) -> str:
-        """Absolute path it was reached by."""
+        """An absolute path to the object: the path it was reached by, except that a
+        soft link gives its target's path (the Python layer tracks h5py's names)."""
     @property
     def address(self) -> int:
         """Object header address: equal for two hard links to the same object."""
@@ -90,7 +92,9 @@ class Object:
     def dtype(self) -> np.dtype:
         """The numpy dtype h5py would give (structured for compounds, bool for
         h5py's boolean enum, complex for h5py's complex compounds, object with
-        h5py-style vlen metadata for vlen strings)."""
+        h5py-style vlen metadata for vlen strings, h5py's metadata on fixed
+        strings, enums and tagged opaque types). For a committed datatype object:
+        the type it stores."""
     @property
     def layout(self) -> str:
         """'compact', 'contiguous', 'chunked' or 'virtual'."""
@@ -109,9 +113,13 @@ class Object:
     def read(self, selection: Sequence[AxisSelection], out: np.ndarray, threads: int) -> None:
         """Read an orthogonal selection into `out`, which must be C-contiguous,
         writeable, of dtype == self.dtype and of shape (len(axis) for each axis).
-        For a scalar dataset `selection` is [] and `out` has shape (). Releases the
-        GIL for the read and decode. Object dtypes (vlen) are filled with Python
-        objects. threads <= 0 means the default (H5TURBO_THREADS or all cores)."""
+        For a scalar dataset `selection` is [] and `out` has shape (). A sub-array
+        dtype may also be given as its base dtype with the array's trailing axes.
+        Releases the GIL for the read and decode. Object dtypes (vlen) are filled
+        with Python objects: bytes for variable-length strings (as h5py's dataset
+        reads), numpy arrays for sequences. threads <= 0 means the default
+        (H5TURBO_THREADS or all cores). Reads of few chunks go through a small
+        per-dataset cache of decoded chunks."""
     def chunk_count(self) -> int:
         """Allocated chunks in the chunk index (1 for contiguous with storage)."""
     def storage_size(self) -> int:
