@@ -119,8 +119,7 @@ fn build_dtype(py: Python<'_>, descr: &NumpyDtype) -> PyResult<PyObject> {
             let base = build_dtype(py, base)?;
             with_metadata(py, &dtype.call1(("O",))?, "vlen", base.into_bound(py))
         }
-        NumpyDtype::Reference { .. } => Err(h5turbo_core::Error::unsupported("references are not supported yet"))
-            .map_err(to_py_err),
+        NumpyDtype::Reference { .. } => Err(to_py_err(h5turbo_core::Error::unsupported("references are not supported yet"))),
     }
 }
 

@@ -226,8 +226,15 @@ impl Object {
         if !matches {
             return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
         }
-        let buf = writable_bytes(out)?;
-        py.allow_threads(|| guard(|| self.inner.read_numpy(&sel, buf, threads))).map_err(to_py_err)
+        let (address, len) = writable_buffer(out)?;
+        py.allow_threads(|| {
+            // SAFETY: `out` stays borrowed (so alive) for this call, and is a writeable
+            // C-contiguous buffer of `len` bytes; as with any numpy extension that
+            // releases the GIL, Python code must not resize it meanwhile.
+            let buf: &mut [u8] = if len == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(address as *mut u8, len) } };
+            guard(|| self.inner.read_numpy(&sel, buf, threads))
+        })
+        .map_err(to_py_err)
     }
 }
 
@@ -245,23 +252,18 @@ fn storage_summary(obj: &CoreObject, ds: &h5turbo_core::file::Dataset) -> h5turb
     }
 }
 
-/// The bytes of a C-contiguous, writeable numpy array. The returned slice aliases the
-/// array's memory; the caller holds a reference to the array for the whole read.
-fn writable_bytes<'a>(out: &'a Bound<'_, PyUntypedArray>) -> PyResult<&'a mut [u8]> {
+/// Address and length of the bytes of a C-contiguous, writeable numpy array.
+fn writable_buffer(out: &Bound<'_, PyUntypedArray>) -> PyResult<(usize, usize)> {
     if !out.is_c_contiguous() {
         return Err(PyValueError::new_err("out must be C-contiguous"));
     }
     let array = out.as_array_ptr();
-    let writeable = unsafe { (*array).flags } & numpy::npyffi::NPY_ARRAY_WRITEABLE != 0;
-    if !writeable {
+    // SAFETY: `array` is the live PyArrayObject behind `out`.
+    let (flags, data) = unsafe { ((*array).flags, (*array).data) };
+    if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 {
         return Err(PyValueError::new_err("out must be writeable"));
     }
-    let nbytes = out.len() * out.dtype().itemsize();
-    let data = unsafe { (*array).data } as *mut u8;
-    if nbytes == 0 {
-        return Ok(&mut []);
-    }
-    Ok(unsafe { std::slice::from_raw_parts_mut(data, nbytes) })
+    Ok((data as usize, out.len() * out.dtype().itemsize()))
 }
 
 fn parse_selection(selection: &Bound<'_, PyList>) -> PyResult<Vec<AxisSelection>> {

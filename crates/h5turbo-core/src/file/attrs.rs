@@ -49,7 +49,7 @@ impl AttributeValue {
 
     fn check_size(&self, n: usize) -> Result<()> {
         let need = n.checked_mul(self.datatype.size());
-        if need.is_none_or(|b| b > self.raw.len()) {
+        if need.map_or(true, |b| b > self.raw.len()) {
             return Err(Error::format(format!(
                 "attribute '{}' holds {} bytes, {} elements of {} bytes need more",
                 self.name,

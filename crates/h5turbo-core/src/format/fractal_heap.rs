@@ -292,11 +292,11 @@ impl FractalHeap {
 
     /// The bytes of `block`, read, checked and verified once per cache.
     fn direct_block<'c>(&self, ctx: &FormatContext, block: DirectBlock, cache: &'c mut BlockCache) -> Result<&'c [u8]> {
-        if !cache.blocks.contains_key(&block.address) {
-            let data = self.read_direct_block(ctx, block)?;
-            cache.blocks.insert(block.address, data);
-        }
-        Ok(cache.blocks.get(&block.address).map(Vec::as_slice).unwrap_or(&[]))
+        let data = match cache.blocks.entry(block.address) {
+            std::collections::hash_map::Entry::Occupied(slot) => slot.into_mut(),
+            std::collections::hash_map::Entry::Vacant(slot) => slot.insert(self.read_direct_block(ctx, block)?),
+        };
+        Ok(data.as_slice())
     }
 
     fn read_direct_block(&self, ctx: &FormatContext, block: DirectBlock) -> Result<Vec<u8>> {
