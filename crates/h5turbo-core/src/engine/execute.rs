@@ -88,7 +88,7 @@ fn cached_task(
 ) -> Result<()> {
     let coords = geom.chunk_coords(task);
     if let Some(decoded) = cache.get(&coords) {
-        return scatter(geom, task, out, Elements::Chunk(&decoded));
+        return scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 });
     }
     let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: cached task without storage"))?;
     let mut encoded = vec![0u8; stored.size as usize];
@@ -96,7 +96,7 @@ fn cached_task(
     let mut decoded = vec![0u8; geom.chunk_bytes];
     decode_stored(src, geom, stored.filter_mask, &encoded, &mut decoded, scratch)
         .map_err(|e| chunk_error(e, geom, task, stored.address))?;
-    scatter(geom, task, out, Elements::Chunk(&decoded))?;
+    scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
     cache.insert(coords, decoded);
     Ok(())
 }
@@ -166,22 +166,15 @@ fn decode_task(
         let dst = out.region(geom.out_offset(task) as usize, geom.chunk_bytes)?;
         return decode_into(src, geom, mask, encoded, dst, decode_scratch);
     }
-    let decoded: &[u8] = if src.pipeline.is_empty() {
-        if src.allow_short_chunks && encoded.len() < geom.chunk_bytes {
-            // Only the selected prefix is ever read from a short chunk.
-            grow(chunk_buf, geom.chunk_bytes);
-            chunk_buf[..encoded.len()].copy_from_slice(encoded);
-            &chunk_buf[..geom.chunk_bytes]
-        } else {
-            check_unfiltered_size(encoded.len(), geom.chunk_bytes)?;
-            encoded
-        }
-    } else {
-        grow(chunk_buf, geom.chunk_bytes);
-        decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
-        &chunk_buf[..geom.chunk_bytes]
-    };
-    scatter(geom, task, out, Elements::Chunk(decoded))
+    if src.pipeline.is_empty() {
+        // The read was narrowed to the selected span (plan::narrow_to_selection),
+        // which lies inside the chunk's stored bytes; check it really covers it.
+        check_span(encoded.len(), task, geom)?;
+        return scatter(geom, task, out, Elements::Chunk { data: encoded, skip: task.skip as usize });
+    }
+    grow(chunk_buf, geom.chunk_bytes);
+    decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
+    scatter(geom, task, out, Elements::Chunk { data: &chunk_buf[..geom.chunk_bytes], skip: 0 })
 }
 
 fn decode_into(
@@ -198,6 +191,31 @@ fn decode_into(
         return Ok(());
     }
     decode_chunk(src.pipeline, mask, geom.element_size, encoded, dst, scratch)
+}
+
+/// The bytes read for an unfiltered, non-direct chunk (narrowed or whole) must reach
+/// its last selected element: a stored chunk shorter than that is corrupt.
+fn check_span(len: usize, task: &ChunkTask, geom: &Geometry) -> Result<()> {
+    let needed = narrowed_end(task, geom);
+    if task.skip + (len as u64) < needed {
+        return Err(Error::format(format!(
+            "unfiltered chunk holds {} bytes, its selection reaches byte {}",
+            task.skip + len as u64,
+            needed
+        )));
+    }
+    Ok(())
+}
+
+/// One past the byte of the last selected element of `task`, from the chunk start.
+fn narrowed_end(task: &ChunkTask, geom: &Geometry) -> u64 {
+    let last: u64 = (0..geom.rank())
+        .map(|d| {
+            let inner = &geom.pieces[d][task.pieces[d] as usize].in_chunk;
+            inner.get(inner.len().saturating_sub(1)) * geom.chunk_strides[d]
+        })
+        .sum();
+    (last + 1) * geom.element_size as u64
 }
 
 fn check_unfiltered_size(stored: usize, expected: usize) -> Result<()> {
@@ -221,8 +239,8 @@ fn chunk_error(e: Error, geom: &Geometry, task: &ChunkTask, address: u64) -> Err
 /// Where scattered elements come from.
 #[derive(Clone, Copy)]
 enum Elements<'a> {
-    /// A decoded chunk, row-major.
-    Chunk(&'a [u8]),
+    /// A decoded chunk, row-major, missing its first `skip` bytes (never selected).
+    Chunk { data: &'a [u8], skip: usize },
     /// One element repeated (the fill value).
     Fill(&'a [u8]),
 }
@@ -264,19 +282,19 @@ fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) ->
 fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from: Elements, streaming: bool) {
     match (from, inner) {
         (Elements::Fill(value), _) => dst.chunks_exact_mut(elem).for_each(|d| d.copy_from_slice(value)),
-        (Elements::Chunk(chunk), InChunk::Strided { start, step: 1, .. }) => {
-            let first = (chunk_base + start) as usize * elem;
-            let src = &chunk[first..first + dst.len()];
+        (Elements::Chunk { data, skip }, InChunk::Strided { start, step: 1, .. }) => {
+            let first = (chunk_base + start) as usize * elem - skip;
+            let src = &data[first..first + dst.len()];
             if streaming {
                 stream::copy(dst, src);
             } else {
                 dst.copy_from_slice(src);
             }
         }
-        (Elements::Chunk(chunk), _) => {
+        (Elements::Chunk { data, skip }, _) => {
             for (i, d) in dst.chunks_exact_mut(elem).enumerate() {
-                let at = (chunk_base + inner.get(i as u64)) as usize * elem;
-                d.copy_from_slice(&chunk[at..at + elem]);
+                let at = (chunk_base + inner.get(i as u64)) as usize * elem - skip;
+                d.copy_from_slice(&data[at..at + elem]);
             }
         }
     }

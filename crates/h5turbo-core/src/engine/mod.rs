@@ -79,8 +79,10 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
         return Ok(());
     }
     let threads = pool::resolve_threads(threads);
-    let plan = make_plan(&geom, src.store, threads)?;
-    let cache = src.cache.filter(|c| fits_in_cache(&plan, geom.chunk_bytes, c));
+    let unfiltered = src.pipeline.is_empty();
+    let plan = make_plan(&geom, src.store, threads, unfiltered)?;
+    // Unfiltered chunks cost only their (narrowed) read: nothing to keep decoded.
+    let cache = src.cache.filter(|c| !unfiltered && fits_in_cache(&plan, geom.chunk_bytes, c));
     let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
     if threads == 1 || chunks <= 1 {
         return execute::run(src, &geom, &plan, out, cache, false);

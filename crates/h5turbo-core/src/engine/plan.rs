@@ -96,6 +96,9 @@ impl Geometry {
 pub struct ChunkTask {
     pub pieces: Vec<u32>,
     pub stored: Option<StoredChunk>,
+    /// Bytes of the chunk before `stored.address`: an unfiltered chunk is read only
+    /// over the span its selection covers.
+    pub skip: u64,
 }
 
 /// Neighbouring stored chunks read with one positional read.
@@ -112,7 +115,7 @@ pub struct Plan {
     pub batches: Vec<Batch>,
 }
 
-pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize) -> Result<Plan> {
+pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize, unfiltered: bool) -> Result<Plan> {
     let mut fills = Vec::new();
     let mut stored = Vec::new();
     let mut coords = vec![0u64; geom.rank()];
@@ -120,7 +123,10 @@ pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize) -> Res
         for d in 0..idx.len() {
             coords[d] = geom.pieces[d][idx[d] as usize].chunk;
         }
-        let task = ChunkTask { pieces: idx.to_vec(), stored: store.locate(&coords) };
+        let mut task = ChunkTask { pieces: idx.to_vec(), stored: store.locate(&coords), skip: 0 };
+        if unfiltered && !geom.is_direct(&task) {
+            narrow_to_selection(geom, &mut task);
+        }
         if task.stored.is_some() {
             stored.push(task);
         } else {
@@ -129,6 +135,30 @@ pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize) -> Res
     });
     let batches = coalesce(stored, threads);
     Ok(Plan { fills, batches })
+}
+
+/// Shrink an unfiltered chunk's read to the bytes between its first and last
+/// selected elements (row-major, so everything selected lies in between).
+fn narrow_to_selection(geom: &Geometry, task: &mut ChunkTask) {
+    let Some(stored) = task.stored.as_mut() else { return };
+    let (mut first, mut last) = (0u64, 0u64);
+    for d in 0..geom.rank() {
+        let inner = &geom.pieces[d][task.pieces[d] as usize].in_chunk;
+        if inner.is_empty() {
+            return;
+        }
+        first += inner.get(0) * geom.chunk_strides[d];
+        last += inner.get(inner.len() - 1) * geom.chunk_strides[d];
+    }
+    let elem = geom.element_size as u64;
+    let (lo, hi) = (first * elem, (last + 1) * elem);
+    if hi <= stored.size {
+        // A stored chunk too short for the selection keeps its full extent, and
+        // fails later with a clear size error.
+        stored.address += lo;
+        stored.size = hi - lo;
+        task.skip = lo;
+    }
 }
 
 /// Sort stored chunks by address and group neighbours, keeping enough batches to
@@ -210,7 +240,7 @@ mod tests {
     fn plan_splits_fills_and_coalesces_neighbours() {
         let sel = [AxisSelection::all(30), AxisSelection::all(30)];
         let geom = Geometry::new(&[30, 30], &[10, 10], 1, &sel).unwrap();
-        let plan = make_plan(&geom, &Dense, 1).unwrap();
+        let plan = make_plan(&geom, &Dense, 1, false).unwrap();
         assert_eq!(plan.fills.len(), 1);
         let stored: usize = plan.batches.iter().map(|b| b.tasks.len()).sum();
         assert_eq!(stored, 8);
@@ -223,7 +253,7 @@ mod tests {
     fn direct_only_when_output_rows_match_chunk_rows() {
         let sel = [AxisSelection::all(30), AxisSelection::all(10)];
         let geom = Geometry::new(&[30, 10], &[10, 10], 4, &sel).unwrap();
-        let task = ChunkTask { pieces: vec![1, 0], stored: None };
+        let task = ChunkTask { pieces: vec![1, 0], stored: None, skip: 0 };
         assert!(geom.is_direct(&task));
         assert_eq!(geom.out_offset(&task), 10 * 10 * 4);
         let sel = [AxisSelection::all(30), AxisSelection::all(20)];
@@ -235,7 +265,7 @@ mod tests {
     fn empty_selection_has_no_tasks() {
         let sel = [AxisSelection::Range { start: 0, count: 0, step: 1 }];
         let geom = Geometry::new(&[30], &[10], 1, &sel).unwrap();
-        let plan = make_plan(&geom, &Dense, 2).unwrap();
+        let plan = make_plan(&geom, &Dense, 2, false).unwrap();
         assert!(plan.fills.is_empty() && plan.batches.is_empty());
     }
 }

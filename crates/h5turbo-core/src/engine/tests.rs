@@ -194,3 +194,49 @@ fn reads_through_the_chunk_cache_match_reference() {
     // Chunk (0, 0) is stored and was read: it is now served from the cache.
     assert!(cache.get(&[0, 0]).is_some());
 }
+
+/// Counts the bytes read through it.
+struct Counting<'a> {
+    inner: &'a MemSource,
+    bytes: std::sync::atomic::AtomicU64,
+}
+
+impl crate::io::ReadAt for Counting<'_> {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        self.bytes.fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        self.inner.read_exact_at(buf, offset)
+    }
+    fn len(&self) -> u64 {
+        self.inner.len()
+    }
+}
+
+#[test]
+fn unfiltered_reads_only_the_selected_span() {
+    let f = fixture([37, 23], [8, 5], false);
+    let counting = Counting { inner: &f.source, bytes: Default::default() };
+    let src = ArraySource {
+        source: &counting,
+        dims: &f.dims,
+        chunk_dims: &f.chunk_dims,
+        element_size: 4,
+        pipeline: &f.pipeline,
+        store: &f,
+        fill: &7u32.to_le_bytes(),
+        allow_short_chunks: false,
+        cache: None,
+    };
+    // Element (3, 2) sits in chunk (0, 0), a stored one: 4 bytes, not the 160 of the chunk.
+    let sel = [AxisSelection::Points(vec![3]), AxisSelection::Points(vec![2])];
+    let mut out = vec![0u8; 4];
+    read_selection(&src, &sel, &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &sel));
+    assert_eq!(counting.bytes.load(std::sync::atomic::Ordering::Relaxed), 4);
+    // Rows 1..3, columns 1..4 of chunk (0, 0): from element 1*5+1 to 2*5+3, 8 elements.
+    counting.bytes.store(0, std::sync::atomic::Ordering::Relaxed);
+    let sel = [AxisSelection::Range { start: 1, count: 2, step: 1 }, AxisSelection::Range { start: 1, count: 3, step: 1 }];
+    let mut out = vec![0u8; 24];
+    read_selection(&src, &sel, &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &sel));
+    assert_eq!(counting.bytes.load(std::sync::atomic::Ordering::Relaxed), 8 * 4);
+}
