@@ -13,7 +13,7 @@ use h5turbo_core::file::{File as CoreFile, LayoutKind, Object as CoreObject, Obj
 use h5turbo_core::format::dataspace::DataspaceKind;
 use h5turbo_core::format::layout::{ChunkIndexKind, Layout};
 use h5turbo_core::format::links::LinkTarget;
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -272,6 +272,13 @@ fn parse_selection(selection: &Bound<'_, PyList>) -> PyResult<Vec<AxisSelection>
         .map(|axis| {
             if let Ok((start, count, step)) = axis.extract::<(u64, u64, u64)>() {
                 return Ok(AxisSelection::Range { start, count, step });
+            }
+            // The Python layer passes index lists as uint64 arrays: copy them in one go.
+            if let Ok(array) = axis.downcast::<numpy::PyArray1<u64>>() {
+                let readonly = array.readonly();
+                if let Ok(points) = readonly.as_slice() {
+                    return Ok(AxisSelection::Points(points.to_vec()));
+                }
             }
             let points: Vec<u64> = axis
                 .extract()
