@@ -80,6 +80,27 @@ class Dataset(HLObject):
     def layout(self) -> str:
         return self._obj.layout
 
+    @property
+    def chunk_index(self) -> Optional[str]:
+        """How the chunks are indexed in the file ('btree_v1', 'single_chunk', 'implicit',
+        'fixed_array', 'extensible_array', 'btree_v2'); None unless chunked."""
+        return self._obj.chunk_index
+
+    @property
+    def chunk_count(self) -> int:
+        """Chunks allocated in the file (1 for a contiguous dataset with storage)."""
+        return self._obj.chunk_count()
+
+    @property
+    def storage_size(self) -> int:
+        """Bytes the data takes in the file (after filters), as h5py's id.get_storage_size()."""
+        return self._obj.storage_size()
+
+    @property
+    def filters(self) -> tuple[tuple[int, str, tuple[int, ...]], ...]:
+        """The filter pipeline in order: (filter id, name, client data) per filter."""
+        return tuple((fid, name, tuple(data)) for fid, name, data in self._obj.filters)
+
     @cached_property
     def _filters(self) -> dict[int, tuple]:
         return {fid: tuple(data) for fid, _name, data in self._obj.filters}
