@@ -225,6 +225,20 @@ class Dataset(HLObject):
             raise TypeError("Chunked dataset required")
         return _chunk_slices(_chunk_region(sel, self.shape), self.chunks)
 
+    def to_dask(self, chunks: Any = None):
+        """A dask array of this dataset, its blocks aligned to the HDF5 chunks.
+
+        ``chunks``: None for one block per HDF5 chunk; an int or a tuple (per axis; -1 or
+        None for a whole axis) for bigger blocks, rounded up to whole HDF5 chunks; 'auto'
+        (or a byte size such as '256MiB') for dask's choice of chunk multiples. Tasks
+        need no lock and carry only (path, name, block): each worker process opens the
+        file once and reads its blocks with the native engine (one thread per task
+        unless H5TURBO_DASK_THREADS says more). Needs dask installed.
+        """
+        from ._dask import to_dask
+
+        return to_dask(self, chunks)
+
     def astype(self, dtype) -> "AstypeView":
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
         return AstypeView(self, np.dtype(dtype))
