@@ -208,3 +208,20 @@ def test_ls_corpus_against_h5py(path):
                 assert "UnsupportedError" in row["error"], row
                 continue
             _check_dataset_row(row, ds)
+
+
+def test_info_chunk_index_types(tmp_path):
+    """The chunk index type HDF5 picks for each maxshape (file format 1.10+)."""
+    path = tmp_path / "indexes.h5"
+    expected = {"single": ("single_chunk", dict(chunks=(10, 10), maxshape=(10, 10))),
+                "fixed": ("fixed_array", dict(chunks=(2, 5), maxshape=(10, 10))),
+                "extensible": ("extensible_array", dict(chunks=(2, 5), maxshape=(None, 10))),
+                "btree2": ("btree_v2", dict(chunks=(2, 5), maxshape=(None, None)))}
+    with h5py.File(path, "w", libver="latest") as f:
+        for name, (_index, kwargs) in expected.items():
+            f.create_dataset(name, data=np.arange(100).reshape(10, 10), **kwargs)
+    for name, (index, _kwargs) in expected.items():
+        info = run_json("info", path, name)
+        assert info["chunk_index"] == index, name
+        with h5py.File(path) as ref:
+            _check_dataset_row(info, ref[name])
