@@ -364,6 +364,8 @@ def _open(path: str) -> File:
         raise CLIError(f"{path}: is a directory") from None
     except PermissionError:
         raise CLIError(f"{path}: permission denied") from None
+    except OSError as exc:  # a directory, a device, a read failure
+        raise CLIError(f"{path}: cannot read ({exc.strerror or exc})") from None
     except _native.Error as exc:
         raise CLIError(f"{path}: not a readable HDF5 file ({exc})") from None
 
@@ -430,4 +432,7 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
     except BrokenPipeError:  # `h5turbo cat ... | head`
         sys.stderr.close()
         return 0
+    except OSError as exc:  # a read failing half-way (file truncated, disk error)
+        print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
+        return 1
     return 0
