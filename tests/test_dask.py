@@ -10,11 +10,14 @@ import numpy as np
 import pytest
 
 import h5turbo
+import h5turbo._dask
+from conftest import corpus_dir
 
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 SHAPE, CHUNKS = (403, 301), (64, 50)
+CORPUS_10X = corpus_dir() / "10x" / "10x_data_3.0.0_filtered_feature_bc_matrix.h5"
 
 
 @pytest.fixture(scope="module")
@@ -82,9 +85,63 @@ def test_graph_is_small_and_lock_free(sample):
     np.testing.assert_array_equal(block, _reference(sample, "grid/values")[128:192, 150:200])
 
 
-def _cached_paths():
-    import h5turbo._dask
-    return sorted(h5turbo._dask._OPEN_FILES)
+def _scipy_reference(path, name):
+    """The sparse matrix built from h5py's reads of data, indices and indptr."""
+    import scipy.sparse
+    with h5py.File(path) as f:
+        g = f[name]
+        kind, shape = h5turbo._dask.sparse_layout(h5turbo.File(path)[name])
+        parts = (g["data"][()], g["indices"][()], g["indptr"][()])
+    matrix = scipy.sparse.csr_matrix if kind == "csr" else scipy.sparse.csc_matrix
+    return matrix(parts, shape=shape)
+
+
+SPARSE_CORPUS = [("h5ad/anndata_v0.7.0.h5ad", "X", "csr"),
+                 ("h5ad/anndata_v0.5.0.h5ad", "raw.X", "csr"),
+                 ("h5ad/anndata_v0.5.0.h5ad", "uns/neighbors/connectivities", "csr"),
+                 ("10x/10x_data_3.0.0_filtered_feature_bc_matrix.h5", "matrix", "csc"),
+                 ("10x/10x_data_1.2.0_multiple_genomes.h5", "hg19_chr21", "csc")]
+
+
+@pytest.mark.parametrize("relpath, name, kind", SPARSE_CORPUS)
+def test_sparse_groups_to_dask(relpath, name, kind):
+    import scipy.sparse
+    path = corpus_dir() / relpath
+    expected = _scipy_reference(path, name)
+    with h5turbo.File(path) as f:
+        if name not in f:
+            pytest.fail(f"{relpath} has no group {name}")
+        arr = f[name].to_dask(chunks=5)
+        whole = f[name].to_dask()
+    assert arr.shape == expected.shape
+    major = 0 if kind == "csr" else 1
+    assert all(n == 5 for n in arr.chunks[major][:-1])
+    assert whole.npartitions == 1  # small matrices: one block by default
+    got = arr.compute(scheduler="threads")
+    assert scipy.sparse.issparse(got) and got.format == kind
+    assert (got != expected).nnz == 0
+    with pytest.raises(TypeError):
+        h5turbo.File(path)["/"].to_dask()
+
+
+def test_sparse_default_blocks_follow_nnz(tmp_path, monkeypatch):
+    import scipy.sparse
+    path = tmp_path / "csr.h5"
+    matrix = scipy.sparse.random(300, 50, density=0.2, format="csr", random_state=5,
+                                 dtype=np.float32)
+    with h5py.File(path, "w") as f:
+        g = f.create_group("m")
+        g.attrs.update({"encoding-type": "csr_matrix", "shape": matrix.shape})
+        g.create_dataset("data", data=matrix.data, chunks=(100,))
+        g.create_dataset("indices", data=matrix.indices, chunks=(100,))
+        g.create_dataset("indptr", data=matrix.indptr)
+    monkeypatch.setattr(h5turbo._dask, "_SPARSE_BLOCK_NNZ", 250)  # -> 300 values a block
+    with h5turbo.File(path) as f:
+        arr = f["m"].to_dask()
+    nnz = [matrix[a:a + n].nnz for a, n in zip(np.cumsum((0,) + arr.chunks[0][:-1]),
+                                                 arr.chunks[0])]
+    assert len(nnz) > 5 and all(n <= 300 for n in nnz) and sum(nnz) == matrix.nnz
+    assert (arr.compute() != matrix).nnz == 0
 
 
 @pytest.mark.timeout(300)
@@ -99,7 +156,13 @@ def test_distributed_cluster_of_processes(sample):
         np.testing.assert_array_equal(total.result(), expected.astype(np.int64).sum(axis=0))
         np.testing.assert_array_equal(client.compute(arr).result(), expected)
         # every worker that read opened the file once and kept it
+        # sparse groups too: scipy.sparse blocks built on the workers
+        sparse_path = str(CORPUS_10X)
+        with h5turbo.File(sparse_path) as f:
+            sparse = f["matrix"].to_dask(chunks=100)
+        got = client.compute(sparse).result()
+        assert (got != _scipy_reference(sparse_path, "matrix")).nnz == 0
         per_worker = client.run(lambda: __import__("h5turbo._dask").
                                 _dask._OPEN_FILES.keys().__len__())
-        assert len(per_worker) == 2 and all(n <= 1 for n in per_worker.values())
+        assert len(per_worker) == 2 and all(n <= 2 for n in per_worker.values())
         assert sum(per_worker.values()) >= 1
