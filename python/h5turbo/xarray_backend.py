@@ -280,20 +280,32 @@ def _phony_dimensions(name: str, ds: Dataset, local: dict) -> tuple:
 
 
 class H5TurboArray(BackendArray):
-    """A variable's data, read on indexing; pickles as (path, dataset name, shape)."""
+    """A variable's data, read on indexing. In the opening process it reads through the
+    store's File; it pickles as (path, dataset name, shape) and, unpickled elsewhere (a
+    dask worker), opens the file once per process."""
 
-    __slots__ = ("path", "name", "shape", "dtype", "as_str")
+    __slots__ = ("path", "name", "shape", "dtype", "as_str", "file")
 
-    def __init__(self, path: str, name: str, shape: tuple, dtype: np.dtype, as_str: bool):
+    def __init__(self, path: str, name: str, shape: tuple, dtype: np.dtype, as_str: bool,
+                 file: Optional[File] = None):
         self.path, self.name, self.shape, self.dtype = path, name, tuple(shape), dtype
-        self.as_str = as_str
+        self.as_str, self.file = as_str, file
+
+    def __getstate__(self):
+        return {k: getattr(self, k) for k in self.__slots__ if k != "file"}
+
+    def __setstate__(self, state):
+        for key, value in state.items():
+            setattr(self, key, value)
+        self.file = None
 
     def __getitem__(self, key):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.OUTER_1VECTOR, self._getitem)
 
     def _getitem(self, key: tuple) -> np.ndarray:
-        ds = open_cached(self.path)[self.name]
+        f = self.file if self.file is not None and not self.file.closed else None
+        ds = (f or open_cached(self.path))[self.name]
         source = ds.asstr() if self.as_str else ds
         if tuple(ds.shape) == self.shape:
             return np.asarray(source[key])
@@ -376,7 +388,7 @@ class H5TurboStore(AbstractDataStore):
         shape = tuple(self._scope[d].size for d in dims)
         vlen = (ds.dtype.metadata or {}).get("vlen")
         array = H5TurboArray(os.path.realpath(self._filename), ds.name, shape, ds.dtype,
-                             as_str=vlen is str)
+                             as_str=vlen is str, file=self._file)
         encoding = {"dtype": str if vlen is str else ds.dtype}
         chunks = ds.chunks if shape else None
         encoding["contiguous"] = not chunks
