@@ -72,8 +72,10 @@ def block_shape(shape: tuple, dtype: np.dtype, hdf5_chunks: Optional[tuple],
     if chunks is None:
         return da.core.normalize_chunks(hdf5_chunks, shape, dtype=dtype)
     if isinstance(chunks, str):
-        return da.core.normalize_chunks(chunks, shape, dtype=dtype,
-                                         previous_chunks=hdf5_chunks)
+        # dask's size may cut below one chunk: take its block sizes as the request
+        chosen = da.core.normalize_chunks(chunks, shape, dtype=dtype,
+                                          previous_chunks=hdf5_chunks)
+        chunks = tuple(axis[0] if axis else 1 for axis in chosen)
     requested = (chunks,) * len(shape) if np.isscalar(chunks) else tuple(chunks)
     if len(requested) != len(shape):
         raise ValueError(f"chunks {chunks!r} has {len(requested)} entries, the dataset "
