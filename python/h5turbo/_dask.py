@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-__all__ = ["to_dask", "block_shape", "DatasetSource"]
+__all__ = ["to_dask", "block_shape", "DatasetSource", "sparse_to_dask", "sparse_layout"]
 
 # Per-process open files, keyed by real path; a worker reuses one File for every task.
 _OPEN_FILES: dict[str, Any] = {}

@@ -21,7 +21,7 @@ import numpy as np
 from . import _native
 from ._dataset import Dataset
 from ._file import File
-from ._group import Datatype, Group
+from ._group import Group
 from ._types import Empty, ExternalLink, SoftLink
 
 __all__ = ["main", "parse_slice"]

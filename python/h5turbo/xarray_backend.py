@@ -22,7 +22,6 @@ guessing. Datasets without dimension scales get phony dimensions as h5netcdf doe
 from __future__ import annotations
 
 import os
-import posixpath
 from collections import ChainMap, Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
