@@ -160,3 +160,25 @@ def test_entry_point_declared():
         pytest.skip("the installed h5turbo metadata predates the entry point: make setup")
     assert "h5turbo" in xr.backends.list_engines()
     xr.testing.assert_identical(_open(NETCDF_FILES[1], "h5turbo"), _open(NETCDF_FILES[1], "h5netcdf"))
+
+
+def _assert_same_tree(path, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = xr.open_datatree(path, engine="h5netcdf", **kwargs)
+        got = xr.open_datatree(path, engine=ENGINE, **kwargs)
+    xr.testing.assert_identical(got.load(), ref.load())
+    assert got.groups == ref.groups
+
+
+def test_datatree(written, tmp_path):
+    _assert_same_tree(written)
+    _assert_same_tree(written, group="inner")
+    _assert_same_tree(NETCDF_FILES[1])
+    plain = tmp_path / "nested.h5"
+    with h5py.File(plain, "w") as f:  # phony dimensions numbered across the groups
+        f["a"] = np.zeros((3, 4))
+        f.create_group("g")["c"] = np.ones((4, 4), "i2")
+        f["g"].create_group("h")["d"] = np.ones((5,), "i2")
+    for mode in ("access", "sort"):
+        _assert_same_tree(plain, phony_dims=mode)

@@ -334,35 +334,50 @@ def _filters_encoding(ds: Dataset) -> dict:
     return enc
 
 
+class _OpenedGroups:
+    """Dimensions of the groups opened so far in one file, shared by the stores of one
+    open_datatree call so phony dimensions are numbered once, in opening order."""
+
+    def __init__(self, f: File, phony_dims: Optional[str]):
+        self.counter = _PhonyCounter(phony_dims, _max_dim_id(f) if phony_dims == "sort" else -1)
+        self.groups: dict[str, _GroupDims] = {}
+
+    def dims_of(self, path: str, group: Group) -> _GroupDims:
+        if path not in self.groups:
+            self.groups[path] = _GroupDims(group, self.counter)
+        return self.groups[path]
+
+
 class H5TurboStore(AbstractDataStore):
     """One group of a file as xarray's data store."""
 
     def __init__(self, filename: str, group: Optional[str] = None,
-                 phony_dims: Optional[str] = "access"):
+                 phony_dims: Optional[str] = "access", opened: Optional[_OpenedGroups] = None):
         self._filename = filename
         self._file = File(filename)
         try:
-            self._open_group(group or "/", phony_dims)
+            self._open_group(group or "/", opened or _OpenedGroups(self._file, phony_dims))
         except BaseException:
             self._file.close()
             raise
 
-    def _open_group(self, group: str, phony_dims: Optional[str]) -> None:
+    def _open_group(self, group: str, opened: _OpenedGroups) -> None:
         """Collect the dimensions of every group from the root down to `group`, in the
         order h5netcdf opens them (which numbers the phony dimensions)."""
-        counter = _PhonyCounter(phony_dims, _max_dim_id(self._file)
-                                if phony_dims == "sort" else -1)
         parts = [p for p in group.split("/") if p]
         node = self._file
-        maps = [_GroupDims(node, counter)]
+        maps = [opened.dims_of("/", node)]
         for i, part in enumerate(parts):
+            path = "/" + "/".join(parts[:i + 1])
             try:
                 node = node[part]
             except KeyError:
-                raise OSError(f"group not found: /{'/'.join(parts[:i + 1])}") from None
+                raise OSError(f"group not found: {path}") from None
             if not isinstance(node, Group):
-                raise ValueError(f"/{'/'.join(parts[:i + 1])} is not a group")
-            maps.append(_GroupDims(node, counter))
+                raise ValueError(f"{path} is not a group")
+            maps.append(opened.dims_of(path, node))
+        # the datasets read through this store's own File (the dims may come from another)
+        self._children = _dataset_children(node)
         self._group = node
         self._local = maps[-1]
         self._scope = ChainMap(*(m.dims for m in reversed(maps)))
@@ -371,7 +386,7 @@ class H5TurboStore(AbstractDataStore):
     def _resolve_variables(self) -> dict:
         """name -> (dataset, dims); widens unlimited dimensions to their longest user."""
         variables = {}
-        for name, ds in self._local.children:
+        for name, ds in self._children:
             if _not_a_variable(ds):
                 continue
             dims = _lookup_dimensions(name, ds, self._scope, self._local.dims)
@@ -437,6 +452,7 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
 
     description = "Open NetCDF4 and HDF5 files with h5turbo (lock-free, parallel, no libhdf5)"
     url = "https://github.com/h5turbo/h5turbo"
+    supports_groups = True
     open_dataset_parameters = ("filename_or_obj", "drop_variables", "mask_and_scale",
                                "decode_times", "concat_characters", "decode_coords",
                                "use_cftime", "decode_timedelta", "group", "phony_dims")
@@ -463,3 +479,60 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
         except BaseException:
             store.close()
             raise
+
+    def open_groups_as_dict(self, filename_or_obj: Any, *, group: Optional[str] = None,
+                            phony_dims: Optional[str] = "access", **decode) -> dict:
+        """{group path: Dataset} for `group` (default the root) and every group below it,
+        depth first in link order, as xarray's h5netcdf engine gives them."""
+        path = _normalize_path(filename_or_obj)
+        top = "/" + (group or "").strip("/")
+        with File(path) as f:
+            if top not in f or not isinstance(f[top], Group):
+                raise OSError(f"group not found: {top}")
+            paths = _group_paths(f[top], top)
+            opened = _OpenedGroups(f, phony_dims)
+        groups = {}
+        try:
+            for gpath in paths:
+                groups[_tree_key(gpath, top, group)] = self._open_group_dataset(
+                    path, gpath, phony_dims, opened, decode)
+        except BaseException:
+            for ds in groups.values():
+                ds.close()
+            raise
+        return groups
+
+    def open_datatree(self, filename_or_obj: Any, **kwargs):
+        from xarray.backends.common import datatree_from_dict_with_io_cleanup
+
+        return datatree_from_dict_with_io_cleanup(self.open_groups_as_dict(filename_or_obj,
+                                                                           **kwargs))
+
+    @staticmethod
+    def _open_group_dataset(path, gpath, phony_dims, opened, decode):
+        from xarray.backends.store import StoreBackendEntrypoint
+
+        store = H5TurboStore(path, group=gpath, phony_dims=phony_dims, opened=opened)
+        try:
+            return StoreBackendEntrypoint().open_dataset(store, **decode)
+        except BaseException:
+            store.close()
+            raise
+
+
+def _group_paths(group: Group, path: str) -> list[str]:
+    """The group and its subgroups, depth first in link order (hard links only)."""
+    out = [path]
+    for name in group:
+        link = group.get(name, getlink=True)
+        if type(link).__name__ == "HardLink" and isinstance(group[name], Group):
+            out += _group_paths(group[name], path.rstrip("/") + "/" + name)
+    return out
+
+
+def _tree_key(gpath: str, top: str, group: Optional[str]) -> str:
+    from xarray.core.treenode import NodePath
+
+    if group:
+        return str(NodePath(gpath).relative_to(NodePath(top)))
+    return str(NodePath(gpath))
