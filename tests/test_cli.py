@@ -18,9 +18,7 @@ from conftest import REPO_ROOT, corpus_dir
 from h5turbo import cli
 
 CORPUS = corpus_dir()
-CORPUS_FILES = sorted(p for sub in ("netcdf4", "pyfive", "10x", "loom")
-                      for p in (CORPUS / sub).glob("*") if p.is_file()
-                      and p.suffix in (".nc", ".h5", ".hdf5", ".loom"))
+CORPUS_FILES = sorted(p for p in CORPUS.glob("*/*") if p.is_file() and p.suffix != ".md")
 
 
 def run(*argv) -> tuple[int, str]:
@@ -59,7 +57,7 @@ def _h5py_summary(ds: h5py.Dataset) -> dict:
     dcpl = ds.id.get_create_plist()
     chunked = ds.chunks is not None
     return {
-        "shape": list(ds.shape),
+        "shape": None if ds.shape is None else list(ds.shape),
         "chunks": list(ds.chunks) if chunked else None,
         "storage_size": ds.id.get_storage_size(),
         "chunk_count": ds.id.get_num_chunks() if chunked else None,
@@ -196,7 +194,12 @@ def test_ls_corpus_against_h5py(path):
     """Every dataset h5py lists is listed with h5py's shape, chunks, storage and chunk
     count; one h5turbo cannot describe yet is listed with its typed error."""
     rows = {r["path"]: r for r in run_json("ls", path)}
-    with h5py.File(path) as ref:
+    try:
+        ref = h5py.File(path, "r")
+    except OSError:  # a file h5py refuses (a jhdf file flagged open for write)
+        assert rows, path
+        return
+    with ref:
         datasets = []
         ref.visititems(lambda name, obj: datasets.append(obj)
                        if isinstance(obj, h5py.Dataset) else None)
