@@ -182,3 +182,9 @@ def test_datatree(written, tmp_path):
         f["g"].create_group("h")["d"] = np.ones((5,), "i2")
     for mode in ("access", "sort"):
         _assert_same_tree(plain, phony_dims=mode)
+
+
+def test_unreadable_variable_is_named():
+    """A dataset h5turbo cannot read yet fails opening with a typed error naming it."""
+    with pytest.raises(h5turbo.UnsupportedError, match="variable '/chunked_ref_dataset'"):
+        _open(CORPUS / "pyfive" / "references.hdf5", ENGINE)

@@ -421,8 +421,13 @@ class H5TurboStore(AbstractDataStore):
                         encoding)
 
     def get_variables(self):
-        return {name: self.open_store_variable(name, ds, dims)
-                for name, (ds, dims) in self._variables.items()}
+        variables = {}
+        for name, (ds, dims) in self._variables.items():
+            try:
+                variables[name] = self.open_store_variable(name, ds, dims)
+            except _native.Error as exc:  # say which variable, keep the error's type
+                raise type(exc)(f"variable {ds.name!r}: {exc}") from exc
+        return variables
 
     def get_attrs(self):
         return read_attributes(self._group)
