@@ -80,6 +80,27 @@ class Dataset(HLObject):
     def layout(self) -> str:
         return self._obj.layout
 
+    @property
+    def chunk_index(self) -> Optional[str]:
+        """How the chunks are indexed in the file ('btree_v1', 'single_chunk', 'implicit',
+        'fixed_array', 'extensible_array', 'btree_v2'); None unless chunked."""
+        return self._obj.chunk_index
+
+    @property
+    def chunk_count(self) -> int:
+        """Chunks allocated in the file (1 for a contiguous dataset with storage)."""
+        return self._obj.chunk_count()
+
+    @property
+    def storage_size(self) -> int:
+        """Bytes the data takes in the file (after filters), as h5py's id.get_storage_size()."""
+        return self._obj.storage_size()
+
+    @property
+    def filters(self) -> tuple[tuple[int, str, tuple[int, ...]], ...]:
+        """The filter pipeline in order: (filter id, name, client data) per filter."""
+        return tuple((fid, name, tuple(data)) for fid, name, data in self._obj.filters)
+
     @cached_property
     def _filters(self) -> dict[int, tuple]:
         return {fid: tuple(data) for fid, _name, data in self._obj.filters}
@@ -203,6 +224,20 @@ class Dataset(HLObject):
         if not self.chunks:
             raise TypeError("Chunked dataset required")
         return _chunk_slices(_chunk_region(sel, self.shape), self.chunks)
+
+    def to_dask(self, chunks: Any = None):
+        """A dask array of this dataset, its blocks aligned to the HDF5 chunks.
+
+        ``chunks``: None for one block per HDF5 chunk; an int or a tuple (per axis; -1 or
+        None for a whole axis) for bigger blocks, rounded up to whole HDF5 chunks; 'auto'
+        (or a byte size such as '256MiB') for dask's choice of chunk multiples. Tasks
+        need no lock and carry only (path, name, block): each worker process opens the
+        file once and reads its blocks with the native engine (one thread per task
+        unless H5TURBO_DASK_THREADS says more). Needs dask installed.
+        """
+        from ._dask import to_dask
+
+        return to_dask(self, chunks)
 
     def astype(self, dtype) -> "AstypeView":
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""

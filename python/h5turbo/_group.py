@@ -111,6 +111,17 @@ class Group(HLObject):
     def _link_names(self) -> list[str]:
         return [name for name, _kind, _target in self._obj.links()]
 
+    # ------------------------------------------------------------------ dask
+
+    def to_dask(self, chunks=None):
+        """A sparse-matrix group (AnnData CSR/CSC, h5sparse, 10x) as a dask array of
+        scipy.sparse blocks: CSR split by rows, CSC by columns, ``chunks`` rows/columns a
+        block (default: about a million stored values a block). Tasks carry only (path,
+        group, range) and need no lock. TypeError for any other group."""
+        from ._dask import sparse_to_dask
+
+        return sparse_to_dask(self, chunks)
+
     # ------------------------------------------------------------------ visiting
 
     def visit(self, func: Callable[[str], Any]) -> Any:

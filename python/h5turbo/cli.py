@@ -1,0 +1,438 @@
+"""The ``h5turbo`` command: look inside HDF5 files from the shell.
+
+    h5turbo ls FILE [PATH]            tree of groups and datasets with storage details
+    h5turbo info FILE PATH            everything about one object, attributes included
+    h5turbo cat FILE PATH [--slice S] values, numpy-style selection
+
+Each subcommand takes ``--json`` for scripts. Errors (missing file, missing object,
+a file h5turbo cannot read) print one line on stderr and exit with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import _native
+from ._dataset import Dataset
+from ._file import File
+from ._group import Group
+from ._types import Empty, ExternalLink, SoftLink
+
+__all__ = ["main", "parse_slice"]
+
+# Reads bigger than this announce themselves on stderr so a long wait is explained.
+_PROGRESS_BYTES = 256 << 20
+
+
+class CLIError(Exception):
+    """A user-facing failure: printed as one line, exit status 1."""
+
+
+# ---------------------------------------------------------------------- selection parsing
+
+
+def parse_slice(text: str) -> tuple:
+    """A numpy index from its text form, without eval: ``"0:10, ::2"``, ``"5, ..."``,
+    ``"-1"``, ``"[1, 4, 2], :"``, ``"None, 3"``, ``"'field'"`` (a compound field)."""
+    items = _split_top_level(text)
+    if items == [""]:
+        return ()
+    return tuple(_parse_item(item.strip(), text) for item in items)
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split on commas that are not inside [...] (index lists)."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    parts.append("".join(current))
+    return [p.strip() for p in parts]
+
+
+def _parse_item(item: str, whole: str) -> Any:
+    if item in ("...", "Ellipsis"):
+        return Ellipsis
+    if item in ("None", "newaxis", "np.newaxis"):
+        return None
+    if ":" in item and not item.startswith("["):
+        bounds = item.split(":")
+        if len(bounds) > 3:
+            raise CLIError(f"bad slice {item!r} in {whole!r}: at most start:stop:step")
+        return slice(*(_parse_int(b, whole) if b.strip() else None for b in bounds))
+    if item.startswith(("[", "'", '"')):
+        return _parse_literal(item, whole)
+    return _parse_int(item, whole)
+
+
+def _parse_int(text: str, whole: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise CLIError(f"bad index {text.strip()!r} in {whole!r}: expected an integer, "
+                       "start:stop:step, ..., None, [i, j, ...] or a quoted field name") from None
+
+
+def _parse_literal(item: str, whole: str) -> Any:
+    """Index lists and field names through ast.literal_eval, which evaluates no code."""
+    try:
+        value = ast.literal_eval(item)
+    except (ValueError, SyntaxError):
+        raise CLIError(f"bad index {item!r} in {whole!r}") from None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, (int, bool)) for v in value):
+        return np.array(value) if value else np.array([], dtype=np.intp)
+    raise CLIError(f"bad index {item!r} in {whole!r}: a list must hold integers or booleans")
+
+
+# ---------------------------------------------------------------------- JSON conversion
+
+
+def to_jsonable(value: Any) -> Any:
+    """numpy values, bytes and HDF5 markers as plain JSON types (complex as [re, im])."""
+    if isinstance(value, np.ndarray):
+        if value.dtype.names:
+            return [to_jsonable(v) for v in value.ravel()] if value.ndim else to_jsonable(value[()])
+        return [to_jsonable(v) for v in value] if value.ndim else to_jsonable(value[()])
+    if isinstance(value, np.void) and value.dtype.names:
+        return {name: to_jsonable(value[name]) for name in value.dtype.names}
+    if isinstance(value, (bytes, np.bytes_)):
+        return bytes(value).decode("utf-8", "backslashreplace")
+    if isinstance(value, np.void):
+        return bytes(value).hex()
+    if isinstance(value, (complex, np.complexfloating)):
+        return [float(value.real), float(value.imag)]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Empty):
+        return None
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    return value
+
+
+def _json_value_fixed(value: Any) -> Any:
+    """Structured arrays keep their shape: rows of {field: value} nested like the array."""
+    if isinstance(value, np.ndarray) and value.dtype.names and value.ndim:
+        return [_json_value_fixed(v) for v in value]
+    return to_jsonable(value)
+
+
+# ---------------------------------------------------------------------- descriptions
+
+
+def _dtype_text(dtype: np.dtype) -> str:
+    metadata = dtype.metadata or {}
+    vlen = metadata.get("vlen")
+    if vlen is str:
+        return "vlen str"
+    if vlen is bytes:
+        return "vlen bytes"
+    if dtype.names:
+        return "compound{" + ", ".join(f"{n}: {_dtype_text(dtype.fields[n][0])}"
+                                       for n in dtype.names) + "}"
+    return str(dtype)
+
+
+def _logical_bytes(ds: Dataset) -> Optional[int]:
+    """Uncompressed size; None where it has no meaning (variable-length elements, null)."""
+    if ds.shape is None or ds.dtype.hasobject:
+        return None
+    return ds.size * ds.dtype.itemsize
+
+
+# Registered HDF5 filter ids, for pipelines that store no filter names (pipeline v2
+# leaves them out for the predefined filters).
+_FILTER_NAMES = {1: "deflate", 2: "shuffle", 3: "fletcher32", 4: "szip", 5: "nbit",
+                 6: "scaleoffset", 307: "bzip2", 32000: "lzf", 32001: "blosc",
+                 32004: "lz4", 32008: "bitshuffle", 32015: "zstd", 32020: "vbz"}
+
+
+def _filter_name(fid: int, name: str) -> str:
+    return name or _FILTER_NAMES.get(fid, f"filter {fid}")
+
+
+def dataset_summary(ds: Dataset) -> dict:
+    """The storage facts ls and info show for a dataset, as JSON-ready values."""
+    stored = ds.storage_size
+    logical = _logical_bytes(ds)
+    chunked = ds.layout == "chunked"
+    return {
+        "kind": "dataset",
+        "shape": None if ds.shape is None else list(ds.shape),
+        "dtype": _dtype_text(ds.dtype),
+        "layout": ds.layout,
+        "chunks": list(ds.chunks) if ds.chunks else None,
+        "chunk_count": ds.chunk_count if chunked else None,
+        "filters": [_filter_name(fid, name) for fid, name, _data in ds.filters],
+        "storage_size": stored,
+        "logical_size": logical,
+        "compression_ratio": round(logical / stored, 3) if logical and stored else None,
+    }
+
+
+def _dataset_line(info: dict) -> str:
+    shape = "null" if info["shape"] is None else "(" + ", ".join(map(str, info["shape"])) + ")"
+    parts = [shape, info["dtype"], info["layout"]]
+    if info["chunks"]:
+        parts.append("chunks " + "x".join(map(str, info["chunks"])))
+        parts.append(f"{info['chunk_count']} stored")
+    if info["filters"]:
+        parts.append("[" + ", ".join(info["filters"]) + "]")
+    if info["compression_ratio"] is not None:
+        parts.append(f"ratio {info['compression_ratio']:.2f}")
+    return "  ".join(parts)
+
+
+# ---------------------------------------------------------------------- ls
+
+
+def _walk(group: Group, seen: set, depth: int, recursive: bool, emit: Callable) -> None:
+    """Depth first in link order; a group met twice (hard links) is listed once."""
+    for name in group:
+        link = group.get(name, getlink=True)
+        path = group.name.rstrip("/") + "/" + name
+        if isinstance(link, SoftLink):
+            emit(path, name, depth, {"kind": "soft_link", "target": link.path})
+            continue
+        if isinstance(link, ExternalLink):
+            emit(path, name, depth, {"kind": "external_link", "file": link.filename,
+                                     "target": link.path})
+            continue
+        try:
+            obj = group[name]
+            info = _describe_short(obj)
+        except _native.Error as exc:  # one unreadable object must not hide the rest
+            emit(path, name, depth, {"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        if obj.id.address in seen:
+            emit(path, name, depth, {"kind": "hard_link", "target": seen[obj.id.address]})
+            continue
+        seen[obj.id.address] = path
+        emit(path, name, depth, info)
+        if isinstance(obj, Group) and recursive:
+            _walk(obj, seen, depth + 1, recursive, emit)
+
+
+def _describe_short(obj) -> dict:
+    if isinstance(obj, Dataset):
+        return dataset_summary(obj)
+    if isinstance(obj, Group):
+        return {"kind": "group", "members": len(obj)}
+    return {"kind": "datatype", "dtype": _dtype_text(obj.dtype)}
+
+
+def _ls_text(name: str, depth: int, info: dict) -> str:
+    indent = "  " * depth
+    kind = info["kind"]
+    if kind == "group":
+        return f"{indent}{name}/  ({info['members']} members)"
+    if kind == "dataset":
+        return f"{indent}{name}  {_dataset_line(info)}"
+    if kind == "datatype":
+        return f"{indent}{name}  datatype {info['dtype']}"
+    if kind == "error":
+        return f"{indent}{name}  ({info['error']})"
+    if kind == "external_link":
+        return f"{indent}{name} -> {info['file']}:{info['target']}  (external link)"
+    return f"{indent}{name} -> {info['target']}  ({kind.replace('_', ' ')})"
+
+
+def cmd_ls(args, out) -> None:
+    with _open(args.file) as f:
+        top = _lookup(f, args.path)
+        rows = []
+
+        def emit(path, name, depth, info):
+            if args.json:
+                rows.append({"path": path, **info})
+            else:
+                print(_ls_text(name, depth, info), file=out)
+
+        if isinstance(top, Group):
+            if not args.json:
+                print(f"{top.name}  ({len(top)} members)", file=out)
+            _walk(top, {top.id.address: top.name}, 1, not args.no_recursive, emit)
+        else:
+            emit(top.name, top.name, 0, _describe_short(top))
+        if args.json:
+            json.dump(rows, out, indent=1)
+            out.write("\n")
+
+
+# ---------------------------------------------------------------------- info
+
+
+def describe(obj) -> dict:
+    """Everything about one object, JSON-ready."""
+    info = {"path": obj.name, "address": obj.id.address, **_describe_short(obj)}
+    if isinstance(obj, Dataset):
+        info.update({
+            "maxshape": None if obj.maxshape is None else list(obj.maxshape),
+            "chunk_index": obj.chunk_index,
+            "filters": [{"id": fid, "name": _filter_name(fid, name), "client_data": list(data)}
+                        for fid, name, data in obj.filters],
+            "fillvalue": to_jsonable(obj.fillvalue),
+        })
+    if isinstance(obj, Group):
+        info["members"] = list(obj)
+    info["attrs"] = {name: _attr_value(obj, name) for name in obj.attrs}
+    return info
+
+
+def _attr_value(obj, name: str) -> Any:
+    """An attribute h5turbo cannot read (object references, say) is shown as the reason."""
+    try:
+        return _json_value_fixed(obj.attrs[name])
+    except _native.Error as exc:
+        return f"<{type(exc).__name__}: {exc}>"
+
+
+def _info_text(info: dict) -> list[str]:
+    lines = []
+    for key, value in info.items():
+        if key == "attrs":
+            continue
+        if key == "filters" and value:
+            value = ", ".join(f"{f['name']} (id {f['id']}, data {f['client_data']})"
+                              for f in value)
+        lines.append(f"{key + ':':<18} {value}")
+    attrs = info["attrs"]
+    lines.append(f"{'attributes:':<18} {len(attrs)}")
+    lines += [f"  {name} = {value!r}" for name, value in attrs.items()]
+    return lines
+
+
+def cmd_info(args, out) -> None:
+    with _open(args.file) as f:
+        info = describe(_lookup(f, args.path))
+    if args.json:
+        json.dump(info, out, indent=1)
+        out.write("\n")
+    else:
+        print("\n".join(_info_text(info)), file=out)
+
+
+# ---------------------------------------------------------------------- cat
+
+
+def cmd_cat(args, out) -> None:
+    index = parse_slice(args.slice) if args.slice is not None else Ellipsis
+    with _open(args.file) as f:
+        ds = _lookup(f, args.path)
+        if not isinstance(ds, Dataset):
+            raise CLIError(f"{args.path}: is a {_describe_short(ds)['kind']}, not a dataset")
+        if index is Ellipsis and (ds.nbytes or 0) > _PROGRESS_BYTES:
+            print(f"h5turbo: reading {ds.nbytes / 2**20:.0f} MiB of {ds.name} ...",
+                  file=sys.stderr, flush=True)
+        try:
+            data = ds[index]
+        except (IndexError, TypeError, ValueError) as exc:
+            raise CLIError(f"bad selection {args.slice!r} for shape {ds.shape}: {exc}") from None
+    if args.json:
+        json.dump({"path": ds.name, "shape": list(np.shape(data)),
+                   "dtype": _dtype_text(np.asarray(data).dtype),
+                   "data": _json_value_fixed(data)}, out)
+        out.write("\n")
+        return
+    options = {"threshold": sys.maxsize} if args.all else {}
+    with np.printoptions(**options):
+        print(data if not isinstance(data, np.ndarray) else np.array2string(data), file=out)
+
+
+# ---------------------------------------------------------------------- plumbing
+
+
+def _open(path: str) -> File:
+    try:
+        return File(path)
+    except FileNotFoundError:
+        raise CLIError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise CLIError(f"{path}: is a directory") from None
+    except PermissionError:
+        raise CLIError(f"{path}: permission denied") from None
+    except OSError as exc:  # a directory, a device, a read failure
+        raise CLIError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except _native.Error as exc:
+        raise CLIError(f"{path}: not a readable HDF5 file ({exc})") from None
+
+
+def _lookup(f: File, path: str):
+    try:
+        return f[path]
+    except KeyError:
+        raise CLIError(f"{f.filename}: no object {path!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="h5turbo", description="Look inside HDF5 files (read with h5turbo: no libhdf5).")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    ls = sub.add_parser("ls", help="tree of groups and datasets with storage details",
+                        description="List groups and datasets: shape, dtype, layout, chunk "
+                        "shape, chunks stored, filters, compression ratio (logical / stored).")
+    ls.add_argument("file")
+    ls.add_argument("path", nargs="?", default="/", help="group or dataset (default /)")
+    ls.add_argument("-n", "--no-recursive", action="store_true", help="only the first level")
+    ls.set_defaults(run=cmd_ls)
+
+    info = sub.add_parser("info", help="everything about one object",
+                          description="Shape, dtype, layout, chunk index, filters, fill "
+                          "value, storage and attributes of one object.")
+    info.add_argument("file")
+    info.add_argument("path")
+    info.set_defaults(run=cmd_info)
+
+    cat = sub.add_parser("cat", help="print a dataset's values",
+                         description="Print values of a dataset; --slice takes a numpy index "
+                         "such as '0:10, ::2', '5, ...', '[1, 4], :', or a quoted field name.")
+    cat.add_argument("file")
+    cat.add_argument("path")
+    cat.add_argument("-s", "--slice", help="numpy-style selection (default: everything)")
+    cat.add_argument("-a", "--all", action="store_true",
+                     help="print every value (numpy summarises large arrays otherwise)")
+    cat.set_defaults(run=cmd_cat)
+
+    for p in (ls, info, cat):
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    return parser
+
+
+def main(argv: Optional[list[str]] = None, out=None) -> int:
+    """Run the command; returns the exit status (0 ok, 1 error, 2 usage)."""
+    out = out or sys.stdout
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        args.run(args, out)
+    except CLIError as exc:
+        print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except _native.Error as exc:  # a file h5turbo cannot read in full: say what, not where
+        print(f"h5turbo {args.command}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `h5turbo cat ... | head`
+        sys.stderr.close()
+        return 0
+    except OSError as exc:  # a read failing half-way (file truncated, disk error)
+        print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
+        return 1
+    return 0
