@@ -42,10 +42,15 @@ struct Scratch {
     decode: DecodeScratch,
 }
 
-fn grow(buf: &mut Vec<u8>, len: usize) {
+/// Grow a scratch buffer to `len` bytes. Sizes come from the file (chunk and batch
+/// sizes), so a failed allocation is an error for this read, not an abort.
+fn grow(buf: &mut Vec<u8>, len: usize) -> Result<()> {
     if buf.len() < len {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::format(format!("cannot allocate a {} byte chunk buffer", len)))?;
         buf.resize(len, 0);
     }
+    Ok(())
 }
 
 pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8]) -> Result<()> {
@@ -69,7 +74,7 @@ fn run_batch(src: &ArraySource, geom: &Geometry, batch: &Batch, out: SharedOut, 
         }
     }
     let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
-    grow(&mut scratch.read, len);
+    grow(&mut scratch.read, len)?;
     let span = &mut scratch.read[..len];
     src.read_at(span, batch.start).map_err(|e| chunk_error(e, geom, &batch.tasks[0], batch.start))?;
     for task in &batch.tasks {
@@ -112,7 +117,7 @@ fn decode_task(
     let decoded: &[u8] = if src.pipeline.is_empty() {
         if src.allow_short_chunks && encoded.len() < geom.chunk_bytes {
             // Only the selected prefix is ever read from a short chunk.
-            grow(chunk_buf, geom.chunk_bytes);
+            grow(chunk_buf, geom.chunk_bytes)?;
             chunk_buf[..encoded.len()].copy_from_slice(encoded);
             &chunk_buf[..geom.chunk_bytes]
         } else {
@@ -120,7 +125,7 @@ fn decode_task(
             encoded
         }
     } else {
-        grow(chunk_buf, geom.chunk_bytes);
+        grow(chunk_buf, geom.chunk_bytes)?;
         decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
         &chunk_buf[..geom.chunk_bytes]
     };
