@@ -2,6 +2,7 @@
 //! ones over random stacked mutations of a seed corpus, for a time budget.
 //!
 //!   drive TARGET SECONDS [CORPUS_DIR] [SEED]
+//!   drive TARGET replay FILE
 //!
 //! TARGET is open_read or decode_<family>. A panic saves the input under
 //! artifacts/TARGET/panic-N. Before each run the input is written to
@@ -82,7 +83,9 @@ fn runner(target: &str) -> Option<Box<dyn Fn(&[u8])>> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let (Some(target), Some(seconds)) = (args.get(1), args.get(2).and_then(|s| s.parse::<u64>().ok())) else {
+    let (Some(target), Some(seconds)) =
+        (args.get(1), args.get(2).and_then(|s| if s == "replay" { Some(0) } else { s.parse::<u64>().ok() }))
+    else {
         eprintln!("usage: drive TARGET SECONDS [CORPUS_DIR] [SEED]");
         std::process::exit(2);
     };
@@ -90,6 +93,13 @@ fn main() {
         eprintln!("unknown target {}", target);
         std::process::exit(2);
     };
+    if args.get(2).map(String::as_str) == Some("replay") {
+        // drive TARGET replay FILE: one run with the default panic message.
+        let input = fs::read(args.get(3).map(String::as_str).unwrap_or("")).expect("replay input");
+        run(&input);
+        println!("{}: no panic", target);
+        return;
+    }
     let corpus_dir = args.get(3).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("corpus").join(target));
     let seed = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(0x5eed_u64) | 1;
     let corpus = load_corpus(&corpus_dir);
