@@ -29,7 +29,7 @@ SIGNATURES = [b"OHDR", b"OCHK", b"TREE", b"HEAP", b"SNOD", b"BTHD", b"BTIN", b"B
 V1_OHDR = re.compile(rb"\x01\x00[\x01-\x7f]\x00[\x01-\x04]\x00\x00\x00", re.DOTALL)
 INTERESTING = [0, 1, 0x7F, 0x80, 0xFF, 0xFFFF, 0x7FFFFFFF, 0xFFFFFFFF, 1 << 40,
                (1 << 63) - 1, (1 << 64) - 1]
-KINDS = ["truncate", "flip", "value", "zero", "splice"]
+KINDS = ["truncate", "flip", "value", "zero", "splice", "ohdr"]
 MAX_READ_BYTES = 64 << 20    # read a dataset fully only below this (what a test reads)
 MEMORY_LIMIT = 4 << 30       # RLIMIT_AS of the worker
 
@@ -76,9 +76,84 @@ def mutate(data: bytes, other: bytes, seed: int, kind: str) -> tuple[bytes, str]
         pos, size = _near_metadata(rng, data, offsets), rng.choice([8, 16, 64, 512, 4096])
         out[pos:pos + size] = bytes(len(out[pos:pos + size]))
         return bytes(out), f"zero {size} bytes at {pos}"
+    if kind == "ohdr":
+        return mutate_ohdr(rng, data)
     cut = _near_metadata(rng, data, offsets)
     at = rng.randrange(len(other)) if rng.random() < 0.5 else min(cut, len(other) - 1)
     return bytes(out[:cut]) + other[at:], f"splice head[:{cut}] + other[{at}:]"
+
+
+# ------------------------------------------------------------------ v2 object headers
+
+def lookup3(data: bytes, initval: int = 0) -> int:
+    """Bob Jenkins' lookup3 hashlittle, the checksum of HDF5's v2 metadata."""
+    m = 0xFFFFFFFF
+    rot = lambda x, k: ((x << k) | (x >> (32 - k))) & m  # noqa: E731
+    a = b = c = (0xDEADBEEF + len(data) + initval) & m
+    n, i = len(data), 0
+    while n - i > 12:
+        a = (a + int.from_bytes(data[i:i + 4], "little")) & m
+        b = (b + int.from_bytes(data[i + 4:i + 8], "little")) & m
+        c = (c + int.from_bytes(data[i + 8:i + 12], "little")) & m
+        a = (a - c) & m; a ^= rot(c, 4); c = (c + b) & m  # noqa: E702
+        b = (b - a) & m; b ^= rot(a, 6); a = (a + c) & m  # noqa: E702
+        c = (c - b) & m; c ^= rot(b, 8); b = (b + a) & m  # noqa: E702
+        a = (a - c) & m; a ^= rot(c, 16); c = (c + b) & m  # noqa: E702
+        b = (b - a) & m; b ^= rot(a, 19); a = (a + c) & m  # noqa: E702
+        c = (c - b) & m; c ^= rot(b, 4); b = (b + a) & m  # noqa: E702
+        i += 12
+    if n == i:
+        return c
+    tail = data[i:] + bytes(12 - (n - i))
+    a = (a + int.from_bytes(tail[0:4], "little")) & m
+    b = (b + int.from_bytes(tail[4:8], "little")) & m
+    c = (c + int.from_bytes(tail[8:12], "little")) & m
+    c ^= b; c = (c - rot(b, 14)) & m  # noqa: E702
+    a ^= c; a = (a - rot(c, 11)) & m  # noqa: E702
+    b ^= a; b = (b - rot(a, 25)) & m  # noqa: E702
+    c ^= b; c = (c - rot(b, 16)) & m  # noqa: E702
+    a ^= c; a = (a - rot(c, 4)) & m  # noqa: E702
+    b ^= a; b = (b - rot(a, 14)) & m  # noqa: E702
+    c ^= b; c = (c - rot(b, 24)) & m  # noqa: E702
+    return c
+
+
+def ohdr_extent(data: bytes, start: int):
+    """(start, end) of a v2 object header's first chunk, checksum included, when its
+    stored checksum verifies; else None."""
+    if data[start + 4:start + 5] != b"\x02" or start + 8 > len(data):
+        return None
+    flags = data[start + 5]
+    pos = start + 6 + (16 if flags & 0x20 else 0) + (4 if flags & 0x10 else 0)
+    width = 1 << (flags & 3)
+    size = int.from_bytes(data[pos:pos + width], "little")
+    end = pos + width + size + 4
+    if end > len(data) or lookup3(data[start:end - 4]) != int.from_bytes(data[end - 4:end], "little"):
+        return None
+    return start, end
+
+
+def mutate_ohdr(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """A flip or boundary value inside a v2 object header's messages, checksum fixed up,
+    so the message parsers (not the checksum) meet the damage."""
+    starts = [m.start() for m in re.finditer(b"OHDR", data)]
+    extents = [e for e in (ohdr_extent(data, s) for s in starts) if e]
+    if not extents:
+        return data[: rng.randrange(len(data))], "truncate (no v2 object header)"
+    start, end = rng.choice(extents)
+    out = bytearray(data)
+    pos = rng.randrange(start + 6, end - 4)
+    if rng.random() < 0.5:
+        out[pos] ^= 1 << rng.randrange(8)
+        what = f"flip a bit at {pos}"
+    else:
+        width = rng.choice([1, 2, 4, 8])
+        chunk = (rng.choice(INTERESTING) & ((1 << (8 * width)) - 1)).to_bytes(width, "little")
+        chunk = chunk[: end - 4 - pos]
+        out[pos:pos + len(chunk)] = chunk
+        what = f"set {len(chunk)} bytes at {pos} to {chunk.hex()}"
+    out[end - 4:end] = lookup3(bytes(out[start:end - 4])).to_bytes(4, "little")
+    return bytes(out), f"{what} in the object header at {start}, checksum fixed"
 
 
 def make_mutants(bases: list[Path], count: int, seed: int, folder: Path) -> list[dict]:
