@@ -28,7 +28,7 @@ import robust_mutants
 
 HERE = Path(__file__).resolve().parent
 REGRESSIONS = HERE / "data" / "regressions"
-COUNT = int(os.environ.get("H5TURBO_MUTANTS", "360"))
+COUNT = int(os.environ.get("H5TURBO_MUTANTS", "600"))
 SEED = int(os.environ.get("H5TURBO_MUTANT_SEED", "20261122"))
 BATCH = 60
 MUTANT_TIMEOUT = 20.0      # seconds without progress before a mutant counts as a hang
