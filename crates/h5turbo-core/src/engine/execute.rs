@@ -43,10 +43,15 @@ struct Scratch {
     decode: DecodeScratch,
 }
 
-fn grow(buf: &mut Vec<u8>, len: usize) {
+/// Grow a scratch buffer to `len` bytes. Sizes come from the file (chunk and batch
+/// sizes), so a failed allocation is an error for this read, not an abort.
+fn grow(buf: &mut Vec<u8>, len: usize) -> Result<()> {
     if buf.len() < len {
+        buf.try_reserve_exact(len - buf.len())
+            .map_err(|_| Error::format(format!("cannot allocate a {} byte chunk buffer", len)))?;
         buf.resize(len, 0);
     }
+    Ok(())
 }
 
 /// Run `f` over `items` with per-thread state: on the pool when `parallel`, else on
@@ -91,9 +96,11 @@ fn cached_task(
         return scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 });
     }
     let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: cached task without storage"))?;
-    let mut encoded = vec![0u8; stored.size as usize];
+    let mut encoded = Vec::new();
+    grow(&mut encoded, stored.size as usize)?;
     src.read_at(&mut encoded, stored.address).map_err(|e| chunk_error(e, geom, task, stored.address))?;
-    let mut decoded = vec![0u8; geom.chunk_bytes];
+    let mut decoded = Vec::new();
+    grow(&mut decoded, geom.chunk_bytes)?;
     decode_stored(src, geom, stored.filter_mask, &encoded, &mut decoded, scratch)
         .map_err(|e| chunk_error(e, geom, task, stored.address))?;
     scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
@@ -126,7 +133,7 @@ fn run_batch(src: &ArraySource, geom: &Geometry, batch: &Batch, out: SharedOut, 
         return Ok(());
     }
     let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
-    grow(&mut scratch.read, len);
+    grow(&mut scratch.read, len)?;
     let span = &mut scratch.read[..len];
     src.read_at(span, batch.start).map_err(|e| chunk_error(e, geom, &batch.tasks[0], batch.start))?;
     for task in &batch.tasks {
@@ -172,7 +179,7 @@ fn decode_task(
         check_span(encoded.len(), task, geom)?;
         return scatter(geom, task, out, Elements::Chunk { data: encoded, skip: task.skip as usize });
     }
-    grow(chunk_buf, geom.chunk_bytes);
+    grow(chunk_buf, geom.chunk_bytes)?;
     decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
     scatter(geom, task, out, Elements::Chunk { data: &chunk_buf[..geom.chunk_bytes], skip: 0 })
 }

@@ -48,8 +48,11 @@ impl Geometry {
             .checked_mul(element_size as u64)
             .filter(|&b| b <= isize::MAX as u64)
             .ok_or_else(|| Error::format("chunk size overflows"))? as usize;
+        // An empty selection touches no chunk; cutting its other axes into pieces would
+        // cost memory in proportion to their (file-given, possibly huge) extents.
+        let empty = out_dims.contains(&0);
         Ok(Geometry {
-            pieces: sel.iter().zip(chunk_dims).map(|(s, &c)| axis_pieces(s, c)).collect(),
+            pieces: sel.iter().zip(chunk_dims).map(|(s, &c)| if empty { Vec::new() } else { axis_pieces(s, c) }).collect(),
             out_strides: strides(&out_dims),
             chunk_strides: strides(chunk_dims),
             out_dims,
@@ -224,6 +227,15 @@ pub fn checked_product(dims: &[u64]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn empty_selection_of_a_huge_extent_makes_no_pieces() {
+        // Found by fuzzing (open_read): shape (0, 2^40) read whole allocated 6 GiB of pieces.
+        let sel = [AxisSelection::all(0), AxisSelection::all(1 << 40)];
+        let geom = Geometry::new(&[0, 1 << 40], &[1, 1], 4, &sel).unwrap();
+        assert_eq!(geom.out_bytes(), Some(0));
+        assert!(geom.pieces.iter().all(|p| p.is_empty()));
+    }
 
     struct Dense;
     impl ChunkStore for Dense {

@@ -63,6 +63,7 @@ impl Dataset {
             None => FilterPipeline::default(),
         };
         let element_size = datatype.size();
+        check_element_size(&layout, element_size)?;
         let fill_value = fill_value(header, ctx)?;
         let fill_defined = fill_value.as_ref().is_some_and(|v| !v.is_empty());
         let fill = match fill_value {
@@ -251,6 +252,18 @@ impl Dataset {
         let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &unfiltered);
         src.allow_short_chunks = true;
         engine::read_selection(&src, sel, out, threads)
+    }
+}
+
+/// The chunked layout repeats the element size; libhdf5 refuses a mismatch, and
+/// the engine sizes chunk buffers from the datatype, so a corrupt one must stop here.
+fn check_element_size(layout: &Layout, element_size: usize) -> Result<()> {
+    match layout {
+        Layout::Chunked(c) if c.element_size != element_size as u64 => Err(Error::format(format!(
+            "chunked layout stores {}-byte elements, the datatype has {} bytes",
+            c.element_size, element_size
+        ))),
+        _ => Ok(()),
     }
 }
 

@@ -23,7 +23,8 @@ pub fn decode(src: &[u8], dst: &mut [u8]) -> Result<()> {
     let mut block_size = be32(&header[8..12]);
     if block_size == 0 {
         // libhdf5's plugin never writes 0; treat it like one block, not an endless loop.
-        block_size = dst.len();
+        // (at least 1: chunks_mut(0) panics, and an empty output has no blocks anyway).
+        block_size = dst.len().max(1);
     }
     let mut pos = HEADER_LEN;
     for block in dst.chunks_mut(block_size) {
@@ -77,6 +78,13 @@ pub fn encode(data: &[u8], block_size: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zero_block_size_into_empty_output_is_no_panic() {
+        // Found by fuzzing (decode_lz4): block size 0 and an empty chunk.
+        let src = [0u8; HEADER_LEN];
+        assert!(decode(&src, &mut []).is_ok());
+    }
 
     #[test]
     fn round_trips_with_raw_and_partial_blocks() {

@@ -453,11 +453,19 @@ fn array_size(dims: &[u64], base_size: usize) -> Result<usize> {
 
 /// The size stored in the message must agree with what the members need: later
 /// code indexes element bytes with these offsets and sizes.
+/// Largest element (numpy's itemsize limit).
+const MAX_TYPE_SIZE: usize = i32::MAX as usize;
+
 fn check_size(dt: &Datatype) -> Result<()> {
     if dt.size == 0 {
         // libhdf5 rejects zero-sized types; allowing them would let array types
         // claim any number of elements.
         return Err(Error::format("datatype of size 0"));
+    }
+    if dt.size > MAX_TYPE_SIZE {
+        // numpy itemsizes are C ints; a larger element cannot be returned, and its
+        // fill value alone would be a multi-GiB allocation from a corrupt size field.
+        return Err(Error::format(format!("datatype of {} bytes (at most {} supported)", dt.size, MAX_TYPE_SIZE)));
     }
     match &dt.class {
         DatatypeClass::Compound { members } => {
@@ -505,6 +513,18 @@ mod tests {
         m.extend_from_slice(&0u16.to_le_bytes());
         m.extend_from_slice(&(size as u16 * 8).to_le_bytes());
         m
+    }
+
+    #[test]
+    fn rejects_elements_over_2_gib() {
+        // Found by the mutation test: an opaque size set to 0xffffffff (was a 4 GiB
+        // fill-value allocation and an abort).
+        let mut m = header(1, CLASS_OPAQUE, 8, u32::MAX);
+        m.extend_from_slice(b"tag\0\0\0\0\0");
+        let e = Datatype::parse(&m, 0, Sizes::DEFAULT).unwrap_err();
+        assert!(e.to_string().contains("4294967295 bytes"), "{}", e);
+        m[4..8].copy_from_slice(&16u32.to_le_bytes());
+        assert!(Datatype::parse(&m, 0, Sizes::DEFAULT).is_ok());
     }
 
     fn ieee(size: u32, big: bool) -> Vec<u8> {

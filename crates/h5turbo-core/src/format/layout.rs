@@ -226,6 +226,9 @@ fn parse_index_kind(r: &mut ByteReader, flags: u8) -> Result<ChunkIndexKind> {
     Ok(kind)
 }
 
+/// Largest chunk HDF5 can write (its chunk sizes are 32-bit).
+const MAX_CHUNK_BYTES: u64 = u32::MAX as u64;
+
 fn chunked_from_dims(
     r: &ByteReader,
     mut dims: Vec<u64>,
@@ -249,7 +252,15 @@ fn chunked_from_dims(
         dont_filter_partial_edge_chunks: flags & FLAG_DONT_FILTER_PARTIAL_EDGE_CHUNKS != 0,
         version,
     };
-    layout.chunk_bytes().map_err(|e| e.at(r.address()))?;
+    let bytes = layout.chunk_bytes().map_err(|e| e.at(r.address()))?;
+    // HDF5 stores chunk sizes in 32 bits; a larger chunk is a corrupt message, and
+    // would otherwise size every decode buffer of the read.
+    if bytes > MAX_CHUNK_BYTES {
+        return Err(r.error(format!(
+            "chunk of {} bytes (dims {:?}, element size {}) exceeds HDF5's 4 GiB chunk limit",
+            bytes, layout.chunk_dims, layout.element_size
+        )));
+    }
     Ok(Layout::Chunked(layout))
 }
 
@@ -309,5 +320,20 @@ mod tests {
         m[7] = 9;
         assert!(Layout::parse(&m, 0, s()).is_err());
         assert_eq!(Layout::parse(&[6u8, 1], 0, s()).unwrap_err().kind(), crate::ErrorKind::Unsupported);
+    }
+
+    #[test]
+    fn chunked_rejects_chunks_over_4_gib() {
+        // v4, 3 dims in 4 bytes: 65536 x 65536 chunks of 4-byte elements (16 GiB).
+        let mut m = vec![4u8, 2, 0, 3, 4];
+        for d in [65536u32, 65536, 4] {
+            m.extend_from_slice(&d.to_le_bytes());
+        }
+        m.push(2); // implicit index
+        m.extend_from_slice(&777u64.to_le_bytes());
+        let e = Layout::parse(&m, 0, s()).unwrap_err();
+        assert!(e.to_string().contains("4 GiB"), "{}", e);
+        m[9..13].copy_from_slice(&1u32.to_le_bytes());
+        assert!(Layout::parse(&m, 0, s()).is_ok());
     }
 }

@@ -1,0 +1,3 @@
+#![no_main]
+// The bzip2 decoder through filters::decode_chunk, parameters taken from the input.
+libfuzzer_sys::fuzz_target!(|data: &[u8]| h5turbo_fuzz::decode(h5turbo_fuzz::Family::from_name("bzip2").unwrap(), data));
