@@ -8,6 +8,7 @@
 mod execute;
 pub mod plan;
 pub mod pool;
+pub mod reduce;
 pub mod selection;
 
 pub use selection::AxisSelection;
