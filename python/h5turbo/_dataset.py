@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from . import _reduce
 from ._base import HLObject, cached_property
 from ._selection import ReadPlan, plan_read, split_fields
 from ._types import Empty
@@ -215,6 +216,39 @@ class Dataset(HLObject):
             raise TypeError("dset.asstr() can only be used on datasets with "
                             "an HDF5 string datatype")
         return AsStrView(self, encoding or stored, errors)
+
+    # ------------------------------------------------------------------ reductions
+    # numpy semantics (see _reduce.py), computed chunk by chunk on all cores without
+    # reading the whole dataset; `selection` reduces ``self[selection]`` instead.
+
+    def sum(self, axis=None, dtype=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "sum", axis, dtype, 0, keepdims, selection, threads_arg(threads))
+
+    def mean(self, axis=None, dtype=None, keepdims: bool = False, *, selection: Any = None,
+             threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "mean", axis, dtype, 0, keepdims, selection, threads_arg(threads))
+
+    def var(self, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "var", axis, dtype, ddof, keepdims, selection, threads_arg(threads))
+
+    def std(self, axis=None, dtype=None, ddof: float = 0, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "std", axis, dtype, ddof, keepdims, selection, threads_arg(threads))
+
+    def min(self, axis=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "min", axis, None, 0, keepdims, selection, threads_arg(threads))
+
+    def max(self, axis=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "max", axis, None, 0, keepdims, selection, threads_arg(threads))
+
+    def count_nonzero(self, axis=None, keepdims: bool = False, *, selection: Any = None,
+                      threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "count_nonzero", axis, None, 0, keepdims, selection,
+                              threads_arg(threads))
 
     # ------------------------------------------------------------------ internals
 
