@@ -41,7 +41,7 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
     block = _native_block(ds, selection)
     if block is None:
         return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
-    axes, shape = block
+    axes, shape, local = block
     reduced = (tuple(range(len(shape))) if axis is None
                else normalize_axis_tuple(axis, len(shape)))
     flags = [d in reduced for d in range(len(shape))]
@@ -53,7 +53,10 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
         return ds._obj.reduce(list(axes), name, flags, threads)
 
     def finish(values: np.ndarray) -> Any:
-        result = np.asarray(values).reshape(out_shape)
+        result = np.asarray(values).reshape(kshape)
+        if local is not None:  # reversed axes: the kept ones come out reversed
+            result = np.ascontiguousarray(result[local])
+        result = result.reshape(out_shape)
         return result if result.ndim else result[()]
 
     element = ds.dtype
@@ -81,30 +84,29 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
             raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         raw = native(op)
         return finish(np.frombuffer(raw, dtype=element.newbyteorder("=")).copy())
-    counts = native("count_nonzero").astype(np.intp)
-    if axis is None and not keepdims:
-        return int(counts[0])
-    return finish(counts)
+    counts = finish(native("count_nonzero").astype(np.intp))
+    return int(counts) if axis is None and not keepdims else counts
 
 
 def _native_block(ds: Any, selection: Any) -> Optional[tuple]:
-    """(native axes, block shape) when the engine can reduce this; None otherwise."""
+    """(native axes, block shape, numpy index reordering the block or None) when the
+    engine can reduce this; None otherwise."""
     shape, dt = ds.shape, ds.dtype
     if not shape or dt.fields is not None or dt.subdtype is not None:
         return None
     if dt.kind not in "biuf" or (dt.kind == "f" and dt.itemsize not in (4, 8)):
         return None
     if selection is None:
-        return [(0, n, 1) for n in shape], tuple(shape)
+        return [(0, n, 1) for n in shape], tuple(shape), None
     plan = plan_read(selection, shape)
     if len(plan.out_shape) != len(plan.read_shape) or not _order_free(plan):
         return None
-    return list(plan.axes), tuple(plan.read_shape)
+    return list(plan.axes), tuple(plan.read_shape), plan.local
 
 
 def _order_free(plan: Any) -> bool:
-    """The selection's elements are the block's, in any order (reversed slices and
-    permutations change the order, which a reduction ignores), without repeats."""
+    """The selection is the block, possibly with whole axes reversed (negative
+    steps): the same elements, no repeats; only the order of kept axes changes."""
     if plan.local is None:
         return True
     for entry in plan.local:
