@@ -180,3 +180,14 @@ def test_threads_and_errors(reduce_file):
     with pytest.raises(ValueError):
         ds.sum(threads=0)
     assert isinstance(ds.count_nonzero(), int)
+
+
+def test_numpy_functions_dispatch(reduce_file):
+    f, arrays = reduce_file
+    ds, a = f["chunked_d2"], arrays["chunked_d2"]
+    _check(np.sum(ds, axis=0), a.sum(axis=0), exact=False)
+    _check(np.max(ds), a.max(), exact=True)
+    _check(np.std(ds, axis=1, ddof=1), a.std(axis=1, ddof=1), exact=False)
+    out = np.empty(a.shape[1])
+    assert np.mean(ds, axis=0, out=out) is out
+    _check(out, a.mean(axis=0), exact=False)
