@@ -242,10 +242,8 @@ impl<T: Element> Acc<T> for Min<T> {
     }
     #[inline(always)]
     fn add(&mut self, x: T) {
-        if x < self.0 || x.is_nan() {
-            if !self.0.is_nan() {
-                self.0 = x;
-            }
+        if (x < self.0 || x.is_nan()) && !self.0.is_nan() {
+            self.0 = x;
         }
     }
     fn merge(&mut self, o: &Self) {
@@ -261,10 +259,8 @@ impl<T: Element> Acc<T> for Max<T> {
     }
     #[inline(always)]
     fn add(&mut self, x: T) {
-        if x > self.0 || x.is_nan() {
-            if !self.0.is_nan() {
-                self.0 = x;
-            }
+        if (x > self.0 || x.is_nan()) && !self.0.is_nan() {
+            self.0 = x;
         }
     }
     fn merge(&mut self, o: &Self) {
@@ -458,9 +454,9 @@ fn reduce_chunk<T: Element, A: Acc<T>>(
     let local_dims: Vec<u64> =
         (0..rank).map(|d| if job.reduce_axis[d] { 1 } else { pieces[d].in_chunk.len() }).collect();
     let mut local_strides = strides(&local_dims);
-    for d in 0..rank {
-        if job.reduce_axis[d] {
-            local_strides[d] = 0;
+    for (s, &r) in local_strides.iter_mut().zip(&job.reduce_axis) {
+        if r {
+            *s = 0;
         }
     }
     let cells = local_dims.iter().product::<u64>() as usize;
