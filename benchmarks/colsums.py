@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import multiprocessing
+import os
 import shlex
 import statistics
 import sys
@@ -111,6 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             raise AssertionError("column sums differ from the h5py loop's")
 
     cores = h5turbo.default_threads()
+    load_before = os.getloadavg()[0]
     rows = [("h5py, loop over 1000-column blocks",
              *median_time(lambda: h5py_loop(str(path), args.cols), args.repeats, check)),
             ("h5py, 2 worker processes splitting the blocks",
@@ -122,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(("h5turbo ds.sum(axis=0), 1 thread",
                      *median_time(lambda: ds.sum(axis=0, threads=1), args.repeats, check)))
 
+    load_after = os.getloadavg()[0]
     base = rows[0][1]
     argv_text = shlex.join(["benchmarks/colsums.py"] + (argv if argv is not None else sys.argv[1:]))
     lines = [
@@ -134,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- versions: h5turbo {h5turbo.__version__}, h5py {h5py.__version__} "
         f"(HDF5 {h5py.version.hdf5_version}), numpy {np.__version__}",
         f"- each: one warm-up, then the median of {args.repeats} runs; every result checked equal",
+        f"- 1-minute load average before / after: {load_before:.1f} / {load_after:.1f} "
+        "(other work on the machine shares its cores)",
         "",
         "| method | median s | runs (s) | vs h5py loop |",
         "|---|---:|---|---:|",
