@@ -225,6 +225,31 @@ class Object:
             return
         out[...] = _read_orthogonal(ds, axes)
 
+    def reduce(self, selection, op, reduce_axis, threads):
+        """The contract's reductions, computed by numpy on the selection read whole."""
+        ds = self._h5()
+        axes = _validate_selection(selection, ds.shape)
+        block = np.asarray(_read_orthogonal(ds, axes))
+        if block.dtype.kind not in "biuf":
+            raise UnsupportedError("reductions need integer, float or boolean elements")
+        along = tuple(d for d, flag in enumerate(reduce_axis) if flag)
+        if op == "sum_int":
+            return block.astype(np.int64).sum(axis=along, keepdims=True).ravel()
+        if op == "sum_float":
+            return block.astype(np.float64).sum(axis=along, keepdims=True).ravel()
+        if op in ("min", "max"):
+            native = block.astype(block.dtype.newbyteorder("="))
+            return getattr(np, op)(native, axis=along, keepdims=True).ravel().tobytes()
+        if op == "count_nonzero":
+            return np.count_nonzero(block, axis=along, keepdims=True).astype(np.uint64).ravel()
+        if op == "moments":
+            values = block.astype(np.float64)
+            count = int(np.prod([block.shape[d] for d in along]))
+            mean = values.mean(axis=along, keepdims=True)
+            m2 = ((values - mean) ** 2).sum(axis=along, keepdims=True)
+            return (np.full(mean.size, count, np.uint64), mean.ravel(), m2.ravel())
+        raise ValueError(f"unknown reduction {op!r}")
+
 
 def _axis_length(axis) -> int:
     return axis[1] if isinstance(axis, tuple) else len(axis)

@@ -14,6 +14,7 @@ from ._native import ClosedError, Error, FormatError, UnsupportedError, default_
 from ._dataset import Dataset
 from ._attrs import AttributeManager
 from ._file import File
+from ._sparse import SparseDataset, is_sparse_group
 from ._group import Datatype, Group
 from ._types import Empty, ExternalLink, HardLink, SoftLink
 
@@ -23,7 +24,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
     __version__ = "0+unknown"
 
 __all__ = [
-    "File", "Group", "Dataset", "Datatype", "AttributeManager",
+    "File", "Group", "Dataset", "Datatype", "AttributeManager", "SparseDataset", "is_sparse_group",
     "Empty", "HardLink", "SoftLink", "ExternalLink",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
     "default_threads", "__version__",

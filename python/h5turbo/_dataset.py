@@ -8,6 +8,7 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from . import _reduce
 from ._base import HLObject, cached_property
 from ._selection import ReadPlan, plan_read, split_fields
 from ._types import Empty
@@ -251,6 +252,47 @@ class Dataset(HLObject):
                             "an HDF5 string datatype")
         return AsStrView(self, encoding or stored, errors)
 
+    # ------------------------------------------------------------------ reductions
+    # numpy semantics (see _reduce.py), computed chunk by chunk on all cores without
+    # reading the whole dataset; `selection` reduces ``self[selection]`` instead.
+
+    # `out` is numpy's protocol (np.sum(ds) calls ds.sum(axis=, dtype=, out=)).
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, _reduce.reduce(self, "sum", axis, dtype, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
+             selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, _reduce.reduce(self, "mean", axis, dtype, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def var(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, _reduce.reduce(self, "var", axis, dtype, ddof, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def std(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, _reduce.reduce(self, "std", axis, dtype, ddof, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def min(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _into(out, _reduce.reduce(self, "min", axis, None, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def max(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _into(out, _reduce.reduce(self, "max", axis, None, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def count_nonzero(self, axis=None, keepdims: bool = False, *, selection: Any = None,
+                      threads: Optional[int] = None) -> Any:
+        return _reduce.reduce(self, "count_nonzero", axis, None, 0, keepdims, selection,
+                              threads_arg(threads))
+
     # ------------------------------------------------------------------ internals
 
     def _read_plan(self, plan: ReadPlan, nthreads: int) -> Any:
@@ -349,6 +391,14 @@ def _szip_opts(data: tuple) -> tuple:
     if mask & _SZIP_NN_OPTION_MASK:
         return ("nn", pixels)
     raise TypeError("Unknown SZIP configuration")
+
+
+def _into(out: Optional[np.ndarray], result: Any) -> Any:
+    """numpy's `out=`: the result written into `out`, which is returned."""
+    if out is None:
+        return result
+    np.copyto(out, result, casting="same_kind")
+    return out
 
 
 def _select_fields(data: Any, fields: list[str]) -> Any:

@@ -120,6 +120,14 @@ class Object:
         reads), numpy arrays for sequences. threads <= 0 means the default
         (H5TURBO_THREADS or all cores). Reads of few chunks go through a small
         per-dataset cache of decoded chunks."""
+    def reduce(self, selection: Sequence[AxisSelection], op: str, reduce_axis: Sequence[bool],
+               threads: int) -> Any:
+        """Reduce an orthogonal selection of a numeric dataset (rank >= 1) chunk by chunk
+        along the axes flagged in `reduce_axis`; flat results in row-major order over
+        the selection's shape with reduced axes of length 1. op: 'sum_int' (int64,
+        wrapping), 'sum_float' (float64), 'min' / 'max' (bytes of the element type in
+        native order), 'count_nonzero' (uint64), 'moments' ((count uint64, mean
+        float64, m2 float64): variance = m2 / (count - ddof)). Releases the GIL."""
     def chunk_count(self) -> int:
         """Allocated chunks in the chunk index (1 for contiguous with storage)."""
     def storage_size(self) -> int:

@@ -8,15 +8,16 @@ mod convert;
 mod errors;
 
 use errors::{guard, to_py_err};
+use h5turbo_core::engine::reduce::{ReduceOp, Reduced};
 use h5turbo_core::engine::{pool, AxisSelection};
 use h5turbo_core::file::{File as CoreFile, LayoutKind, Object as CoreObject, ObjectKind};
 use h5turbo_core::format::dataspace::DataspaceKind;
 use h5turbo_core::format::layout::{ChunkIndexKind, Layout};
 use h5turbo_core::format::links::LinkTarget;
-use numpy::{PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::path::PathBuf;
 
 #[pyclass(module = "h5turbo._native", frozen)]
@@ -236,6 +237,54 @@ impl Object {
         })
         .map_err(to_py_err)
     }
+
+    /// Reduce an orthogonal selection along the flagged axes; see _native.pyi.
+    #[pyo3(signature = (selection, op, reduce_axis, threads=0))]
+    fn reduce(
+        &self,
+        py: Python<'_>,
+        selection: &Bound<'_, PyList>,
+        op: &str,
+        reduce_axis: Vec<bool>,
+        threads: i64,
+    ) -> PyResult<PyObject> {
+        let ds = self.dataset()?;
+        let sel = parse_selection(selection)?;
+        let op = parse_reduce_op(op)?;
+        let threads = if threads <= 0 { 0 } else { threads as usize };
+        let file = self.inner.file().clone();
+        let reduced = py
+            .allow_threads(|| guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
+            .map_err(to_py_err)?;
+        reduced_to_py(py, reduced)
+    }
+}
+
+fn parse_reduce_op(op: &str) -> PyResult<ReduceOp> {
+    Ok(match op {
+        "sum_int" => ReduceOp::SumInt,
+        "sum_float" => ReduceOp::SumFloat,
+        "min" => ReduceOp::Min,
+        "max" => ReduceOp::Max,
+        "count_nonzero" => ReduceOp::CountNonzero,
+        "moments" => ReduceOp::Moments,
+        _ => return Err(PyValueError::new_err(format!("unknown reduction {:?}", op))),
+    })
+}
+
+/// int64 / float64 / uint64 arrays; min and max as bytes of the element type in
+/// native order; moments as a (count, mean, m2) tuple of arrays.
+fn reduced_to_py(py: Python<'_>, reduced: Reduced) -> PyResult<PyObject> {
+    Ok(match reduced {
+        Reduced::Int(v) => v.into_pyarray(py).into_any().unbind(),
+        Reduced::Float(v) => v.into_pyarray(py).into_any().unbind(),
+        Reduced::Count(v) => v.into_pyarray(py).into_any().unbind(),
+        Reduced::Native(v) => PyBytes::new(py, &v).into_any().unbind(),
+        Reduced::Moments { count, mean, m2 } => {
+            let parts = (count.into_pyarray(py), mean.into_pyarray(py), m2.into_pyarray(py));
+            parts.into_pyobject(py)?.into_any().unbind()
+        }
+    })
 }
 
 /// (allocated chunks, stored bytes) of a dataset.

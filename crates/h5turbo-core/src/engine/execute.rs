@@ -37,10 +37,52 @@ impl SharedOut {
 
 /// Per-thread buffers reused across batches.
 #[derive(Default)]
-struct Scratch {
+pub(super) struct Scratch {
     read: Vec<u8>,
     chunk: Vec<u8>,
     decode: DecodeScratch,
+}
+
+impl Scratch {
+    /// Read `batch` with one pread and hand every chunk's decoded bytes (row-major,
+    /// `geom.chunk_bytes` long) to `f`. Used by readers that consume chunks rather
+    /// than scatter them (the reductions).
+    pub(super) fn for_each_decoded(
+        &mut self,
+        src: &ArraySource,
+        geom: &Geometry,
+        batch: &Batch,
+        mut f: impl FnMut(&ChunkTask, &[u8]) -> Result<()>,
+    ) -> Result<()> {
+        let span = read_batch(src, geom, batch, &mut self.read)?;
+        for task in &batch.tasks {
+            let (encoded, address) = task_bytes(span, batch, task)?;
+            let mask = task.stored.map(|s| s.filter_mask).unwrap_or(0);
+            let decoded = decoded_chunk(src, geom, mask, encoded, &mut self.chunk, &mut self.decode)
+                .map_err(|e| chunk_error(e, geom, task, address))?;
+            f(task, decoded).map_err(|e| chunk_error(e, geom, task, address))?;
+        }
+        Ok(())
+    }
+}
+
+/// One positional read of a whole batch into `buf`.
+fn read_batch<'a>(src: &ArraySource, geom: &Geometry, batch: &Batch, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+    let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
+    grow(buf, len)?;
+    let span = &mut buf[..len];
+    src.read_at(span, batch.start).map_err(|e| chunk_error(e, geom, &batch.tasks[0], batch.start))?;
+    Ok(span)
+}
+
+/// The encoded bytes of `task` inside its batch's span, and their file address.
+fn task_bytes<'a>(span: &'a [u8], batch: &Batch, task: &ChunkTask) -> Result<(&'a [u8], u64)> {
+    let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: batch task without storage"))?;
+    let from = (stored.address - batch.start) as usize;
+    let bytes = span
+        .get(from..from + stored.size as usize)
+        .ok_or_else(|| Error::invalid_argument("internal: chunk outside its batch"))?;
+    Ok((bytes, stored.address))
 }
 
 /// Grow a scratch buffer to `len` bytes. Sizes come from the file (chunk and batch
@@ -99,23 +141,15 @@ fn cached_task(
     let mut encoded = Vec::new();
     grow(&mut encoded, stored.size as usize)?;
     src.read_at(&mut encoded, stored.address).map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    // Only filtered chunks take this path (see read_selection): decode a fresh buffer
+    // the cache can keep.
     let mut decoded = Vec::new();
     grow(&mut decoded, geom.chunk_bytes)?;
-    decode_stored(src, geom, stored.filter_mask, &encoded, &mut decoded, scratch)
+    decode_into(src, geom, stored.filter_mask, &encoded, &mut decoded, scratch)
         .map_err(|e| chunk_error(e, geom, task, stored.address))?;
     scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
     cache.insert(coords, decoded);
     Ok(())
-}
-
-/// Decode a whole stored chunk into `dst` (chunk_bytes long), padding a short
-/// unfiltered one where allowed.
-fn decode_stored(src: &ArraySource, geom: &Geometry, mask: u32, encoded: &[u8], dst: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
-    if src.pipeline.is_empty() && src.allow_short_chunks && encoded.len() < dst.len() {
-        dst[..encoded.len()].copy_from_slice(encoded);
-        return Ok(());
-    }
-    decode_into(src, geom, mask, encoded, dst, scratch)
 }
 
 fn fill_task(src: &ArraySource, geom: &Geometry, task: &ChunkTask, out: SharedOut) -> Result<()> {
@@ -132,16 +166,11 @@ fn run_batch(src: &ArraySource, geom: &Geometry, batch: &Batch, out: SharedOut, 
         }
         return Ok(());
     }
-    let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
-    grow(&mut scratch.read, len)?;
-    let span = &mut scratch.read[..len];
-    src.read_at(span, batch.start).map_err(|e| chunk_error(e, geom, &batch.tasks[0], batch.start))?;
+    let span = read_batch(src, geom, batch, &mut scratch.read)?;
     for task in &batch.tasks {
-        let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: batch task without storage"))?;
-        let from = (stored.address - batch.start) as usize;
-        let encoded = &span[from..from + stored.size as usize];
+        let (encoded, address) = task_bytes(span, batch, task)?;
         decode_task(src, geom, task, encoded, out, &mut scratch.chunk, &mut scratch.decode)
-            .map_err(|e| chunk_error(e, geom, task, stored.address))?;
+            .map_err(|e| chunk_error(e, geom, task, address))?;
     }
     Ok(())
 }
@@ -179,9 +208,33 @@ fn decode_task(
         check_span(encoded.len(), task, geom)?;
         return scatter(geom, task, out, Elements::Chunk { data: encoded, skip: task.skip as usize });
     }
+    let decoded = decoded_chunk(src, geom, mask, encoded, chunk_buf, decode_scratch)?;
+    scatter(geom, task, out, Elements::Chunk { data: decoded, skip: 0 })
+}
+
+/// The decoded bytes of one whole chunk, `geom.chunk_bytes` long: the stored bytes
+/// themselves when unfiltered (and not narrowed), else decoded into `chunk_buf`.
+fn decoded_chunk<'a>(
+    src: &ArraySource,
+    geom: &Geometry,
+    mask: u32,
+    encoded: &'a [u8],
+    chunk_buf: &'a mut Vec<u8>,
+    decode_scratch: &mut DecodeScratch,
+) -> Result<&'a [u8]> {
+    if src.pipeline.is_empty() {
+        if src.allow_short_chunks && encoded.len() < geom.chunk_bytes {
+            // Only the selected prefix is ever read from a short chunk.
+            grow(chunk_buf, geom.chunk_bytes)?;
+            chunk_buf[..encoded.len()].copy_from_slice(encoded);
+            return Ok(&chunk_buf[..geom.chunk_bytes]);
+        }
+        check_unfiltered_size(encoded.len(), geom.chunk_bytes)?;
+        return Ok(encoded);
+    }
     grow(chunk_buf, geom.chunk_bytes)?;
     decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
-    scatter(geom, task, out, Elements::Chunk { data: &chunk_buf[..geom.chunk_bytes], skip: 0 })
+    Ok(&chunk_buf[..geom.chunk_bytes])
 }
 
 fn decode_into(
@@ -308,7 +361,7 @@ fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from:
 }
 
 /// Row-major increment of a multi-index with per-axis lengths.
-fn advance(idx: &mut [u64], len: impl Fn(usize) -> u64) {
+pub(super) fn advance(idx: &mut [u64], len: impl Fn(usize) -> u64) {
     for d in (0..idx.len()).rev() {
         idx[d] += 1;
         if idx[d] < len(d) {

@@ -9,6 +9,7 @@ pub mod cache;
 mod execute;
 pub mod plan;
 pub mod pool;
+pub mod reduce;
 pub mod selection;
 
 pub use selection::AxisSelection;

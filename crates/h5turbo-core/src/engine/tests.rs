@@ -2,6 +2,7 @@
 //! element-by-element reference.
 
 use super::*;
+use super::reduce;
 use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 use crate::io::MemSource;
 use std::collections::HashMap;
@@ -239,4 +240,66 @@ fn unfiltered_reads_only_the_selected_span() {
     read_selection(&src, &sel, &mut out, 1).unwrap();
     assert_eq!(out, expected(&f, &sel));
     assert_eq!(counting.bytes.load(std::sync::atomic::Ordering::Relaxed), 8 * 4);
+}
+
+fn reduce(f: &Fixture, sel: &[AxisSelection], axes: &[bool], op: reduce::ReduceOp, threads: usize) -> reduce::Reduced {
+    let src = ArraySource {
+        source: &f.source,
+        dims: &f.dims,
+        chunk_dims: &f.chunk_dims,
+        element_size: 4,
+        pipeline: &f.pipeline,
+        store: f,
+        fill: &7u32.to_le_bytes(),
+        allow_short_chunks: false,
+        cache: None,
+    };
+    let kind = reduce::ElementKind { class: reduce::NumberClass::Unsigned, size: 4, big_endian: false };
+    reduce::reduce_selection(&src, kind, sel, axes, op, threads).unwrap()
+}
+
+/// Per output cell (reduced axes collapsed), the selected values, from the reference read.
+fn cells(f: &Fixture, sel: &[AxisSelection], axes: &[bool]) -> Vec<Vec<f64>> {
+    let (rows, cols) = (sel[0].count() as usize, sel[1].count() as usize);
+    let values: Vec<f64> =
+        expected(f, sel).chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64).collect();
+    let out_cols = if axes[1] { 1 } else { cols };
+    let out_rows = if axes[0] { 1 } else { rows };
+    let mut cells = vec![Vec::new(); out_rows * out_cols];
+    for i in 0..rows {
+        for j in 0..cols {
+            let at = (if axes[0] { 0 } else { i }) * out_cols + if axes[1] { 0 } else { j };
+            cells[at].push(values[i * cols + j]);
+        }
+    }
+    cells
+}
+
+#[test]
+fn reductions_match_reference_on_every_axis_set() {
+    use reduce::{ReduceOp, Reduced};
+    for deflate in [false, true] {
+        let f = fixture([37, 23], [8, 5], deflate);
+        for sel in selections().into_iter().take(4) {
+            for axes in [[true, true], [true, false], [false, true], [false, false]] {
+                let want = cells(&f, &sel, &axes);
+                for threads in [1, 3] {
+                    let Reduced::Int(sums) = reduce(&f, &sel, &axes, ReduceOp::SumInt, threads) else { panic!() };
+                    let want_sums: Vec<i64> = want.iter().map(|c| c.iter().sum::<f64>() as i64).collect();
+                    assert_eq!(sums, want_sums, "{:?} {:?}", sel, axes);
+                    let Reduced::Native(max) = reduce(&f, &sel, &axes, ReduceOp::Max, threads) else { panic!() };
+                    let max: Vec<f64> = max.chunks_exact(4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as f64).collect();
+                    assert_eq!(max, want.iter().map(|c| c.iter().cloned().fold(f64::MIN, f64::max)).collect::<Vec<_>>());
+                    let Reduced::Moments { count, mean, m2 } = reduce(&f, &sel, &axes, ReduceOp::Moments, threads) else { panic!() };
+                    for (k, c) in want.iter().enumerate() {
+                        let mu = c.iter().sum::<f64>() / c.len() as f64;
+                        let ss: f64 = c.iter().map(|x| (x - mu) * (x - mu)).sum();
+                        assert_eq!(count[k], c.len() as u64);
+                        assert!((mean[k] - mu).abs() <= 1e-9 * mu.abs().max(1.0));
+                        assert!((m2[k] - ss).abs() <= 1e-9 * ss.max(1.0), "{} vs {}", m2[k], ss);
+                    }
+                }
+            }
+        }
+    }
 }

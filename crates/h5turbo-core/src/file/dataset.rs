@@ -13,7 +13,7 @@ use crate::format::datatype::Datatype;
 use crate::format::shared::parse_shared_message;
 use crate::format::fill_value::FillValue;
 use crate::format::filter_pipeline::FilterPipeline;
-use crate::format::layout::{ChunkedLayout, Layout};
+use crate::format::layout::Layout;
 use crate::format::object_header::{msg, HeaderMessage, ObjectHeader};
 use crate::format::values::{self, VlenValue};
 use crate::format::FormatContext;
@@ -168,20 +168,72 @@ impl Dataset {
         } else {
             (self.dataspace.dims.clone(), sel.to_vec())
         };
+        self.with_source(file, &dims, |src| engine::read_selection(src, &sel, out, threads))
+    }
+
+    /// Reduce `sel` (one entry per axis) along the axes flagged in `reduce_axis`,
+    /// chunk by chunk in parallel (see `engine::reduce`). Integer, float and boolean
+    /// datasets whose stored bytes are numpy's layout.
+    pub fn reduce(
+        &self,
+        file: &File,
+        sel: &[AxisSelection],
+        reduce_axis: &[bool],
+        op: engine::reduce::ReduceOp,
+        threads: usize,
+    ) -> Result<engine::reduce::Reduced> {
+        file.check_open()?;
+        let kind = self.element_kind()?;
+        if self.dataspace.kind != DataspaceKind::Simple || self.dataspace.dims.is_empty() {
+            return Err(Error::invalid_argument("reductions need a dataset of rank >= 1"));
+        }
+        let dims = self.dataspace.dims.clone();
+        self.with_source(file, &dims, |src| engine::reduce::reduce_selection(src, kind, sel, reduce_axis, op, threads))
+    }
+
+    /// The number type of the elements, for the reductions.
+    pub fn element_kind(&self) -> Result<engine::reduce::ElementKind> {
+        use crate::format::datatype::{ByteOrder, DatatypeClass};
+        use engine::reduce::{ElementKind, NumberClass};
+        let unsupported = || Error::unsupported("reductions need integer, float or boolean elements");
+        if !values::is_identity(&self.datatype) {
+            return Err(unsupported());
+        }
+        let (class, order) = match &self.datatype.class {
+            DatatypeClass::FixedPoint { order, signed, .. } => (if *signed { NumberClass::Signed } else { NumberClass::Unsigned }, *order),
+            DatatypeClass::Enum { base, .. } => match &base.class {
+                DatatypeClass::FixedPoint { order, signed, .. } => (if *signed { NumberClass::Signed } else { NumberClass::Unsigned }, *order),
+                _ => return Err(unsupported()),
+            },
+            DatatypeClass::FloatingPoint(layout) if matches!(self.datatype.size, 4 | 8) => (NumberClass::Float, layout.order),
+            _ => return Err(unsupported()),
+        };
+        let big_endian = match order {
+            ByteOrder::Little => false,
+            ByteOrder::Big => true,
+            ByteOrder::Vax => return Err(unsupported()),
+        };
+        Ok(ElementKind { class, size: self.datatype.size, big_endian })
+    }
+
+    /// Present the layout to the engine as a chunked array and call `f` with it.
+    fn with_source<R>(&self, file: &File, dims: &[u64], f: impl FnOnce(&engine::ArraySource) -> Result<R>) -> Result<R> {
         if !self.pipeline.is_empty() {
             filters::check_pipeline(&self.pipeline)?;
         }
         match &self.layout {
-            Layout::Chunked(chunked) => self.read_chunked(file, chunked, &dims, &sel, out, threads),
-            Layout::Contiguous { address, size } => {
-                self.read_contiguous(file, *address, *size, &dims, &sel, out, threads)
+            Layout::Chunked(chunked) => {
+                let index = self.chunk_index(file)?.ok_or_else(|| Error::format("chunked dataset without index"))?;
+                let store = IndexStore { index: &index, base: file.ctx().base() };
+                let chunk_dims = if chunked.chunk_dims.is_empty() { vec![1] } else { chunked.chunk_dims.clone() };
+                f(&self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &self.pipeline))
             }
+            Layout::Contiguous { address, size } => self.with_contiguous(file, *address, *size, dims, f),
             Layout::Compact { data } => {
                 let source = self.compact.as_ref().ok_or_else(|| Error::format("compact data missing"))?;
                 let store = WholeArray { address: 0, size: data.len() as u64 };
                 let unfiltered = FilterPipeline::default();
-                let src = self.array_source(source, &dims, &dims, &store, &unfiltered);
-                engine::read_selection(&src, &sel, out, threads)
+                f(&self.array_source(source, dims, dims, &store, &unfiltered))
             }
             Layout::Virtual => Err(Error::unsupported("virtual datasets (VDS) are not supported")),
         }
@@ -208,33 +260,14 @@ impl Dataset {
         }
     }
 
-    fn read_chunked(
-        &self,
-        file: &File,
-        chunked: &ChunkedLayout,
-        dims: &[u64],
-        sel: &[AxisSelection],
-        out: &mut [u8],
-        threads: usize,
-    ) -> Result<()> {
-        let index = self.chunk_index(file)?.ok_or_else(|| Error::format("chunked dataset without index"))?;
-        let store = IndexStore { index: &index, base: file.ctx().base() };
-        let chunk_dims = if chunked.chunk_dims.is_empty() { vec![1] } else { chunked.chunk_dims.clone() };
-        let src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &self.pipeline);
-        engine::read_selection(&src, sel, out, threads)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn read_contiguous(
+    fn with_contiguous<R>(
         &self,
         file: &File,
         address: Option<u64>,
         size: u64,
         dims: &[u64],
-        sel: &[AxisSelection],
-        out: &mut [u8],
-        threads: usize,
-    ) -> Result<()> {
+        f: impl FnOnce(&engine::ArraySource) -> Result<R>,
+    ) -> Result<R> {
         let elem = self.element_size() as u64;
         let chunk_dims = virtual_chunk_dims(dims, elem);
         let total = dims.iter().try_fold(elem, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::format("dataset size overflows"))?;
@@ -251,7 +284,7 @@ impl Dataset {
         let unfiltered = FilterPipeline::default();
         let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &unfiltered);
         src.allow_short_chunks = true;
-        engine::read_selection(&src, sel, out, threads)
+        f(&src)
     }
 }
 

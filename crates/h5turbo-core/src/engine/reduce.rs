@@ -1,0 +1,541 @@
+//! Reductions (sum, min, max, non-zero count, mean/variance moments) over a
+//! selection, chunk by chunk, without materialising the array.
+//!
+//! The plan is the read plan (same batches, same decode). Each thread folds whole
+//! chunks into its own partial result, shaped like the output; partials are merged
+//! at the end. A chunk is first reduced into a small chunk-local array (one cell per
+//! output position the chunk feeds), then merged into the thread's partial: float
+//! sums become two-level (better rounding than one running sum) and variances are
+//! combined from per-chunk (count, mean, M2) with Chan et al.'s formula.
+//! Memory: per thread, the batch read buffer, one decoded chunk, the chunk-local
+//! cells and one partial; whatever the dataset size.
+
+use super::execute::{advance, Scratch};
+use super::plan::{make_plan, strides, ChunkTask, Geometry};
+use super::{pool, ArraySource, AxisSelection};
+use crate::error::{Error, Result};
+use rayon::prelude::*;
+use std::sync::Mutex;
+
+/// What the stored elements are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ElementKind {
+    pub class: NumberClass,
+    /// Bytes per element: 1, 2, 4 or 8 (floats: 4 or 8).
+    pub size: usize,
+    pub big_endian: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberClass {
+    Signed,
+    Unsigned,
+    Float,
+}
+
+/// The reduction to compute per output cell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Wrapping 64-bit integer sum (numpy's integer sum; floats truncated first).
+    SumInt,
+    /// Sum accumulated in f64.
+    SumFloat,
+    Min,
+    Max,
+    CountNonzero,
+    /// Count, mean and sum of squared deviations (variance = m2 / (count - ddof)).
+    Moments,
+}
+
+/// Per output cell (row-major over the selection's shape with reduced axes of length 1).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reduced {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    /// Min/max in the element type, native byte order.
+    Native(Vec<u8>),
+    Count(Vec<u64>),
+    Moments { count: Vec<u64>, mean: Vec<f64>, m2: Vec<f64> },
+}
+
+/// Reduce the selection `sel` of `src` along the axes where `reduce_axis` is true.
+pub fn reduce_selection(
+    src: &ArraySource,
+    kind: ElementKind,
+    sel: &[AxisSelection],
+    reduce_axis: &[bool],
+    op: ReduceOp,
+    threads: usize,
+) -> Result<Reduced> {
+    check_kind(kind, src.element_size)?;
+    if reduce_axis.len() != sel.len() {
+        return Err(Error::invalid_argument("reduce_axis needs one flag per axis"));
+    }
+    let geom = Geometry::new(src.dims, src.chunk_dims, src.element_size, sel)?;
+    let job = Job::new(src, kind, &geom, reduce_axis)?;
+    match (kind.class, kind.size) {
+        (NumberClass::Signed, 1) => by_op::<i8>(&job, op, threads),
+        (NumberClass::Signed, 2) => by_op::<i16>(&job, op, threads),
+        (NumberClass::Signed, 4) => by_op::<i32>(&job, op, threads),
+        (NumberClass::Signed, 8) => by_op::<i64>(&job, op, threads),
+        (NumberClass::Unsigned, 1) => by_op::<u8>(&job, op, threads),
+        (NumberClass::Unsigned, 2) => by_op::<u16>(&job, op, threads),
+        (NumberClass::Unsigned, 4) => by_op::<u32>(&job, op, threads),
+        (NumberClass::Unsigned, 8) => by_op::<u64>(&job, op, threads),
+        (NumberClass::Float, 4) => by_op::<f32>(&job, op, threads),
+        (NumberClass::Float, 8) => by_op::<f64>(&job, op, threads),
+        _ => Err(Error::unsupported(format!("reductions of {:?} elements of {} bytes", kind.class, kind.size))),
+    }
+}
+
+fn check_kind(kind: ElementKind, element_size: usize) -> Result<()> {
+    let sizes: &[usize] = if kind.class == NumberClass::Float { &[4, 8] } else { &[1, 2, 4, 8] };
+    if kind.size != element_size || !sizes.contains(&kind.size) {
+        return Err(Error::unsupported(format!(
+            "reductions of {:?} elements of {} bytes (stored elements have {})",
+            kind.class, kind.size, element_size
+        )));
+    }
+    Ok(())
+}
+
+fn by_op<T: Element>(job: &Job, op: ReduceOp, threads: usize) -> Result<Reduced> {
+    Ok(match op {
+        ReduceOp::SumInt => Reduced::Int(run::<T, SumInt>(job, threads)?.into_iter().map(|a| a.0).collect()),
+        ReduceOp::SumFloat => Reduced::Float(run::<T, SumFloat>(job, threads)?.into_iter().map(|a| a.0).collect()),
+        ReduceOp::Min => Reduced::Native(native_bytes(run::<T, Min<T>>(job, threads)?.into_iter().map(|a| a.0))),
+        ReduceOp::Max => Reduced::Native(native_bytes(run::<T, Max<T>>(job, threads)?.into_iter().map(|a| a.0))),
+        ReduceOp::CountNonzero => Reduced::Count(run::<T, Count>(job, threads)?.into_iter().map(|a| a.0).collect()),
+        ReduceOp::Moments => {
+            let cells = run::<T, Moments>(job, threads)?;
+            Reduced::Moments {
+                count: cells.iter().map(|m| m.count).collect(),
+                mean: cells.iter().map(|m| m.mean).collect(),
+                m2: cells.iter().map(|m| m.m2).collect(),
+            }
+        }
+    })
+}
+
+fn native_bytes<T: Element>(values: impl Iterator<Item = T>) -> Vec<u8> {
+    let mut out = Vec::new();
+    values.for_each(|v| v.store(&mut out));
+    out
+}
+
+// ------------------------------------------------------------------ element types
+
+/// A stored number, loaded from native-order bytes.
+trait Element: Copy + Send + Sync + PartialOrd + 'static {
+    const SIZE: usize;
+    /// Loads from exactly SIZE bytes.
+    fn load(bytes: &[u8]) -> Self;
+    fn store(self, out: &mut Vec<u8>);
+    fn to_f64(self) -> f64;
+    /// Integers: two's-complement bits (unsigned 64-bit wraps, as numpy's uint64
+    /// sum does modulo 2^64); floats: truncated toward zero, saturating.
+    fn to_i64(self) -> i64;
+    fn is_nonzero(self) -> bool;
+    fn is_nan(self) -> bool;
+    /// Identities of min and max.
+    const HIGHEST: Self;
+    const LOWEST: Self;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            const HIGHEST: Self = <$t>::MAX;
+            const LOWEST: Self = <$t>::MIN;
+            #[inline(always)]
+            fn load(bytes: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(bytes);
+                <$t>::from_ne_bytes(a)
+            }
+            fn store(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_ne_bytes()) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_i64(self) -> i64 { self as i64 }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool { self != 0 }
+            #[inline(always)]
+            fn is_nan(self) -> bool { false }
+        }
+    )*};
+}
+int_element!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+macro_rules! float_element {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            const HIGHEST: Self = <$t>::INFINITY;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            #[inline(always)]
+            fn load(bytes: &[u8]) -> Self {
+                let mut a = [0u8; std::mem::size_of::<$t>()];
+                a.copy_from_slice(bytes);
+                <$t>::from_ne_bytes(a)
+            }
+            fn store(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_ne_bytes()) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_i64(self) -> i64 { self as i64 }
+            #[inline(always)]
+            fn is_nonzero(self) -> bool { self != 0.0 } // NaN != 0: counted, as numpy does
+            #[inline(always)]
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )*};
+}
+float_element!(f32, f64);
+
+// ------------------------------------------------------------------ accumulators
+
+/// One output cell's running state.
+trait Acc<T>: Copy + Send + 'static {
+    fn identity() -> Self;
+    fn add(&mut self, x: T);
+    fn merge(&mut self, other: &Self);
+}
+
+#[derive(Clone, Copy)]
+struct SumInt(i64);
+impl<T: Element> Acc<T> for SumInt {
+    fn identity() -> Self {
+        SumInt(0)
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        self.0 = self.0.wrapping_add(x.to_i64());
+    }
+    fn merge(&mut self, o: &Self) {
+        self.0 = self.0.wrapping_add(o.0);
+    }
+}
+
+#[derive(Clone, Copy)]
+struct SumFloat(f64);
+impl<T: Element> Acc<T> for SumFloat {
+    fn identity() -> Self {
+        SumFloat(0.0)
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        self.0 += x.to_f64();
+    }
+    fn merge(&mut self, o: &Self) {
+        self.0 += o.0;
+    }
+}
+
+/// NaN wins, as in numpy's minimum/maximum.
+#[derive(Clone, Copy)]
+struct Min<T>(T);
+impl<T: Element> Acc<T> for Min<T> {
+    fn identity() -> Self {
+        Min(T::HIGHEST)
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        if (x < self.0 || x.is_nan()) && !self.0.is_nan() {
+            self.0 = x;
+        }
+    }
+    fn merge(&mut self, o: &Self) {
+        <Self as Acc<T>>::add(self, o.0)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Max<T>(T);
+impl<T: Element> Acc<T> for Max<T> {
+    fn identity() -> Self {
+        Max(T::LOWEST)
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        if (x > self.0 || x.is_nan()) && !self.0.is_nan() {
+            self.0 = x;
+        }
+    }
+    fn merge(&mut self, o: &Self) {
+        <Self as Acc<T>>::add(self, o.0)
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Count(u64);
+impl<T: Element> Acc<T> for Count {
+    fn identity() -> Self {
+        Count(0)
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        self.0 += x.is_nonzero() as u64;
+    }
+    fn merge(&mut self, o: &Self) {
+        self.0 += o.0;
+    }
+}
+
+/// Welford within a chunk, Chan et al.'s pairwise combination across chunks.
+#[derive(Clone, Copy, Debug)]
+struct Moments {
+    count: u64,
+    mean: f64,
+    m2: f64,
+}
+impl<T: Element> Acc<T> for Moments {
+    fn identity() -> Self {
+        Moments { count: 0, mean: 0.0, m2: 0.0 }
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        let x = x.to_f64();
+        self.count += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.count as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+    fn merge(&mut self, o: &Self) {
+        if o.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = *o;
+            return;
+        }
+        let n = (self.count + o.count) as f64;
+        let (na, nb) = (self.count as f64, o.count as f64);
+        let delta = o.mean - self.mean;
+        self.mean += delta * nb / n;
+        self.m2 += o.m2 + delta * delta * na * nb / n;
+        self.count += o.count;
+    }
+}
+
+// ------------------------------------------------------------------ the job
+
+/// The geometry of one reduction.
+struct Job<'a> {
+    src: &'a ArraySource<'a>,
+    geom: &'a Geometry,
+    big_endian: bool,
+    reduce_axis: Vec<bool>,
+    /// Output strides (elements) per axis; 0 on reduced axes.
+    out_strides: Vec<u64>,
+    out_len: usize,
+}
+
+impl<'a> Job<'a> {
+    fn new(src: &'a ArraySource<'a>, kind: ElementKind, geom: &'a Geometry, reduce_axis: &[bool]) -> Result<Job<'a>> {
+        if src.fill.len() != src.element_size {
+            return Err(Error::invalid_argument("internal: fill value size differs from element size"));
+        }
+        let dims: Vec<u64> = geom.out_dims.iter().zip(reduce_axis).map(|(&n, &r)| if r { 1 } else { n }).collect();
+        let mut out_strides = strides(&dims);
+        for (s, &r) in out_strides.iter_mut().zip(reduce_axis) {
+            if r {
+                *s = 0;
+            }
+        }
+        let out_len = super::plan::checked_product(&dims)
+            .and_then(|n| usize::try_from(n).ok())
+            .filter(|&n| n <= isize::MAX as usize / 64)
+            .ok_or_else(|| Error::invalid_argument("reduction output too large"))?;
+        Ok(Job {
+            src,
+            geom,
+            big_endian: kind.big_endian != cfg!(target_endian = "big"),
+            reduce_axis: reduce_axis.to_vec(),
+            out_strides,
+            out_len,
+        })
+    }
+}
+
+/// One thread's state: its partial result and reusable buffers.
+struct Worker<A> {
+    partial: Vec<A>,
+    local: Vec<A>,
+    scratch: Scratch,
+    swapped: Vec<u8>,
+}
+
+/// A unit of parallel work.
+enum Work<'p> {
+    Batch(&'p super::plan::Batch),
+    Fill(&'p ChunkTask),
+}
+
+fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
+    let threads = pool::resolve_threads(threads);
+    // Reductions consume whole decoded chunks: no narrowing of unfiltered reads.
+    let plan = make_plan(job.geom, job.src.store, threads, false)?;
+    // What unallocated chunks hold: built once, only when some are selected.
+    let fill_chunk = match plan.fills.is_empty() {
+        true => Vec::new(),
+        false => job.src.fill.repeat(job.geom.chunk_bytes / job.src.element_size),
+    };
+    let work: Vec<Work> =
+        plan.fills.iter().map(Work::Fill).chain(plan.batches.iter().map(Work::Batch)).collect();
+    let workers: Vec<Mutex<Option<Worker<A>>>> = (0..threads).map(|_| Mutex::new(None)).collect();
+    pool::get(threads)?.install(|| {
+        work.par_iter().try_for_each(|item| {
+            let slot = rayon::current_thread_index().unwrap_or(0) % workers.len();
+            let mut guard = workers[slot].lock().unwrap_or_else(|p| p.into_inner());
+            let worker = guard.get_or_insert_with(|| Worker {
+                partial: vec![A::identity(); job.out_len],
+                local: Vec::new(),
+                scratch: Scratch::default(),
+                swapped: Vec::new(),
+            });
+            do_work::<T, A>(job, &fill_chunk, item, worker)
+        })
+    })?;
+    Ok(combine(workers, job.out_len))
+}
+
+/// Merge the threads' partials into one result.
+fn combine<T: Element, A: Acc<T>>(workers: Vec<Mutex<Option<Worker<A>>>>, out_len: usize) -> Vec<A> {
+    let mut result: Option<Vec<A>> = None;
+    for w in workers {
+        let Some(worker) = w.into_inner().unwrap_or_else(|p| p.into_inner()) else { continue };
+        match result.as_mut() {
+            None => result = Some(worker.partial),
+            Some(r) => r.iter_mut().zip(&worker.partial).for_each(|(a, b)| a.merge(b)),
+        }
+    }
+    result.unwrap_or_else(|| vec![A::identity(); out_len])
+}
+
+fn do_work<T: Element, A: Acc<T>>(job: &Job, fill_chunk: &[u8], item: &Work, w: &mut Worker<A>) -> Result<()> {
+    let Worker { partial, local, scratch, swapped } = w;
+    match item {
+        Work::Fill(task) => {
+            let chunk = native_order::<T>(job, fill_chunk, swapped);
+            reduce_chunk::<T, A>(job, task, chunk, local, partial)
+        }
+        Work::Batch(batch) => scratch.for_each_decoded(job.src, job.geom, batch, |task, decoded| {
+            let chunk = native_order::<T>(job, decoded, swapped);
+            reduce_chunk::<T, A>(job, task, chunk, local, partial)
+        }),
+    }
+}
+
+/// The chunk with elements in native byte order (swapped into `buf` if needed).
+fn native_order<'b, T: Element>(job: &Job, chunk: &'b [u8], buf: &'b mut Vec<u8>) -> &'b [u8] {
+    if !job.big_endian || T::SIZE == 1 {
+        return chunk;
+    }
+    buf.clear();
+    buf.extend_from_slice(chunk);
+    buf.chunks_exact_mut(T::SIZE).for_each(|e| e.reverse());
+    buf
+}
+
+/// Fold the selected elements of one decoded chunk into chunk-local cells, then
+/// merge those into the thread's partial.
+fn reduce_chunk<T: Element, A: Acc<T>>(
+    job: &Job,
+    task: &ChunkTask,
+    chunk: &[u8],
+    local: &mut Vec<A>,
+    partial: &mut [A],
+) -> Result<()> {
+    let geom = job.geom;
+    let rank = geom.rank();
+    let pieces: Vec<_> = (0..rank).map(|d| &geom.pieces[d][task.pieces[d] as usize]).collect();
+    // Chunk-local cells: the selected extent on kept axes, 1 on reduced ones.
+    let local_dims: Vec<u64> =
+        (0..rank).map(|d| if job.reduce_axis[d] { 1 } else { pieces[d].in_chunk.len() }).collect();
+    let mut local_strides = strides(&local_dims);
+    for (s, &r) in local_strides.iter_mut().zip(&job.reduce_axis) {
+        if r {
+            *s = 0;
+        }
+    }
+    let cells = local_dims.iter().product::<u64>() as usize;
+    local.clear();
+    local.resize(cells, A::identity());
+    let needed = geom.chunk_bytes;
+    if chunk.len() < needed {
+        return Err(Error::format(format!("decoded chunk holds {} bytes, expected {}", chunk.len(), needed)));
+    }
+    let last = rank - 1;
+    let inner = &pieces[last].in_chunk;
+    let outer_total: u64 = pieces[..last].iter().map(|p| p.in_chunk.len()).product();
+    let mut idx = vec![0u64; rank];
+    for _ in 0..outer_total {
+        let mut chunk_base = 0u64;
+        let mut local_base = 0u64;
+        for d in 0..last {
+            chunk_base += pieces[d].in_chunk.get(idx[d]) * geom.chunk_strides[d];
+            local_base += idx[d] * local_strides[d];
+        }
+        fold_run::<T, A>(chunk, chunk_base as usize, inner, &mut local[local_base as usize..], local_strides[last] != 0);
+        advance(&mut idx[..last], |d| pieces[d].in_chunk.len());
+    }
+    merge_local(job, &pieces, &local_dims, local, partial);
+    Ok(())
+}
+
+/// One run along the last axis: into consecutive cells when that axis is kept, into
+/// one cell when it is reduced.
+#[inline(always)]
+fn fold_run<T: Element, A: Acc<T>>(
+    chunk: &[u8],
+    base: usize,
+    inner: &super::selection::InChunk,
+    cells: &mut [A],
+    kept: bool,
+) {
+    use super::selection::InChunk;
+    let s = T::SIZE;
+    match inner {
+        InChunk::Strided { start, step: 1, len } => {
+            let from = (base + *start as usize) * s;
+            let row = &chunk[from..from + *len as usize * s];
+            if kept {
+                for (cell, bytes) in cells.iter_mut().zip(row.chunks_exact(s)) {
+                    cell.add(T::load(bytes));
+                }
+            } else {
+                let cell = &mut cells[0];
+                row.chunks_exact(s).for_each(|bytes| cell.add(T::load(bytes)));
+            }
+        }
+        _ => {
+            for i in 0..inner.len() {
+                let at = (base + inner.get(i) as usize) * s;
+                let x = T::load(&chunk[at..at + s]);
+                cells[if kept { i as usize } else { 0 }].add(x);
+            }
+        }
+    }
+}
+
+/// Merge chunk-local cells into the partial at their output positions.
+fn merge_local<T: Element, A: Acc<T>>(
+    job: &Job,
+    pieces: &[&super::selection::AxisPiece],
+    local_dims: &[u64],
+    local: &[A],
+    partial: &mut [A],
+) {
+    let rank = local_dims.len();
+    let mut idx = vec![0u64; rank];
+    for cell in local {
+        let at: u64 = (0..rank)
+            .filter(|&d| !job.reduce_axis[d])
+            .map(|d| (pieces[d].out_start + idx[d]) * job.out_strides[d])
+            .sum();
+        partial[at as usize].merge(cell);
+        advance(&mut idx, |d| local_dims[d]);
+    }
+}

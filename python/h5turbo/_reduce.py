@@ -1,0 +1,144 @@
+"""numpy-style reductions of a Dataset, computed chunk by chunk in the native engine.
+
+Each thread folds whole chunks into its own partial result; the array is never
+materialised. Results follow numpy's dtypes and shapes:
+
+- ``sum``: integer and boolean data sum in int64 (uint64 for unsigned), wrapping
+  modulo 2**64 as numpy does; floats keep their dtype. Float sums are accumulated in
+  float64 whatever the data type, then cast: float32 results can differ from numpy's
+  float32 pairwise sum in the last bits (ours is the more accurate one).
+- ``mean``, ``var``, ``std``: float64 for integer data, the data's float type else.
+  Variances combine per-chunk (count, mean, M2) with Chan et al.'s formula, so they
+  are stable without a second pass.
+- ``min``, ``max``: the dataset dtype; NaN propagates.
+- ``count_nonzero``: a Python int for ``axis=None``, an intp array otherwise.
+
+The native path takes selections that are orthogonal blocks keeping every axis
+(slices with positive or negative steps are read forwards; sorted integer lists).
+Other selections (integers that drop axes, repeated or unordered lists, newaxis) and
+other dtypes (float16, compound, ...) read the selection and let numpy reduce it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_tuple
+
+from ._selection import plan_read
+
+__all__ = ["reduce"]
+
+_OPS = ("sum", "mean", "var", "std", "min", "max", "count_nonzero")
+
+
+def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 0,
+           keepdims: bool = False, selection: Any = None, threads: int = 0) -> Any:
+    """``numpy.<op>(ds[selection], axis=...)`` without reading the whole selection."""
+    if op not in _OPS:
+        raise ValueError(f"unknown reduction {op!r}")
+    block = _native_block(ds, selection)
+    if block is None:
+        return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
+    axes, shape, local = block
+    reduced = (tuple(range(len(shape))) if axis is None
+               else normalize_axis_tuple(axis, len(shape)))
+    flags = [d in reduced for d in range(len(shape))]
+    count = int(np.prod([n for n, f in zip(shape, flags) if f], dtype=np.int64))
+    kshape = tuple(1 if f else n for n, f in zip(shape, flags))
+    out_shape = kshape if keepdims else tuple(n for n, f in zip(shape, flags) if not f)
+
+    def native(name: str) -> Any:
+        return ds._obj.reduce(list(axes), name, flags, threads)
+
+    def finish(values: np.ndarray) -> Any:
+        result = np.asarray(values).reshape(kshape)
+        if local is not None:  # reversed axes: the kept ones come out reversed
+            result = np.ascontiguousarray(result[local])
+        result = result.reshape(out_shape)
+        return result if result.ndim else result[()]
+
+    element = ds.dtype
+    if op == "sum":
+        acc = _sum_dtype(element) if dtype is None else np.dtype(dtype)
+        if acc.kind not in "biuf":
+            return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
+        values = native("sum_float" if acc.kind == "f" else "sum_int")
+        return finish(values.astype(acc))
+    if op == "mean":
+        result_type = _float_result(element) if dtype is None else np.dtype(dtype)
+        sums = native("sum_float")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return finish((sums / count).astype(result_type))
+    if op in ("var", "std"):
+        result_type = _float_result(element) if dtype is None else np.dtype(dtype)
+        _n, _mean, m2 = native("moments")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = m2 / max(count - ddof, 0)
+            values = np.sqrt(var) if op == "std" else var
+        return finish(values.astype(result_type))
+    if op in ("min", "max"):
+        if count == 0 and int(np.prod(out_shape)) > 0:
+            name = "minimum" if op == "min" else "maximum"
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        raw = native(op)
+        return finish(np.frombuffer(raw, dtype=element.newbyteorder("=")).copy())
+    counts = finish(native("count_nonzero").astype(np.intp))
+    return int(counts) if axis is None and not keepdims else counts
+
+
+def _native_block(ds: Any, selection: Any) -> Optional[tuple]:
+    """(native axes, block shape, numpy index reordering the block or None) when the
+    engine can reduce this; None otherwise."""
+    shape, dt = ds.shape, ds.dtype
+    if not shape or dt.fields is not None or dt.subdtype is not None:
+        return None
+    if dt.kind not in "biuf" or (dt.kind == "f" and dt.itemsize not in (4, 8)):
+        return None
+    if selection is None:
+        return [(0, n, 1) for n in shape], tuple(shape), None
+    plan = plan_read(selection, shape)
+    if len(plan.out_shape) != len(plan.read_shape) or not _order_free(plan):
+        return None
+    return list(plan.axes), tuple(plan.read_shape), plan.local
+
+
+def _order_free(plan: Any) -> bool:
+    """The selection is the block, possibly with whole axes reversed (negative
+    steps): the same elements, no repeats; only the order of kept axes changes."""
+    if plan.local is None:
+        return True
+    for entry in plan.local:
+        if isinstance(entry, slice):
+            if entry.start is not None or entry.stop is not None:
+                return False
+            continue
+        return False  # index arrays (may repeat), integers, newaxis: let numpy do it
+    return True
+
+
+def _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads) -> Any:
+    data = np.asarray(ds.read(() if selection is None else selection,
+                              threads=threads if threads else None))
+    if op == "count_nonzero":
+        return np.count_nonzero(data, axis=axis, keepdims=keepdims)
+    kwargs: dict = {"axis": axis, "keepdims": keepdims}
+    if op in ("sum", "mean", "var", "std") and dtype is not None:
+        kwargs["dtype"] = dtype
+    if op in ("var", "std"):
+        kwargs["ddof"] = ddof
+    return getattr(np, op)(data, **kwargs)
+
+
+def _sum_dtype(dt: np.dtype) -> np.dtype:
+    """numpy's accumulator for sum: at least 64-bit integers, floats as they are."""
+    if dt.kind in "bi":
+        return np.dtype(np.int64)
+    if dt.kind == "u":
+        return np.dtype(np.uint64)
+    return dt.newbyteorder("=")
+
+
+def _float_result(dt: np.dtype) -> np.dtype:
+    return dt.newbyteorder("=") if dt.kind == "f" else np.dtype(np.float64)

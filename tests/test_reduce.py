@@ -1,0 +1,193 @@
+"""Dataset reductions against numpy on h5py-written files: every integer width and
+sign, floats of both byte orders, bool; chunked (edge chunks, gzip, unallocated
+chunks with a fill value), contiguous and compact; 1-D to 4-D; selections."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+h5turbo = pytest.importorskip("h5turbo")
+
+INT_TYPES = ["i1", "i2", "<i4", ">i4", "i8", "u1", "u2", "u4", ">u8", "<u8"]
+FLOAT_TYPES = ["<f4", ">f4", "<f8", ">f8"]
+AXES = [None, 0, -1, (0, -1)]
+
+
+def _data(dt: str, shape, rng) -> np.ndarray:
+    dtype = np.dtype(dt)
+    if dtype.kind == "f":
+        return (rng.standard_normal(shape) * 1000 + 5).astype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.3
+    info = np.iinfo(dtype)
+    # Full range: integer sums must wrap exactly as numpy's.
+    return rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dtype.newbyteorder("="))
+
+
+@pytest.fixture(scope="module")
+def reduce_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("reduce") / "reduce.h5"
+    rng = np.random.default_rng(5)
+    arrays = {}
+    with h5py.File(path, "w") as f:
+        for dt in INT_TYPES + FLOAT_TYPES + ["?"]:
+            a = _data(dt, (23, 17, 3), rng).astype(np.dtype(dt))
+            name = f"chunked_{dt}"
+            f.create_dataset(name, data=a, chunks=(5, 4, 2), compression="gzip")
+            arrays[name] = a
+        shapes = {"d1": (101,), "d2": (30, 41), "d3": (7, 9, 11), "d4": (4, 5, 6, 7)}
+        for key, shape in shapes.items():
+            a = _data("<f8", shape, rng)
+            f.create_dataset(f"chunked_{key}", data=a, chunks=tuple(max(1, n // 3) for n in shape))
+            f.create_dataset(f"contiguous_{key}", data=a)
+            arrays[f"chunked_{key}"] = arrays[f"contiguous_{key}"] = a
+        compact = np.arange(24, dtype="i2").reshape(4, 6) - 7
+        _compact(f, compact)
+        arrays["compact"] = compact
+        # Unallocated chunks read as the fill value.
+        sparse = f.create_dataset("sparse", shape=(40, 30), dtype="i4", chunks=(10, 10), fillvalue=-3)
+        sparse[0:10, 0:10] = 5
+        sparse[25:35, 12:14] = np.arange(20).reshape(10, 2)
+        full = np.full((40, 30), -3, dtype="i4")
+        full[0:10, 0:10] = 5
+        full[25:35, 12:14] = np.arange(20).reshape(10, 2)
+        arrays["sparse"] = full
+        nan = _data("<f8", (12, 9), rng)
+        nan[3, 4] = np.nan
+        f.create_dataset("nan", data=nan, chunks=(5, 5))
+        arrays["nan"] = nan
+        # Large offset, small spread: naive sums of squares lose every digit here.
+        offset = 1e9 + rng.random((2000, 3))
+        f.create_dataset("offset", data=offset, chunks=(128, 3), compression="gzip")
+        arrays["offset"] = offset
+    with h5turbo.File(path) as f:
+        yield f, arrays
+
+
+def _compact(f, data):
+    """A compact-layout dataset through h5py's low-level API."""
+    space = h5py.h5s.create_simple(data.shape)
+    plist = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    plist.set_layout(h5py.h5d.COMPACT)
+    dset = h5py.h5d.create(f.id, b"compact", h5py.h5t.py_create(data.dtype), space, plist)
+    dset.write(h5py.h5s.ALL, h5py.h5s.ALL, np.ascontiguousarray(data))
+
+
+def _check(got, want, exact):
+    assert np.shape(got) == np.shape(want)
+    assert np.asarray(got).dtype.newbyteorder("=") == np.asarray(want).dtype.newbyteorder("=")
+    if exact:
+        np.testing.assert_array_equal(got, want)
+    else:
+        rtol = 1e-4 if np.asarray(want).dtype.itemsize == 4 else 1e-9
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dt", INT_TYPES + ["?"])
+def test_integer_and_bool_reductions_exact(reduce_file, dt):
+    f, arrays = reduce_file
+    ds, a = f[f"chunked_{dt}"], arrays[f"chunked_{dt}"]
+    for axis in AXES:
+        for op in ("sum", "min", "max", "count_nonzero"):
+            _check(getattr(ds, op)(axis=axis), getattr(np, op)(a, axis=axis), exact=True)
+        _check(ds.mean(axis=axis), a.mean(axis=axis), exact=False)
+        _check(ds.var(axis=axis, ddof=1), a.var(axis=axis, ddof=1), exact=False)
+    assert ds.sum(axis=1, dtype="i2").dtype == np.int16
+    _check(ds.sum(axis=1, dtype="i2"), a.sum(axis=1, dtype="i2"), exact=True)
+
+
+@pytest.mark.parametrize("dt", FLOAT_TYPES)
+def test_float_reductions(reduce_file, dt):
+    f, arrays = reduce_file
+    ds, a = f[f"chunked_{dt}"], arrays[f"chunked_{dt}"]
+    for axis in AXES:
+        for op in ("sum", "mean", "var", "std"):
+            _check(getattr(ds, op)(axis=axis), getattr(np, op)(a.astype("f8"), axis=axis).astype(a.dtype), False)
+        for op in ("min", "max", "count_nonzero"):
+            _check(getattr(ds, op)(axis=axis), getattr(np, op)(a, axis=axis), exact=True)
+    _check(ds.std(axis=(0, 2), ddof=2), a.astype("f8").std(axis=(0, 2), ddof=2).astype(a.dtype), False)
+    _check(ds.sum(axis=0, dtype="f8"), a.sum(axis=0, dtype="f8"), exact=False)
+
+
+@pytest.mark.parametrize("key", ["d1", "d2", "d3", "d4"])
+@pytest.mark.parametrize("layout", ["chunked", "contiguous"])
+def test_ranks_and_layouts(reduce_file, key, layout):
+    f, arrays = reduce_file
+    ds, a = f[f"{layout}_{key}"], arrays[f"{layout}_{key}"]
+    axes = [None] + list(range(a.ndim)) + [tuple(range(0, a.ndim, 2)), tuple(range(-1, -a.ndim - 1, -1))]
+    for axis in axes:
+        for op in ("sum", "mean", "var", "min", "max"):
+            _check(getattr(ds, op)(axis=axis), getattr(np, op)(a, axis=axis), exact=op in ("min", "max"))
+    _check(ds.sum(axis=0, keepdims=True), a.sum(axis=0, keepdims=True), exact=False)
+    _check(ds.max(keepdims=True), a.max(keepdims=True), exact=True)
+
+
+def test_compact_and_fill_values(reduce_file):
+    f, arrays = reduce_file
+    for name in ("compact", "sparse"):
+        ds, a = f[name], arrays[name]
+        for axis in (None, 0, 1):
+            for op in ("sum", "min", "max", "count_nonzero"):
+                _check(getattr(ds, op)(axis=axis), getattr(np, op)(a, axis=axis), exact=True)
+            _check(ds.var(axis=axis), a.var(axis=axis), exact=False)
+
+
+def test_nan_propagates(reduce_file):
+    f, arrays = reduce_file
+    ds, a = f["nan"], arrays["nan"]
+    for axis in (None, 0, 1):
+        for op in ("sum", "mean", "var", "min", "max", "count_nonzero"):
+            want = getattr(np, op)(a, axis=axis)
+            _check(getattr(ds, op)(axis=axis), want, exact=op in ("min", "max", "count_nonzero"))
+
+
+def test_variance_is_stable(reduce_file):
+    f, arrays = reduce_file
+    ds, a = f["offset"], arrays["offset"]
+    # numpy's var is two-pass; one-pass sums of squares would be off by orders of magnitude.
+    np.testing.assert_allclose(ds.var(axis=0), a.var(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(ds.mean(axis=0), a.mean(axis=0), rtol=1e-12)
+
+
+def test_selections(reduce_file):
+    f, arrays = reduce_file
+    ds, a = f["chunked_d2"], arrays["chunked_d2"]
+    for sel in (np.s_[5:20], np.s_[3:29:4, 1:40:3], np.s_[::-1, 10:], np.s_[[1, 2, 7, 19]],
+                np.s_[:, [0, 5, 6, 40]], np.s_[7], np.s_[[3, 3, 1]], np.s_[..., 2:9]):
+        block = a[sel]
+        for axis in (None, 0, -1):
+            if axis is not None and block.ndim < 2 and axis != 0 and axis != -1:
+                continue
+            _check(ds.sum(axis=axis, selection=sel), block.sum(axis=axis), exact=False)
+            _check(ds.max(axis=axis, selection=sel), block.max(axis=axis), exact=True)
+            _check(ds.var(axis=axis, selection=sel, ddof=1), block.var(axis=axis, ddof=1), exact=False)
+
+
+def test_threads_and_errors(reduce_file):
+    f, arrays = reduce_file
+    ds, a = f["chunked_<i4"], arrays["chunked_<i4"]
+    for threads in (1, 2, 5):
+        _check(ds.sum(axis=(0, 2), threads=threads), a.sum(axis=(0, 2)), exact=True)
+    with pytest.raises(ValueError):
+        ds.min(axis=0, selection=np.s_[3:3])
+    _check(ds.sum(axis=0, selection=np.s_[3:3]), a[3:3].sum(axis=0), exact=True)
+    with pytest.raises(np.exceptions.AxisError):
+        ds.sum(axis=3)
+    with pytest.raises(ValueError):
+        ds.sum(axis=(0, 0))
+    with pytest.raises(ValueError):
+        ds.sum(threads=0)
+    assert isinstance(ds.count_nonzero(), int)
+
+
+def test_numpy_functions_dispatch(reduce_file):
+    f, arrays = reduce_file
+    ds, a = f["chunked_d2"], arrays["chunked_d2"]
+    _check(np.sum(ds, axis=0), a.sum(axis=0), exact=False)
+    _check(np.max(ds), a.max(), exact=True)
+    _check(np.std(ds, axis=1, ddof=1), a.std(axis=1, ddof=1), exact=False)
+    out = np.empty(a.shape[1])
+    assert np.mean(ds, axis=0, out=out) is out
+    _check(out, a.mean(axis=0), exact=False)
