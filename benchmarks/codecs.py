@@ -269,12 +269,12 @@ def versions() -> str:
     import h5py
     import h5turbo
     parts = [f"h5turbo {h5turbo.__version__}", f"h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version})"]
-    for mod in ("hdf5plugin", "zarr", "zarrs", "tensorstore"):
+    from importlib.metadata import PackageNotFoundError, version
+    for dist in ("hdf5plugin", "zarr", "zarrs", "tensorstore"):
         try:
-            m = __import__(mod)
-            parts.append(f"{mod} {getattr(m, '__version__', getattr(m, 'version', '?'))}")
-        except ImportError:
-            parts.append(f"{mod} not installed")
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            parts.append(f"{dist} not installed")
     return ", ".join(parts + [f"numpy {np.__version__}"])
 
 
