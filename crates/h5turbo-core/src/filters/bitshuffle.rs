@@ -173,8 +173,8 @@ fn decompress_block(
     zstd: &mut zstd::zstd_safe::DCtx<'static>,
 ) -> Result<()> {
     let n = match codec {
-        Compression::Lz4 => lz4_flex::block::decompress_into(data, block)
-            .map_err(|e| crate::format_err!("bitshuffle: corrupt LZ4 block: {}", e))?,
+        Compression::Lz4 => super::lz4::decompress_block(data, block)
+            .ok_or_else(|| crate::format_err!("bitshuffle: corrupt LZ4 block of {} bytes", data.len()))?,
         Compression::Zstd => zstd.decompress(block, data).map_err(|c| {
             crate::format_err!("bitshuffle: corrupt zstd block: {}", zstd::zstd_safe::get_error_name(c))
         })?,

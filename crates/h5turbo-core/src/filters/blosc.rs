@@ -193,7 +193,7 @@ fn decompress(
     let corrupt = |name: &str, why: String| crate::format_err!("blosc: corrupt {} stream: {}", name, why);
     match codec {
         Codec::BloscLz => blosclz::decode(data, out),
-        Codec::Lz4 => lz4_flex::block::decompress_into(data, out).map_err(|e| corrupt("lz4", e.to_string())),
+        Codec::Lz4 => super::lz4::decompress_block(data, out).ok_or_else(|| corrupt("lz4", "bad block".into())),
         Codec::Snappy => snap::raw::Decoder::new().decompress(data, out).map_err(|e| corrupt("snappy", e.to_string())),
         Codec::Zlib => inflater
             .get_or_insert_with(libdeflater::Decompressor::new)
