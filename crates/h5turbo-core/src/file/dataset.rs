@@ -75,7 +75,7 @@ impl Dataset {
                     element_size
                 )))
             }
-            _ => vec![0u8; element_size],
+            _ => zeroed(element_size)?,
         };
         let compact = match &layout {
             Layout::Compact { data } => Some(MemSource::new(data.clone())),
@@ -288,6 +288,25 @@ impl Dataset {
     }
 }
 
+/// `len` zero bytes; the length comes from the file's datatype, so running out of
+/// memory is an error for this dataset, not an abort.
+fn zeroed(len: usize) -> Result<Vec<u8>> {
+    let err = || Error::format(format!("cannot allocate the {}-byte fill value of the datatype", len));
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| err())?;
+    // Zeroed allocation (as vec![0; len]) keeps untouched pages unbacked; unlike it, a
+    // failure is reported. SAFETY: `layout` has a non-zero size.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        return Err(err());
+    }
+    // SAFETY: `ptr` came from the global allocator with `layout` (len bytes, align 1)
+    // and holds `len` initialised (zero) bytes.
+    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+}
+
 /// The chunked layout repeats the element size; libhdf5 refuses a mismatch, and
 /// the engine sizes chunk buffers from the datatype, so a corrupt one must stop here.
 fn check_element_size(layout: &Layout, element_size: usize) -> Result<()> {
@@ -403,5 +422,17 @@ struct WholeArray {
 impl ChunkStore for WholeArray {
     fn locate(&self, _chunk: &[u64]) -> Option<StoredChunk> {
         Some(StoredChunk { address: self.address, size: self.size, filter_mask: 0 })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fill_value_allocation_failure_is_an_error() {
+        // Found by fuzzing (open_read): a ~2 GiB string datatype aborted under a
+        // memory limit when its fill value was allocated.
+        assert!(super::zeroed(isize::MAX as usize).is_err());
+        assert_eq!(super::zeroed(3).unwrap(), vec![0u8; 3]);
+        assert!(super::zeroed(0).unwrap().is_empty());
     }
 }
