@@ -26,7 +26,7 @@ pub fn decode(src: &[u8], dst: &mut [u8], element_size: usize) -> Result<()> {
     match element_size {
         _ if count <= 1 => dst[..whole].copy_from_slice(&src[..whole]),
         2 => unshuffle_fixed::<2>(&src[..whole], &mut dst[..whole]),
-        4 => unshuffle_fixed::<4>(&src[..whole], &mut dst[..whole]),
+        4 => unshuffle4(&src[..whole], &mut dst[..whole]),
         8 => unshuffle_fixed::<8>(&src[..whole], &mut dst[..whole]),
         _ => unshuffle_generic(&src[..whole], &mut dst[..whole], element_size),
     }
@@ -44,6 +44,46 @@ fn unshuffle_fixed<const N: usize>(src: &[u8], dst: &mut [u8]) {
             element[j] = planes[j][i];
         }
     }
+}
+
+/// 4-byte elements, the common case (int32, float32, blosc and bitshuffle blocks):
+/// SSE2 byte and word interleaves, 16 elements per step, then the scalar loop for the
+/// rest. The plain loop does not vectorize and was a quarter of blosc's decode time.
+#[cfg(target_arch = "x86_64")]
+fn unshuffle4(src: &[u8], dst: &mut [u8]) {
+    use std::arch::x86_64::*;
+    let count = src.len() / 4;
+    let simd = count / 16 * 16;
+    let p = src.as_ptr();
+    let d = dst.as_mut_ptr();
+    // SAFETY: SSE2 is part of x86-64. For i < simd, plane j's loads read
+    // src[j*count + i .. +16] within plane j, and the stores write dst[4*i .. 4*i + 64],
+    // inside dst (dst.len() == src.len() == 4 * count); loads and stores are unaligned.
+    unsafe {
+        for i in (0..simd).step_by(16) {
+            let a = _mm_loadu_si128(p.add(i).cast());
+            let b = _mm_loadu_si128(p.add(count + i).cast());
+            let c = _mm_loadu_si128(p.add(2 * count + i).cast());
+            let e = _mm_loadu_si128(p.add(3 * count + i).cast());
+            let (ab_lo, ab_hi) = (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b));
+            let (ce_lo, ce_hi) = (_mm_unpacklo_epi8(c, e), _mm_unpackhi_epi8(c, e));
+            let out = d.add(4 * i).cast::<__m128i>();
+            _mm_storeu_si128(out, _mm_unpacklo_epi16(ab_lo, ce_lo));
+            _mm_storeu_si128(out.add(1), _mm_unpackhi_epi16(ab_lo, ce_lo));
+            _mm_storeu_si128(out.add(2), _mm_unpacklo_epi16(ab_hi, ce_hi));
+            _mm_storeu_si128(out.add(3), _mm_unpackhi_epi16(ab_hi, ce_hi));
+        }
+    }
+    for i in simd..count {
+        for j in 0..4 {
+            dst[4 * i + j] = src[j * count + i];
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn unshuffle4(src: &[u8], dst: &mut [u8]) {
+    unshuffle_fixed::<4>(src, dst)
 }
 
 /// Any element size: scatter one plane at a time (each read is sequential).
@@ -82,6 +122,18 @@ mod tests {
                 decode(&enc, &mut out, element_size).unwrap();
                 assert_eq!(out, data, "element size {} len {}", element_size, len);
             }
+        }
+    }
+
+    #[test]
+    fn four_byte_fast_path_matches_the_definition() {
+        // Lengths around the 16-element (64-byte) steps, with tails.
+        for count in [15, 16, 17, 31, 32, 33, 100, 4099] {
+            let data: Vec<u8> = (0..count * 4).map(|i| (i * 131 % 251) as u8).collect();
+            let enc = encode(&data, 4);
+            let mut out = vec![0xCD; data.len()];
+            unshuffle4(&enc, &mut out);
+            assert_eq!(out, data, "count {}", count);
         }
     }
 
