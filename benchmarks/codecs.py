@@ -20,14 +20,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import re
 import shlex
 import shutil
-import statistics
-import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -35,6 +31,8 @@ from typing import Callable
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import codec_limit, machine, median_time, warm  # noqa: E402
 CHUNK = 512
 
 
@@ -129,36 +127,10 @@ def size_on_disk(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def warm(path: Path) -> None:
-    """Read every byte once so the timed reads hit the page cache."""
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for p in files:
-        with open(p, "rb") as f:
-            while f.read(1 << 24):
-                pass
 
 
-def median_time(read, repeats: int, check) -> tuple[float, list[float]]:
-    check(read())  # warm-up, and the result must be right
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = read()
-        times.append(time.perf_counter() - start)
-        del result
-    return statistics.median(times), times
 
 
-def codec_limit(path: Path, threads: int, repeats: int) -> float | None:
-    exe = REPO / "target" / "release" / "examples" / "codec_limit"
-    try:
-        out = subprocess.run([str(exe), str(path), "matrix", str(threads), str(repeats)],
-                             capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"  codec limit not measured: {exc}", file=sys.stderr)
-        return None
-    match = re.search(r"median_s=([0-9.]+)", out)
-    return float(match.group(1)) if match else None
 
 
 def read_h5py(path: Path):
@@ -255,14 +227,6 @@ def run_codec(codec: Codec, data: np.ndarray, args) -> Row:
     return row
 
 
-def machine() -> str:
-    model = "unknown CPU"
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            model = line.split(":", 1)[1].strip()
-            break
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{model}, {os.cpu_count()} cores, {mem:.0f} GiB, {platform.system()} {platform.release()}"
 
 
 def versions() -> str:

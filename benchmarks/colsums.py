@@ -21,15 +21,13 @@ import datetime
 import multiprocessing
 import os
 import shlex
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from read_reference import machine  # noqa: E402
+from benchlib import machine, median_time, warm  # noqa: E402
 
 BLOCK = 1000
 
@@ -74,14 +72,6 @@ def h5py_two_processes(path: str, cols: int) -> np.ndarray:
     return np.concatenate(ordered)
 
 
-def median_time(run, repeats: int, check) -> tuple[float, list[float]]:
-    check(run())  # warm-up, and the result must be right
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), times
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,9 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     path = _cache_dir() / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
     if not path.exists():
         write_matrix(path, args.rows, args.cols, args.chunk, args.level)
-    with open(path, "rb") as f:  # warm page cache
-        while f.read(1 << 24):
-            pass
+    warm(path)
 
     reference = h5py_loop(str(path), args.cols)
 

@@ -14,55 +14,19 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import os
-import platform
-import re
 import shlex
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+from benchlib import codec_limit, machine, median_time, warm  # noqa: E402
 
 
-def machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{model}, {os.cpu_count()} cores, {mem:.0f} GiB, {platform.system()} {platform.release()}"
 
 
-def median_time(read, repeats: int, check) -> tuple[float, list[float]]:
-    check(read())  # warm-up, and the result must be right
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = read()
-        times.append(time.perf_counter() - start)
-        del result
-    return statistics.median(times), times
 
 
-def codec_limit(path: Path, threads: int, repeats: int) -> float | None:
-    cmd = ["cargo", "run", "--release", "-q", "--example", "codec_limit", "--",
-           str(path), "matrix", str(threads), str(repeats)]
-    try:
-        out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"  codec limit not measured: {exc}", file=sys.stderr)
-        return None
-    match = re.search(r"median_s=([0-9.]+)", out)
-    return float(match.group(1)) if match else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,9 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     path = _cache_dir() / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
     if not path.exists():
         write_matrix(path, args.rows, args.cols, args.chunk, args.level)
-    with open(path, "rb") as f:  # warm page cache
-        while f.read(1 << 24):
-            pass
+    warm(path)
     with h5py.File(path, "r") as f:
         reference = f["matrix"][...]
 
