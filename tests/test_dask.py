@@ -13,8 +13,8 @@ import h5turbo
 import h5turbo._dask
 from conftest import corpus_dir
 
-da = pytest.importorskip("dask.array")
-distributed = pytest.importorskip("distributed")
+import dask.array as da  # noqa: E402
+import distributed  # noqa: E402
 
 SHAPE, CHUNKS = (403, 301), (64, 50)
 CORPUS_10X = corpus_dir() / "10x" / "10x_data_3.0.0_filtered_feature_bc_matrix.h5"

@@ -8,7 +8,7 @@ import h5py
 import numpy as np
 import pytest
 
-h5turbo = pytest.importorskip("h5turbo")
+import h5turbo  # noqa: E402
 
 INT_TYPES = ["i1", "i2", "<i4", ">i4", "i8", "u1", "u2", "u4", ">u8", "<u8"]
 FLOAT_TYPES = ["<f4", ">f4", "<f8", ">f8"]
