@@ -142,57 +142,50 @@ trait Element: Copy + Send + Sync + PartialOrd + 'static {
     const LOWEST: Self;
 }
 
-macro_rules! int_element {
-    ($($t:ty),*) => {$(
+/// `Element` for a numeric type: min/max identities, its zero, and whether it has NaNs
+/// (NaN != 0 counts as non-zero, as in numpy).
+macro_rules! element {
+    ($t:ty, $highest:expr, $lowest:expr, $zero:expr, $nan:expr) => {
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
-            const HIGHEST: Self = <$t>::MAX;
-            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = $highest;
+            const LOWEST: Self = $lowest;
             #[inline(always)]
             fn load(bytes: &[u8]) -> Self {
                 let mut a = [0u8; std::mem::size_of::<$t>()];
                 a.copy_from_slice(bytes);
                 <$t>::from_ne_bytes(a)
             }
-            fn store(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_ne_bytes()) }
+            fn store(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_ne_bytes())
+            }
             #[inline(always)]
-            fn to_f64(self) -> f64 { self as f64 }
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
             #[inline(always)]
-            fn to_i64(self) -> i64 { self as i64 }
+            fn to_i64(self) -> i64 {
+                self as i64
+            }
             #[inline(always)]
-            fn is_nonzero(self) -> bool { self != 0 }
+            fn is_nonzero(self) -> bool {
+                self != $zero
+            }
             #[inline(always)]
-            fn is_nan(self) -> bool { false }
+            fn is_nan(self) -> bool {
+                let has_nan: fn($t) -> bool = $nan;
+                has_nan(self)
+            }
         }
-    )*};
+    };
 }
-int_element!(i8, i16, i32, i64, u8, u16, u32, u64);
 
-macro_rules! float_element {
-    ($($t:ty),*) => {$(
-        impl Element for $t {
-            const SIZE: usize = std::mem::size_of::<$t>();
-            const HIGHEST: Self = <$t>::INFINITY;
-            const LOWEST: Self = <$t>::NEG_INFINITY;
-            #[inline(always)]
-            fn load(bytes: &[u8]) -> Self {
-                let mut a = [0u8; std::mem::size_of::<$t>()];
-                a.copy_from_slice(bytes);
-                <$t>::from_ne_bytes(a)
-            }
-            fn store(self, out: &mut Vec<u8>) { out.extend_from_slice(&self.to_ne_bytes()) }
-            #[inline(always)]
-            fn to_f64(self) -> f64 { self as f64 }
-            #[inline(always)]
-            fn to_i64(self) -> i64 { self as i64 }
-            #[inline(always)]
-            fn is_nonzero(self) -> bool { self != 0.0 } // NaN != 0: counted, as numpy does
-            #[inline(always)]
-            fn is_nan(self) -> bool { <$t>::is_nan(self) }
-        }
-    )*};
+macro_rules! int_elements {
+    ($($t:ty),*) => {$( element!($t, <$t>::MAX, <$t>::MIN, 0, |_| false); )*};
 }
-float_element!(f32, f64);
+int_elements!(i8, i16, i32, i64, u8, u16, u32, u64);
+element!(f32, f32::INFINITY, f32::NEG_INFINITY, 0.0, f32::is_nan);
+element!(f64, f64::INFINITY, f64::NEG_INFINITY, 0.0, f64::is_nan);
 
 // ------------------------------------------------------------------ accumulators
 

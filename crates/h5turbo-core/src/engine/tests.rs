@@ -72,6 +72,24 @@ fn fixture(dims: [u64; 2], chunk: [u64; 2], deflate: bool) -> Fixture {
     Fixture { source: MemSource::new(bytes), dims: dims.to_vec(), chunk_dims: chunk.to_vec(), chunks, pipeline }
 }
 
+/// What unwritten chunks of the fixtures read as.
+const FILL: [u8; 4] = 7u32.to_le_bytes();
+
+/// The fixture as the engine sees it (fill value 7), read through `source`.
+fn source_of<'a>(f: &'a Fixture, source: &'a dyn crate::io::ReadAt, cache: Option<&'a cache::ChunkCache>) -> ArraySource<'a> {
+    ArraySource {
+        source,
+        dims: &f.dims,
+        chunk_dims: &f.chunk_dims,
+        element_size: 4,
+        pipeline: &f.pipeline,
+        store: f,
+        fill: &FILL,
+        allow_short_chunks: false,
+        cache,
+    }
+}
+
 fn indices(sel: &AxisSelection) -> Vec<u64> {
     match sel {
         AxisSelection::Range { start, count, step } => (0..*count).map(|i| start + i * step).collect(),
@@ -93,17 +111,7 @@ fn expected(f: &Fixture, sel: &[AxisSelection]) -> Vec<u8> {
 fn read(f: &Fixture, sel: &[AxisSelection], threads: usize) -> Result<Vec<u8>> {
     let n: u64 = sel.iter().map(|s| s.count()).product();
     let mut out = vec![0xffu8; n as usize * 4];
-    let src = ArraySource {
-        source: &f.source,
-        dims: &f.dims,
-        chunk_dims: &f.chunk_dims,
-        element_size: 4,
-        pipeline: &f.pipeline,
-        store: f,
-        fill: &7u32.to_le_bytes(),
-        allow_short_chunks: false,
-        cache: None,
-    };
+    let src = source_of(f, &f.source, None);
     read_selection(&src, sel, &mut out, threads)?;
     Ok(out)
 }
@@ -173,17 +181,7 @@ fn corrupt_chunk_is_an_error_naming_the_chunk() {
 fn reads_through_the_chunk_cache_match_reference() {
     let f = fixture([37, 23], [8, 5], true);
     let cache = cache::ChunkCache::new(1 << 20);
-    let src = ArraySource {
-        source: &f.source,
-        dims: &f.dims,
-        chunk_dims: &f.chunk_dims,
-        element_size: 4,
-        pipeline: &f.pipeline,
-        store: &f,
-        fill: &7u32.to_le_bytes(),
-        allow_short_chunks: false,
-        cache: Some(&cache),
-    };
+    let src = source_of(&f, &f.source, Some(&cache));
     for sel in selections() {
         for pass in 0..2 {
             let n: u64 = sel.iter().map(|s| s.count()).product();
@@ -216,17 +214,7 @@ impl crate::io::ReadAt for Counting<'_> {
 fn unfiltered_reads_only_the_selected_span() {
     let f = fixture([37, 23], [8, 5], false);
     let counting = Counting { inner: &f.source, bytes: Default::default() };
-    let src = ArraySource {
-        source: &counting,
-        dims: &f.dims,
-        chunk_dims: &f.chunk_dims,
-        element_size: 4,
-        pipeline: &f.pipeline,
-        store: &f,
-        fill: &7u32.to_le_bytes(),
-        allow_short_chunks: false,
-        cache: None,
-    };
+    let src = source_of(&f, &counting, None);
     // Element (3, 2) sits in chunk (0, 0), a stored one: 4 bytes, not the 160 of the chunk.
     let sel = [AxisSelection::Points(vec![3]), AxisSelection::Points(vec![2])];
     let mut out = vec![0u8; 4];
@@ -243,17 +231,7 @@ fn unfiltered_reads_only_the_selected_span() {
 }
 
 fn reduce(f: &Fixture, sel: &[AxisSelection], axes: &[bool], op: reduce::ReduceOp, threads: usize) -> reduce::Reduced {
-    let src = ArraySource {
-        source: &f.source,
-        dims: &f.dims,
-        chunk_dims: &f.chunk_dims,
-        element_size: 4,
-        pipeline: &f.pipeline,
-        store: f,
-        fill: &7u32.to_le_bytes(),
-        allow_short_chunks: false,
-        cache: None,
-    };
+    let src = source_of(f, &f.source, None);
     let kind = reduce::ElementKind { class: reduce::NumberClass::Unsigned, size: 4, big_endian: false };
     reduce::reduce_selection(&src, kind, sel, axes, op, threads).unwrap()
 }

@@ -3,6 +3,7 @@
 //! by creation order (type 9). Decoding the attribute messages themselves is
 //! `attribute.rs`'s job; this module hands out their raw bytes.
 
+pub use super::dense_info::AttributeInfo;
 use super::btree_v2::BTreeV2;
 use super::checksum::lookup3;
 use super::context::FormatContext;
@@ -17,50 +18,6 @@ const CREATION_ORDER_INDEX: u8 = 9;
 const ATTRIBUTE_HEAP_ID_LEN: usize = 8;
 /// Object header message flag: the message is shared (stored elsewhere).
 const MESSAGE_SHARED: u8 = 0x02;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AttributeInfo {
-    pub creation_order_tracked: bool,
-    pub creation_order_indexed: bool,
-    /// Largest creation order handed out so far (when tracked).
-    pub max_creation_index: Option<u16>,
-    /// Fractal heap of attribute messages; None while attributes are compact.
-    pub heap_address: Option<u64>,
-    /// v2 B-tree (type 8) indexing attributes by name hash.
-    pub name_index_address: Option<u64>,
-    /// v2 B-tree (type 9) indexing attributes by creation order, when indexed.
-    pub creation_order_index_address: Option<u64>,
-}
-
-impl AttributeInfo {
-    pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<AttributeInfo> {
-        let mut r = ByteReader::new(data, address, sizes);
-        let version = r.u8()?;
-        if version != 0 {
-            return Err(crate::format_err!("attribute info message version {} is not 0", version).at(address));
-        }
-        let flags = r.u8()?;
-        let tracked = flags & 0x01 != 0;
-        let indexed = flags & 0x02 != 0;
-        let max_creation_index = if tracked { Some(r.u16()?) } else { None };
-        let heap_address = r.address_field()?;
-        let name_index_address = r.address_field()?;
-        let creation_order_index_address = if indexed { r.address_field()? } else { None };
-        Ok(AttributeInfo {
-            creation_order_tracked: tracked,
-            creation_order_indexed: indexed,
-            max_creation_index,
-            heap_address,
-            name_index_address,
-            creation_order_index_address,
-        })
-    }
-
-    /// True if the attributes live in a fractal heap rather than in the object header.
-    pub fn is_dense(&self) -> bool {
-        self.heap_address.is_some()
-    }
-}
 
 /// One entry of an attribute index.
 struct IndexEntry {

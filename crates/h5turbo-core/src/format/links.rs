@@ -20,6 +20,7 @@ pub struct Link {
     pub creation_order: Option<u64>,
 }
 
+pub use super::dense_info::LinkInfo;
 use super::btree_v2::BTreeV2;
 use super::checksum::lookup3;
 use super::context::FormatContext;
@@ -94,51 +95,6 @@ fn parse_external_value(mut r: ByteReader) -> Result<LinkTarget> {
 /// Names and paths are ASCII or UTF-8; anything else is kept readable rather than fatal.
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Link info message (type 0x0002): where a group keeps dense links, if it does.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LinkInfo {
-    pub creation_order_tracked: bool,
-    pub creation_order_indexed: bool,
-    /// Largest creation order handed out so far (when tracked).
-    pub max_creation_index: Option<u64>,
-    /// Fractal heap of link messages; None while the group stores links compactly.
-    pub heap_address: Option<u64>,
-    /// v2 B-tree (type 5) indexing links by name hash.
-    pub name_index_address: Option<u64>,
-    /// v2 B-tree (type 6) indexing links by creation order, when indexed.
-    pub creation_order_index_address: Option<u64>,
-}
-
-impl LinkInfo {
-    pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<LinkInfo> {
-        let mut r = ByteReader::new(data, address, sizes);
-        let version = r.u8()?;
-        if version != 0 {
-            return Err(crate::format_err!("link info message version {} is not 0", version).at(address));
-        }
-        let flags = r.u8()?;
-        let tracked = flags & 0x01 != 0;
-        let indexed = flags & 0x02 != 0;
-        let max_creation_index = if tracked { Some(r.u64()?) } else { None };
-        let heap_address = r.address_field()?;
-        let name_index_address = r.address_field()?;
-        let creation_order_index_address = if indexed { r.address_field()? } else { None };
-        Ok(LinkInfo {
-            creation_order_tracked: tracked,
-            creation_order_indexed: indexed,
-            max_creation_index,
-            heap_address,
-            name_index_address,
-            creation_order_index_address,
-        })
-    }
-
-    /// True if the links live in a fractal heap rather than in link messages.
-    pub fn is_dense(&self) -> bool {
-        self.heap_address.is_some()
-    }
 }
 
 /// All links of a group with dense link storage, sorted by name (byte order).
