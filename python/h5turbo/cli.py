@@ -23,6 +23,7 @@ from ._dataset import Dataset
 from ._file import File
 from ._group import Group
 from ._types import Empty, ExternalLink, SoftLink
+from .bench.cli import BenchUsageError
 
 __all__ = ["main", "parse_slice"]
 
@@ -410,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for p in (ls, info, cat):
         p.add_argument("--json", action="store_true", help="machine-readable output")
+    from .bench.cli import add_parser as add_bench_parser
+    add_bench_parser(sub)
     return parser
 
 
@@ -421,9 +424,10 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
+    args.argv = argv
     try:
         args.run(args, out)
-    except CLIError as exc:
+    except (CLIError, BenchUsageError) as exc:
         print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
         return 1
     except _native.Error as exc:  # a file h5turbo cannot read in full: say what, not where

@@ -1,0 +1,159 @@
+"""The ``h5turbo bench`` subcommand: arguments to a Config, run it, write the outputs."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from dataclasses import replace
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import numpy as np
+
+from . import measure, report
+from .patterns import ALL as ALL_PATTERNS
+from .presets import CACHES, Config, NOT_YET, PRESETS, preset
+from .run import Runner
+from .source import GENERATORS, Source
+from .strategies import BY_NAME, parse_layout
+
+
+class BenchUsageError(Exception):
+    """Bad arguments: one line, exit status 1."""
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        "bench", help="benchmark readers and storage layouts on this machine",
+        description="Strategies x layouts x access patterns x threads x cold/warm page cache, every "
+        "result verified. Writes results.csv, report.md and PNG plots into --out.")
+    p.add_argument("--preset", help=f"one of {', '.join(list(PRESETS) + list(NOT_YET))}")
+    p.add_argument("--shape", help="matrix ROWSxCOLS to generate (instead of a preset's)")
+    p.add_argument("--dtype", help="numpy dtype of the generated matrix (default int32)")
+    p.add_argument("--generator", choices=sorted(GENERATORS), help="how values are generated (default randint)")
+    p.add_argument("--file", help="your own HDF5 file (with --dataset): measured with the HDF5 strategies")
+    p.add_argument("--dataset", help="a 2-D dataset in --file")
+    p.add_argument("--layouts", help="comma-separated CHUNKSxCHUNKS[:CODEC[LEVEL][:shuffle]], e.g. "
+                   "'100x100:gzip3,1x500:lzf:shuffle,64x64'")
+    p.add_argument("--strategies", help=f"comma-separated, of {', '.join(BY_NAME)}")
+    p.add_argument("--patterns", help=f"comma-separated, of {', '.join(ALL_PATTERNS)}")
+    p.add_argument("--threads", help="comma-separated thread counts (default 1, 2, 4 ... cores)")
+    p.add_argument("--cache", choices=["cold", "warm", "both"], help="page-cache states (default both)")
+    p.add_argument("--repeats", type=int, help="timed runs per measurement (after one warm-up)")
+    p.add_argument("--scale", type=float, default=1.0, help="quick preset only: shrink the matrix (tests)")
+    p.add_argument("--no-limits", action="store_true", help="skip the reference rows (disk, codec decode-only)")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("-o", "--out", default="bench-results", help="output folder (default ./bench-results)")
+    p.add_argument("--workdir", help="where the stores are written (default: ~/.cache/h5turbo/bench/PRESET; "
+                   "reused by later runs of the same matrix)")
+    p.set_defaults(run=cmd_bench)
+    return p
+
+
+def _list(text, convert=str):
+    return [convert(x.strip()) for x in text.split(",") if x.strip()] if text else None
+
+
+def config_from(args) -> Config:
+    try:
+        if args.file:
+            return _user_file_config(args)
+        if args.preset:
+            cfg = preset(args.preset, args.scale)
+        elif args.shape:
+            cfg = replace(preset("quick"), name="custom", description="a user-given matrix")
+        else:
+            raise BenchUsageError("give --preset NAME, --shape ROWSxCOLS, or --file PATH --dataset NAME")
+        if args.shape or args.dtype or args.generator:
+            rows, cols = _shape(args.shape) if args.shape else cfg.source.shape
+            cfg = replace(cfg, source=Source(rows, cols, args.dtype or cfg.source.dtype,
+                                             args.generator or cfg.source.generator))
+        return _overrides(cfg, args)
+    except NotImplementedError as exc:
+        raise BenchUsageError(str(exc)) from None
+    except ValueError as exc:
+        raise BenchUsageError(str(exc)) from None
+
+
+def _shape(text: str) -> tuple[int, int]:
+    try:
+        rows, cols = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise BenchUsageError(f"bad --shape {text!r}: ROWSxCOLS, e.g. 10000x500") from None
+    return rows, cols
+
+
+def _overrides(cfg: Config, args) -> Config:
+    changes = {}
+    if args.layouts:
+        changes["layouts"] = [parse_layout(t) for t in _list(args.layouts)]
+    if args.strategies:
+        changes["strategies"] = _list(args.strategies)
+        unknown = [s for s in changes["strategies"] if s not in BY_NAME]
+        if unknown:
+            raise BenchUsageError(f"unknown strategy {unknown[0]!r}; one of {', '.join(BY_NAME)}")
+    if args.patterns:
+        changes["patterns"] = _list(args.patterns)
+        unknown = [p for p in changes["patterns"] if p not in ALL_PATTERNS]
+        if unknown:
+            raise BenchUsageError(f"unknown pattern {unknown[0]!r}; one of {', '.join(ALL_PATTERNS)}")
+    if args.threads:
+        changes["threads"] = _list(args.threads, int)
+    if args.cache:
+        changes["caches"] = CACHES if args.cache == "both" else (args.cache,)
+    if args.repeats:
+        changes["repeats"] = args.repeats
+    if args.no_limits:
+        changes["limits"] = False
+    return replace(cfg, **changes)
+
+
+def _user_file_config(args) -> Config:
+    """Your own file: its dataset is the source (values read with h5py, the reference),
+    measured in place with the HDF5 strategies; no write pattern."""
+    from .source import FileSource
+    if not args.dataset:
+        raise BenchUsageError("--file needs --dataset NAME")
+    src = FileSource(args.file, args.dataset)
+    cfg = Config("file", src, [src.layout()], [p for p in ALL_PATTERNS if p != "write"],
+                 strategies=["h5turbo", "h5py", "hidefix"], description=f"{args.file}:{args.dataset}",
+                 user_file=args.file, user_dataset=args.dataset)
+    cfg = _overrides(cfg, args)
+    if "write" in cfg.patterns:
+        raise BenchUsageError("--file: the write pattern needs a generated matrix")
+    return cfg
+
+
+def _cache_dir() -> Path:
+    from ..demo import _cache_dir as cache
+    return cache() / "bench"
+
+
+def versions() -> str:
+    parts = []
+    for dist in ("h5turbo", "h5py", "hidefix", "zarr", "zarrs", "tensorstore", "pyarrow", "numpy"):
+        try:
+            parts.append(f"{dist} {version(dist)}")
+        except PackageNotFoundError:
+            if dist == "h5turbo":
+                parts.append("h5turbo (source tree)")
+    return ", ".join(parts)
+
+
+def cmd_bench(args, out) -> None:
+    cfg = config_from(args)
+    folder = Path(args.out)
+    folder.mkdir(parents=True, exist_ok=True)
+    workdir = Path(args.workdir) if args.workdir else _cache_dir() / cfg.name
+    outcome = Runner(cfg, folder, progress=not args.no_progress, workdir=workdir).run()
+    report.write_csv(outcome.rows, folder / "results.csv")
+    command = "h5turbo " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
+    report.write_markdown(outcome, cfg, folder / "report.md", command, measure.machine(), versions())
+    if not args.no_plots:
+        report.plot_all(outcome.rows, folder)
+    bad = sum(r.status == "unverified" for r in outcome.rows)
+    print(f"{len(outcome.rows)} rows in {folder / 'results.csv'}; report {folder / 'report.md'}; "
+          f"took {outcome.elapsed_s:.0f} s (estimated {outcome.estimate_s:.0f} s)"
+          + (f"; {bad} UNVERIFIED rows" if bad else ""), file=out)
