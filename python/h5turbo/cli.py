@@ -3,6 +3,7 @@
     h5turbo ls FILE [PATH]            tree of groups and datasets with storage details
     h5turbo info FILE PATH            everything about one object, attributes included
     h5turbo cat FILE PATH [--slice S] values, numpy-style selection
+    h5turbo bench --preset quick      which reader and layout is fast here (h5turbo.bench)
 
 Each subcommand takes ``--json`` for scripts. Errors (missing file, missing object,
 a file h5turbo cannot read) print one line on stderr and exit with status 1.

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import measure, report
 from .patterns import ALL as ALL_PATTERNS
-from .presets import CACHES, Config, NOT_YET, PRESETS, preset
+from .presets import CACHES, Config, PRESETS, preset
 from .run import Runner
 from .source import GENERATORS, Source
 from .strategies import BY_NAME, parse_layout
@@ -28,7 +28,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "bench", help="benchmark readers and storage layouts on this machine",
         description="Strategies x layouts x access patterns x threads x cold/warm page cache, every "
         "result verified. Writes results.csv, report.md and PNG plots into --out.")
-    p.add_argument("--preset", help=f"one of {', '.join(list(PRESETS) + list(NOT_YET))}")
+    p.add_argument("--preset", help=f"one of {', '.join(PRESETS)}")
     p.add_argument("--shape", help="matrix ROWSxCOLS to generate (instead of a preset's)")
     p.add_argument("--dtype", help="numpy dtype of the generated matrix (default int32)")
     p.add_argument("--generator", choices=sorted(GENERATORS), help="how values are generated (default randint)")
@@ -41,7 +41,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--threads", help="comma-separated thread counts (default 1, 2, 4 ... cores)")
     p.add_argument("--cache", choices=["cold", "warm", "both"], help="page-cache states (default both)")
     p.add_argument("--repeats", type=int, help="timed runs per measurement (after one warm-up)")
-    p.add_argument("--scale", type=float, default=1.0, help="quick preset only: shrink the matrix (tests)")
+    p.add_argument("--scale", type=float, default=1.0, help="quick and h5ad presets: shrink the matrix (tests)")
     p.add_argument("--no-limits", action="store_true", help="skip the reference rows (disk, codec decode-only)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
@@ -71,8 +71,6 @@ def config_from(args) -> Config:
             cfg = replace(cfg, source=Source(rows, cols, args.dtype or cfg.source.dtype,
                                              args.generator or cfg.source.generator))
         return _overrides(cfg, args)
-    except NotImplementedError as exc:
-        raise BenchUsageError(str(exc)) from None
     except ValueError as exc:
         raise BenchUsageError(str(exc)) from None
 

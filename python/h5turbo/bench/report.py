@@ -47,7 +47,7 @@ def _fmt(x, spec="{:.3g}"):
     return "" if x is None else spec.format(x)
 
 
-def summary_lines(rows: list[Row]) -> list[str]:
+def summary_lines(rows: list[Row], source_bytes: int = 0) -> list[str]:
     lines = ["| strategy | layout | pattern | threads | cache | median s | min-max s | median GB/s | cpu s | "
              "peak RSS MB | stored/raw | of limit | verified |",
              "|---|---|---|---:|---|---:|---|---:|---:|---:|---:|---:|---|"]
@@ -56,8 +56,7 @@ def summary_lines(rows: list[Row]) -> list[str]:
         med = statistics.median(walls)
         frac = [r.fraction_of_limit for r in rs if r.fraction_of_limit]
         ok = sum(r.verified for r in rs)
-        ratio = rs[0].bytes_on_disk / rs[0].bytes if rs[0].bytes_on_disk and rs[0].bytes and key[2] in (
-            "write", "read_all") else None
+        ratio = rs[0].bytes_on_disk / source_bytes if rs[0].bytes_on_disk and source_bytes else None
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {key[4]} | {med:.4g} | "
                      f"{min(walls):.3g}-{max(walls):.3g} | {_fmt(statistics.median([r.gbps for r in rs]))} | "
                      f"{_fmt(statistics.median([r.cpu_s for r in rs]))} | {_fmt(max(r.peak_rss_mb for r in rs), '{:.0f}')} | "
@@ -105,7 +104,8 @@ def write_markdown(outcome: Outcome, cfg, path: Path, command: str, machine: str
         f"- load average (1, 5, 15 min) before: {outcome.load_before}; after: {outcome.load_after}",
         f"- each measurement: {cfg.warmups} warm-up run(s), then {cfg.repeats} repeats, every result verified "
         "against the source array; cold = the store evicted from the page cache before each run "
-        "(posix_fadvise DONTNEED, residency checked with mincore); warm = read once first",
+        "(posix_fadvise DONTNEED, residency checked with mincore); warm = read once first; every run opens "
+        "the store afresh (open time included, library chunk caches empty)",
         f"- estimated {outcome.estimate_s:.0f} s, took {outcome.elapsed_s:.0f} s",
         "",
         "## Fastest configuration per strategy (median seconds; best layout and thread count)",
@@ -116,9 +116,10 @@ def write_markdown(outcome: Outcome, cfg, path: Path, command: str, machine: str
         "",
         "'of limit': cold rows against the disk's sequential read bandwidth (scaled by the stored/raw ratio), "
         "warm rows against the codec's decode-only throughput on the same thread count (h5turbo's decoders, "
-        "crates/h5turbo-core/examples/codec_limit.rs; zarr stores with the same codec use the same figure).",
+        "crates/h5turbo-core/examples/codec_limit.rs; zarr stores with the same codec use the same figure). "
+        "Peak RSS is this process's; h5py's worker processes are not included. cpu s includes the workers'.",
         "",
-        *summary_lines(rows),
+        *summary_lines(rows, cfg.source.nbytes),
         "",
     ]
     if refs:

@@ -164,7 +164,7 @@ class Runner:
         if key in self._expected:
             return self._expected[key]
         values = [op.expected(self.cfg.source) for op in ops]
-        size = sum(v.nbytes for v in values)
+        size = sum(_size(v) for v in values)
         if self._expected_bytes + size <= EXPECTED_CACHE_BYTES:
             self._expected[key] = values
             self._expected_bytes += size
@@ -199,32 +199,33 @@ class Runner:
         nbytes = sum(op.nbytes(src) for op in ops)
         on_disk = measure.size_on_disk(path)
         procs = s.thread_mode == "processes" and task.threads > 1
-        reader = None if procs else s.open(path, src, lay, task.threads)
         note = s.fixed_note if s.thread_mode == "fixed" else (
             f"{task.threads} forked processes" if procs else "")
 
         def once():
+            """Each run opens the store: library caches (libhdf5 keeps decoded chunks,
+            8 MiB by default in HDF5 2.0) start empty, so repeats measure reads, not a cache."""
             if procs:
                 return run_in_processes(s, path, src, lay, ops, task.threads)
-            return [reader.run(op) for op in ops]
-
-        try:
-            if task.cache == "warm":
-                measure.warm(path)
-            for rep in range(-self.cfg.warmups, self.cfg.repeats):
-                evict_note = measure.evict(path).note() if task.cache == "cold" else ""
-                sample = measure.measure(once)
-                ok, why = self._verify(sample.result, expected, ops)
-                if rep < 0:
-                    continue
-                row = Row(s.name, lay.name, task.pattern, task.threads, task.cache, rep, sample.wall_s, sample.cpu_s,
-                          sample.peak_rss_mb, nbytes, on_disk, nbytes / sample.wall_s / 1e9 if sample.wall_s else None,
-                          verified=ok, status="ok" if ok else "unverified",
-                          note="; ".join(x for x in (why, evict_note, note) if x))
-                self.rows.append(row)
-        finally:
-            if reader is not None:
+            reader = s.open(path, src, lay, task.threads)
+            try:
+                return [reader.run(op) for op in ops]
+            finally:
                 reader.close()
+
+        if task.cache == "warm":
+            measure.warm(path)
+        for rep in range(-self.cfg.warmups, self.cfg.repeats):
+            evict_note = measure.evict(path).note() if task.cache == "cold" else ""
+            sample = measure.measure(once)
+            ok, why = self._verify(sample.result, expected, ops)
+            if rep < 0:
+                continue
+            row = Row(s.name, lay.name, task.pattern, task.threads, task.cache, rep, sample.wall_s, sample.cpu_s,
+                      sample.peak_rss_mb, nbytes, on_disk, nbytes / sample.wall_s / 1e9 if sample.wall_s else None,
+                      verified=ok, status="ok" if ok else "unverified",
+                      note="; ".join(x for x in (why, evict_note, note) if x))
+            self.rows.append(row)
 
     def _verify(self, results, expected, ops) -> tuple[bool, str]:
         for res, exp, op in zip(results, expected, ops):
@@ -353,6 +354,13 @@ class Runner:
         outcome.elapsed_s = time.perf_counter() - start
         outcome.load_after = measure.load_average()
         return outcome
+
+
+def _size(value) -> int:
+    """Bytes of an expected result: an ndarray, or a scipy sparse matrix's arrays."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    return sum(getattr(value, a).nbytes for a in ("data", "indices", "indptr") if hasattr(value, a))
 
 
 def _duration(seconds: float) -> str:

@@ -608,13 +608,15 @@ class ParquetReader(Reader):
 
 ALL: list[Strategy] = [H5turbo(), H5py(), Hidefix(), ZarrPython(), Zarrs(), Tensorstore(), Memmap(), Sqlite(),
                        Parquet()]
-BY_NAME = {s.name: s for s in ALL}
+from .sparse import SPARSE  # noqa: E402  (sparse.py builds on the classes above)
+
+BY_NAME = {s.name: s for s in ALL + SPARSE}
 
 
 def writer_of(family: str) -> Strategy:
     """The strategy that writes the shared store of a family (read by the others)."""
     return {"hdf5": BY_NAME["h5py"], "zarr": BY_NAME["zarr-python"]}.get(family) or next(
-        s for s in ALL if s.family == family)
+        s for s in BY_NAME.values() if s.family == family)
 
 
 # ---------------------------------------------------------------------- processes (h5py)
