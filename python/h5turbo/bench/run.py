@@ -118,7 +118,7 @@ class Runner:
         tasks = []
         for p in self.cfg.patterns:
             if p == "write":
-                tasks.append(Task(s, lay, p, 1, "-"))
+                tasks.append(Task(s, lay, p, (os.cpu_count() or 1) if s.parallel_write else 1, "-"))
                 continue
             threads = [os.cpu_count() or 1] if s.thread_mode == "fixed" else self.cfg.threads
             tasks += [Task(s, lay, p, t, c) for t in threads for c in self.cfg.caches]
@@ -247,7 +247,7 @@ class Runner:
             on_disk = measure.size_on_disk(path)
             ok, why = self._verify_store(s, path, lay)
             if rep >= 0:
-                self.rows.append(Row(s.name, lay.name, "write", 1, "-", rep, sample.wall_s, sample.cpu_s,
+                self.rows.append(Row(s.name, lay.name, "write", task.threads, "-", rep, sample.wall_s, sample.cpu_s,
                                      sample.peak_rss_mb, src.nbytes, on_disk, src.nbytes / sample.wall_s / 1e9,
                                      verified=ok, status="ok" if ok else "unverified", note=why))
         remove(path)

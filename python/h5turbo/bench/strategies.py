@@ -121,6 +121,7 @@ class Strategy:
     thread_mode = "threads"  # "threads", "processes" or "fixed" (the library decides)
     fixed_note = ""
     writes = True
+    parallel_write = False  # writes on all cores (the row's thread count says so)
     suffix = ""
 
     def missing(self) -> Optional[str]:
@@ -217,13 +218,20 @@ class H5pyReader(Reader):
 class H5turbo(Strategy):
     name, family, modules, suffix = "h5turbo", "hdf5", ("h5turbo", "h5py"), ".h5"
 
+    parallel_write = True
+
     def write(self, path, source, layout):
-        """Through ``h5turbo.write`` once it exists; until then the strategy's write
-        row is skipped and the file is written by h5py."""
+        """Through ``h5turbo.write`` (all cores) once it exists; until then the
+        strategy's write row is skipped and the file is written by h5py."""
         import h5turbo
         if not hasattr(h5turbo, "write"):
             raise Unsupported("h5turbo.write not available yet (the file is written with h5py)")
-        h5turbo.write(str(path), DATASET, source.array(), chunks=layout.chunks, **h5py_filters(layout))
+        compression = {"none": None}.get(layout.codec, layout.codec)
+        if layout.blosc_cname:
+            compression = f"blosc:{layout.blosc_cname}"
+        blocks = (block for _, block in source.blocks(_write_step(source, layout)))
+        h5turbo.write(str(path), DATASET, blocks, chunks=layout.chunks, compression=compression, level=layout.level,
+                      shuffle=layout.shuffle, mode="w", shape=source.shape, dtype=source.dtype)
 
     def open(self, path, source, layout, threads):
         return H5turboReader(path, source, layout, threads)
