@@ -188,19 +188,75 @@ def _plot_time(rows, folder, plt) -> Path:
 
 
 def _plot_speedup(rows, folder, plt) -> Path:
+    """One panel per pattern, one line per strategy (warm cache; for each strategy the
+    layout that is fastest at its highest thread count)."""
     walls = {}
     for key, rs in groups(rows).items():
-        if key[2] != "write":
+        if key[2] != "write" and key[4] == "warm":
             walls[key] = statistics.median(r.wall_s for r in rs)
-    fig, ax = plt.subplots(figsize=(5, 4))
-    for key1 in sorted(k for k in walls if k[3] == 1 and k[4] in ("warm", "-")):
-        line = sorted((k[3], walls[key1] / w) for k, w in walls.items() if k[:3] == key1[:3] and k[4] == key1[4])
-        if len(line) > 1:
-            ax.plot([t for t, _ in line], [s for _, s in line], marker="o", label=f"{key1[0]} {key1[2]}")
-    ax.set_xlabel("threads (h5py: processes)")
-    ax.set_ylabel("speed-up over 1 (warm cache)")
-    ax.legend(fontsize=5)
+    patterns = [p for p in DESCRIPTIONS if any(k[2] == p for k in walls)]
+    cols = min(3, max(1, len(patterns)))
+    nrows = max(1, (len(patterns) + cols - 1) // cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(max(4.5, 3.2 * cols), max(3.5, 2.6 * nrows)), squeeze=False)
+    plotted = set()
+    strategies = sorted({k[0] for k in walls})
+    colour = {s: f"C{i % 10}" for i, s in enumerate(strategies)}  # the same colour in every panel
+    for ax, pattern in zip(axes.ravel(), patterns):
+        for strategy in strategies:
+            line = _best_speedup_line(walls, strategy, pattern)
+            if len(line) > 1:
+                ax.plot([t for t, _ in line], [x for _, x in line], marker="o", color=colour[strategy])
+                plotted.add(strategy)
+        ax.set_title(pattern, fontsize=8)
+        ax.tick_params(labelsize=7)
+    for ax in axes.ravel()[len(patterns):]:
+        ax.axis("off")
+    axes[0][0].set_ylabel("speed-up over 1 thread", fontsize=8)
+    axes[-1][0].set_xlabel("threads (h5py: processes)", fontsize=8)
+    shown = [s for s in strategies if s in plotted]  # fixed-thread strategies have no line
+    handles = [plt.Line2D([], [], color=colour[s], marker="o") for s in shown]
+    if handles and len(patterns) == 1:
+        axes[0][0].legend(handles, shown, fontsize=7, loc="upper left")
+    elif handles:
+        fig.legend(handles, shown, fontsize=7, loc="lower right")
     return _save(fig, folder / "speedup_threads.png", plt)
+
+
+def _best_speedup_line(walls: dict, strategy: str, pattern: str) -> list:
+    layouts = {k[1] for k in walls if k[0] == strategy and k[2] == pattern}
+    best, best_time = [], None
+    for layout in layouts:
+        times = sorted((k[3], w) for k, w in walls.items() if k[:3] == (strategy, layout, pattern))
+        if not times or times[0][0] != 1:
+            continue
+        if best_time is None or times[-1][1] < best_time:
+            best_time = times[-1][1]
+            best = [(t, times[0][1] / w) for t, w in times]
+    return best
+
+
+def rows_from_csv(path: Path) -> list[Row]:
+    """The rows of a results.csv, typed again (to redraw plots or tables)."""
+    out = []
+    for rec in read_csv(path):
+        values = {}
+        for k in COLUMNS:
+            v = rec.get(k, "")
+            kind = Row.__dataclass_fields__[k].type
+            if v == "":
+                values[k] = None if k not in ("strategy", "layout", "pattern", "cache", "status", "note") else ""
+            elif k == "verified":
+                values[k] = v == "True"
+            elif k in ("threads", "rep", "bytes", "bytes_on_disk"):
+                values[k] = int(v)
+            elif "float" in str(kind):
+                values[k] = float(v)
+            else:
+                values[k] = v
+        values["threads"] = values["threads"] or 0
+        values["verified"] = bool(values["verified"])
+        out.append(Row(**values))
+    return out
 
 
 def _plot_ratio(rows, folder, plt) -> Path:
