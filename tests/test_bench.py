@@ -10,7 +10,6 @@ import io
 import mmap
 import os
 from dataclasses import replace
-from pathlib import Path
 
 import h5py
 import numpy as np

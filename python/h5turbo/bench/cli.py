@@ -9,8 +9,6 @@ from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-import numpy as np
-
 from . import measure, report
 from .patterns import ALL as ALL_PATTERNS
 from .presets import CACHES, Config, PRESETS, preset
@@ -117,7 +115,7 @@ def _user_file_config(args) -> Config:
     src = FileSource(args.file, args.dataset)
     cfg = Config("file", src, [src.layout()], [p for p in ALL_PATTERNS if p != "write"],
                  strategies=["h5turbo", "h5py", "hidefix"], description=f"{args.file}:{args.dataset}",
-                 user_file=args.file, user_dataset=args.dataset)
+                 user_file=args.file)
     cfg = _overrides(cfg, args)
     if "write" in cfg.patterns:
         raise BenchUsageError("--file: the write pattern needs a generated matrix")

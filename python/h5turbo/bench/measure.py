@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 # The source tree, when h5turbo runs from one (the codec-only limit needs cargo and it).
 REPO = Path(__file__).resolve().parents[3]
@@ -276,6 +276,3 @@ def codec_limit(path: Path, threads: int, repeats: int, dataset: str = "matrix")
     match = re.search(r"median_s=([0-9.]+)", out)
     return float(match.group(1)) if match else None
 
-
-def describe(paths: Iterable[Path]) -> str:
-    return ", ".join(str(p) for p in paths)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Optional
 
 from .patterns import ALL as ALL_PATTERNS
@@ -40,7 +40,6 @@ class Config:
     description: str = ""
     # a user's own file: measure the hdf5 strategies on it instead of generated stores
     user_file: Optional[str] = None
-    user_dataset: Optional[str] = None
 
 
 def quick(scale: float = 1.0) -> Config:
@@ -100,7 +99,3 @@ def preset(name: str, scale: float = 1.0) -> Config:
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; one of {', '.join(PRESETS)}")
     return PRESETS[name](scale) if name in ("quick", "h5ad") else PRESETS[name]()
-
-
-def scaled(cfg: Config, rows: int, cols: int) -> Config:
-    return replace(cfg, source=replace(cfg.source, rows=rows, cols=cols))

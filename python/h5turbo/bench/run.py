@@ -8,16 +8,17 @@ import os
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 
 from . import measure
-from .patterns import DESCRIPTIONS, Read, pattern as make_pattern, verify
+from .patterns import Read, pattern as make_pattern, verify
 from .presets import Config
-from .strategies import BY_NAME, Layout, Strategy, Unsupported, remove, run_in_processes, writer_of
+from .strategies import (BY_NAME, Layout, Strategy, Unsupported, dataset_name, remove, run_in_processes,
+                         writer_of)
 
 # Expected results are kept between repeats and strategies up to this many bytes.
 EXPECTED_CACHE_BYTES = 1 << 30
@@ -170,12 +171,13 @@ class Runner:
             self._expected_bytes += size
         return values
 
-    def ops_for(self, lay: Layout):
-        chunks = lay.chunks if lay.kind == "chunked" else self._reference_chunks()
-        return chunks
-
-    def _reference_chunks(self):
-        chunked = [l for l in self.cfg.layouts if l.kind == "chunked"]
+    def pattern_chunks(self, lay: Layout) -> tuple:
+        """The chunk shape a pattern aligns to: the layout's, or for unchunked stores
+        (raw, SQLite, Parquet) the preset's first chunked layout's, so that every
+        strategy runs the same operations."""
+        if lay.kind == "chunked":
+            return lay.chunks
+        chunked = [other for other in self.cfg.layouts if other.kind == "chunked"]
         return chunked[0].chunks if chunked else (self.cfg.source.rows, self.cfg.source.cols)
 
     def run_task(self, task: Task) -> None:
@@ -194,8 +196,8 @@ class Runner:
         s, lay, src = task.strategy, task.layout, self.cfg.source
         path = self.store(s, lay)
         pat = make_pattern(task.pattern, self.cfg.row_block)
-        ops = pat.ops(src.shape, self.ops_for(lay))
-        expected = self.expected((task.pattern, self.ops_for(lay)), ops)
+        ops = pat.ops(src.shape, self.pattern_chunks(lay))
+        expected = self.expected((task.pattern, self.pattern_chunks(lay)), ops)
         nbytes = sum(op.nbytes(src) for op in ops)
         on_disk = measure.size_on_disk(path)
         procs = s.thread_mode == "processes" and task.threads > 1
@@ -313,10 +315,11 @@ class Runner:
             if family != "hdf5":
                 continue
             for t in threads:
-                median = measure.codec_limit(path, t, max(1, self.cfg.repeats))
-                if median is None:
+                median = measure.codec_limit(path, t, max(1, self.cfg.repeats), dataset_name(src))
+                if median is None:  # the reason went to stderr (no source tree, or the example failed)
                     self.rows.append(Row("ref:codec", lay.name, "decode_only", t, "warm", status="skipped",
-                                         note="codec_limit not measured (needs the h5turbo source tree and cargo)"))
+                                         note="codec_limit not measured (needs the h5turbo source tree and cargo; "
+                                         "see the run's log)"))
                     return out
                 if median <= 0:  # codec_limit prints 0.1 ms steps: too small a matrix to time
                     self.rows.append(Row("ref:codec", lay.name, "decode_only", t, "warm", status="skipped",

@@ -33,12 +33,13 @@ def _normal(rng: np.random.Generator, shape, dtype) -> np.ndarray:
     return rng.normal(size=shape).astype(dtype)
 
 
-def _arange(rng: np.random.Generator, shape, dtype, start: int = 0) -> np.ndarray:
+def _mod251(rng: np.random.Generator, shape, dtype) -> np.ndarray:
+    """Easy to read by eye: 0, 1, 2, ... 250, 0, ... within each block."""
     return (np.arange(shape[0] * shape[1]) % 251).reshape(shape).astype(dtype)
 
 
 GENERATORS: dict[str, Callable] = {
-    "randint": _randint, "mostly-zeros": _mostly_zeros, "normal": _normal, "mod251": _arange,
+    "randint": _randint, "mostly-zeros": _mostly_zeros, "normal": _normal, "mod251": _mod251,
 }
 
 

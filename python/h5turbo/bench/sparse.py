@@ -5,8 +5,6 @@ backed sparse dataset. Values are checked against the generated scipy matrix."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
-
 import numpy as np
 
 from .strategies import Layout, Reader, Strategy
@@ -49,7 +47,6 @@ class SparseSource:
 
     def block(self, index: int):
         """Rows [index * ROW_BLOCK, ...) as (data, indices, row lengths)."""
-        import scipy.sparse  # noqa: F401  (the callers build scipy matrices)
         start = index * ROW_BLOCK
         stop = min(self.rows, start + ROW_BLOCK)
         lengths = self.counts()[start:stop]

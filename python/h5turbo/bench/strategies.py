@@ -5,10 +5,9 @@ store a layout, says why (`missing()`, `unsupported(layout)`) and is skipped."""
 from __future__ import annotations
 
 import multiprocessing
-import os
 import shutil
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -608,10 +607,9 @@ class ParquetReader(Reader):
         table = self.file.read_row_groups(groups.tolist(), columns=[f"c{j}" for j in col_ids],
                                           use_threads=self.threads > 1)
         block = np.column_stack([table.column(i).to_numpy() for i in range(table.num_columns)])
-        first = self.starts[groups[0]]
         # rows of the groups read, in order: map each wanted row to its place among them
         offsets = np.concatenate([np.arange(self.starts[g], self.starts[g + 1]) for g in groups])
-        return np.ascontiguousarray(block[np.searchsorted(offsets, row_ids)]) if first is not None else block
+        return np.ascontiguousarray(block[np.searchsorted(offsets, row_ids)])
 
 
 ALL: list[Strategy] = [H5turbo(), H5py(), Hidefix(), ZarrPython(), Zarrs(), Tensorstore(), Memmap(), Sqlite(),
