@@ -236,6 +236,11 @@ def test_split_for_processes_covers_every_part():
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
+    not_hdf5 = tmp_path / "text.h5"
+    not_hdf5.write_text("not HDF5 at all\n")
+    one_d = tmp_path / "vector.h5"
+    with h5py.File(one_d, "w") as f:
+        f["v"] = np.arange(10)
     cases = [
         (["bench"], "give --preset"),
         (["bench", "--preset", "nope"], "unknown preset"),
@@ -243,6 +248,10 @@ def test_bad_arguments_are_one_line_errors(tmp_path, capsys):
         (["bench", "--preset", "quick", "--strategies", "hdf6"], "unknown strategy"),
         (["bench", "--shape", "10by10"], "bad --shape"),
         (["bench", "--file", str(tmp_path / "missing.h5"), "--dataset", "x"], "no such file"),
+        (["bench", "--file", str(not_hdf5), "--dataset", "x"], "not a readable HDF5 file"),
+        (["bench", "--file", str(one_d), "--dataset", "v"], "needs a 2-D numeric dataset"),
+        (["bench", "--file", str(one_d), "--dataset", "nope"], "no dataset 'nope'"),
+        (["bench", "--file", str(one_d)], "--file needs --dataset"),
     ]
     for argv, message in cases:
         status, _ = run_cli(*argv, "-o", tmp_path / "o")
