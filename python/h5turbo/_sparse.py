@@ -3,7 +3,10 @@ encodings (``encoding-type`` with a ``shape`` attribute; the older ``h5sparse_fo
 / ``h5sparse_shape`` of anndata < 0.7) and 10x Genomics ``matrix`` groups (CSC of
 features x barcodes, with a ``shape`` dataset).
 
-``SparseDataset(group)`` reads nothing but the attributes until asked:
+Such a group opens as a SparseDataset (``f["X"]``): a Group (string keys, ``.attrs``,
+``.keys()`` work as on any group) that is also a matrix with ``.shape``, ``.format``,
+``.nnz``, ``.dtype``. ``SparseDataset(group)`` wraps a group explicitly. It reads
+nothing but the attributes until asked:
 
 - ``to_scipy()``: data, indices and indptr read concurrently (each read itself is
   chunk-parallel), as a ``scipy.sparse.csr_matrix`` / ``csc_matrix`` like anndata's;
@@ -22,6 +25,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ._group import Group, has_member
+from ._native import FormatError
+
 __all__ = ["SparseDataset", "is_sparse_group"]
 
 # Stored entries per block in the reductions: bounds their memory.
@@ -36,9 +42,10 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _layout(group: Any) -> Optional[tuple[str, tuple[int, int]]]:
+def _layout(group: Any) -> Optional[tuple[str, tuple[int, ...]]]:
     """('csr'|'csc', shape) of a sparse group, or None."""
-    if not all(k in group for k in ("data", "indices", "indptr")):
+    # indptr first: the rarest member name, so most groups are ruled out by one lookup
+    if not all(has_member(group, k) for k in ("indptr", "indices", "data")):
         return None
     attrs = group.attrs
     if "encoding-type" in attrs:
@@ -49,8 +56,8 @@ def _layout(group: Any) -> Optional[tuple[str, tuple[int, int]]]:
         kind = _text(attrs["h5sparse_format"])
         if kind in ("csr", "csc"):
             return kind, tuple(int(n) for n in attrs["h5sparse_shape"])
-    if "shape" in group and "barcodes" in group:  # 10x: features x barcodes, CSC
-        return "csc", tuple(int(n) for n in group["shape"][()])
+    if has_member(group, "shape") and has_member(group, "barcodes"):  # 10x: features x barcodes, CSC
+        return "csc", tuple(int(n) for n in np.ravel(group["shape"][()]))
     return None
 
 
@@ -59,29 +66,58 @@ def is_sparse_group(group: Any) -> bool:
     return _layout(group) is not None
 
 
-class SparseDataset:
-    """A CSR or CSC matrix stored as a group of data/indices/indptr datasets."""
+def open_group(group: Group) -> Group:
+    """What a group opens as: a SparseDataset for a well-formed sparse group, else the
+    group itself (a broken sparse encoding stays browsable as a plain group)."""
+    try:
+        return SparseDataset(group)
+    except (TypeError, FormatError):
+        return group
 
-    def __init__(self, group: Any):
-        layout = _layout(group)
+
+class SparseDataset(Group):
+    """A CSR or CSC matrix stored as a group of data/indices/indptr datasets.
+
+    Also the group itself: ``sp["data"]``, ``sp.attrs``, ``sp.keys()`` and ``len(sp)``
+    (the number of members) behave as on a Group; any other index selects rows (CSR)
+    or columns (CSC)."""
+
+    def __init__(self, group: Group):
+        layout = _layout(group) if isinstance(group, Group) else None
         if layout is None:
-            raise TypeError(f"{group.name} is not a csr_matrix/csc_matrix or 10x matrix group")
-        self.group = group
+            raise TypeError(f"{getattr(group, 'name', group)!r} is not a csr_matrix/csc_matrix or 10x matrix group")
+        super().__init__(group.id, group.file, group.name)
         self.format, self.shape = layout
-        if len(self.shape) != 2:
-            raise ValueError(f"sparse matrix shape must have 2 entries, not {self.shape}")
+        if len(self.shape) != 2 or min(self.shape) < 0:
+            raise FormatError(f"{self.file.filename}: {self.name}: sparse matrix shape must be "
+                              f"2 non-negative sizes, not {self.shape}")
         self._indptr: Optional[np.ndarray] = None
+        self._stored_indptr: Optional[np.ndarray] = None
+
+    @property
+    def group(self) -> Group:
+        """The plain group (members data, indices, indptr)."""
+        return Group(self.id, self.file, self.name)
 
     def __repr__(self) -> str:
-        return f"<SparseDataset {self.group.name!r}: {self.format} {self.shape}, {self.dtype}, nnz {self.nnz}>"
+        if not self:
+            return "<Closed SparseDataset>"
+        return f"<SparseDataset {self.name!r}: {self.format} {self.shape}, {self.dtype}, nnz {self.nnz}>"
+
+    @property
+    def ndim(self) -> int:
+        return 2
 
     @property
     def dtype(self) -> np.dtype:
-        return self.group["data"].dtype
+        return self._member("data").dtype
 
     @property
     def nnz(self) -> int:
-        return int(self.group["data"].shape[0])
+        return int(self._member("data").shape[0])
+
+    def _member(self, name: str):
+        return Group.__getitem__(self, name)
 
     @property
     def _major(self) -> int:
@@ -89,34 +125,48 @@ class SparseDataset:
         return 0 if self.format == "csr" else 1
 
     def indptr(self, threads: Optional[int] = None) -> np.ndarray:
-        """The index pointers (read once, kept), as int64."""
+        """The index pointers (read once, checked, kept), as int64."""
         if self._indptr is None:
-            ptr = np.asarray(self.group["indptr"].read(threads=threads), dtype=np.int64)
+            stored = self._member("indptr").read(threads=threads)
+            ptr = np.asarray(stored, dtype=np.int64)
             if ptr.shape != (self.shape[self._major] + 1,) or ptr[0] != 0 or (np.diff(ptr) < 0).any() \
                     or ptr[-1] > self.nnz:
-                raise ValueError(f"{self.group.name}: indptr does not fit shape {self.shape} and nnz {self.nnz}")
-            self._indptr = ptr
+                raise FormatError(f"{self.file.filename}: {self.name}: indptr (shape {np.shape(stored)}) does "
+                                  f"not fit shape {self.shape} and nnz {self.nnz}")
+            self._indptr, self._stored_indptr = ptr, stored
         return self._indptr
 
     def _matrix(self, data, indices, indptr, shape):
+        """The scipy matrix with these arrays as they are (no index dtype unification,
+        as anndata's to_memory: indices keep their stored width)."""
         import scipy.sparse
 
         cls = scipy.sparse.csr_matrix if self.format == "csr" else scipy.sparse.csc_matrix
-        return cls((data, indices, indptr), shape=shape)
+        if len(data) != len(indices):
+            raise FormatError(f"{self.file.filename}: {self.name}: data has {len(data)} entries, "
+                              f"indices {len(indices)}")
+        matrix = cls(shape, dtype=data.dtype)
+        matrix.data, matrix.indices, matrix.indptr = data, indices, indptr
+        return matrix
 
     def to_scipy(self, threads: Optional[int] = None):
-        """The whole matrix, data, indices and indptr read concurrently."""
+        """The whole matrix, data, indices and indptr read concurrently; indptr and
+        indices keep the integer types they are stored with."""
         with ThreadPoolExecutor(3) as pool:
-            data = pool.submit(self.group["data"].read, threads=threads)
-            indices = pool.submit(self.group["indices"].read, threads=threads)
+            data = pool.submit(self._member("data").read, threads=threads)
+            indices = pool.submit(self._member("indices").read, threads=threads)
             indptr = pool.submit(self.indptr, threads)
-            return self._matrix(data.result(), indices.result(), indptr.result(), self.shape)
+            indptr.result()
+            return self._matrix(data.result(), indices.result(), self._stored_indptr, self.shape)
 
     # ------------------------------------------------------------------ selection
 
     def __getitem__(self, index: Any):
-        """Rows of a CSR matrix (``sp[rows]``, ``sp[rows, :]``) or columns of a CSC one
-        (``sp[:, cols]``): an int, slice, integer list/array or boolean mask."""
+        """A member by name (str/bytes, as a Group); else rows of a CSR matrix
+        (``sp[rows]``, ``sp[rows, :]``) or columns of a CSC one (``sp[:, cols]``): an
+        int, slice, integer list/array or boolean mask."""
+        if isinstance(index, (str, bytes)):
+            return Group.__getitem__(self, index)
         return self.read_major(self._major_index(index))
 
     def _major_index(self, index: Any) -> Any:
@@ -156,8 +206,8 @@ class SparseDataset:
 
     def _read_pair(self, sel: Any, threads: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
         with ThreadPoolExecutor(2) as pool:
-            data = pool.submit(self.group["data"].read, sel, threads=threads)
-            indices = pool.submit(self.group["indices"].read, sel, threads=threads)
+            data = pool.submit(self._member("data").read, sel, threads=threads)
+            indices = pool.submit(self._member("indices").read, sel, threads=threads)
             return data.result(), indices.result()
 
     # ------------------------------------------------------------------ reductions
