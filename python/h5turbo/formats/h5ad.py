@@ -245,14 +245,15 @@ class _H5adReader:
         return self._nullable(group, pd.arrays.BooleanArray)
 
     def read_nullable_string(self, group: Group):
+        import anndata.compat
         import pandas as pd
-        from anndata.compat import NULLABLE_NUMPY_STRING_TYPE
 
+        string_type = getattr(anndata.compat, "NULLABLE_NUMPY_STRING_TYPE", object)  # anndata >= 0.11
         values = self.read_elem(_member(group, "values"))
         mask = self.read_elem(_member(group, "mask"))
         if np.shape(values) != np.shape(mask):
             raise _fail(group, f"values {np.shape(values)} and mask {np.shape(mask)} differ in shape")
-        array = pd.array(values.astype(NULLABLE_NUMPY_STRING_TYPE), dtype=pd.StringDtype())
+        array = pd.array(values.astype(string_type), dtype=pd.StringDtype())
         array[mask] = pd.NA
         return array
 
