@@ -277,6 +277,7 @@ def test_truncated_h5ad(generated, tmp_path):
     with pytest.raises(h5turbo.Error) as info:
         h5turbo.read_h5ad(path)
     assert isinstance(info.value, (h5turbo.FormatError, h5turbo.UnsupportedError))
+    assert "truncated.h5ad" in str(info.value)
     with pytest.raises(FileNotFoundError):
         h5turbo.read_h5ad(tmp_path / "absent.h5ad")
 
