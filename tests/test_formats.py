@@ -52,6 +52,11 @@ def assert_same(got, want, where: str = "") -> None:
             a, b = getattr(got, name), getattr(want, name)
             assert a.dtype == b.dtype, f"{where}.{name}: {a.dtype} != {b.dtype}"
             assert np.array_equal(a, b, equal_nan=a.dtype.kind == "f"), f"{where}.{name}"
+    elif type(want).__module__.startswith("awkward"):
+        import awkward
+
+        assert str(got.type) == str(want.type), where
+        assert awkward.to_list(got) == awkward.to_list(want), where
     elif isinstance(want, pd.DataFrame):
         pd.testing.assert_frame_equal(got, want, check_exact=True, obj=where)
     elif isinstance(want, (pd.Categorical, pd.api.extensions.ExtensionArray)):
@@ -192,6 +197,17 @@ def test_sparse_arrays_setting(generated):
 def test_scalar_x_and_empty(tmp_path):
     path = tmp_path / "empty.h5ad"
     anndata.AnnData(obs=pd.DataFrame(index=["a", "b"]), uns={"none_here": np.zeros(0)}).write_h5ad(path)
+    assert_same(h5turbo.read_h5ad(path), anndata.read_h5ad(path))
+
+
+def test_awkward_arrays(tmp_path):
+    import awkward
+
+    path = tmp_path / "awkward.h5ad"
+    anndata.AnnData(np.zeros((3, 2)),
+                    obsm={"ragged": awkward.Array([[1, 2], [3], [4, 5, 6]])},
+                    uns={"records": awkward.Array([{"x": 1, "y": [1.5]}, {"x": 2, "y": []}]),
+                         "strings": awkward.Array([["a", "bc"], [], ["d"]])}).write_h5ad(path)
     assert_same(h5turbo.read_h5ad(path), anndata.read_h5ad(path))
 
 

@@ -13,8 +13,7 @@ categories at ``__categories/<column>`` beside the column, so that path is read;
 it is absent the column raises ``h5turbo.UnsupportedError``.
 
 Arrays are read by h5turbo's engine (chunk-parallel, no libhdf5); the three arrays of
-a sparse matrix are read concurrently. Not read: ``awkward-array`` elements
-(``UnsupportedError``), backed mode.
+a sparse matrix are read concurrently. Not done: backed mode, ``as_sparse``.
 """
 
 from __future__ import annotations
@@ -135,9 +134,6 @@ class _H5adReader:
         reader = table.get(spec)
         if reader is None:
             kind = "group" if isinstance(obj, Group) else "dataset"
-            if spec in _UNSUPPORTED:
-                raise UnsupportedError(f"{obj.file.filename}: {obj.name}: h5turbo does not read "
-                                       f"the {spec[0]!r} encoding yet")
             raise UnsupportedError(f"{obj.file.filename}: {obj.name}: unknown encoding "
                                    f"{spec[0]!r} version {spec[1]!r} for a {kind}")
         return reader(self, obj)
@@ -151,6 +147,21 @@ class _H5adReader:
         import anndata
 
         return anndata.AnnData(**{k: self.read_elem(group[k]) for k in _ANNDATA_KEYS if k in group})
+
+    def read_awkward(self, group: Group):
+        """An awkward array: its form (JSON) and length in attributes, one member per
+        buffer. Needs the awkward package, as anndata does."""
+        try:
+            import awkward
+        except ImportError:
+            raise UnsupportedError(f"{group.file.filename}: {group.name}: an awkward-array element "
+                                   "needs the awkward package (pip install awkward)") from None
+        form, length = _text(_attr(group, "form")), int(_attr(group, "length"))
+        buffers = {name: self.read_elem(_member(group, name)) for name in group}
+        try:
+            return awkward.from_buffers(form, length, buffers)
+        except (ValueError, TypeError, KeyError) as exc:
+            raise _fail(group, f"not a valid awkward array: {exc}") from exc
 
     def read_legacy_group(self, group: Group) -> Any:
         if "h5sparse_format" in group.attrs:
@@ -320,6 +331,7 @@ _GROUP_READERS: dict[tuple[str, str], Callable] = {
     ("nullable-integer", "0.1.0"): _H5adReader.read_nullable_integer,
     ("nullable-boolean", "0.1.0"): _H5adReader.read_nullable_boolean,
     ("nullable-string-array", "0.1.0"): _H5adReader.read_nullable_string,
+    ("awkward-array", "0.1.0"): _H5adReader.read_awkward,
 }
 
 _DATASET_READERS: dict[tuple[str, str], Callable] = {
@@ -332,9 +344,6 @@ _DATASET_READERS: dict[tuple[str, str], Callable] = {
     ("bytes", "0.2.0"): _H5adReader.read_scalar,
     ("string", "0.2.0"): _H5adReader.read_string,
 }
-
-# Encodings anndata reads that h5turbo does not yet.
-_UNSUPPORTED = {("awkward-array", "0.1.0")}
 
 
 def _as_anndata_sparse_class(matrix):
