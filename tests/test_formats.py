@@ -270,6 +270,8 @@ def _broken_copy(generated, tmp_path, edit):
     (lambda f: f["X"].attrs.__setitem__("shape", np.array([37, 23, 2])), h5turbo.FormatError, ("/X",)),
     (lambda f: (f["X"].__delitem__("indptr"), f["X"].create_dataset("indptr", data=np.arange(5))),
      h5turbo.FormatError, ("/X", "indptr")),
+    (lambda f: f["X/indices"].__setitem__(4, 23), h5turbo.FormatError, ("/X", "indices")),
+    (lambda f: f["X/indptr"].__setitem__(3, 10**6), h5turbo.FormatError, ("/X", "indptr")),
     (lambda f: (f["obs"].__delitem__("int64"), f["obs"].create_dataset("int64", data=np.arange(3))),
      h5turbo.FormatError, ("/obs", "int64")),
     (lambda f: (f["obsm"].__delitem__("X_pca"), f["obsm"].create_dataset("X_pca", data=np.zeros((5, 2)))),
@@ -354,6 +356,21 @@ def test_10x_broken(tmp_path):
     with h5py.File(path, "r+") as f:
         del f["matrix/features/id"]
     with pytest.raises(h5turbo.FormatError, match="broken10x.h5.*/matrix.*'id'"):
+        h5turbo.read_10x_h5(path)
+
+
+@pytest.mark.parametrize("member,index,value", [("indices", 0, 10**6), ("indices", 3, -1),
+                                                ("indptr", 5, 10**7), ("indptr", 2, 0)])
+def test_10x_bad_indices(tmp_path, member, index, value):
+    """Index arrays scipy would trust are checked: a typed error, not memory errors later."""
+    path = tmp_path / "bad10x.h5"
+    shutil.copy(_corpus("10x", "10x_data_3.0.0_filtered_feature_bc_matrix.h5"), path)
+    with h5py.File(path, "r+") as f:
+        ds = f[f"matrix/{member}"]
+        if ds.dtype.kind == "u" and value < 0:
+            pytest.skip("unsigned indices")
+        ds[index] = value if member == "indices" or index != 2 else ds[index + 1] + 5
+    with pytest.raises(h5turbo.FormatError, match=f"bad10x.h5.*/matrix.*{member}"):
         h5turbo.read_10x_h5(path)
 
 

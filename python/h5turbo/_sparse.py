@@ -128,11 +128,7 @@ class SparseDataset(Group):
         """The index pointers (read once, checked, kept), as int64."""
         if self._indptr is None:
             stored = self._member("indptr").read(threads=threads)
-            ptr = np.asarray(stored, dtype=np.int64)
-            if ptr.shape != (self.shape[self._major] + 1,) or ptr[0] != 0 or (np.diff(ptr) < 0).any() \
-                    or ptr[-1] > self.nnz:
-                raise FormatError(f"{self.file.filename}: {self.name}: indptr (shape {np.shape(stored)}) does "
-                                  f"not fit shape {self.shape} and nnz {self.nnz}")
+            ptr = check_indptr(stored, self.shape[self._major], self.nnz, f"{self.file.filename}: {self.name}")
             self._indptr, self._stored_indptr = ptr, stored
         return self._indptr
 
@@ -142,9 +138,10 @@ class SparseDataset(Group):
         import scipy.sparse
 
         cls = scipy.sparse.csr_matrix if self.format == "csr" else scipy.sparse.csc_matrix
-        if len(data) != len(indices):
-            raise FormatError(f"{self.file.filename}: {self.name}: data has {len(data)} entries, "
-                              f"indices {len(indices)}")
+        if data.ndim != 1 or indices.ndim != 1 or len(data) != len(indices):
+            raise FormatError(f"{self.file.filename}: {self.name}: data (shape {data.shape}) and indices "
+                              f"(shape {indices.shape}) must be 1-D of one length")
+        check_indices(indices, shape[1 - self._major], f"{self.file.filename}: {self.name}")
         matrix = cls(shape, dtype=data.dtype)
         matrix.data, matrix.indices, matrix.indptr = data, indices, indptr
         return matrix
@@ -322,6 +319,24 @@ class SparseDataset(Group):
             bmean, bm2 = _block_moments(cells, data.astype(np.float64), size, rows)
             n, mean, m2 = _chan(n, mean, m2, rows, bmean, bm2)
         return n, (mean if mode == "across" else mean[0]), (m2 if mode == "across" else m2[0])
+
+
+def check_indptr(stored: np.ndarray, n_major: int, nnz: int, where: str) -> np.ndarray:
+    """The index pointers as int64, checked: n_major + 1 of them, from 0, never
+    decreasing, at most nnz (scipy's kernels trust them)."""
+    ptr = np.asarray(stored, dtype=np.int64)
+    if ptr.shape != (n_major + 1,) or ptr[0] != 0 or (np.diff(ptr) < 0).any() or ptr[-1] > nnz:
+        raise FormatError(f"{where}: indptr (shape {np.shape(stored)}) does not fit {n_major} "
+                          f"rows/columns and {nnz} stored values")
+    return ptr
+
+
+def check_indices(indices: np.ndarray, n_minor: int, where: str) -> None:
+    """Minor indices must lie in [0, n_minor): scipy's kernels index with them unchecked,
+    so a broken file would otherwise write out of bounds later (one min/max pass)."""
+    if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= n_minor):
+        raise FormatError(f"{where}: indices range from {int(indices.min())} to {int(indices.max())}, "
+                          f"outside 0..{n_minor - 1}")
 
 
 def _block_moments(cells, values, size, count):

@@ -20,6 +20,7 @@ from .._dataset import Dataset
 from .._file import File
 from .._group import Group
 from .._native import FormatError
+from .._sparse import check_indices, check_indptr
 
 __all__ = ["read_10x_h5"]
 
@@ -90,6 +91,11 @@ def _matrix(group: Group, datasets: dict[str, Dataset], threads: Optional[int]):
     n_cols, n_rows = (int(n) for n in shape)  # stored as features x barcodes
     with ThreadPoolExecutor(3) as pool:
         data, indices, indptr = pool.map(lambda ds: ds.read(threads=threads), arrays)
+    where = f"{group.file.filename}: {group.name}"
+    if len(data) != len(indices):
+        raise FormatError(f"{where}: data has {len(data)} entries, indices {len(indices)}")
+    check_indptr(indptr, n_rows, len(data), where)
+    check_indices(indices, n_cols, where)
     if data.dtype == np.int32:
         data = data.astype(np.float32)
     try:
