@@ -305,6 +305,13 @@ def test_old_categories_reference_fallback(tmp_path):
     the column is an UnsupportedError naming the column."""
     path = tmp_path / "old.h5ad"
     shutil.copy(_corpus("h5ad", "anndata_v0.7.8.h5ad"), path)
+    with h5turbo.File(path) as f:
+        try:
+            f["obs/obs_cat"].attrs["categories"]
+        except h5turbo.UnsupportedError:
+            pass
+        else:
+            pytest.skip("h5turbo reads object references: the categories are dereferenced, no fallback")
     with h5py.File(path, "r+") as f:
         del f["obs/__categories/obs_cat"]
     with pytest.raises(h5turbo.UnsupportedError, match="/obs/obs_cat"):

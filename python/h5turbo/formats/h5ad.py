@@ -8,9 +8,10 @@ categories kept in ``uns/<column>_categories``) and the ``dataframe`` 0.1.0 enco
 of anndata 0.7, whose categorical columns point to their categories with an HDF5
 object reference.
 
-h5turbo does not read object references yet: anndata 0.7 always wrote the referenced
-categories at ``__categories/<column>`` beside the column, so that path is read; when
-it is absent the column raises ``h5turbo.UnsupportedError``.
+The reference is followed when h5turbo can read it; while object references are
+unsupported (h5turbo.UnsupportedError on the attribute), ``__categories/<column>``
+beside the column, where anndata 0.7 always wrote the referenced categories, is read;
+when it is absent the column raises ``h5turbo.UnsupportedError``.
 
 Arrays are read by h5turbo's engine (chunk-parallel, no libhdf5); the three arrays of
 a sparse matrix are read concurrently. Not done: backed mode, ``as_sparse``.
