@@ -268,6 +268,8 @@ def _broken_copy(generated, tmp_path, edit):
     (lambda f: f["layers/csr"].attrs.__setitem__("encoding-type", "mystery"), h5turbo.UnsupportedError,
      ("/layers/csr", "mystery")),
     (lambda f: f["X"].attrs.__setitem__("shape", np.array([37, 23, 2])), h5turbo.FormatError, ("/X",)),
+    (lambda f: f["X"].attrs.__setitem__("shape", "wide"), h5turbo.FormatError, ("/X", "integers")),
+    (lambda f: f["X"].attrs.__setitem__("shape", np.array([37.0, 23.0])), h5turbo.FormatError, ("/X",)),
     (lambda f: (f["X"].__delitem__("indptr"), f["X"].create_dataset("indptr", data=np.arange(5))),
      h5turbo.FormatError, ("/X", "indptr")),
     (lambda f: f["X/indices"].__setitem__(4, 23), h5turbo.FormatError, ("/X", "indices")),
@@ -285,6 +287,15 @@ def test_broken_h5ad(generated, tmp_path, edit, error, names):
     assert "broken.h5ad" in message
     for name in names:
         assert name in message, message
+
+
+def test_broken_sparse_group_stays_browsable(generated, tmp_path):
+    path = _broken_copy(generated, tmp_path, lambda f: f["X"].attrs.__setitem__("shape", "wide"))
+    with h5turbo.File(path) as f:
+        x = f["X"]
+        assert type(x) is h5turbo.Group and sorted(x) == ["data", "indices", "indptr"]
+        with pytest.raises(h5turbo.FormatError, match="broken.h5ad.*/X"):
+            h5turbo.SparseDataset(x)
 
 
 def test_truncated_h5ad(generated, tmp_path):

@@ -26,7 +26,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ._group import Group, has_member
-from ._native import FormatError
+from ._native import Error, FormatError
 
 __all__ = ["SparseDataset", "is_sparse_group"]
 
@@ -51,14 +51,23 @@ def _layout(group: Any) -> Optional[tuple[str, tuple[int, ...]]]:
     if "encoding-type" in attrs:
         kind = _text(attrs["encoding-type"])
         if kind in ("csr_matrix", "csc_matrix") and "shape" in attrs:
-            return kind[:3], tuple(int(n) for n in attrs["shape"])
+            return kind[:3], _sizes(group, attrs["shape"])
     if "h5sparse_format" in attrs and "h5sparse_shape" in attrs:
         kind = _text(attrs["h5sparse_format"])
         if kind in ("csr", "csc"):
-            return kind, tuple(int(n) for n in attrs["h5sparse_shape"])
+            return kind, _sizes(group, attrs["h5sparse_shape"])
     if has_member(group, "shape") and has_member(group, "barcodes"):  # 10x: features x barcodes, CSC
-        return "csc", tuple(int(n) for n in np.ravel(group["shape"][()]))
+        return "csc", _sizes(group, group["shape"][()])
     return None
+
+
+def _sizes(group: Any, value: Any) -> tuple[int, ...]:
+    """A stored shape as ints; FormatError naming the group when it is not integers."""
+    array = np.ravel(np.asarray(value))
+    if array.dtype.kind not in "iu":
+        raise FormatError(f"{group.file.filename}: {group.name}: sparse matrix shape must be integers, "
+                          f"not {value!r}")
+    return tuple(int(n) for n in array)
 
 
 def is_sparse_group(group: Any) -> bool:
@@ -71,7 +80,7 @@ def open_group(group: Group) -> Group:
     group itself (a broken sparse encoding stays browsable as a plain group)."""
     try:
         return SparseDataset(group)
-    except (TypeError, FormatError):
+    except (TypeError, Error):  # not sparse, or a broken/unreadable encoding
         return group
 
 
