@@ -60,12 +60,21 @@ def _member(group: Group, name: str) -> Any:
         raise _fail(group, f"member {name!r} is missing") from None
 
 
-def _attr(obj: Any, name: str, default: Any = KeyError) -> Any:
-    if name in obj.attrs:
-        return obj.attrs[name]
-    if default is KeyError:
+def _attr(obj: Any, name: str) -> Any:
+    """obj.attrs[name]; a missing attribute of an encoded element is a broken file."""
+    if name not in obj.attrs:
         raise _fail(obj, f"attribute {name!r} is missing")
-    return default
+    return obj.attrs[name]
+
+
+def _anndata(obj: Any, slots: dict):
+    """anndata.AnnData(**slots); elements that do not fit together are a broken file."""
+    import anndata
+
+    try:
+        return anndata.AnnData(**slots)
+    except (TypeError, ValueError) as exc:
+        raise _fail(obj, f"the elements do not make an AnnData: {exc}") from exc
 
 
 def _spec(obj: Any) -> tuple[str, str]:
@@ -81,8 +90,6 @@ class _H5adReader:
     # ------------------------------------------------------------------ the file
 
     def read_file(self):
-        import anndata
-
         f = self.file
         encoding = _spec(f)[0]
         if encoding not in ("", "anndata"):
@@ -98,12 +105,9 @@ class _H5adReader:
                 slots[key] = self.read_raw()
             else:
                 slots[key] = self.read_elem(f[key])
-        try:
-            adata = anndata.AnnData(**slots)
-        except (TypeError, ValueError) as exc:
-            raise _fail(f, f"the elements do not make an AnnData: {exc}") from exc
+        adata = _anndata(f, slots)
         if "raw.X" in f:  # anndata < 0.7 kept raw beside the other slots
-            raw = anndata.AnnData(**self.read_raw())
+            raw = _anndata(f["raw.X"], self.read_raw())
             raw.obs_names = adata.obs_names
             adata.raw = raw
         if legacy:
@@ -130,6 +134,8 @@ class _H5adReader:
     # ------------------------------------------------------------------ dispatch
 
     def read_elem(self, obj: Any) -> Any:
+        if not isinstance(obj, (Group, Dataset)):
+            raise _fail(obj, "a committed datatype is not an AnnData element")
         spec = _spec(obj)
         table = _GROUP_READERS if isinstance(obj, Group) else _DATASET_READERS
         reader = table.get(spec)
@@ -145,9 +151,7 @@ class _H5adReader:
         return {name: self.read_elem(_member(group, name)) for name in group}
 
     def read_anndata(self, group: Group):
-        import anndata
-
-        return anndata.AnnData(**{k: self.read_elem(group[k]) for k in _ANNDATA_KEYS if k in group})
+        return _anndata(group, {k: self.read_elem(group[k]) for k in _ANNDATA_KEYS if k in group})
 
     def read_awkward(self, group: Group):
         """An awkward array: its form (JSON) and length in attributes, one member per
