@@ -276,6 +276,9 @@ def _broken_copy(generated, tmp_path, edit):
     (lambda f: f["X/indptr"].__setitem__(3, 10**6), h5turbo.FormatError, ("/X", "indptr")),
     (lambda f: (f["obs"].__delitem__("int64"), f["obs"].create_dataset("int64", data=np.arange(3))),
      h5turbo.FormatError, ("/obs", "int64")),
+    (lambda f: f["obs/cat/codes"].__setitem__(0, 9), h5turbo.FormatError, ("/obs/cat", "categorical")),
+    (lambda f: (f["obs"].__delitem__("float32"), f["obs"].create_dataset("float32", data=1.0)),
+     h5turbo.FormatError, ("/obs", "float32")),
     (lambda f: (f["obsm"].__delitem__("X_pca"), f["obsm"].create_dataset("X_pca", data=np.zeros((5, 2)))),
      h5turbo.FormatError, ("broken.h5ad",)),
 ])

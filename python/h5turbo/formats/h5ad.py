@@ -202,9 +202,12 @@ class _H5adReader:
         data = {k: read_column(_member(group, k)) for k in columns}
         index = read_column(_member(group, index_key))
         for name, values in data.items():
-            if len(values) != len(index):
-                raise _fail(group, f"column {name!r} has {len(values)} values, the index {len(index)}")
-        df = pd.DataFrame(data, index=index, columns=columns if len(columns) else None)
+            if _length(values) != _length(index):
+                raise _fail(group, f"column {name!r} has {_length(values)} values, the index {_length(index)}")
+        try:
+            df = pd.DataFrame(data, index=index, columns=columns if len(columns) else None)
+        except (TypeError, ValueError) as exc:
+            raise _fail(group, f"not a valid dataframe: {exc}") from exc
         if index_key != "_index":
             df.index.name = index_key
         return df
@@ -217,7 +220,10 @@ class _H5adReader:
             return self.read_elem(ds)
         categories_ds = self._legacy_categories(ds)
         ordered = bool(categories_ds.attrs.get("ordered", False))
-        return pd.Categorical.from_codes(self.read_elem(ds), self.read_elem(categories_ds), ordered=ordered)
+        try:
+            return pd.Categorical.from_codes(self.read_elem(ds), self.read_elem(categories_ds), ordered=ordered)
+        except (TypeError, ValueError) as exc:
+            raise _fail(ds, f"not a valid categorical column: {exc}") from exc
 
     def _legacy_categories(self, ds: Dataset) -> Dataset:
         """The dataset the 'categories' object reference of ds points to."""
@@ -240,7 +246,7 @@ class _H5adReader:
         try:
             return pd.Categorical.from_codes(codes=codes, categories=categories,
                                              ordered=bool(_attr(group, "ordered")))
-        except ValueError as exc:
+        except (TypeError, ValueError) as exc:
             raise _fail(group, f"not a valid categorical: {exc}") from exc
 
     def _nullable(self, group: Group, array_type):
@@ -349,6 +355,14 @@ _DATASET_READERS: dict[tuple[str, str], Callable] = {
     ("bytes", "0.2.0"): _H5adReader.read_scalar,
     ("string", "0.2.0"): _H5adReader.read_string,
 }
+
+
+def _length(values: Any) -> Optional[int]:
+    """len() of a column or index; None for a scalar (a 0-d dataset)."""
+    try:
+        return len(values)
+    except TypeError:
+        return None
 
 
 def _as_anndata_sparse_class(matrix):
