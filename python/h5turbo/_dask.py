@@ -119,20 +119,12 @@ _SPARSE_BLOCK_NNZ = 1 << 20
 
 
 def sparse_layout(group) -> tuple[str, tuple[int, int]]:
-    """('csr' or 'csc', shape) of a sparse-matrix group: AnnData's encoding-type (0.7+)
-    or h5sparse attributes (AnnData < 0.7), or a 10x matrix (CSC, 'shape' dataset)."""
-    attrs = group.attrs
-    if not all(name in group for name in ("data", "indices", "indptr")):
-        raise TypeError(f"{group.name} is not a sparse matrix group (data, indices, indptr)")
-    kind = attrs.get("encoding-type", attrs.get("h5sparse_format"))
-    shape = attrs.get("shape", attrs.get("h5sparse_shape"))
-    if kind is None and "shape" in group:  # 10x Genomics: features x barcodes, CSC
-        kind, shape = "csc", group["shape"][()]
-    kind = kind.decode() if isinstance(kind, bytes) else str(kind)
-    kind = {"csr_matrix": "csr", "csc_matrix": "csc"}.get(kind, kind)
-    if kind not in ("csr", "csc") or shape is None:
-        raise TypeError(f"{group.name}: unknown sparse encoding {kind!r}")
-    return kind, tuple(int(n) for n in np.asarray(shape).reshape(-1))
+    """('csr' or 'csc', shape) of a sparse-matrix group (AnnData csr/csc, h5sparse, 10x:
+    what SparseDataset opens); TypeError for any other group."""
+    from ._sparse import SparseDataset
+
+    sparse = group if isinstance(group, SparseDataset) else SparseDataset(group)
+    return sparse.format, sparse.shape
 
 
 def _major_bounds(indptr: np.ndarray, step: Optional[int], data_chunk: int) -> list[int]:

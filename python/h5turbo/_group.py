@@ -11,13 +11,24 @@ from ._base import HLObject
 from ._dataset import Dataset
 from ._types import ExternalLink, HardLink, SoftLink
 
-__all__ = ["Group", "Datatype", "wrap"]
+__all__ = ["Group", "Datatype", "wrap", "has_member"]
 
 
 def wrap(native_obj, file, name: str) -> HLObject:
-    """The Python object for a native one, by kind."""
+    """The Python object for a native one, by kind; a sparse-matrix group opens as a
+    SparseDataset (which is also a Group)."""
     cls = {"group": Group, "dataset": Dataset, "datatype": Datatype}[native_obj.kind]
-    return cls(native_obj, file, name)
+    obj = cls(native_obj, file, name)
+    if cls is Group:
+        from ._sparse import open_group  # _sparse builds on Group: imported when first needed
+
+        return open_group(obj)
+    return obj
+
+
+def has_member(group: "Group", name: str) -> bool:
+    """Whether a group has a link ``name`` (one component): one lookup, no path walk."""
+    return _has_link(group.id, name)
 
 
 def _components(path: str) -> list[str]:

@@ -3,7 +3,10 @@ encodings (``encoding-type`` with a ``shape`` attribute; the older ``h5sparse_fo
 / ``h5sparse_shape`` of anndata < 0.7) and 10x Genomics ``matrix`` groups (CSC of
 features x barcodes, with a ``shape`` dataset).
 
-``SparseDataset(group)`` reads nothing but the attributes until asked:
+Such a group opens as a SparseDataset (``f["X"]``): a Group (string keys, ``.attrs``,
+``.keys()`` work as on any group) that is also a matrix with ``.shape``, ``.format``,
+``.nnz``, ``.dtype``. ``SparseDataset(group)`` wraps a group explicitly. It reads
+nothing but the attributes until asked:
 
 - ``to_scipy()``: data, indices and indptr read concurrently (each read itself is
   chunk-parallel), as a ``scipy.sparse.csr_matrix`` / ``csc_matrix`` like anndata's;
@@ -22,6 +25,9 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ._group import Group, has_member
+from ._native import Error, FormatError
+
 __all__ = ["SparseDataset", "is_sparse_group"]
 
 # Stored entries per block in the reductions: bounds their memory.
@@ -36,22 +42,32 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _layout(group: Any) -> Optional[tuple[str, tuple[int, int]]]:
+def _layout(group: Any) -> Optional[tuple[str, tuple[int, ...]]]:
     """('csr'|'csc', shape) of a sparse group, or None."""
-    if not all(k in group for k in ("data", "indices", "indptr")):
+    # indptr first: the rarest member name, so most groups are ruled out by one lookup
+    if not all(has_member(group, k) for k in ("indptr", "indices", "data")):
         return None
     attrs = group.attrs
     if "encoding-type" in attrs:
         kind = _text(attrs["encoding-type"])
         if kind in ("csr_matrix", "csc_matrix") and "shape" in attrs:
-            return kind[:3], tuple(int(n) for n in attrs["shape"])
+            return kind[:3], _sizes(group, attrs["shape"])
     if "h5sparse_format" in attrs and "h5sparse_shape" in attrs:
         kind = _text(attrs["h5sparse_format"])
         if kind in ("csr", "csc"):
-            return kind, tuple(int(n) for n in attrs["h5sparse_shape"])
-    if "shape" in group and "barcodes" in group:  # 10x: features x barcodes, CSC
-        return "csc", tuple(int(n) for n in group["shape"][()])
+            return kind, _sizes(group, attrs["h5sparse_shape"])
+    if has_member(group, "shape") and has_member(group, "barcodes"):  # 10x: features x barcodes, CSC
+        return "csc", _sizes(group, group["shape"][()])
     return None
+
+
+def _sizes(group: Any, value: Any) -> tuple[int, ...]:
+    """A stored shape as ints; FormatError naming the group when it is not integers."""
+    array = np.ravel(np.asarray(value))
+    if array.dtype.kind not in "iu":
+        raise FormatError(f"{group.file.filename}: {group.name}: sparse matrix shape must be integers, "
+                          f"not {value!r}")
+    return tuple(int(n) for n in array)
 
 
 def is_sparse_group(group: Any) -> bool:
@@ -59,29 +75,58 @@ def is_sparse_group(group: Any) -> bool:
     return _layout(group) is not None
 
 
-class SparseDataset:
-    """A CSR or CSC matrix stored as a group of data/indices/indptr datasets."""
+def open_group(group: Group) -> Group:
+    """What a group opens as: a SparseDataset for a well-formed sparse group, else the
+    group itself (a broken sparse encoding stays browsable as a plain group)."""
+    try:
+        return SparseDataset(group)
+    except (TypeError, Error):  # not sparse, or a broken/unreadable encoding
+        return group
 
-    def __init__(self, group: Any):
-        layout = _layout(group)
+
+class SparseDataset(Group):
+    """A CSR or CSC matrix stored as a group of data/indices/indptr datasets.
+
+    Also the group itself: ``sp["data"]``, ``sp.attrs``, ``sp.keys()`` and ``len(sp)``
+    (the number of members) behave as on a Group; any other index selects rows (CSR)
+    or columns (CSC)."""
+
+    def __init__(self, group: Group):
+        layout = _layout(group) if isinstance(group, Group) else None
         if layout is None:
-            raise TypeError(f"{group.name} is not a csr_matrix/csc_matrix or 10x matrix group")
-        self.group = group
+            raise TypeError(f"{getattr(group, 'name', group)!r} is not a csr_matrix/csc_matrix or 10x matrix group")
+        super().__init__(group.id, group.file, group.name)
         self.format, self.shape = layout
-        if len(self.shape) != 2:
-            raise ValueError(f"sparse matrix shape must have 2 entries, not {self.shape}")
+        if len(self.shape) != 2 or min(self.shape) < 0:
+            raise FormatError(f"{self.file.filename}: {self.name}: sparse matrix shape must be "
+                              f"2 non-negative sizes, not {self.shape}")
         self._indptr: Optional[np.ndarray] = None
+        self._stored_indptr: Optional[np.ndarray] = None
+
+    @property
+    def group(self) -> Group:
+        """The plain group (members data, indices, indptr)."""
+        return Group(self.id, self.file, self.name)
 
     def __repr__(self) -> str:
-        return f"<SparseDataset {self.group.name!r}: {self.format} {self.shape}, {self.dtype}, nnz {self.nnz}>"
+        if not self:
+            return "<Closed SparseDataset>"
+        return f"<SparseDataset {self.name!r}: {self.format} {self.shape}, {self.dtype}, nnz {self.nnz}>"
+
+    @property
+    def ndim(self) -> int:
+        return 2
 
     @property
     def dtype(self) -> np.dtype:
-        return self.group["data"].dtype
+        return self._member("data").dtype
 
     @property
     def nnz(self) -> int:
-        return int(self.group["data"].shape[0])
+        return int(self._member("data").shape[0])
+
+    def _member(self, name: str):
+        return Group.__getitem__(self, name)
 
     @property
     def _major(self) -> int:
@@ -89,34 +134,45 @@ class SparseDataset:
         return 0 if self.format == "csr" else 1
 
     def indptr(self, threads: Optional[int] = None) -> np.ndarray:
-        """The index pointers (read once, kept), as int64."""
+        """The index pointers (read once, checked, kept), as int64."""
         if self._indptr is None:
-            ptr = np.asarray(self.group["indptr"].read(threads=threads), dtype=np.int64)
-            if ptr.shape != (self.shape[self._major] + 1,) or ptr[0] != 0 or (np.diff(ptr) < 0).any() \
-                    or ptr[-1] > self.nnz:
-                raise ValueError(f"{self.group.name}: indptr does not fit shape {self.shape} and nnz {self.nnz}")
-            self._indptr = ptr
+            stored = self._member("indptr").read(threads=threads)
+            ptr = check_indptr(stored, self.shape[self._major], self.nnz, f"{self.file.filename}: {self.name}")
+            self._indptr, self._stored_indptr = ptr, stored
         return self._indptr
 
     def _matrix(self, data, indices, indptr, shape):
+        """The scipy matrix with these arrays as they are (no index dtype unification,
+        as anndata's to_memory: indices keep their stored width)."""
         import scipy.sparse
 
         cls = scipy.sparse.csr_matrix if self.format == "csr" else scipy.sparse.csc_matrix
-        return cls((data, indices, indptr), shape=shape)
+        if data.ndim != 1 or indices.ndim != 1 or len(data) != len(indices):
+            raise FormatError(f"{self.file.filename}: {self.name}: data (shape {data.shape}) and indices "
+                              f"(shape {indices.shape}) must be 1-D of one length")
+        check_indices(indices, shape[1 - self._major], f"{self.file.filename}: {self.name}")
+        matrix = cls(shape, dtype=data.dtype)
+        matrix.data, matrix.indices, matrix.indptr = data, indices, indptr
+        return matrix
 
     def to_scipy(self, threads: Optional[int] = None):
-        """The whole matrix, data, indices and indptr read concurrently."""
+        """The whole matrix, data, indices and indptr read concurrently; indptr and
+        indices keep the integer types they are stored with."""
         with ThreadPoolExecutor(3) as pool:
-            data = pool.submit(self.group["data"].read, threads=threads)
-            indices = pool.submit(self.group["indices"].read, threads=threads)
+            data = pool.submit(self._member("data").read, threads=threads)
+            indices = pool.submit(self._member("indices").read, threads=threads)
             indptr = pool.submit(self.indptr, threads)
-            return self._matrix(data.result(), indices.result(), indptr.result(), self.shape)
+            indptr.result()
+            return self._matrix(data.result(), indices.result(), self._stored_indptr, self.shape)
 
     # ------------------------------------------------------------------ selection
 
     def __getitem__(self, index: Any):
-        """Rows of a CSR matrix (``sp[rows]``, ``sp[rows, :]``) or columns of a CSC one
-        (``sp[:, cols]``): an int, slice, integer list/array or boolean mask."""
+        """A member by name (str/bytes, as a Group); else rows of a CSR matrix
+        (``sp[rows]``, ``sp[rows, :]``) or columns of a CSC one (``sp[:, cols]``): an
+        int, slice, integer list/array or boolean mask."""
+        if isinstance(index, (str, bytes)):
+            return Group.__getitem__(self, index)
         return self.read_major(self._major_index(index))
 
     def _major_index(self, index: Any) -> Any:
@@ -156,8 +212,8 @@ class SparseDataset:
 
     def _read_pair(self, sel: Any, threads: Optional[int]) -> tuple[np.ndarray, np.ndarray]:
         with ThreadPoolExecutor(2) as pool:
-            data = pool.submit(self.group["data"].read, sel, threads=threads)
-            indices = pool.submit(self.group["indices"].read, sel, threads=threads)
+            data = pool.submit(self._member("data").read, sel, threads=threads)
+            indices = pool.submit(self._member("indices").read, sel, threads=threads)
             return data.result(), indices.result()
 
     # ------------------------------------------------------------------ reductions
@@ -272,6 +328,24 @@ class SparseDataset:
             bmean, bm2 = _block_moments(cells, data.astype(np.float64), size, rows)
             n, mean, m2 = _chan(n, mean, m2, rows, bmean, bm2)
         return n, (mean if mode == "across" else mean[0]), (m2 if mode == "across" else m2[0])
+
+
+def check_indptr(stored: np.ndarray, n_major: int, nnz: int, where: str) -> np.ndarray:
+    """The index pointers as int64, checked: n_major + 1 of them, from 0, never
+    decreasing, at most nnz (scipy's kernels trust them)."""
+    ptr = np.asarray(stored, dtype=np.int64)
+    if ptr.shape != (n_major + 1,) or ptr[0] != 0 or (np.diff(ptr) < 0).any() or ptr[-1] > nnz:
+        raise FormatError(f"{where}: indptr (shape {np.shape(stored)}) does not fit {n_major} "
+                          f"rows/columns and {nnz} stored values")
+    return ptr
+
+
+def check_indices(indices: np.ndarray, n_minor: int, where: str) -> None:
+    """Minor indices must lie in [0, n_minor): scipy's kernels index with them unchecked,
+    so a broken file would otherwise write out of bounds later (one min/max pass)."""
+    if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= n_minor):
+        raise FormatError(f"{where}: indices range from {int(indices.min())} to {int(indices.max())}, "
+                          f"outside 0..{n_minor - 1}")
 
 
 def _block_moments(cells, values, size, count):
