@@ -11,7 +11,6 @@ window of work is in flight, so memory stays bounded however many files there ar
 from __future__ import annotations
 
 import os
-from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ import numpy as np
 
 from .. import _native
 from .._attrs import _h5py_value
+from ._window import in_order
 
 __all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
 
@@ -41,6 +41,7 @@ class Fast5Error(_native.Error):
     ``problem``: what went wrong (the message of the underlying error)."""
 
     def __init__(self, path: str, problem: str, read_id: str | None = None):
+        problem = problem.removeprefix(f"{path}: ")  # native errors already name the file
         where = f"{path}: read {read_id}" if read_id else str(path)
         super().__init__(f"{where}: {problem}")
         self.path = path
@@ -83,9 +84,9 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
     window = 4 * threads
     pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
     try:
-        listings = _in_order(pool, (partial(_list_file, p) for p in _expand(paths)), window)
+        listings = in_order(pool, (partial(_list_file, p) for p in _expand(paths)), window)
         tasks = (task for listing in listings for task in _read_tasks(listing))
-        for items in _in_order(pool, tasks, window):
+        for items in in_order(pool, tasks, window):
             for item in items:
                 if isinstance(item, Fast5Error) and on_error == "raise":
                     raise item
@@ -104,17 +105,6 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
             yield from (str(f) for f in sorted(Path(p).rglob("*.fast5")) if f.is_file())
         else:
             yield p
-
-
-def _in_order(pool: ThreadPoolExecutor, tasks: Iterator[Callable[[], Any]], window: int) -> Iterator[Any]:
-    """Run tasks on the pool, at most `window` at a time, and give results in task order."""
-    pending: deque = deque()
-    for task in tasks:
-        pending.append(pool.submit(task))
-        if len(pending) >= window:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
 
 
 @dataclass
