@@ -594,10 +594,11 @@ def fast5_read_values(rng: np.random.Generator, length: int) -> tuple[str, np.nd
     read_id = "%08x-%04x-%04x-%04x-%012x" % tuple(int(rng.integers(0, 16 ** n)) for n in (8, 4, 4, 4, 12))
     # a random walk around a current level: what vbz's delta + zig-zag coding is made for
     signal = (400 + np.cumsum(rng.integers(-12, 13, length))).astype(np.int16)
-    channel = {"channel_number": str(int(rng.integers(1, 513))).encode(), "digitisation": np.float64(8192),
+    channel = {"channel_number": np.bytes_(str(int(rng.integers(1, 513)))), "digitisation": np.float64(8192),
                "offset": np.float64(rng.integers(0, 30)), "range": np.float64(1402.5),
                "sampling_rate": np.float64(4000)}
-    read = {"read_id": read_id.encode(), "read_number": np.int32(rng.integers(0, 10 ** 5)),
+    read = {"read_id": np.bytes_(read_id),  # fixed-length strings, as MinKNOW writes them
+             "read_number": np.int32(rng.integers(0, 10 ** 5)),
             "start_mux": np.uint8(rng.integers(1, 5)), "start_time": np.uint64(rng.integers(0, 10 ** 9)),
             "duration": np.uint32(length), "median_before": np.float64(rng.normal(200, 10))}
     return read_id, signal, channel, read
@@ -613,8 +614,8 @@ def write_fast5_multi(path: Path, lengths: list[int], seed: int = 0, filters: di
     """A multi-read file: read_<id>/Raw/Signal, read_<id>/channel_id; `filters` for the signals."""
     rng = np.random.default_rng(seed)
     with h5py.File(path, "w", libver=libver) as f:
-        f.attrs["file_version"] = b"2.0"
-        f.attrs["file_type"] = b"multi-read"
+        f.attrs["file_version"] = np.bytes_("2.0")
+        f.attrs["file_type"] = np.bytes_("multi-read")
         for length in lengths:
             read_id, signal, channel, read = fast5_read_values(rng, length)
             group = f.create_group(f"read_{read_id}")
@@ -624,7 +625,7 @@ def write_fast5_multi(path: Path, lengths: list[int], seed: int = 0, filters: di
                                maxshape=(None,), **filters)
             _put_attrs(group.create_group("channel_id"), channel)
             tracking = group.create_group("tracking_id")
-            tracking.attrs["run_id"] = b"0123456789abcdef"
+            tracking.attrs["run_id"] = np.bytes_("0123456789abcdef")
 
 
 def write_fast5_single(path: Path, length: int, seed: int = 0, filters: dict = VBZ,
@@ -639,4 +640,4 @@ def write_fast5_single(path: Path, length: int, seed: int = 0, filters: dict = V
         group.create_dataset("Signal", data=signal, chunks=(min(length, 102400) or 1,),
                              maxshape=(None,), **filters)
         _put_attrs(f.create_group("UniqueGlobalKey/channel_id"), channel)
-        f["UniqueGlobalKey"].create_group("tracking_id").attrs["run_id"] = b"0123456789abcdef"
+        f["UniqueGlobalKey"].create_group("tracking_id").attrs["run_id"] = np.bytes_("0123456789abcdef")

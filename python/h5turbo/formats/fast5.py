@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Union
+from typing import Any, Union
 
 import numpy as np
 
@@ -28,9 +28,13 @@ __all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# Reads per decoding task: big enough that task overhead vanishes, small enough that
-# a multi-read file of thousands of reads spreads over every thread.
-READS_PER_TASK = 8
+# Work per native call: enough that the call and thread hand-over costs vanish,
+# little enough that a window of calls in flight stays a few tens of MB. A call
+# takes the first FIRST_READS reads of FILES_PER_TASK files; a multi-read file's
+# remaining reads go READS_PER_TASK per call.
+FILES_PER_TASK = 16
+FIRST_READS = 16
+READS_PER_TASK = 128
 
 
 class Fast5Error(_native.Error):
@@ -81,16 +85,13 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
     if on_error not in ("yield", "raise"):
         raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
     threads = threads if threads and threads > 0 else _native.default_threads()
-    window = 4 * threads
+    window = 2 * threads
     pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
     try:
-        listings = in_order(pool, (partial(_list_file, p) for p in _expand(paths)), window)
-        tasks = (task for listing in listings for task in _read_tasks(listing))
-        for items in in_order(pool, tasks, window):
-            for item in items:
-                if isinstance(item, Fast5Error) and on_error == "raise":
-                    raise item
-                yield item
+        for item in _reads_in_order(pool, _expand(paths), window):
+            if isinstance(item, Fast5Error) and on_error == "raise":
+                raise item
+            yield item
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
@@ -107,110 +108,61 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
             yield p
 
 
-@dataclass
-class _Listing:
-    """An open file and where its reads are: (read group, raw group, channel group)."""
-
-    path: str
-    file: Any
-    reads: list[tuple[Any, Any, Any]]
-
-
-def _list_file(path: str) -> _Listing | Fast5Error:
-    try:
-        f = _native.File(path)
-        root = f.get("/")
-        names = [name for name, kind, _ in root.links() if kind != "external"]
-        if _is_multi_read(root, names):
-            reads = [_multi_read_groups(root, n) for n in names if n.startswith("read_")]
-        else:
-            reads = _single_read_groups(f, root, names)
-        return _Listing(path, f, reads)
-    except FileNotFoundError:
-        return Fast5Error(path, "no such file")
-    except (_native.Error, OSError, KeyError, ValueError) as exc:
-        return Fast5Error(path, _problem(exc))
+def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
+    """Files go to the native reader in groups (their first reads each); a file with
+    more reads than that is finished in further tasks before the next file's reads."""
+    groups = (partial(_native_task, [(p, 0, FIRST_READS) for p in group])
+              for group in _groups_of(paths, FILES_PER_TASK))
+    for results in in_order(pool, groups, window):
+        for path, (total, error, reads) in results:
+            if error is not None:
+                yield Fast5Error(path, error)
+                continue
+            yield from _reads(path, reads)
+            rest = (partial(_native_task, [(path, first, READS_PER_TASK)])
+                    for first in range(FIRST_READS, total, READS_PER_TASK))
+            for [(_, (_, error, reads))] in in_order(pool, rest, window):
+                yield from [Fast5Error(path, error)] if error is not None else _reads(path, reads)
 
 
-def _is_multi_read(root, names: list[str]) -> bool:
-    """As ont_fast5_api decides: the file_type attribute, else the top-level groups."""
-    if "file_type" in root.attr_names():
-        kind = _clean(root.attr("file_type"))
-        if kind in ("multi-read", "single-read"):
-            return kind == "multi-read"
-        raise _native.UnsupportedError(f"fast5 file_type {kind!r} (only single-read and multi-read)")
-    if not names or any(n.startswith("read_") for n in names):
-        return True
-    if "UniqueGlobalKey" in names:
-        return False
-    raise _native.FormatError("neither a single-read (UniqueGlobalKey) nor a multi-read (read_*) fast5 file")
+def _native_task(jobs: list[tuple[str, int, int]]) -> list:
+    """Runs on a pool thread; the native side releases the GIL while it reads."""
+    return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs)))
 
 
-def _multi_read_groups(root, name: str) -> tuple[Any, Any, Any]:
-    group = root.child(name)
-    return group, _child_or_none(group, "Raw"), _child_or_none(group, "channel_id")
+def _groups_of(items: Iterator[str], size: int) -> Iterator[list[str]]:
+    group: list[str] = []
+    for item in items:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
-def _single_read_groups(f, root, names: list[str]) -> list[tuple[Any, Any, Any]]:
-    channel = _child_or_none(f.get("/UniqueGlobalKey"), "channel_id")
-    if "Raw" not in names:
-        raise KeyError("no Raw/Reads group (a file without raw signal)")
-    reads = f.get("/Raw/Reads")
-    return [(g, g, channel) for g in (reads.child(n) for n, kind, _ in reads.links() if kind != "external")]
+def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
+    for name, signal, attrs, channel, error in reads:
+        if attrs is not None:
+            attrs = {key: _h5py_value(value) for key, value in attrs.items()}
+        read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else _name_id(name)
+        if error is not None:
+            yield Fast5Error(path, error, read_id)
+            continue
+        try:
+            channel = _channel_info(channel)
+        except ValueError as exc:  # a channel_number that is not a number
+            yield Fast5Error(path, f"channel_id: {exc}", read_id)
+            continue
+        yield Fast5Read(path, read_id, signal, channel, attrs)
 
 
-def _child_or_none(group, name: str):
-    try:
-        return group.child(name)
-    except KeyError:
-        return None
-
-
-def _read_tasks(listing: _Listing | Fast5Error) -> Iterator[Callable[[], list]]:
-    if isinstance(listing, Fast5Error):
-        yield lambda: [listing]
-        return
-    if not listing.reads:
-        return
-    for start in range(0, len(listing.reads), READS_PER_TASK):
-        yield partial(_read_batch, listing, listing.reads[start:start + READS_PER_TASK])
-
-
-def _read_batch(listing: _Listing, groups: list[tuple[Any, Any, Any]]) -> list[Fast5Read | Fast5Error]:
-    return [_read_one(listing.path, *g) for g in groups]
-
-
-def _read_one(path: str, group, raw, channel) -> Fast5Read | Fast5Error:
-    read_id = None
-    try:
-        if raw is None:
-            raise KeyError("no Raw group")
-        attrs = {name: _h5py_value(raw.attr(name)) for name in raw.attr_names()}
-        read_id = _clean(attrs["read_id"]) if "read_id" in attrs else _name_id(group.name)
-        signal = _signal(raw)
-        return Fast5Read(path, read_id, signal, _channel_info(channel), attrs)
-    except (_native.Error, OSError, KeyError, ValueError) as exc:
-        return Fast5Error(path, _problem(exc), read_id or _name_id(group.name))
-
-
-def _signal(raw) -> np.ndarray:
-    try:
-        ds = raw.child("Signal")
-    except KeyError:
-        raise KeyError("no Raw Signal dataset") from None
-    if ds.kind != "dataset" or ds.shape is None or len(ds.shape) != 1:
-        raise _native.FormatError(f"Signal is not a 1-D dataset (shape {ds.shape})")
-    out = np.empty(ds.shape, dtype=ds.dtype)
-    ds.read([(0, ds.shape[0], 1)], out, 1)
-    return out
-
-
-def _channel_info(channel) -> dict[str, Any] | None:
+def _channel_info(channel: dict | None) -> dict[str, Any] | None:
     """ont_fast5_api's get_channel_info: numpy scalars to Python, bytes to str, and
     channel_number as int (files store it as a string)."""
     if channel is None:
         return None
-    info = {name: _clean(channel.attr(name)) for name in channel.attr_names()}
+    info = {name: _clean(value) for name, value in channel.items()}
     if "channel_number" in info:
         info["channel_number"] = int(info["channel_number"])
     return info
@@ -228,9 +180,3 @@ def _name_id(name: str) -> str:
     """A read's id from its group name (read_<id>, Read_<n>) when it has no read_id."""
     last = name.rsplit("/", 1)[-1]
     return last[5:] if last.startswith("read_") else last
-
-
-def _problem(exc: BaseException) -> str:
-    if isinstance(exc, KeyError) and exc.args:
-        return str(exc.args[0])
-    return str(exc) or type(exc).__name__
