@@ -5,6 +5,8 @@ use crate::convert::attribute_to_py;
 use crate::errors::guard;
 use h5turbo_core::fast5::{read_signal, Fast5Index};
 use h5turbo_core::file::{AttributeValue, File as CoreFile, Object as CoreObject};
+use h5turbo_core::format::dataspace::DataspaceKind;
+use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout};
 use h5turbo_core::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -33,11 +35,12 @@ struct JobOut {
 pub fn fast5_reads<'py>(py: Python<'py>, jobs: Vec<(PathBuf, usize, usize)>) -> PyResult<Bound<'py, PyList>> {
     let gathered: Vec<Result<JobOut>> =
         py.allow_threads(|| jobs.iter().map(|(path, first, limit)| guard(|| gather(path, *first, *limit))).collect());
+    let types = ScalarTypes::new(py)?;
     let items = gathered
         .into_iter()
         .map(|job| match job {
             Ok(job) => {
-                let reads = job.reads.into_iter().map(|r| read_to_py(py, r)).collect::<PyResult<Vec<_>>>()?;
+                let reads = job.reads.into_iter().map(|r| read_to_py(py, &types, r)).collect::<PyResult<Vec<_>>>()?;
                 (job.total, py.None(), PyList::new(py, reads)?).into_pyobject(py).map(|t| t.into_any())
             }
             Err(e) => (py.None(), e.to_string(), PyList::empty(py)).into_pyobject(py).map(|t| t.into_any()),
@@ -80,23 +83,112 @@ fn attributes(obj: CoreObject) -> Result<(CoreObject, Vec<AttributeValue>)> {
     Ok((obj, values))
 }
 
-fn read_to_py(py: Python<'_>, read: ReadOut) -> PyResult<Bound<'_, PyTuple>> {
+fn read_to_py<'py>(py: Python<'py>, types: &ScalarTypes<'py>, read: ReadOut) -> PyResult<Bound<'py, PyTuple>> {
     let (signal, error) = match read.signal {
         Ok(values) => (values.into_pyarray(py).into_any(), py.None().into_bound(py)),
         Err(e) => (py.None().into_bound(py), e.to_string().into_pyobject(py)?.into_any()),
     };
-    let attrs = attrs_to_py(py, read.attrs)?;
-    let channel = attrs_to_py(py, read.channel)?;
+    let attrs = attrs_to_py(py, types, read.attrs)?;
+    let channel = attrs_to_py(py, types, read.channel)?;
     PyTuple::new(py, [read.name.into_pyobject(py)?.into_any(), signal, attrs, channel, error])
 }
 
-fn attrs_to_py(py: Python<'_>, attrs: Option<(CoreObject, Vec<AttributeValue>)>) -> PyResult<Bound<'_, PyAny>> {
+fn attrs_to_py<'py>(
+    py: Python<'py>,
+    types: &ScalarTypes<'py>,
+    attrs: Option<(CoreObject, Vec<AttributeValue>)>,
+) -> PyResult<Bound<'py, PyAny>> {
     let Some((obj, values)) = attrs else {
         return Ok(py.None().into_bound(py));
     };
     let dict = PyDict::new(py);
     for value in &values {
-        dict.set_item(&value.name, attribute_to_py(py, &obj, value)?)?;
+        match types.scalar(value)? {
+            Some(scalar) => dict.set_item(&value.name, scalar)?,
+            None => dict.set_item(&value.name, attribute_to_py(py, &obj, value)?)?,
+        }
     }
     Ok(dict.into_any())
+}
+
+/// numpy's scalar types, looked up once per call: a fast5 read carries a dozen scalar
+/// int and float attributes, and building each through a numpy dtype and array (the
+/// general path) costs more than decoding a short signal.
+pub struct ScalarTypes<'py> {
+    ints: [Bound<'py, PyAny>; 8],
+    floats: [Bound<'py, PyAny>; 2],
+}
+
+impl<'py> ScalarTypes<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let np = py.import("numpy")?;
+        let get = |name: &str| np.getattr(name);
+        Ok(ScalarTypes {
+            ints: [
+                get("int8")?, get("int16")?, get("int32")?, get("int64")?,
+                get("uint8")?, get("uint16")?, get("uint32")?, get("uint64")?,
+            ],
+            floats: [get("float32")?, get("float64")?],
+        })
+    }
+
+    /// The h5py value of a scalar little-endian integer or IEEE float attribute (a
+    /// numpy scalar of the same type); None for anything else (the general path).
+    fn scalar(&self, value: &AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if value.dataspace.kind != DataspaceKind::Scalar {
+            return Ok(None);
+        }
+        let size = value.datatype.size;
+        let Some(raw) = value.raw.get(..size) else { return Ok(None) };
+        match &value.datatype.class {
+            DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
+                if usize::from(*precision) == size * 8 =>
+            {
+                let slot = match size {
+                    1 => 0,
+                    2 => 1,
+                    4 => 2,
+                    8 => 3,
+                    _ => return Ok(None),
+                } + if *signed { 0 } else { 4 };
+                let mut le = [0u8; 8];
+                le[..size].copy_from_slice(raw);
+                let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
+                le[size..].fill(fill);
+                let call = &self.ints[slot];
+                if *signed {
+                    call.call1((i64::from_le_bytes(le),)).map(Some)
+                } else {
+                    call.call1((u64::from_le_bytes(le),)).map(Some)
+                }
+            }
+            DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match raw {
+                [a, b, c, d] => self.floats[0].call1((f32::from_le_bytes([*a, *b, *c, *d]),)).map(Some),
+                [a, b, c, d, e, f, g, h] => {
+                    self.floats[1].call1((f64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]),)).map(Some)
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Little-endian IEEE binary32 or binary64, laid out as everyone writes them.
+fn is_ieee(l: &FloatLayout, size: usize) -> bool {
+    let (precision, sign, exponent_size, mantissa_size, bias) = match size {
+        4 => (32, 31, 8, 23, 127),
+        8 => (64, 63, 11, 52, 1023),
+        _ => return false,
+    };
+    l.order == ByteOrder::Little
+        && l.bit_offset == 0
+        && l.precision == precision
+        && l.sign_location == sign
+        && l.exponent_location == mantissa_size
+        && l.exponent_size == exponent_size
+        && l.mantissa_location == 0
+        && l.mantissa_size == mantissa_size
+        && l.exponent_bias == bias
+        && l.normalization == 2
 }

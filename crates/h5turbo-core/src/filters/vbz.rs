@@ -172,22 +172,53 @@ fn read_byte_values(keys: &[u8], data: &[u8], count: usize, out: &mut IntegerWri
 /// data bytes remain, so every value is a masked 4-byte load from one checked window.
 /// Returns (data bytes read, values decoded); the caller decodes the rest one by one.
 fn read_byte_quads(keys: &[u8], data: &[u8], count: usize, out: &mut IntegerWriter) -> (usize, usize) {
+    // one copy of the loop per (integer size, zig-zag): no per-value branching on them
+    match (out.size, out.zigzag) {
+        (1, true) => quads::<1, true>(keys, data, count, out),
+        (1, false) => quads::<1, false>(keys, data, count, out),
+        (2, true) => quads::<2, true>(keys, data, count, out),
+        (2, false) => quads::<2, false>(keys, data, count, out),
+        (_, true) => quads::<4, true>(keys, data, count, out),
+        (_, false) => quads::<4, false>(keys, data, count, out),
+    }
+}
+
+fn quads<const SIZE: usize, const ZIGZAG: bool>(
+    keys: &[u8],
+    data: &[u8],
+    count: usize,
+    out: &mut IntegerWriter,
+) -> (usize, usize) {
     const MASKS: [u32; 4] = [0xff, 0xffff, 0xff_ffff, 0xffff_ffff];
+    let quads = count / 4;
     let mut pos = 0;
-    for (quad, &key) in keys.iter().enumerate().take(count / 4) {
+    let mut previous = out.previous;
+    let start = out.pos;
+    let Some(dst) = out.dst.get_mut(start..start + quads * 4 * SIZE) else {
+        return (0, 0);
+    };
+    for (quad, (&key, dst)) in keys.iter().zip(dst.chunks_exact_mut(4 * SIZE)).enumerate() {
         let Some(window) = data.get(pos..pos + 16) else {
+            out.previous = previous;
+            out.pos = start + quad * 4 * SIZE;
             return (pos, quad * 4);
         };
         let mut at = 0;
-        for k in 0..4 {
+        for (k, slot) in dst.chunks_exact_mut(SIZE).enumerate() {
             let code = usize::from((key >> (2 * k)) & 3);
-            let word = u32::from_le_bytes([window[at], window[at + 1], window[at + 2], window[at + 3]]);
-            out.push(word & MASKS[code]);
+            let mut value = u32::from_le_bytes([window[at], window[at + 1], window[at + 2], window[at + 3]]) & MASKS[code];
+            if ZIGZAG {
+                previous = previous.wrapping_add(((value >> 1) as i32) ^ -((value & 1) as i32));
+                value = previous as u32;
+            }
+            slot.copy_from_slice(&value.to_le_bytes()[..SIZE]);
             at += code + 1;
         }
         pos += at;
     }
-    (pos, count / 4 * 4)
+    out.previous = previous;
+    out.pos = start + quads * 4 * SIZE;
+    (pos, quads * 4)
 }
 
 /// Version 1, 1-byte integers: codes 0..3 mean 0, 1, 2 or 4 nibbles. Returns the data
