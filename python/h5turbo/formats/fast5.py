@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import _native
 from .._attrs import _h5py_value
-from ._window import in_order
+from ._window import Ready, in_order
 
 __all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
 
@@ -34,7 +34,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 # remaining reads go READS_PER_TASK per call.
 FILES_PER_TASK = 16
 FIRST_READS = 16
-READS_PER_TASK = 128
+READS_PER_TASK = 64
 
 
 class Fast5Error(_native.Error):
@@ -109,20 +109,31 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
 
 
 def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
-    """Files go to the native reader in groups (their first reads each); a file with
-    more reads than that is finished in further tasks before the next file's reads."""
+    """Files go to the native reader in groups (their first reads each); the reads a
+    multi-read file has beyond those become further tasks in the same ordered stream,
+    so the pool stays busy across file boundaries."""
+    for items in in_order(pool, _tasks(pool, paths, window), window):
+        yield from items
+
+
+def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
+    """Ready lists of reads and native tasks for the rest, in output order."""
     groups = (partial(_native_task, [(p, 0, FIRST_READS) for p in group])
               for group in _groups_of(paths, FILES_PER_TASK))
     for results in in_order(pool, groups, window):
+        ready: list = []
         for path, (total, error, reads) in results:
-            if error is not None:
-                yield Fast5Error(path, error)
-                continue
-            yield from _reads(path, reads)
-            rest = (partial(_native_task, [(path, first, READS_PER_TASK)])
-                    for first in range(FIRST_READS, total, READS_PER_TASK))
-            for [(_, (_, error, reads))] in in_order(pool, rest, window):
-                yield from [Fast5Error(path, error)] if error is not None else _reads(path, reads)
+            ready.extend([Fast5Error(path, error)] if error is not None else _reads(path, reads))
+            if error is None and total > FIRST_READS:
+                yield Ready(ready)
+                ready = []
+                yield from (partial(_more_reads, path, first) for first in range(FIRST_READS, total, READS_PER_TASK))
+        yield Ready(ready)
+
+
+def _more_reads(path: str, first: int) -> list:
+    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)])
+    return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
 
 
 def _native_task(jobs: list[tuple[str, int, int]]) -> list:
