@@ -182,3 +182,29 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="on_error"):
         list(h5turbo.read_fast5([], on_error="ignore"))
     assert list(h5turbo.read_fast5([])) == []
+
+
+@pytest.mark.parametrize("source", ["single_001.fast5", "multi_0.fast5", "multi_1.fast5"])
+def test_damaged_files_give_reads_or_errors_never_a_crash(generated, tmp_path, source):
+    """Cuts at many lengths and bytes overwritten across the file: every item is a read
+    or a Fast5Error naming the file; a read from a cut file is the uncut file's read."""
+    original = next(p for p in generated if p.name == source)
+    data = original.read_bytes()
+    uncut = {r["read_id"]: r["signal"] for r in ont_reads(original)}
+    rng = np.random.default_rng(len(source))
+    damaged = []
+    for i, cut in enumerate(np.linspace(0, len(data) - 1, 12).astype(int)):
+        damaged.append((tmp_path / f"cut_{i}.fast5", data[:cut]))
+    for i, at in enumerate(rng.integers(0, len(data), 20)):
+        flipped = bytearray(data)
+        flipped[at:at + 8] = bytes(8 * [0xA5])
+        damaged.append((tmp_path / f"flip_{i}.fast5", bytes(flipped)))
+    for path, content in damaged:
+        path.write_bytes(content)
+    for item in h5turbo.read_fast5([p for p, _ in damaged], threads=2):
+        if isinstance(item, h5turbo.Fast5Error):
+            assert item.path in str(item) and item.problem
+            continue
+        assert isinstance(item, h5turbo.Fast5Read) and item.signal.dtype == np.int16
+        if Path(item.path).name.startswith("cut_"):  # a cut file's bytes that remain are intact
+            assert np.array_equal(item.signal, uncut[item.read_id])
