@@ -156,7 +156,7 @@ def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
     for name, signal, attrs, channel, error in reads:
         if attrs is not None:
             attrs = {key: _h5py_value(value) for key, value in attrs.items()}
-        read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else _name_id(name)
+        read_id = _read_id(attrs, name)
         if error is not None:
             yield Fast5Error(path, error, read_id)
             continue
@@ -166,6 +166,15 @@ def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
             yield Fast5Error(path, f"channel_id: {exc}", read_id)
             continue
         yield Fast5Read(path, read_id, signal, channel, attrs)
+
+
+def _read_id(attrs: dict | None, name: str) -> str:
+    """The read_id attribute as str; else (absent, or not text) from the group name."""
+    try:
+        read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else None
+    except ValueError:  # bytes that are not UTF-8
+        read_id = None
+    return read_id if isinstance(read_id, str) else _name_id(name)
 
 
 def _channel_info(channel: dict | None) -> dict[str, Any] | None:
