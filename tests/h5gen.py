@@ -581,3 +581,63 @@ def build_all(directory: Path) -> dict:
         paths[("structure", libver)] = directory / f"structure_{libver}.h5"
         build_structure_file(paths[("structure", libver)], libver)
     return paths
+
+
+# --- fast5-like files (Oxford Nanopore), as MinKNOW / ont_fast5_api lay them out ---
+
+VBZ = {"compression": 32020, "compression_opts": (0, 2, 1, 1)}  # needs ONT's vbz plugin
+GZIP = {"compression": "gzip", "compression_opts": 1}
+
+
+def fast5_read_values(rng: np.random.Generator, length: int) -> tuple[str, np.ndarray, dict, dict]:
+    """(read_id, int16 signal, channel attrs, read attrs) of one made-up read."""
+    read_id = "%08x-%04x-%04x-%04x-%012x" % tuple(int(rng.integers(0, 16 ** n)) for n in (8, 4, 4, 4, 12))
+    # a random walk around a current level: what vbz's delta + zig-zag coding is made for
+    signal = (400 + np.cumsum(rng.integers(-12, 13, length))).astype(np.int16)
+    channel = {"channel_number": np.bytes_(str(int(rng.integers(1, 513)))), "digitisation": np.float64(8192),
+               "offset": np.float64(rng.integers(0, 30)), "range": np.float64(1402.5),
+               "sampling_rate": np.float64(4000)}
+    read = {"read_id": np.bytes_(read_id),  # fixed-length strings, as MinKNOW writes them
+             "read_number": np.int32(rng.integers(0, 10 ** 5)),
+            "start_mux": np.uint8(rng.integers(1, 5)), "start_time": np.uint64(rng.integers(0, 10 ** 9)),
+            "duration": np.uint32(length), "median_before": np.float64(rng.normal(200, 10))}
+    return read_id, signal, channel, read
+
+
+def _put_attrs(obj, attrs: dict) -> None:
+    for key, value in attrs.items():
+        obj.attrs[key] = value
+
+
+def write_fast5_multi(path: Path, lengths: list[int], seed: int = 0, filters: dict = VBZ,
+                      libver: str | tuple = "earliest") -> None:
+    """A multi-read file: read_<id>/Raw/Signal, read_<id>/channel_id; `filters` for the signals."""
+    rng = np.random.default_rng(seed)
+    with h5py.File(path, "w", libver=libver) as f:
+        f.attrs["file_version"] = np.bytes_("2.0")
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        for length in lengths:
+            read_id, signal, channel, read = fast5_read_values(rng, length)
+            group = f.create_group(f"read_{read_id}")
+            raw = group.create_group("Raw")
+            _put_attrs(raw, read)
+            raw.create_dataset("Signal", data=signal, chunks=(min(length, 102400) or 1,),
+                               maxshape=(None,), **filters)
+            _put_attrs(group.create_group("channel_id"), channel)
+            tracking = group.create_group("tracking_id")
+            tracking.attrs["run_id"] = np.bytes_("0123456789abcdef")
+
+
+def write_fast5_single(path: Path, length: int, seed: int = 0, filters: dict = VBZ,
+                       libver: str | tuple = "earliest") -> None:
+    """A single-read file: Raw/Reads/Read_<n>/Signal, UniqueGlobalKey/channel_id."""
+    rng = np.random.default_rng(seed)
+    read_id, signal, channel, read = fast5_read_values(rng, length)
+    with h5py.File(path, "w", libver=libver) as f:
+        f.attrs["file_version"] = np.float64(2.0)
+        group = f.create_group(f"Raw/Reads/Read_{int(read['read_number'])}")
+        _put_attrs(group, read)
+        group.create_dataset("Signal", data=signal, chunks=(min(length, 102400) or 1,),
+                             maxshape=(None,), **filters)
+        _put_attrs(f.create_group("UniqueGlobalKey/channel_id"), channel)
+        f["UniqueGlobalKey"].create_group("tracking_id").attrs["run_id"] = np.bytes_("0123456789abcdef")

@@ -17,7 +17,7 @@ from ._file import File
 from ._sparse import SparseDataset, is_sparse_group
 from ._group import Datatype, Group
 from ._types import Empty, ExternalLink, HardLink, SoftLink
-from .formats import read_10x_h5, read_h5ad, read_loom
+from .formats import Fast5Error, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
 
 try:
     __version__ = _dist_version("h5turbo")
@@ -30,4 +30,5 @@ __all__ = [
     "Error", "FormatError", "UnsupportedError", "ClosedError",
     "default_threads", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
+    "read_fast5", "Fast5Read", "Fast5Error",
 ]

@@ -135,3 +135,11 @@ class Object:
 
 def default_threads() -> int:
     """H5TURBO_THREADS if set and positive, else the number of cores."""
+
+def fast5_reads(jobs: Sequence[Tuple[str, int, int]]) -> list[Tuple[Optional[int], Optional[str], list]]:
+    """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
+    For each job (path, first read, read limit): (reads in the file, None, reads) or
+    (None, error message naming the file, []). A read is (group path, int16 signal or
+    None, raw-group attributes dict or None, channel_id attributes dict or None, error
+    message or None); attribute values as h5py gives them. The GIL is released while
+    the files are walked and the signals decoded (one thread per call)."""

@@ -6,6 +6,7 @@
 
 mod convert;
 mod errors;
+mod fast5;
 
 use errors::{guard, to_py_err};
 use h5turbo_core::engine::reduce::{ReduceOp, Reduced};
@@ -348,5 +349,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<File>()?;
     m.add_class::<Object>()?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
     Ok(())
 }

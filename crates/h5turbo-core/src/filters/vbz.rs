@@ -137,7 +137,12 @@ impl IntegerWriter<'_> {
             coded
         };
         let bytes = value.to_le_bytes();
-        self.dst[self.pos..self.pos + self.size].copy_from_slice(&bytes[..self.size]);
+        // one branch per size so each copy is a fixed-width store
+        match self.size {
+            1 => self.dst[self.pos] = bytes[0],
+            2 => self.dst[self.pos..self.pos + 2].copy_from_slice(&bytes[..2]),
+            _ => self.dst[self.pos..self.pos + 4].copy_from_slice(&bytes[..4]),
+        }
         self.pos += self.size;
     }
 }
@@ -148,18 +153,72 @@ fn code_of(keys: &[u8], i: usize) -> usize {
 
 /// Version 0: code c means c + 1 little-endian bytes. Returns the data bytes read.
 fn read_byte_values(keys: &[u8], data: &[u8], count: usize, out: &mut IntegerWriter) -> Result<usize> {
-    let mut pos = 0;
-    for i in 0..count {
-        let len = code_of(keys, i) + 1;
+    let (mut pos, mut first) = read_byte_quads(keys, data, count, out);
+    while first < count {
+        let len = code_of(keys, first) + 1;
         let Some(bytes) = data.get(pos..pos + len) else {
-            return Err(crate::format_err!("vbz: data ends at value {} of {}", i, count));
+            return Err(crate::format_err!("vbz: data ends at value {} of {}", first, count));
         };
         let mut le = [0u8; 4];
         le[..len].copy_from_slice(bytes);
         out.push(u32::from_le_bytes(le));
         pos += len;
+        first += 1;
     }
     Ok(pos)
+}
+
+/// The hot loop of `read_byte_values`: one key byte (four values) at a time while 16
+/// data bytes remain, so every value is a masked 4-byte load from one checked window.
+/// Returns (data bytes read, values decoded); the caller decodes the rest one by one.
+fn read_byte_quads(keys: &[u8], data: &[u8], count: usize, out: &mut IntegerWriter) -> (usize, usize) {
+    // one copy of the loop per (integer size, zig-zag): no per-value branching on them
+    match (out.size, out.zigzag) {
+        (1, true) => quads::<1, true>(keys, data, count, out),
+        (1, false) => quads::<1, false>(keys, data, count, out),
+        (2, true) => quads::<2, true>(keys, data, count, out),
+        (2, false) => quads::<2, false>(keys, data, count, out),
+        (_, true) => quads::<4, true>(keys, data, count, out),
+        (_, false) => quads::<4, false>(keys, data, count, out),
+    }
+}
+
+fn quads<const SIZE: usize, const ZIGZAG: bool>(
+    keys: &[u8],
+    data: &[u8],
+    count: usize,
+    out: &mut IntegerWriter,
+) -> (usize, usize) {
+    const MASKS: [u32; 4] = [0xff, 0xffff, 0xff_ffff, 0xffff_ffff];
+    let quads = count / 4;
+    let mut pos = 0;
+    let mut previous = out.previous;
+    let start = out.pos;
+    let Some(dst) = out.dst.get_mut(start..start + quads * 4 * SIZE) else {
+        return (0, 0);
+    };
+    for (quad, (&key, dst)) in keys.iter().zip(dst.chunks_exact_mut(4 * SIZE)).enumerate() {
+        let Some(window) = data.get(pos..pos + 16) else {
+            out.previous = previous;
+            out.pos = start + quad * 4 * SIZE;
+            return (pos, quad * 4);
+        };
+        let mut at = 0;
+        for (k, slot) in dst.chunks_exact_mut(SIZE).enumerate() {
+            let code = usize::from((key >> (2 * k)) & 3);
+            let mut value = u32::from_le_bytes([window[at], window[at + 1], window[at + 2], window[at + 3]]) & MASKS[code];
+            if ZIGZAG {
+                previous = previous.wrapping_add(((value >> 1) as i32) ^ -((value & 1) as i32));
+                value = previous as u32;
+            }
+            slot.copy_from_slice(&value.to_le_bytes()[..SIZE]);
+            at += code + 1;
+        }
+        pos += at;
+    }
+    out.previous = previous;
+    out.pos = start + quads * 4 * SIZE;
+    (pos, quads * 4)
 }
 
 /// Version 1, 1-byte integers: codes 0..3 mean 0, 1, 2 or 4 nibbles. Returns the data

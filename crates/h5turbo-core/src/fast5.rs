@@ -1,0 +1,174 @@
+//! Oxford Nanopore fast5 files over the object model: where the reads are.
+//!
+//! Multi-read files hold `read_<id>/Raw` (the `Signal` dataset, the read's attributes)
+//! and `read_<id>/channel_id` per read; single-read files (v0.6 to 2.x) hold
+//! `Raw/Reads/Read_<n>` and one `UniqueGlobalKey/channel_id`. The layout is decided as
+//! ont_fast5_api decides it: the root's `file_type` attribute, else the top-level
+//! groups. The Python reader (python/h5turbo/formats/fast5.py) turns these into reads;
+//! this module lets the bindings walk many files without the GIL.
+
+use crate::engine::AxisSelection;
+use crate::error::{Error, ErrorKind, Result};
+use crate::file::{File, Object};
+use crate::format::datatype::{ByteOrder, DatatypeClass};
+use crate::format::links::LinkTarget;
+use crate::format::values::VlenValue;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    SingleRead,
+    MultiRead,
+}
+
+/// The read groups of one open fast5 file, in h5py's iteration order.
+pub struct Fast5Index {
+    pub layout: Layout,
+    /// Names of the read groups inside `container` (root or `Raw/Reads`).
+    pub names: Vec<String>,
+    container: Object,
+    /// A single-read file's one channel group.
+    shared_channel: Option<Object>,
+}
+
+/// One read's groups: `raw` holds `Signal` and the read's attributes.
+pub struct ReadGroups {
+    /// The read group's path in the file.
+    pub name: String,
+    pub raw: Result<Object>,
+    pub channel: Option<Object>,
+}
+
+impl Fast5Index {
+    pub fn open(file: &File) -> Result<Fast5Index> {
+        let root = file.root()?;
+        let top = link_names(&root)?;
+        match layout_of(&root, &top)? {
+            Layout::MultiRead => Ok(Fast5Index {
+                layout: Layout::MultiRead,
+                names: top.into_iter().filter(|n| n.starts_with("read_")).collect(),
+                container: root,
+                shared_channel: None,
+            }),
+            Layout::SingleRead => {
+                let channel = child_if_present(&file.get("/UniqueGlobalKey")?, "channel_id")?;
+                if !top.iter().any(|n| n == "Raw") {
+                    return Err(not_found(file, "no Raw/Reads group (a file without raw signal)"));
+                }
+                let container = file.get("/Raw/Reads")?;
+                Ok(Fast5Index {
+                    layout: Layout::SingleRead,
+                    names: link_names(&container)?,
+                    container,
+                    shared_channel: channel,
+                })
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The groups of read `i` (0 <= i < len()).
+    pub fn read_groups(&self, i: usize) -> Result<ReadGroups> {
+        let name = self.names.get(i).ok_or_else(|| Error::invalid_argument(format!("no read {}", i)))?;
+        let group = self.container.child(name)?;
+        let path = group.name().to_string();
+        Ok(match self.layout {
+            Layout::SingleRead => ReadGroups { name: path, raw: Ok(group), channel: self.shared_channel.clone() },
+            Layout::MultiRead => {
+                let channel = child_if_present(&group, "channel_id")?;
+                let raw = child_if_present(&group, "Raw")?
+                    .ok_or_else(|| Error::not_found(format!("no Raw group in {}", path)));
+                ReadGroups { name: path, raw, channel }
+            }
+        })
+    }
+}
+
+/// The raw signal of a read: the 1-d integer `Signal` dataset in `raw`, as int16.
+pub fn read_signal(raw: &Object) -> Result<Vec<i16>> {
+    let signal = match raw.child("Signal") {
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(Error::not_found(format!("no Raw Signal dataset in {}", raw.name())))
+        }
+        other => other?,
+    };
+    let ds = signal.dataset()?;
+    let order = match ds.datatype.class {
+        DatatypeClass::FixedPoint { order, signed: true, .. } if ds.datatype.size == 2 => order,
+        _ => return Err(Error::unsupported(format!("{}: Signal is not int16", signal.name()))),
+    };
+    let [len] = ds.shape() else {
+        return Err(Error::format(format!("{}: Signal is not 1-d (shape {:?})", signal.name(), ds.shape())));
+    };
+    let count = usize::try_from(*len).map_err(|_| Error::format("Signal too long"))?;
+    let bytes = count.checked_mul(2).ok_or_else(|| Error::format("Signal too long"))?;
+    let mut out = vec![0u8; bytes];
+    signal.read_numpy(&[AxisSelection::Range { start: 0, count: *len, step: 1 }], &mut out, 1)?;
+    // two loops, not a function pointer: each inlines to a plain copy (or byte swap)
+    let pairs = out.chunks_exact(2);
+    Ok(if order == ByteOrder::Big {
+        pairs.map(|b| i16::from_be_bytes([b[0], b[1]])).collect()
+    } else {
+        pairs.map(|b| i16::from_le_bytes([b[0], b[1]])).collect()
+    })
+}
+
+fn layout_of(root: &Object, top: &[String]) -> Result<Layout> {
+    if root.attribute_names()?.iter().any(|n| n == "file_type") {
+        match string_attribute(root, "file_type")?.as_str() {
+            "multi-read" => return Ok(Layout::MultiRead),
+            "single-read" => return Ok(Layout::SingleRead),
+            other => return Err(Error::unsupported(format!("fast5 file_type '{}' (only single-read and multi-read)", other))),
+        }
+    }
+    if top.is_empty() || top.iter().any(|n| n.starts_with("read_")) {
+        return Ok(Layout::MultiRead);
+    }
+    if top.iter().any(|n| n == "UniqueGlobalKey") {
+        return Ok(Layout::SingleRead);
+    }
+    Err(Error::format("neither a single-read (UniqueGlobalKey) nor a multi-read (read_*) fast5 file")
+        .in_file(root.file().path()))
+}
+
+/// A scalar string attribute (fixed or variable length), NULs and padding trimmed.
+fn string_attribute(obj: &Object, name: &str) -> Result<String> {
+    let value = obj.attribute(name)?;
+    let bytes = match value.datatype.class {
+        DatatypeClass::String { .. } => value.numpy_bytes()?,
+        DatatypeClass::VarLen { .. } => match value.vlen_values(obj.file())?.into_iter().next() {
+            Some(VlenValue::String(b)) => b,
+            _ => return Err(Error::format(format!("attribute '{}' is not a string", name))),
+        },
+        _ => return Err(Error::format(format!("attribute '{}' is not a string", name))),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    Ok(text.trim_end_matches(['\0', ' ']).to_string())
+}
+
+fn link_names(group: &Object) -> Result<Vec<String>> {
+    Ok(group
+        .links()?
+        .into_iter()
+        .filter(|l| !matches!(l.target, LinkTarget::External { .. }))
+        .map(|l| l.name)
+        .collect())
+}
+
+fn child_if_present(group: &Object, name: &str) -> Result<Option<Object>> {
+    match group.child(name) {
+        Ok(obj) => Ok(Some(obj)),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn not_found(file: &File, what: &str) -> Error {
+    Error::not_found(what).in_file(file.path())
+}

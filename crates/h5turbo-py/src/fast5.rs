@@ -1,0 +1,194 @@
+//! `fast5_reads`: many fast5 files walked and their signals decoded with the GIL
+//! released; the Python reader (python/h5turbo/formats/fast5.py) builds the reads.
+
+use crate::convert::attribute_to_py;
+use crate::errors::guard;
+use h5turbo_core::fast5::{read_signal, Fast5Index};
+use h5turbo_core::file::{AttributeValue, File as CoreFile, Object as CoreObject};
+use h5turbo_core::format::dataspace::DataspaceKind;
+use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout};
+use h5turbo_core::Result;
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple};
+use std::path::PathBuf;
+
+/// One read as gathered without the GIL.
+struct ReadOut {
+    name: String,
+    signal: Result<Vec<i16>>,
+    attrs: Option<(CoreObject, Vec<AttributeValue>)>,
+    channel: Option<(CoreObject, Vec<AttributeValue>)>,
+}
+
+/// One job: reads `first..first + limit` of a file, and how many reads it has.
+struct JobOut {
+    total: usize,
+    reads: Vec<ReadOut>,
+}
+
+/// For each job (path, first read, read limit): (reads in the file, None, reads) or
+/// (None, error message, []) when the file cannot be read. A read is (group path,
+/// int16 signal or None, raw-group attrs dict or None, channel_id attrs dict or None,
+/// error message or None). Attribute values are what h5py gives.
+#[pyfunction]
+pub fn fast5_reads<'py>(py: Python<'py>, jobs: Vec<(PathBuf, usize, usize)>) -> PyResult<Bound<'py, PyList>> {
+    let gathered: Vec<Result<JobOut>> =
+        py.allow_threads(|| jobs.iter().map(|(path, first, limit)| guard(|| gather(path, *first, *limit))).collect());
+    let types = ScalarTypes::new(py)?;
+    let items = gathered
+        .into_iter()
+        .map(|job| match job {
+            Ok(job) => {
+                let reads = job.reads.into_iter().map(|r| read_to_py(py, &types, r)).collect::<PyResult<Vec<_>>>()?;
+                (job.total, py.None(), PyList::new(py, reads)?).into_pyobject(py).map(|t| t.into_any())
+            }
+            Err(e) => (py.None(), e.to_string(), PyList::empty(py)).into_pyobject(py).map(|t| t.into_any()),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+fn gather(path: &std::path::Path, first: usize, limit: usize) -> Result<JobOut> {
+    let file = CoreFile::open(path)?;
+    let index = Fast5Index::open(&file)?;
+    let stop = first.saturating_add(limit).min(index.len());
+    let reads = (first.min(stop)..stop).map(|i| gather_read(&index, i)).collect();
+    Ok(JobOut { total: index.len(), reads })
+}
+
+/// A read that cannot be gathered (a broken group header, a bad attribute) is an
+/// error in its place; the file's other reads are still read.
+fn gather_read(index: &Fast5Index, i: usize) -> ReadOut {
+    guard(|| try_gather_read(index, i)).unwrap_or_else(|e| ReadOut {
+        name: index.names.get(i).cloned().unwrap_or_default(),
+        signal: Err(e),
+        attrs: None,
+        channel: None,
+    })
+}
+
+fn try_gather_read(index: &Fast5Index, i: usize) -> Result<ReadOut> {
+    let groups = index.read_groups(i)?;
+    let channel = match groups.channel {
+        Some(obj) => Some(attributes(obj)?),
+        None => None,
+    };
+    let raw = groups.raw?;
+    Ok(ReadOut { name: groups.name, signal: read_signal(&raw), attrs: Some(attributes(raw)?), channel })
+}
+
+fn attributes(obj: CoreObject) -> Result<(CoreObject, Vec<AttributeValue>)> {
+    let values = obj.attribute_names()?.iter().map(|n| obj.attribute(n)).collect::<Result<Vec<_>>>()?;
+    Ok((obj, values))
+}
+
+fn read_to_py<'py>(py: Python<'py>, types: &ScalarTypes<'py>, read: ReadOut) -> PyResult<Bound<'py, PyTuple>> {
+    let (signal, error) = match read.signal {
+        Ok(values) => (values.into_pyarray(py).into_any(), py.None().into_bound(py)),
+        Err(e) => (py.None().into_bound(py), e.to_string().into_pyobject(py)?.into_any()),
+    };
+    let attrs = attrs_to_py(py, types, read.attrs)?;
+    let channel = attrs_to_py(py, types, read.channel)?;
+    PyTuple::new(py, [read.name.into_pyobject(py)?.into_any(), signal, attrs, channel, error])
+}
+
+fn attrs_to_py<'py>(
+    py: Python<'py>,
+    types: &ScalarTypes<'py>,
+    attrs: Option<(CoreObject, Vec<AttributeValue>)>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some((obj, values)) = attrs else {
+        return Ok(py.None().into_bound(py));
+    };
+    let dict = PyDict::new(py);
+    for value in &values {
+        match types.scalar(value)? {
+            Some(scalar) => dict.set_item(&value.name, scalar)?,
+            None => dict.set_item(&value.name, attribute_to_py(py, &obj, value)?)?,
+        }
+    }
+    Ok(dict.into_any())
+}
+
+/// numpy's scalar types, looked up once per call: a fast5 read carries a dozen scalar
+/// int and float attributes, and building each through a numpy dtype and array (the
+/// general path) costs more than decoding a short signal.
+pub struct ScalarTypes<'py> {
+    ints: [Bound<'py, PyAny>; 8],
+    floats: [Bound<'py, PyAny>; 2],
+}
+
+impl<'py> ScalarTypes<'py> {
+    fn new(py: Python<'py>) -> PyResult<Self> {
+        let np = py.import("numpy")?;
+        let get = |name: &str| np.getattr(name);
+        Ok(ScalarTypes {
+            ints: [
+                get("int8")?, get("int16")?, get("int32")?, get("int64")?,
+                get("uint8")?, get("uint16")?, get("uint32")?, get("uint64")?,
+            ],
+            floats: [get("float32")?, get("float64")?],
+        })
+    }
+
+    /// The h5py value of a scalar little-endian integer or IEEE float attribute (a
+    /// numpy scalar of the same type); None for anything else (the general path).
+    fn scalar(&self, value: &AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if value.dataspace.kind != DataspaceKind::Scalar {
+            return Ok(None);
+        }
+        let size = value.datatype.size;
+        let Some(raw) = value.raw.get(..size) else { return Ok(None) };
+        match &value.datatype.class {
+            DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
+                if usize::from(*precision) == size * 8 =>
+            {
+                let slot = match size {
+                    1 => 0,
+                    2 => 1,
+                    4 => 2,
+                    8 => 3,
+                    _ => return Ok(None),
+                } + if *signed { 0 } else { 4 };
+                let mut le = [0u8; 8];
+                le[..size].copy_from_slice(raw);
+                let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
+                le[size..].fill(fill);
+                let call = &self.ints[slot];
+                if *signed {
+                    call.call1((i64::from_le_bytes(le),)).map(Some)
+                } else {
+                    call.call1((u64::from_le_bytes(le),)).map(Some)
+                }
+            }
+            DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match raw {
+                [a, b, c, d] => self.floats[0].call1((f32::from_le_bytes([*a, *b, *c, *d]),)).map(Some),
+                [a, b, c, d, e, f, g, h] => {
+                    self.floats[1].call1((f64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]),)).map(Some)
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Little-endian IEEE binary32 or binary64, laid out as everyone writes them.
+fn is_ieee(l: &FloatLayout, size: usize) -> bool {
+    let (precision, sign, exponent_size, mantissa_size, bias) = match size {
+        4 => (32, 31, 8, 23, 127),
+        8 => (64, 63, 11, 52, 1023),
+        _ => return false,
+    };
+    l.order == ByteOrder::Little
+        && l.bit_offset == 0
+        && l.precision == precision
+        && l.sign_location == sign
+        && l.exponent_location == mantissa_size
+        && l.exponent_size == exponent_size
+        && l.mantissa_location == 0
+        && l.mantissa_size == mantissa_size
+        && l.exponent_bias == bias
+        && l.normalization == 2
+}

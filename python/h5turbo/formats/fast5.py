@@ -1,0 +1,202 @@
+"""Oxford Nanopore fast5 files: every read's raw signal, channel and attributes.
+
+``read_fast5(paths)`` walks single-read files (``Raw/Reads/Read_<n>/Signal``,
+``UniqueGlobalKey/channel_id``; v0.6 to 2.x) and multi-read files
+(``read_<id>/Raw/Signal``, ``read_<id>/channel_id``; groups may be hard links),
+gzip or vbz compressed, and yields the reads in file order. Files are listed and
+signals decoded on a thread pool (the native reads release the GIL); at most a
+window of work is in flight, so memory stays bounded however many files there are.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Union
+
+import numpy as np
+
+from .. import _native
+from .._attrs import _h5py_value
+from ._window import Ready, in_order
+
+__all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# Work per native call: enough that the call and thread hand-over costs vanish,
+# little enough that a window of calls in flight stays a few tens of MB. A call
+# takes the first FIRST_READS reads of FILES_PER_TASK files; a multi-read file's
+# remaining reads go READS_PER_TASK per call.
+FILES_PER_TASK = 16
+FIRST_READS = 16
+READS_PER_TASK = 64
+
+
+class Fast5Error(_native.Error):
+    """A fast5 file or one of its reads could not be read. ``read_fast5`` yields it
+    in the read's (or the file's) place, or raises it with ``on_error="raise"``.
+
+    ``path``: the file; ``read_id``: the read, or None when the whole file failed;
+    ``problem``: what went wrong (the message of the underlying error)."""
+
+    def __init__(self, path: str, problem: str, read_id: str | None = None):
+        problem = problem.removeprefix(f"{path}: ")  # native errors already name the file
+        where = f"{path}: read {read_id}" if read_id else str(path)
+        super().__init__(f"{where}: {problem}")
+        self.path = path
+        self.read_id = read_id
+        self.problem = problem
+
+
+@dataclass(frozen=True, eq=False)
+class Fast5Read:
+    """One read. ``signal``: the raw int16 samples (DAQ values, unscaled);
+    ``channel``: the ``channel_id`` attributes as ont_fast5_api's ``get_channel_info``
+    gives them (digitisation, offset, range, sampling_rate as floats, channel_number
+    as int), or None when the file has no ``channel_id`` group; ``attrs``: the
+    attributes of the read's raw group (read_number, start_time, duration, ...) with
+    h5py's value types."""
+
+    path: str
+    read_id: str
+    signal: np.ndarray
+    channel: dict[str, Any] | None
+    attrs: dict[str, Any]
+
+    def __repr__(self) -> str:
+        return f"<Fast5Read {self.read_id} ({self.signal.size} samples) of {self.path}>"
+
+
+def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
+               on_error: str = "yield") -> Iterator[Fast5Read | Fast5Error]:
+    """Yield every read of the given fast5 files, in file order then read order.
+
+    paths: a file, a directory (its ``*.fast5`` files, recursively, in name order) or
+    an iterable of those. threads: worker threads (default: ``h5turbo.default_threads()``).
+    on_error: ``"yield"`` (default) puts a :class:`Fast5Error` naming the file (and
+    read) where the read(s) would have been and goes on with the others; ``"raise"``
+    raises it and stops.
+    """
+    if on_error not in ("yield", "raise"):
+        raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
+    threads = threads if threads and threads > 0 else _native.default_threads()
+    window = 2 * threads
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
+    try:
+        for item in _reads_in_order(pool, _expand(paths), window):
+            if isinstance(item, Fast5Error) and on_error == "raise":
+                raise item
+            yield item
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
+    """File paths in order: a directory stands for its *.fast5 files (recursively)."""
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    for p in paths:
+        p = os.fsdecode(p)
+        if os.path.isdir(p):
+            yield from (str(f) for f in sorted(Path(p).rglob("*.fast5")) if f.is_file())
+        else:
+            yield p
+
+
+def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
+    """Files go to the native reader in groups (their first reads each); the reads a
+    multi-read file has beyond those become further tasks in the same ordered stream,
+    so the pool stays busy across file boundaries."""
+    for items in in_order(pool, _tasks(pool, paths, window), window):
+        yield from items
+
+
+def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
+    """Ready lists of reads and native tasks for the rest, in output order."""
+    groups = (partial(_native_task, [(p, 0, FIRST_READS) for p in group])
+              for group in _groups_of(paths, FILES_PER_TASK))
+    for results in in_order(pool, groups, window):
+        ready: list = []
+        for path, (total, error, reads) in results:
+            ready.extend([Fast5Error(path, error)] if error is not None else _reads(path, reads))
+            if error is None and total > FIRST_READS:
+                yield Ready(ready)
+                ready = []
+                yield from (partial(_more_reads, path, first) for first in range(FIRST_READS, total, READS_PER_TASK))
+        yield Ready(ready)
+
+
+def _more_reads(path: str, first: int) -> list:
+    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)])
+    return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
+
+
+def _native_task(jobs: list[tuple[str, int, int]]) -> list:
+    """Runs on a pool thread; the native side releases the GIL while it reads."""
+    return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs)))
+
+
+def _groups_of(items: Iterator[str], size: int) -> Iterator[list[str]]:
+    group: list[str] = []
+    for item in items:
+        group.append(item)
+        if len(group) == size:
+            yield group
+            group = []
+    if group:
+        yield group
+
+
+def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
+    for name, signal, attrs, channel, error in reads:
+        if attrs is not None:
+            attrs = {key: _h5py_value(value) for key, value in attrs.items()}
+        read_id = _read_id(attrs, name)
+        if error is not None:
+            yield Fast5Error(path, error, read_id)
+            continue
+        try:
+            channel = _channel_info(channel)
+        except ValueError as exc:  # a channel_number that is not a number
+            yield Fast5Error(path, f"channel_id: {exc}", read_id)
+            continue
+        yield Fast5Read(path, read_id, signal, channel, attrs)
+
+
+def _read_id(attrs: dict | None, name: str) -> str:
+    """The read_id attribute as str; else (absent, or not text) from the group name."""
+    try:
+        read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else None
+    except ValueError:  # bytes that are not UTF-8
+        read_id = None
+    return read_id if isinstance(read_id, str) else _name_id(name)
+
+
+def _channel_info(channel: dict | None) -> dict[str, Any] | None:
+    """ont_fast5_api's get_channel_info: numpy scalars to Python, bytes to str, and
+    channel_number as int (files store it as a string)."""
+    if channel is None:
+        return None
+    info = {name: _clean(value) for name, value in channel.items()}
+    if "channel_number" in info:
+        info["channel_number"] = int(info["channel_number"])
+    return info
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return np.char.decode(value).tolist() if value.dtype.kind == "S" else value.tolist()
+    if isinstance(value, np.generic):
+        value = value.item()
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _name_id(name: str) -> str:
+    """A read's id from its group name (read_<id>, Read_<n>) when it has no read_id."""
+    last = name.rsplit("/", 1)[-1]
+    return last[5:] if last.startswith("read_") else last
