@@ -16,6 +16,7 @@ from ._attrs import AttributeManager
 from ._file import File
 from ._sparse import SparseDataset, is_sparse_group
 from ._group import Datatype, Group
+from ._refs import Reference, RegionReference, ref_dtype, regionref_dtype
 from ._types import Empty, ExternalLink, HardLink, SoftLink
 
 try:
@@ -26,6 +27,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "File", "Group", "Dataset", "Datatype", "AttributeManager", "SparseDataset", "is_sparse_group",
     "Empty", "HardLink", "SoftLink", "ExternalLink",
+    "Reference", "RegionReference", "ref_dtype", "regionref_dtype",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
     "default_threads", "__version__",
 ]
