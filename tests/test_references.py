@@ -125,6 +125,16 @@ def test_reference_datasets_match_h5py(pair, name):
     assert problem is None, problem
 
 
+@pytest.mark.parametrize("name", ["refs", "vlen_refs", "compound_refs", "regions"])
+def test_fillvalue_like_h5py(pair, name):
+    h, t = pair
+    expected, got = h[name].fillvalue, t[name].fillvalue
+    if expected is None:
+        assert got is None
+    else:
+        assert got.dtype == expected.dtype and got.tolist() == expected.tolist()
+
+
 def test_reference_attributes_match_h5py(pair):
     h, t = pair
     checked = 0

@@ -262,11 +262,15 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
         None if matches!(ds.datatype.class, DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) => {
             Ok(PyBytes::new(py, b"").into_any().unbind())
         }
+        // h5py gives None for vlen sequences and references.
+        None if matches!(ds.datatype.class, DatatypeClass::VarLen { .. } | DatatypeClass::Reference { .. }) => {
+            Ok(py.None())
+        }
         None => {
-            // h5py gives zeros, with None in object (vlen) fields of compounds.
+            // h5py gives zeros, with None in object (vlen, reference) fields of compounds.
             let record = numpy(py)?.call_method1("zeros", (PyTuple::empty(py), &dtype))?;
             if let DatatypeClass::Compound { members } = &ds.datatype.class {
-                for m in members.iter().filter(|m| m.datatype.has_vlen()) {
+                for m in members.iter().filter(|m| has_objects(&m.datatype)) {
                     record.set_item(m.name.as_str(), py.None())?;
                 }
             }
