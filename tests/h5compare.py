@@ -14,8 +14,10 @@ def _dtype_meta(dt: np.dtype):
     """What h5py's dtype metadata means (string encoding and length, vlen base, enum
     mapping, reference kind), recursively through fields and subarrays.  Compared
     by meaning: an 'S' dtype without metadata is ASCII to h5py, as with it."""
+    # references by kind: h5py's Reference/RegionReference, h5turbo's of the same names
+    ref_kind = getattr(h5py.check_dtype(ref=dt), "__name__", None)
     meaning = (h5py.check_string_dtype(dt), h5py.check_vlen_dtype(dt),
-               h5py.check_enum_dtype(dt), h5py.check_dtype(ref=dt))
+               h5py.check_enum_dtype(dt), ref_kind)
     fields = [(n, _dtype_meta(dt.fields[n][0])) for n in dt.names] if dt.names else None
     sub = _dtype_meta(dt.subdtype[0]) if dt.subdtype else None
     return meaning, fields, sub
@@ -95,6 +97,53 @@ def _first_mismatch(exp: np.ndarray, got: np.ndarray) -> str:
     count = int((a != b).sum())
     return (f"{count} differing bytes; first at element {tuple(int(i) for i in index)}: "
             f"{got[index]!r} != h5py {exp[index]!r}")
+
+
+def _is_reference(value) -> bool:
+    import h5turbo
+    return isinstance(value, (h5py.Reference, h5turbo.Reference))
+
+
+def _ref_token(ref, file):
+    """What a reference means in its file: null, the path of the object, or for a
+    region reference the dataset's path and the selected values."""
+    if not ref:
+        return ("null",)
+    target = file[ref]
+    if isinstance(ref, (h5py.RegionReference, __import__("h5turbo").RegionReference)):
+        values = np.asarray(target[ref])
+        return ("region", target.name, values.shape, values.tolist())
+    return ("object", target.name)
+
+
+def resolved(value, file):
+    """`value` with every reference replaced by its meaning in `file` (nested lists,
+    tuples and dicts), so values read by h5py and by h5turbo compare with ==."""
+    if _is_reference(value):
+        return _ref_token(value, file)
+    if isinstance(value, np.ndarray) and value.dtype.names:
+        return value.shape, {n: resolved(value[n], file) for n in value.dtype.names}
+    if isinstance(value, np.void) and value.dtype.names:
+        return tuple(resolved(value[n], file) for n in value.dtype.names)
+    if isinstance(value, np.ndarray) and value.dtype.hasobject:
+        return value.shape, [resolved(v, file) for v in value.reshape(-1)]
+    if isinstance(value, np.ndarray):
+        return value.shape, value.tolist()
+    return value
+
+
+def reference_difference(exp, exp_file, got, got_file) -> str | None:
+    """Like difference() for values holding references: same dtype (reference kinds
+    by name), same shape, and every reference naming the same thing."""
+    for dt_exp, dt_got in [(getattr(exp, "dtype", None), getattr(got, "dtype", None))]:
+        if dt_exp is not None:
+            problem = dtype_difference(dt_exp, dt_got)
+            if problem:
+                return problem
+    if np.shape(got) != np.shape(exp):
+        return f"shape {np.shape(got)} != h5py {np.shape(exp)}"
+    a, b = resolved(exp, exp_file), resolved(got, got_file)
+    return None if a == b else f"references differ: {b!r} != h5py {a!r}"
 
 
 def assert_same(exp, got, what: str = "") -> None:

@@ -126,15 +126,14 @@ def _has_reference(dt: np.dtype) -> bool:
     return bool(dt.subdtype) and _has_reference(dt.subdtype[0])
 
 
-def _expect_same(exp, turbo_fn, references: bool) -> str | None:
-    """h5py read `exp`; h5turbo must give the same (references: h5turbo.Error allowed)."""
+def _expect_same(exp, turbo_fn, files=None) -> str | None:
+    """h5py read `exp`; h5turbo must give the same. `files` (h5py's, h5turbo's) for
+    values holding references: they must name the same objects and regions."""
     got, exc = _call(turbo_fn)
     if exc is not None:
-        if references and isinstance(exc, h5turbo.Error):
-            return None
         return f"h5py reads it; h5turbo raised {_describe(exc)}"
-    if references:
-        return None  # object references cannot be compared across libraries
+    if files is not None:
+        return hc.reference_difference(exp, files[0], got, files[1])
     return hc.difference(exp, got)
 
 
@@ -157,7 +156,8 @@ def _compare_attrs(ref_obj, turbo_obj, where: str, report: Report) -> None:
                 h5py_exc, lambda: turbo_obj.attrs[name], declared.shape, declared.dtype))
             continue
         refs = _has_reference(ref_obj.attrs.get_id(name).dtype)
-        report.add(f"{where} @{name}", _expect_same(exp, lambda: turbo_obj.attrs[name], refs))
+        files = (ref_obj.file, turbo_obj.file) if refs else None
+        report.add(f"{where} @{name}", _expect_same(exp, lambda: turbo_obj.attrs[name], files))
 
 
 def _slabs(shape) -> list[tuple]:
@@ -178,7 +178,7 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
         report.add(where, _must_be_turbo_error(exc))
         return
     refs = _has_reference(dtype)
-    _compare_dataset_metadata(ref, turbo, where, report, refs)
+    _compare_dataset_metadata(ref, turbo, where, report)
     small = shape is None or ref.size * dtype.itemsize <= FULL_READ_LIMIT
     for sel in ([()] if small else _slabs(shape)):
         try:
@@ -188,19 +188,20 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
             report.add(f"{where}{hc.describe(sel)}", _h5py_refusal(
                 h5py_exc, lambda: turbo[sel], declared_shape, dtype))
             continue
-        report.add(f"{where}{hc.describe(sel)}", _expect_same(exp, lambda: turbo[sel], refs))
+        files = (ref.file, turbo.file) if refs else None
+        report.add(f"{where}{hc.describe(sel)}", _expect_same(exp, lambda: turbo[sel], files))
 
 
-def _compare_dataset_metadata(ref, turbo, where: str, report: Report, refs: bool) -> None:
+def _compare_dataset_metadata(ref, turbo, where: str, report: Report) -> None:
     for attr in ("shape", "chunks", "maxshape"):
         got, exc = _call(lambda: getattr(turbo, attr))
         expected = getattr(ref, attr)
         report.add(f"{where} .{attr}", _describe(exc) if exc else
                    (None if got == expected else f"{got!r} != h5py {expected!r}"))
     got_dtype, exc = _call(lambda: turbo.dtype)
-    if exc is not None and not (refs and isinstance(exc, h5turbo.Error)):
+    if exc is not None:
         report.add(f"{where} .dtype", _describe(exc))
-    elif exc is None:
+    else:
         report.add(f"{where} .dtype", hc.dtype_difference(ref.dtype, got_dtype))
 
 

@@ -16,6 +16,7 @@ from ._attrs import AttributeManager
 from ._file import File
 from ._sparse import SparseDataset, is_sparse_group
 from ._group import Datatype, Group
+from ._refs import Reference, RegionReference, ref_dtype, regionref_dtype
 from ._types import Empty, ExternalLink, HardLink, SoftLink
 from .formats import Fast5Error, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
 
@@ -27,6 +28,7 @@ except PackageNotFoundError:  # running from a source tree that was never instal
 __all__ = [
     "File", "Group", "Dataset", "Datatype", "AttributeManager", "SparseDataset", "is_sparse_group",
     "Empty", "HardLink", "SoftLink", "ExternalLink",
+    "Reference", "RegionReference", "ref_dtype", "regionref_dtype",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
     "default_threads", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _reduce
 from ._base import HLObject, cached_property
+from ._refs import RegionReference, region_points, region_shape
 from ._selection import ReadPlan, plan_read, split_fields
 from ._types import Empty
 
@@ -184,6 +185,8 @@ class Dataset(HLObject):
         straight into it; otherwise the data goes through a temporary block and is
         converted to ``out``'s dtype where numpy can cast it (as h5py's read_direct).
         """
+        if isinstance(selection, RegionReference):
+            return _deliver(self._read_region(selection, threads), out)
         nthreads = threads_arg(threads)
         if self.shape is None:
             return self._read_null(selection, out)
@@ -303,6 +306,27 @@ class Dataset(HLObject):
     def _fill(self, plan: ReadPlan, block: np.ndarray, nthreads: int) -> None:
         if not plan.is_empty:
             self._obj.read(list(plan.axes), block, nthreads)
+
+    def _read_region(self, ref: RegionReference, threads: Optional[int]) -> np.ndarray:
+        """``ds[regref]``: the referenced selection, shaped as h5py shapes it (points and
+        irregular hyperslab unions 1-d, in HDF5's order). Reads only its bounding box."""
+        if not ref:
+            raise ValueError("Invalid HDF5 object reference (null reference)")
+        address, kind, data = self._file._native_file.region(*ref.heap_id)
+        if address != self._obj.address:
+            raise ValueError("Region reference must point to this dataset")
+        if self.shape is None:
+            return Empty(self.dtype)
+        index = region_points(kind, data, self.shape)
+        if index is None:
+            return self.read(Ellipsis, threads=threads)
+        shape = region_shape(kind, index, self.shape)
+        if len(index[0]) == 0:
+            return np.zeros(shape, dtype=self.dtype)
+        lows = [int(i.min()) for i in index]
+        box = tuple(slice(lo, int(i.max()) + 1) for lo, i in zip(lows, index))
+        block = self.read(box, threads=threads)
+        return block[tuple(i - lo for i, lo in zip(index, lows))].reshape(shape)
 
     def _read_null(self, selection: Any, out: Optional[np.ndarray]) -> Empty:
         if out is not None:

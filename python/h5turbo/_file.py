@@ -6,7 +6,8 @@ import os
 from typing import Any
 
 from . import _native
-from ._group import Group
+from ._group import Group, wrap
+from ._refs import Reference, RegionReference
 
 __all__ = ["File"]
 
@@ -68,6 +69,17 @@ class File(Group):
 
     def _root_native(self):
         return self._obj
+
+    def _dereference(self, ref: Reference):
+        """The object a reference names (for a region reference: its dataset), named by
+        a path to it as h5py names dereferenced objects (None if no link reaches it)."""
+        if not ref:
+            raise ValueError("Invalid HDF5 object reference (null reference)")
+        address = ref.address
+        if isinstance(ref, RegionReference):
+            address = self._native_file.region(*ref.heap_id)[0]
+        native_obj, path = self._native_file.dereference(address)
+        return wrap(native_obj, self, path)
 
     def _open_external(self, filename: str) -> "File":
         """The target file of an external link, opened once and closed with this file."""

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from . import _native
 from ._base import HLObject
 from ._dataset import Dataset
+from ._refs import Reference
 from ._types import ExternalLink, HardLink, SoftLink
 
 __all__ = ["Group", "Datatype", "wrap", "has_member"]
@@ -49,6 +50,8 @@ class Group(HLObject):
     # ------------------------------------------------------------------ lookup
 
     def __getitem__(self, name: Any) -> HLObject:
+        if isinstance(name, Reference):
+            return self._file._dereference(name)
         return wrap(*self._resolve(_as_path(name)))
 
     def get(self, name: Any, default: Any = None, getclass: bool = False,

@@ -48,6 +48,15 @@ class File:
         """Resolve an absolute path ('/', '/a/b'). Soft links are followed; an
         external link raises Error naming the target file and path. KeyError if a
         component does not exist."""
+    def dereference(self, address: int) -> tuple["Object", Optional[str]]:
+        """The object whose header is at ``address`` (an object reference) and a path
+        to it from the root (None when no hard link reaches it). Error (FormatError)
+        naming the reference and the file when no object header is there."""
+    def region(self, collection: int, index: int) -> tuple[int, str, Any]:
+        """A region reference's stored region (global heap collection address, object
+        index): (dataset address, kind, data); kind 'none' or 'all' (data None),
+        'points' (n x rank uint64 coordinates), 'blocks' ((starts, ends), n x rank
+        uint64, ends inclusive) or 'regular' ((start, stride, count, block) lists)."""
 
 class Object:
     """A group, dataset or committed datatype, identified by its object header."""

@@ -295,7 +295,7 @@ def describe(obj) -> dict:
 
 
 def _attr_value(obj, name: str) -> Any:
-    """An attribute h5turbo cannot read (object references, say) is shown as the reason."""
+    """An attribute h5turbo cannot read (an HDF5 1.12+ reference, say) is shown as the reason."""
     try:
         return _json_value_fixed(obj.attrs[name])
     except _native.Error as exc:

@@ -9,13 +9,11 @@ announces the HDF5 chunks as ``preferred_chunks`` (so ``chunks={}`` gives dask b
 aligned to them). The arrays pickle as (path, dataset name) and reopen the file once
 per process, so the dask graphs work on a distributed cluster.
 
-Dimension names. netCDF stores them as object references (``DIMENSION_LIST``), which
-h5turbo cannot read yet. They are derived, in this order, from: ``_Netcdf4Coordinates``
-(dimension ids, matched against each scale's ``_Netcdf4Dimid``); a dataset that is itself
-the dimension scale of the same name; the dimension scales in scope whose length (and
-unlimitedness) fits each axis, when exactly one fits. When several fit, opening fails
-with an ``h5turbo.UnsupportedError`` naming the variable and the candidates, rather than
-guessing. Datasets without dimension scales get phony dimensions as h5netcdf does
+Dimension names, in this order, from: ``_Netcdf4Coordinates`` (dimension ids, matched
+against each scale's ``_Netcdf4Dimid``); a dataset that is itself the dimension scale of
+the same name; the dimension scales its ``DIMENSION_LIST`` object references point to
+(the last scale of each axis, named by its path's last component, as h5netcdf does).
+Datasets without dimension scales get phony dimensions as h5netcdf does
 (``phony_dims="access"``, xarray's default, or ``"sort"``).
 """
 
@@ -241,26 +239,25 @@ def _lookup_dimensions(name: str, ds: Dataset, scope: ChainMap, local: dict) -> 
     if name in scope and len(ds.shape) == 1 and _is_scale(ds):
         return (name,)
     if "DIMENSION_LIST" in ds.attrs:
-        return tuple(_dimension_by_fit(name, ds, axis, scope) for axis in range(len(ds.shape)))
+        dims = _referenced_dimensions(name, ds)
+        if dims is not None:
+            return dims
     if name in scope and len(ds.shape) == 1:
         return (name,)
     return _phony_dimensions(name, ds, local)
 
 
-def _dimension_by_fit(name: str, ds: Dataset, axis: int, scope: ChainMap) -> str:
-    """The one dimension in scope an axis can belong to: unlimited axes belong to
-    unlimited dimensions, fixed axes to fixed dimensions of the same length."""
-    length = ds.shape[axis]
-    unlimited = ds.maxshape is not None and ds.maxshape[axis] is None
-    fits = [d.name for d in scope.values() if not d.phony and d.unlimited == unlimited
-            and (unlimited or d.length == length)]
-    if len(fits) == 1:
-        return fits[0]
-    raise _native.UnsupportedError(
-        f"variable {name!r}, axis {axis} (length {length}): its dimension is stored only "
-        f"as an object reference (DIMENSION_LIST), which h5turbo cannot read yet, and "
-        + (f"{len(fits)} dimensions fit: {', '.join(sorted(fits))}" if fits
-           else "no dimension in scope fits") + " (use engine='h5netcdf' for this file)")
+def _referenced_dimensions(name: str, ds: Dataset) -> Optional[tuple]:
+    """Dimension names from the scales DIMENSION_LIST references (the last scale of each
+    axis, as h5netcdf and netCDF-c take it); None when no axis has a scale. An axis
+    without a scale next to one with a scale is a malformed variable (h5netcdf's error)."""
+    per_axis = [list(refs) for refs in np.asarray(ds.attrs["DIMENSION_LIST"], dtype=object).reshape(-1)]
+    if not any(per_axis):
+        return None
+    if not all(per_axis):
+        raise ValueError(f"malformed variable {name.split('/')[-1]} has mixing of labeled "
+                         "and unlabeled dimensions.")
+    return tuple(ds.file[refs[-1]].name.split("/")[-1] for refs in per_axis)
 
 
 def _phony_dimensions(name: str, ds: Dataset, local: dict) -> tuple:

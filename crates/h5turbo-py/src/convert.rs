@@ -5,8 +5,9 @@ use crate::errors::{guard, to_py_err};
 use h5turbo_core::engine::AxisSelection;
 use h5turbo_core::file::{AttributeValue, Dataset, Object as CoreObject};
 use h5turbo_core::format::dataspace::DataspaceKind;
-use h5turbo_core::format::datatype::{CharSet, CompoundMember, Datatype, DatatypeClass, NumpyDtype, VlenKind};
-use h5turbo_core::format::numpy_dtype::{vlen_element_dtype, DtypeMetadata};
+use h5turbo_core::format::datatype::{CharSet, CompoundMember, Datatype, DatatypeClass, NumpyDtype, ReferenceKind, VlenKind};
+use h5turbo_core::format::numpy_dtype::{has_objects, vlen_element_dtype, DtypeMetadata};
+use h5turbo_core::format::reference;
 use h5turbo_core::format::values::VlenValue;
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -15,6 +16,31 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("numpy")
+}
+
+/// The Python module holding h5turbo's Reference and RegionReference classes.
+fn refs_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    py.import("h5turbo._refs")
+}
+
+/// A stored reference as h5turbo.Reference(address) or
+/// h5turbo.RegionReference(collection, index); null references hold zeros.
+fn reference_to_py(py: Python<'_>, kind: ReferenceKind, raw: &[u8]) -> PyResult<PyObject> {
+    let module = refs_module(py)?;
+    match kind {
+        ReferenceKind::Object => {
+            let address = guard(|| reference::object_address(raw)).map_err(to_py_err)?.unwrap_or(0);
+            Ok(module.getattr("Reference")?.call1((address,))?.unbind())
+        }
+        ReferenceKind::DatasetRegion => {
+            let (collection, index) = guard(|| reference::region_heap_id(raw)).map_err(to_py_err)?.unwrap_or((0, 0));
+            Ok(module.getattr("RegionReference")?.call1((collection, index))?.unbind())
+        }
+        ReferenceKind::Other(k) => Err(to_py_err(h5turbo_core::Error::unsupported(format!(
+            "reference type {} (HDF5 1.12+ references)",
+            k
+        )))),
+    }
 }
 
 /// The numpy dtype h5py gives `dt`, with h5py's metadata: `h5py_encoding` on fixed
@@ -119,7 +145,10 @@ fn build_dtype(py: Python<'_>, descr: &NumpyDtype) -> PyResult<PyObject> {
             let base = build_dtype(py, base)?;
             with_metadata(py, &dtype.call1(("O",))?, "vlen", base.into_bound(py))
         }
-        NumpyDtype::Reference { .. } => Err(to_py_err(h5turbo_core::Error::unsupported("references are not supported yet"))),
+        NumpyDtype::Reference { region } => {
+            let class = refs_module(py)?.getattr(if *region { "RegionReference" } else { "Reference" })?;
+            with_metadata(py, &dtype.call1(("O",))?, "ref", class)
+        }
     }
 }
 
@@ -131,7 +160,7 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
     }
     let scalar = value.dataspace.kind == DataspaceKind::Scalar;
     let shape: Vec<u64> = if scalar { vec![] } else { value.dataspace.dims.clone() };
-    if value.datatype.has_vlen() {
+    if has_objects(&value.datatype) {
         let values = py.allow_threads(|| guard(|| value.vlen_values(obj.file()))).map_err(to_py_err)?;
         let objects = values
             .iter()
@@ -185,6 +214,7 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
                 Ok(PyBytes::new(py, bytes).into_any().unbind())
             }
         }
+        (VlenValue::Fixed(bytes), DatatypeClass::Reference { kind }) => reference_to_py(py, *kind, bytes),
         (VlenValue::Fixed(bytes), _) => {
             let dtype = dtype_of(py, dt)?;
             let array = array_from_bytes(py, bytes, &dtype, &[])?;
@@ -232,11 +262,15 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
         None if matches!(ds.datatype.class, DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) => {
             Ok(PyBytes::new(py, b"").into_any().unbind())
         }
+        // h5py gives None for vlen sequences and references.
+        None if matches!(ds.datatype.class, DatatypeClass::VarLen { .. } | DatatypeClass::Reference { .. }) => {
+            Ok(py.None())
+        }
         None => {
-            // h5py gives zeros, with None in object (vlen) fields of compounds.
+            // h5py gives zeros, with None in object (vlen, reference) fields of compounds.
             let record = numpy(py)?.call_method1("zeros", (PyTuple::empty(py), &dtype))?;
             if let DatatypeClass::Compound { members } = &ds.datatype.class {
-                for m in members.iter().filter(|m| m.datatype.has_vlen()) {
+                for m in members.iter().filter(|m| has_objects(&m.datatype)) {
                     record.set_item(m.name.as_str(), py.None())?;
                 }
             }

@@ -15,6 +15,8 @@ use h5turbo_core::file::{File as CoreFile, LayoutKind, Object as CoreObject, Obj
 use h5turbo_core::format::dataspace::DataspaceKind;
 use h5turbo_core::format::layout::{ChunkIndexKind, Layout};
 use h5turbo_core::format::links::LinkTarget;
+use h5turbo_core::format::numpy_dtype::has_objects;
+use h5turbo_core::format::reference::Selection;
 use numpy::{IntoPyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -57,6 +59,37 @@ impl File {
         let inner = py.allow_threads(|| guard(|| self.inner.get(path))).map_err(to_py_err)?;
         Ok(Object { inner })
     }
+
+    /// The object at an object reference's address and a path to it (None if no link
+    /// reaches it); see _native.pyi.
+    fn dereference(&self, py: Python<'_>, address: u64) -> PyResult<(Object, Option<String>)> {
+        let (inner, path) = py.allow_threads(|| guard(|| self.inner.dereference(address))).map_err(to_py_err)?;
+        Ok((Object { inner }, path))
+    }
+
+    /// A region reference's dataset address and selection: (address, kind, data) with
+    /// kind "none", "all" (data None), "points" (n x rank coordinates), "blocks"
+    /// ((starts, ends), n x rank each, ends inclusive) or "regular" ((start, stride,
+    /// count, block) per axis).
+    fn region<'py>(&self, py: Python<'py>, collection: u64, index: u32) -> PyResult<(u64, &'static str, PyObject)> {
+        let region = py.allow_threads(|| guard(|| self.inner.region(collection, index))).map_err(to_py_err)?;
+        let rows = |v: Vec<u64>, rank: usize| -> PyResult<PyObject> {
+            let n = v.len() / rank.max(1);
+            Ok(v.into_pyarray(py).reshape([n, rank])?.into_any().unbind())
+        };
+        let (kind, data) = match region.selection {
+            Selection::None => ("none", py.None()),
+            Selection::All => ("all", py.None()),
+            Selection::Points { rank, coords } => ("points", rows(coords, rank)?),
+            Selection::Blocks { rank, starts, ends } => {
+                ("blocks", (rows(starts, rank)?, rows(ends, rank)?).into_pyobject(py)?.into_any().unbind())
+            }
+            Selection::Regular { start, stride, count, block } => {
+                ("regular", (start, stride, count, block).into_pyobject(py)?.into_any().unbind())
+            }
+        };
+        Ok((region.object, kind, data))
+    }
 }
 
 #[pyclass(module = "h5turbo._native", frozen)]
@@ -65,6 +98,13 @@ struct Object {
 }
 
 impl Object {
+    /// An error naming the object and the file when `dt` has no numpy dtype (an
+    /// HDF5 1.12+ reference type, say).
+    fn check_numpy_dtype(&self, dt: &h5turbo_core::format::datatype::Datatype, what: &str) -> PyResult<()> {
+        use h5turbo_core::error::ResultExt;
+        guard(|| dt.numpy_dtype().map(|_| ()).in_object(what).in_file(self.inner.file().path())).map_err(to_py_err)
+    }
+
     fn dataset(&self) -> PyResult<std::sync::Arc<h5turbo_core::file::Dataset>> {
         guard(|| self.inner.dataset()).map_err(to_py_err)
     }
@@ -118,6 +158,7 @@ impl Object {
 
     fn attr(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
         let value = py.allow_threads(|| guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
+        self.check_numpy_dtype(&value.datatype, &format!("{} (attribute '{}')", self.inner.name(), name))?;
         convert::attribute_to_py(py, &self.inner, &value)
     }
 
@@ -148,6 +189,7 @@ impl Object {
             return convert::dtype_of(py, &dt);
         }
         let ds = self.dataset()?;
+        self.check_numpy_dtype(&ds.datatype, self.inner.name())?;
         convert::dtype_of(py, &ds.datatype)
     }
 
@@ -217,7 +259,7 @@ impl Object {
         let ds = self.dataset()?;
         let sel = parse_selection(selection)?;
         let threads = if threads <= 0 { 0 } else { threads as usize };
-        if ds.datatype.has_vlen() {
+        if has_objects(&ds.datatype) {
             return convert::read_vlen(py, &self.inner, &ds, &sel, out, threads);
         }
         let expected = convert::dtype_of(py, &ds.datatype)?;

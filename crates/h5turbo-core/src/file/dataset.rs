@@ -144,7 +144,7 @@ impl Dataset {
 
     /// The fill value in numpy layout (None for types with variable-length parts).
     pub fn fill_numpy(&self) -> Result<Option<Vec<u8>>> {
-        if self.datatype.has_vlen() {
+        if crate::format::numpy_dtype::has_objects(&self.datatype) {
             return Ok(None);
         }
         values::to_numpy_bytes(&self.datatype, &self.fill, 1).map(Some)

@@ -41,6 +41,24 @@ impl Object {
     }
 
     fn read_links(&self) -> Result<Vec<Link>> {
+        let (mut links, by_creation) = self.stored_links()?;
+        if by_creation && links.iter().all(|l| l.creation_order.is_some()) {
+            links.sort_by_key(|l| l.creation_order);
+        } else {
+            links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        }
+        Ok(links)
+    }
+
+    /// The group's links in storage order (libhdf5's "native" order: symbol table
+    /// name order, link messages in header order, dense storage in name-index order).
+    pub(crate) fn native_links(&self) -> Result<Vec<Link>> {
+        self.file.check_open()?;
+        self.stored_links().map(|(links, _)| links).in_object(&self.name).in_file(self.file.path())
+    }
+
+    /// The links as stored, and whether the group tracks creation order.
+    fn stored_links(&self) -> Result<(Vec<Link>, bool)> {
         if self.kind() != ObjectKind::Group {
             return Err(Error::invalid_argument(format!("'{}' is not a group", self.name)));
         }
@@ -49,7 +67,7 @@ impl Object {
             let mut r = m.reader(ctx);
             let btree = r.required_address("group B-tree")?;
             let heap = r.required_address("group local heap")?;
-            return symbol_table_links(ctx, btree, heap);
+            return Ok((symbol_table_links(ctx, btree, heap)?, false));
         }
         let mut links = Vec::new();
         for m in self.header.all(msg::LINK) {
@@ -61,12 +79,7 @@ impl Object {
             by_creation = info.creation_order_tracked;
             links.extend(dense_links(ctx, &info)?);
         }
-        if by_creation && links.iter().all(|l| l.creation_order.is_some()) {
-            links.sort_by_key(|l| l.creation_order);
-        } else {
-            links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-        }
-        Ok(links)
+        Ok((links, by_creation))
     }
 
     /// The link named `name` (one path component).

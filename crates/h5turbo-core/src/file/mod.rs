@@ -7,6 +7,7 @@
 mod attrs;
 mod dataset;
 mod group;
+mod refs;
 
 pub use attrs::AttributeValue;
 pub use dataset::{Dataset, LayoutKind};

@@ -97,7 +97,7 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// All links of a group with dense link storage, sorted by name (byte order).
+/// All links of a group with dense link storage, in name-index (hash) order.
 /// Creation orders are filled in when the group tracks them. Empty for compact groups.
 pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
     let Some(heap_address) = info.heap_address else { return Ok(Vec::new()) };
@@ -133,7 +133,7 @@ pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
         }
         links.push(link);
     }
-    links.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    // Name-index (hash) order, libhdf5's "native" order; callers sort as they need.
     Ok(links)
 }
 

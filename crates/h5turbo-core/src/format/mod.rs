@@ -24,6 +24,7 @@ pub mod local_heap;
 pub mod numpy_dtype;
 pub mod object_header;
 pub mod reader;
+pub mod reference;
 pub mod shared;
 pub mod superblock;
 pub mod symbol_table;
