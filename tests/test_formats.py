@@ -314,21 +314,14 @@ def test_truncated_h5ad(generated, tmp_path):
         h5turbo.read_h5ad(tmp_path / "absent.h5ad")
 
 
-def test_old_categories_reference_fallback(tmp_path):
-    """anndata 0.7 categoricals: the referenced __categories/<col> is read; without it
-    the column is an UnsupportedError naming the column."""
+def test_old_categories_reference_to_a_group_is_an_error(tmp_path):
+    """anndata 0.7 categoricals name their categories with an object reference; one
+    that points to a group is a FormatError naming the column."""
     path = tmp_path / "old.h5ad"
     shutil.copy(_corpus("h5ad", "anndata_v0.7.8.h5ad"), path)
-    with h5turbo.File(path) as f:
-        try:
-            f["obs/obs_cat"].attrs["categories"]
-        except h5turbo.UnsupportedError:
-            pass
-        else:
-            pytest.skip("h5turbo reads object references: the categories are dereferenced, no fallback")
     with h5py.File(path, "r+") as f:
-        del f["obs/__categories/obs_cat"]
-    with pytest.raises(h5turbo.UnsupportedError, match="/obs/obs_cat"):
+        f["obs/obs_cat"].attrs["categories"] = f["obs"].ref
+    with pytest.raises(h5turbo.FormatError, match="/obs/obs_cat"):
         h5turbo.read_h5ad(path)
 
 

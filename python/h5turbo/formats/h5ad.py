@@ -6,12 +6,7 @@ for older files: elements without encoding attributes (anndata < 0.7: compound-d
 obs/var, ``h5sparse_format`` sparse groups, ``raw.X``/``raw.var``/``raw.varm``,
 categories kept in ``uns/<column>_categories``) and the ``dataframe`` 0.1.0 encoding
 of anndata 0.7, whose categorical columns point to their categories with an HDF5
-object reference.
-
-The reference is followed when h5turbo can read it; while object references are
-unsupported (h5turbo.UnsupportedError on the attribute), ``__categories/<column>``
-beside the column, where anndata 0.7 always wrote the referenced categories, is read;
-when it is absent the column raises ``h5turbo.UnsupportedError``.
+object reference (followed as h5py follows it).
 
 Arrays are read by h5turbo's engine (chunk-parallel, no libhdf5); the three arrays of
 a sparse matrix are read concurrently. Not done: backed mode, ``as_sparse``.
@@ -227,16 +222,10 @@ class _H5adReader:
 
     def _legacy_categories(self, ds: Dataset) -> Dataset:
         """The dataset the 'categories' object reference of ds points to."""
-        try:
-            return ds.parent[ds.attrs["categories"]]
-        except UnsupportedError:  # an object reference: see the module's docstring
-            column = ds.name.rsplit("/", 1)[-1]
-            path = f"__categories/{column}"
-            if path not in ds.parent:
-                raise UnsupportedError(f"{ds.file.filename}: {ds.name}: its categories are an object "
-                                       f"reference, which h5turbo does not read, and {path} "
-                                       "(where anndata 0.7 writes them) is absent") from None
-            return ds.parent[path]
+        target = ds.parent[ds.attrs["categories"]]
+        if not isinstance(target, Dataset):
+            raise _fail(ds, f"its 'categories' reference points to {target.name}, not a dataset")
+        return target
 
     def read_categorical(self, group: Group):
         import pandas as pd
