@@ -17,6 +17,7 @@ from ._file import File
 from ._sparse import SparseDataset, is_sparse_group
 from ._group import Datatype, Group
 from ._types import Empty, ExternalLink, HardLink, SoftLink
+from ._write import ArgumentError, auto_chunks, write
 
 try:
     __version__ = _dist_version("h5turbo")
@@ -28,4 +29,5 @@ __all__ = [
     "Empty", "HardLink", "SoftLink", "ExternalLink",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
     "default_threads", "__version__",
+    "write", "auto_chunks", "ArgumentError",
 ]
