@@ -133,7 +133,7 @@ def _check_chunks(chunks, shape: tuple, where: str) -> tuple:
 def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
           level: Optional[int] = None, shuffle=False, threads: Optional[int] = None,
           mode: str = "a", attrs: Optional[dict] = None, *, shape=None, dtype=None,
-          fillvalue=None, fletcher32: bool = False, batch_bytes: int = BATCH_BYTES,
+          fillvalue=None, fletcher32: bool = False, maxshape=None, batch_bytes: int = BATCH_BYTES,
           progress=None):
     """Write ``data`` as dataset ``name`` of the HDF5 file ``path``, compressing chunks
     on ``threads`` threads (default: all cores). Returns nothing; the file is standard
@@ -179,7 +179,8 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
         if name in group:
             raise ArgumentError(f"{where}: an object of that name already exists")
         dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, chunks=chunks,
-                                    fillvalue=fillvalue, fletcher32=fletcher32, **kwargs)
+                                    fillvalue=fillvalue, fletcher32=fletcher32, maxshape=maxshape,
+                                    **kwargs)
         try:
             _fill(dset, source, chunks, threads, batch_bytes, progress)
             for key, value in (attrs or {}).items():
@@ -223,8 +224,8 @@ class _Source:
             yield 0, self.array
         elif self.dask is not None:
             for start in range(0, self.shape[0], rows):
-                block = np.asarray(self.dask[start:start + rows].compute(), dtype=self.dtype)
-                yield start, np.ascontiguousarray(block)
+                block = self.dask[start:start + rows].compute()
+                yield start, np.ascontiguousarray(block, dtype=self.dtype)
         else:
             yield from self._stacked(rows)
 
@@ -241,14 +242,14 @@ class _Source:
                 take = have // rows * rows
                 if start + take > self.shape[0]:
                     raise ArgumentError(f"blocks hold more than the {self.shape[0]} rows of shape=")
-                yield start, np.ascontiguousarray(joined[:take])
+                yield start, np.ascontiguousarray(joined[:take], dtype=self.dtype)
                 start += take
                 pending, have = [joined[take:]], have - take
         if have:
-            joined = np.concatenate(pending)
+            joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
             if start + have > self.shape[0]:
                 raise ArgumentError(f"blocks hold more than the {self.shape[0]} rows of shape=")
-            yield start, np.ascontiguousarray(joined)
+            yield start, np.ascontiguousarray(joined, dtype=self.dtype)
             start += have
         if start != self.shape[0]:
             raise ArgumentError(f"blocks hold {start} rows, shape= says {self.shape[0]}")
