@@ -15,6 +15,7 @@ import pytest
 import h5turbo
 from h5turbo import _repack, _write
 from h5turbo.cli import main as cli_main
+import json
 from h5compare import difference
 
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
@@ -178,3 +179,104 @@ def test_repack_corpus_file(src, tmp_path):
     assert compare_files(src, dst) == []
     assert [p for p in tmp_path.iterdir() if p.name != "out.h5"] == []
     assert isinstance(summary["reencoded"], list)
+
+
+def _made_file(path: Path) -> Path:
+    """Groups, attributes, links of every kind, a fill value, references, strings."""
+    with h5py.File(path, "w") as f:
+        rng = np.random.default_rng(0)
+        g = f.create_group("g", track_order=True)
+        g.attrs["title"] = "made"
+        g.create_dataset("m", data=rng.integers(0, 9, (300, 200)).astype("i2"), chunks=(50, 50),
+                         compression="gzip", shuffle=True, fillvalue=-1)
+        g.create_dataset("f", data=rng.normal(size=(1000,)), compression="lzf")
+        g.create_dataset("s", data=np.array(["a", "bc"], dtype=h5py.string_dtype()))
+        g.create_dataset("scalar", data=3.5)
+        f["hard"] = g["m"]
+        f["soft"] = h5py.SoftLink("/g/f")
+        f["ext"] = h5py.ExternalLink("other.h5", "/x")
+        f.create_dataset("refs", data=np.array([g["m"].ref, g.ref], dtype=h5py.ref_dtype))
+        f.attrs["ref"] = g["f"].ref
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"compact", h5py.h5t.NATIVE_INT64, h5py.h5s.create_simple((10,)), dcpl=dcpl)
+        f["compact"][...] = np.arange(10)
+    return path
+
+
+def test_repack_keeps_structure_links_and_fill_values(tmp_path):
+    src = _made_file(tmp_path / "src.h5")
+    dst = tmp_path / "dst.h5"
+    summary = _repack.repack(src, dst, compression="lz4", chunks=(64, 64))
+    assert compare_files(src, dst) == []
+    assert sorted(summary["reencoded"]) == ["/g/f", "/g/m"]
+    with h5py.File(dst, "r") as f:
+        assert f["g/m"].fillvalue == -1 and f["g/m"].chunks == (64, 64)
+        assert f["g/m"].id.get_create_plist().get_filter(0)[0] == 32004
+        assert f["g/f"].chunks == (1000,)  # other rank: auto chunks
+        assert f[f.attrs["ref"]].name == "/g/f"
+
+
+def test_repack_keep_compression_and_dataset_glob(tmp_path):
+    src = _made_file(tmp_path / "src.h5")
+    dst = tmp_path / "dst.h5"
+    summary = _repack.repack(src, dst, datasets="/g/m", chunks="keep")
+    assert summary["reencoded"] == ["/g/m"]
+    with h5py.File(dst, "r") as f:
+        assert f["g/m"].compression == "gzip" and f["g/m"].shuffle and f["g/m"].chunks == (50, 50)
+        assert f["g/f"].compression == "lzf"
+    assert compare_files(src, dst) == []
+
+
+@pytest.mark.parametrize("interrupt", [KeyboardInterrupt, RuntimeError])
+def test_interrupted_repack_leaves_nothing(tmp_path, monkeypatch, interrupt):
+    src = _made_file(tmp_path / "src.h5")
+    before = sha256(src)
+    dst = tmp_path / "out" / "dst.h5"
+    dst.parent.mkdir()
+    calls = []
+    real = _write._write_batch
+
+    def failing(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise interrupt("injected")
+        return real(*args, **kwargs)
+    monkeypatch.setattr(_write, "_write_batch", failing)
+    with pytest.raises(interrupt):
+        _repack.repack(src, dst, compression="zstd", chunks=(16, 16))
+    assert list(dst.parent.iterdir()) == []
+    assert sha256(src) == before
+
+
+def test_failed_verification_leaves_no_dst(tmp_path, monkeypatch):
+    src = _made_file(tmp_path / "src.h5")
+    dst = tmp_path / "dst.h5"
+    real = _write._write_batch
+
+    def corrupting(dset, batch, first_row):  # store every chunk of /g/m as zeros
+        if dset.name == "/g/m":
+            zeros = _write._native.encode_chunks(np.zeros((50, 50), "i2"), [50, 50], _write._pipeline(dset),
+                                                 b"", 0, 1)[0][1]
+            batch = [(o, zeros, m) for o, _, m in batch]
+        real(dset, batch, first_row)
+    monkeypatch.setattr(_write, "_write_batch", corrupting)
+    with pytest.raises(_repack.RepackError, match="/g/m differs"):
+        _repack.repack(src, dst, chunks="keep")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.h5"]
+
+
+def test_repack_cli(tmp_path, capsys):
+    src = _made_file(tmp_path / "src.h5")
+    dst = tmp_path / "dst.h5"
+    assert cli_main(["repack", str(src), str(dst), "--compression", "blosc:zstd", "--level", "3",
+                     "--chunks", "100,100", "--threads", "2", "-q", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["copied"]
+    assert compare_files(src, dst) == []
+    assert cli_main(["repack", str(tmp_path / "missing.h5"), str(dst), "-q"]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert cli_main(["repack", str(src), str(dst), "--compression", "brotli"]) == 2
+    assert cli_main(["repack", str(src), str(dst), "--chunks", "0,4", "-q"]) == 1
+    assert cli_main(["repack", str(src), str(src), "-q"]) == 1
+    assert cli_main(["repack", str(src), str(tmp_path / "nodir" / "x.h5"), "-q"]) == 1
+    assert cli_main(["repack", str(src), str(dst), "--compression", "lz4", "--level", "2", "-q"]) == 1

@@ -18,6 +18,7 @@ from ._sparse import SparseDataset, is_sparse_group
 from ._group import Datatype, Group
 from ._types import Empty, ExternalLink, HardLink, SoftLink
 from ._write import ArgumentError, auto_chunks, write
+from ._h5ad import write_h5ad
 
 try:
     __version__ = _dist_version("h5turbo")
@@ -29,5 +30,5 @@ __all__ = [
     "Empty", "HardLink", "SoftLink", "ExternalLink",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
     "default_threads", "__version__",
-    "write", "auto_chunks", "ArgumentError",
+    "write", "write_h5ad", "auto_chunks", "ArgumentError",
 ]

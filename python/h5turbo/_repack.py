@@ -39,8 +39,8 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
            threads: Optional[int] = None, verify: bool = True,
            progress: Optional[Callable[[int, int], None]] = None) -> dict:
     """Rewrite SRC into DST. ``chunks``: "auto" (:func:`h5turbo.auto_chunks`), "keep"
-    (SRC's chunk shape where it has one, else auto) or a shape tuple (clipped to each
-    dataset's shape; its length must match the dataset's rank). ``compression``:
+    (SRC's chunk shape where it has one, else auto) or a shape tuple (for datasets of
+    its rank, clipped to their shape; datasets of other ranks get auto chunks). ``compression``:
     "keep" or a codec name of :func:`h5turbo.write` (None: uncompressed).
     ``datasets``: a glob on the dataset path ("/X/*"); others are copied as they are.
     Returns a summary {"reencoded": [...], "copied": [...]}.
@@ -48,6 +48,8 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
     import h5py
 
     src, dst = Path(src), Path(dst)
+    if not (chunks in ("auto", "keep") or (isinstance(chunks, tuple) and chunks and min(chunks) >= 1)):
+        raise ArgumentError(f"chunks={chunks!r}: 'auto', 'keep' or a shape of positive sizes")
     if compression != KEEP and compression not in CODECS:
         raise ArgumentError(f"unknown compression {compression!r}")
     if not src.is_file():
@@ -187,8 +189,8 @@ class _Repack:
         if self.chunks in ("auto", "keep", None):
             return auto_chunks(shape, ds.dtype.itemsize)
         chunks = tuple(int(c) for c in self.chunks)
-        if len(chunks) != len(shape):
-            raise ArgumentError(f"{ds.name}: chunk shape {chunks} does not fit shape {shape}")
+        if len(chunks) != len(shape):  # the shape is for datasets of its rank
+            return auto_chunks(shape, ds.dtype.itemsize)
         return tuple(max(1, min(c, s)) for c, s in zip(chunks, shape))
 
     def _reencode(self, ds, gout, name) -> None:

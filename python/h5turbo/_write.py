@@ -178,9 +178,12 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
     try:
         if name in group:
             raise ArgumentError(f"{where}: an object of that name already exists")
-        dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, chunks=chunks,
-                                    fillvalue=fillvalue, fletcher32=fletcher32, maxshape=maxshape,
-                                    **kwargs)
+        if 0 in source.shape:  # nothing to chunk: an empty contiguous dataset, as h5py makes
+            dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, fillvalue=fillvalue)
+        else:
+            dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, chunks=chunks,
+                                        fillvalue=fillvalue, fletcher32=fletcher32, maxshape=maxshape,
+                                        **kwargs)
         try:
             _fill(dset, source, chunks, threads, batch_bytes, progress)
             for key, value in (attrs or {}).items():
