@@ -135,3 +135,13 @@ class Object:
 
 def default_threads() -> int:
     """H5TURBO_THREADS if set and positive, else the number of cores."""
+
+def encode_chunks(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
+                  fill: bytes, first: int, count: int, threads: int = 0) -> list[tuple[tuple[int, ...], bytes, int]]:
+    """Encode chunks first .. first+count (C order over the chunk grid) of a C-contiguous
+    numpy array through a filter pipeline [(filter id, flags, client data)] as libhdf5
+    stores it, in parallel with the GIL released. Edge chunks are padded to the full
+    chunk shape with `fill` (one element's bytes; b'' for zeros). Returns
+    [(chunk offset in elements, stored bytes, filter mask)] for H5Dwrite_chunk.
+    Filters: deflate, shuffle, fletcher32, lzf, zstd, lz4, bitshuffle, blosc (not
+    blosclz); others raise UnsupportedError. Bad shapes or ranges raise ValueError."""

@@ -152,6 +152,8 @@ class _Repack:
     def _reencodable(self, ds) -> bool:
         if self.pattern is not None and not fnmatch.fnmatchcase(ds.name, self.pattern):
             return False
+        if self.compression == KEEP and not _keepable_filters(ds):
+            return False  # copied with its own filters rather than silently decompressed
         return _numeric_chunkable(ds)
 
     def _reencodable_bytes(self) -> int:
@@ -249,6 +251,11 @@ def _object_key(obj) -> tuple:
     info = h5py.h5o.get_info(obj.id)
     token = getattr(info, "token", None)
     return (info.fileno, token if token is not None else info.addr)
+
+
+def _keepable_filters(ds) -> bool:
+    plist = ds.id.get_create_plist()
+    return all(plist.get_filter(i)[0] in (*_KEEPABLE, 2, 3) for i in range(plist.get_nfilters()))
 
 
 def _fill_is_set(ds) -> bool:
