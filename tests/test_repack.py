@@ -254,12 +254,13 @@ def test_failed_verification_leaves_no_dst(tmp_path, monkeypatch):
     dst = tmp_path / "dst.h5"
     real = _write._write_batch
 
-    def corrupting(dset, batch, first_row):  # store every chunk of /g/m as zeros
+    def corrupting(dset, batch, first_row, out):  # store every chunk of /g/m as zeros
         if dset.name == "/g/m":
             zeros = _write._native.encode_chunks(np.zeros((50, 50), "i2"), [50, 50], _write._pipeline(dset),
                                                  b"", 0, 1)[0][1]
-            batch = [(o, zeros, m) for o, _, m in batch]
-        real(dset, batch, first_row)
+            out = np.frombuffer(zeros, np.uint8)
+            batch = [(o, 0, len(zeros), m) for o, _, _, m in batch]
+        real(dset, batch, first_row, out)
     monkeypatch.setattr(_write, "_write_batch", corrupting)
     with pytest.raises(_repack.RepackError, match="/g/m differs"):
         _repack.repack(src, dst, chunks="keep")

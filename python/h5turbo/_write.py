@@ -35,7 +35,7 @@ CODECS = {
 
 # One chunk's raw bytes for chunks=None; the encode batch size (memory bound).
 CHUNK_TARGET_BYTES = 1 << 20
-BATCH_BYTES = 256 << 20
+BATCH_BYTES = 64 << 20
 
 
 def auto_chunks(shape: tuple, itemsize: int, target_bytes: int = CHUNK_TARGET_BYTES) -> tuple:
@@ -260,7 +260,8 @@ class _Source:
 
 def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progress) -> None:
     """Encode and write every chunk: slabs of whole chunk rows, each in batches of chunks
-    encoded in parallel while the previous batch goes to libhdf5."""
+    encoded in parallel (into one of two reused buffers) while the previous batch goes
+    to libhdf5."""
     if 0 in source.shape:
         return
     pipeline = _pipeline(dset)
@@ -272,6 +273,10 @@ def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progr
     per_batch = max(1, batch_bytes // chunk_bytes)
     row_bytes = itemsize * math.prod(source.shape[1:])
     slab_rows = chunks[0] * max(1, batch_bytes // max(1, row_bytes * chunks[0]))
+    # Room for the worst case of every codec (incompressible data grows by well under
+    # 1/16 plus headers); a chunk that would not fit is an error, never an overrun.
+    bound = chunk_bytes + chunk_bytes // 16 + 65536
+    buffers = [None, None]
     written = 0
     nthreads = int(threads or 0)
     with ThreadPoolExecutor(max_workers=1) as encoder:
@@ -279,24 +284,31 @@ def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progr
             grid = [math.ceil(s / c) for s, c in zip(block.shape, chunks)]
             total = math.prod(grid)
 
-            def encode(first, block=block):
+            def encode(first, which, block=block):
                 count = min(per_batch, total - first)
-                return _native.encode_chunks(block, list(chunks), pipeline, fill, first, count, nthreads)
+                if buffers[which] is None or buffers[which].size < count * bound:
+                    buffers[which] = np.empty(count * bound, np.uint8)
+                out = buffers[which]
+                return out, _native.encode_chunks_into(block, list(chunks), pipeline, fill, first, count, out,
+                                                       nthreads)
 
-            pending = encoder.submit(encode, 0)
-            for first in range(0, total, per_batch):
-                batch = pending.result()
+            pending = encoder.submit(encode, 0, 0)
+            for k, first in enumerate(range(0, total, per_batch)):
+                out, batch = pending.result()
                 if first + per_batch < total:
-                    pending = encoder.submit(encode, first + per_batch)
-                _write_batch(dset, batch, first_row)
+                    pending = encoder.submit(encode, first + per_batch, (k + 1) % 2)
+                _write_batch(dset, batch, first_row, out)
+                written += len(batch) * chunk_bytes
                 if progress is not None:
-                    written += len(batch) * chunk_bytes
-                    progress(min(written, source.dtype.itemsize * math.prod(source.shape)))
+                    progress(min(written, itemsize * math.prod(source.shape)))
 
 
-def _write_batch(dset, batch: list, first_row: int) -> None:
+def _write_batch(dset, batch: list, first_row: int, out: np.ndarray) -> None:
+    """Hand a batch of encoded chunks [(offset, start, length, mask)] packed in `out`
+    to libhdf5, at rows shifted by `first_row` (the slab's place in the dataset)."""
     write_chunk = dset.id.write_direct_chunk
-    for offset, data, mask in batch:
+    view = memoryview(out)
+    for offset, start, length, mask in batch:
         if first_row:
             offset = (offset[0] + first_row,) + tuple(offset[1:])
-        write_chunk(offset, data, mask)
+        write_chunk(offset, view[start:start + length], mask)

@@ -101,6 +101,17 @@ impl EncodePipeline {
     /// Encode one full-size chunk; returns the stored bytes and the filter mask (bit i
     /// set when filter i was skipped, as libhdf5 records an optional filter that failed).
     pub fn encode(&self, chunk: &[u8], scratch: &mut EncodeScratch) -> Result<(Vec<u8>, u32)> {
+        self.encode_with(chunk, scratch, |bytes, mask| (bytes.to_vec(), mask))
+    }
+
+    /// Encode one chunk and hand the stored bytes (borrowed from the scratch, so no
+    /// allocation per chunk) and the filter mask to `sink`.
+    pub fn encode_with<R>(
+        &self,
+        chunk: &[u8],
+        scratch: &mut EncodeScratch,
+        sink: impl FnOnce(&[u8], u32) -> R,
+    ) -> Result<R> {
         let mut mask = 0u32;
         let mut bufs = std::mem::take(&mut scratch.stage);
         let mut current: Option<usize> = None; // None: the input chunk
@@ -113,8 +124,7 @@ impl EncodePipeline {
                 Some(_) => (&b[0], &mut a[0]),
             };
             dst.clear();
-            let result = stage.encode(src, dst, scratch);
-            if let Err(e) = result {
+            if let Err(e) = stage.encode(src, dst, scratch) {
                 scratch.stage = bufs;
                 return Err(e);
             }
@@ -126,12 +136,12 @@ impl EncodePipeline {
             }
             current = Some(target);
         }
-        let out = match current {
-            None => chunk.to_vec(),
-            Some(i) => bufs[i].clone(),
+        let result = match current {
+            None => sink(chunk, mask),
+            Some(i) => sink(&bufs[i], mask),
         };
         scratch.stage = bufs;
-        Ok((out, mask))
+        Ok(result)
     }
 }
 
