@@ -9,8 +9,9 @@ Rules (1 MiB of raw data per chunk, as :func:`h5turbo.auto_chunks`):
   blocks - rectangular blocks in both directions: square chunks (auto_chunks).
   all    - whole-array reads: chunk shape matters little; 4 MiB square chunks (fewer,
            larger chunks: less per-chunk overhead).
-Codec: zstd level 3 with byte shuffle for numbers (h5turbo decodes it fastest per
-stored byte in benchmarks/results/codecs.md), gzip for readers without hdf5plugin.
+Codec: zstd level 3 with byte shuffle (no shuffle for 1-byte types): a good ratio on
+numeric data and fast decoding; readers need hdf5plugin (use gzip for readers without
+it). --measure compares it with lz4, gzip and no compression on your data.
 
 ``--measure`` writes each candidate (chunk shape x codec) for a sample of the data
 (the first rows, up to 64 MiB) into a temporary folder with h5turbo.write, then times

@@ -145,3 +145,11 @@ def encode_chunks(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int,
     [(chunk offset in elements, stored bytes, filter mask)] for H5Dwrite_chunk.
     Filters: deflate, shuffle, fletcher32, lzf, zstd, lz4, bitshuffle, blosc (not
     blosclz); others raise UnsupportedError. Bad shapes or ranges raise ValueError."""
+
+def encode_chunks_into(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
+                       fill: bytes, first: int, count: int, out: Any,
+                       threads: int = 0) -> list[tuple[tuple[int, ...], int, int, int]]:
+    """encode_chunks, with the stored bytes packed one after another into `out` (a
+    writeable C-contiguous uint8 array, reused between calls: no allocation per chunk).
+    Returns [(chunk offset, start in out, length, filter mask)] in chunk order; ValueError
+    if `out` is too small."""
