@@ -106,6 +106,14 @@ impl ChunkedArray<'_> {
     }
 }
 
+fn check_range(array: &ChunkedArray<'_>, first: usize, count: usize) -> Result<()> {
+    let total = array.chunk_count();
+    if first.checked_add(count).map_or(true, |end| end > total) {
+        return Err(Error::invalid_argument(format!("chunks {}..{}+{} outside the {} chunks", first, first, count, total)));
+    }
+    Ok(())
+}
+
 fn pad(out: &mut [u8], fill: &[u8], es: usize) {
     if fill.is_empty() || fill.iter().all(|&b| b == 0) {
         out.fill(0);
@@ -126,10 +134,7 @@ pub fn encode_chunks(
     threads: usize,
 ) -> Result<Vec<EncodedChunk>> {
     array.check()?;
-    let total = array.chunk_count();
-    if first.checked_add(count).is_none_or(|end| end > total) {
-        return Err(Error::invalid_argument(format!("chunks {}..{}+{} outside the {} chunks", first, first, count, total)));
-    }
+    check_range(array, first, count)?;
     let grid = array.grid();
     let chunk_bytes = array.chunk_bytes().unwrap_or(0);
     let encode_one = |state: &mut (Vec<u8>, EncodeScratch), index: usize| -> Result<EncodedChunk> {
@@ -171,7 +176,7 @@ unsafe impl Sync for SharedOut {}
 impl SharedOut {
     fn put(&self, bytes: &[u8]) -> Result<usize> {
         let start = self.cursor.fetch_add(bytes.len(), std::sync::atomic::Ordering::Relaxed);
-        if start.checked_add(bytes.len()).is_none_or(|end| end > self.len) {
+        if start.checked_add(bytes.len()).map_or(true, |end| end > self.len) {
             return Err(Error::invalid_argument(format!(
                 "output buffer of {} bytes is too small for the encoded chunks",
                 self.len
@@ -195,10 +200,7 @@ pub fn encode_chunks_into(
     out: &mut [u8],
 ) -> Result<Vec<PlacedChunk>> {
     array.check()?;
-    let total = array.chunk_count();
-    if first.checked_add(count).is_none_or(|end| end > total) {
-        return Err(Error::invalid_argument(format!("chunks {}..{}+{} outside the {} chunks", first, first, count, total)));
-    }
+    check_range(array, first, count)?;
     let grid = array.grid();
     let chunk_bytes = array.chunk_bytes().unwrap_or(0);
     let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len(), cursor: Default::default() };
