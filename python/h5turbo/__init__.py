@@ -19,6 +19,8 @@ from ._group import Datatype, Group
 from ._refs import Reference, RegionReference, ref_dtype, regionref_dtype
 from ._types import Empty, ExternalLink, HardLink, SoftLink
 from .formats import Fast5Error, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
+from ._write import ArgumentError, auto_chunks, write
+from ._h5ad import write_h5ad
 
 try:
     __version__ = _dist_version("h5turbo")
@@ -33,4 +35,5 @@ __all__ = [
     "default_threads", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
     "read_fast5", "Fast5Read", "Fast5Error",
+    "write", "write_h5ad", "auto_chunks", "ArgumentError",
 ]

@@ -4,6 +4,8 @@
     h5turbo info FILE PATH            everything about one object, attributes included
     h5turbo cat FILE PATH [--slice S] values, numpy-style selection
     h5turbo bench --preset quick      which reader and layout is fast here (h5turbo.bench)
+    h5turbo repack SRC DST [...]      rewrite with new chunks/compression, in parallel
+    h5turbo advise FILE PATH --pattern rows|cols|blocks|all [--measure]
 
 Each subcommand takes ``--json`` for scripts. Errors (missing file, missing object,
 a file h5turbo cannot read) print one line on stderr and exit with status 1.
@@ -354,6 +356,66 @@ def cmd_cat(args, out) -> None:
         print(data if not isinstance(data, np.ndarray) else np.array2string(data), file=out)
 
 
+# ---------------------------------------------------------------------- writing
+
+
+def _parse_chunks(text: str):
+    if text in ("auto", "keep"):
+        return text
+    try:
+        chunks = tuple(int(x) for x in text.replace("x", ",").split(",") if x.strip())
+    except ValueError:
+        raise CLIError(f"--chunks {text!r}: auto, keep, or a shape such as 512,512") from None
+    if not chunks or min(chunks) < 1:
+        raise CLIError(f"--chunks {text!r}: every dimension at least 1")
+    return chunks
+
+
+def cmd_repack(args, out) -> None:
+    from ._repack import KEEP, progress_bar, repack
+    from ._write import ArgumentError
+    compression = {None: KEEP, "none": None}.get(args.compression, args.compression)
+    update, close = progress_bar("repack") if not args.quiet else (None, lambda: None)
+    try:
+        summary = repack(args.src, args.dst, chunks=_parse_chunks(args.chunks),
+                         compression=compression,
+                         level=args.level, datasets=args.datasets, threads=args.threads,
+                         verify=not args.no_verify, progress=update)
+    except FileNotFoundError as exc:
+        raise CLIError(str(exc)) from None
+    except ArgumentError as exc:
+        raise CLIError(str(exc)) from None
+    finally:
+        close()
+    if args.json:
+        print(json.dumps(summary), file=out)
+    else:
+        print(f"{args.dst}: {len(summary['reencoded'])} datasets re-encoded, "
+              f"{len(summary['copied'])} copied as they were", file=out)
+
+
+def cmd_advise(args, out) -> None:
+    from ._advise import measure, suggest
+    f = _open(args.file)
+    with f:
+        ds = _lookup(f, args.path)
+        if not isinstance(ds, Dataset) or not ds.shape:
+            raise CLIError(f"{args.file}: {args.path} is not an array dataset")
+        advice = suggest(ds.shape, ds.dtype, args.pattern)
+        if args.measure:
+            advice["measured"] = measure(ds, args.pattern, threads=args.threads)
+    if args.json:
+        print(json.dumps(to_jsonable(advice)), file=out)
+        return
+    print(f"{args.path} {ds.shape} {ds.dtype}, pattern {args.pattern}: chunks "
+          f"{','.join(map(str, advice['chunks']))}, {advice['compression']} level {advice['level']}"
+          f"{' + shuffle' if advice['shuffle'] else ''}", file=out)
+    for r in advice.get("measured", []):
+        print(f"  chunks {','.join(map(str, r['chunks'])):>14}  {str(r['compression']):5} "
+              f"shuffle={str(r['shuffle']):5}  ratio {r['ratio']:5.2f}  write {r['write_s']:.3f} s  "
+              f"read {r['read_s']:.4f} s", file=out)
+
+
 # ---------------------------------------------------------------------- plumbing
 
 
@@ -410,7 +472,36 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print every value (numpy summarises large arrays otherwise)")
     cat.set_defaults(run=cmd_cat)
 
-    for p in (ls, info, cat):
+    from ._write import CODECS
+    repack = sub.add_parser("repack", help="rewrite a file with new chunks and compression",
+                            description="Rewrite SRC into DST with new chunks and compression: "
+                            "reads in parallel with h5turbo, compresses in parallel, keeps groups, "
+                            "attributes, dtypes, fill values and links. DST appears only when "
+                            "complete and verified; SRC is never modified.")
+    repack.add_argument("src")
+    repack.add_argument("dst")
+    repack.add_argument("--chunks", default="auto", help="auto (default), keep, or a shape like 512,512")
+    repack.add_argument("--compression", default=None,
+                        choices=[c for c in CODECS if c] + ["none"],
+                        help="codec (default: keep each dataset's where h5turbo can write it)")
+    repack.add_argument("--level", type=int, default=None)
+    repack.add_argument("--datasets", default=None, help="glob on dataset paths to re-encode (default all)")
+    repack.add_argument("--threads", type=int, default=None)
+    repack.add_argument("--no-verify", action="store_true", help="skip reading the result back")
+    repack.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    repack.set_defaults(run=cmd_repack)
+
+    advise = sub.add_parser("advise", help="suggest chunks and codec for an access pattern",
+                            description="Suggest a chunk shape and codec for reading PATH by "
+                            "rows, columns, blocks or whole; --measure times candidates on a sample.")
+    advise.add_argument("file")
+    advise.add_argument("path")
+    advise.add_argument("--pattern", choices=["rows", "cols", "blocks", "all"], required=True)
+    advise.add_argument("--measure", action="store_true", help="write and time candidates on a sample")
+    advise.add_argument("--threads", type=int, default=None)
+    advise.set_defaults(run=cmd_advise)
+
+    for p in (ls, info, cat, repack, advise):
         p.add_argument("--json", action="store_true", help="machine-readable output")
     from .bench.cli import add_parser as add_bench_parser
     add_bench_parser(sub)

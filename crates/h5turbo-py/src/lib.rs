@@ -380,6 +380,104 @@ fn parse_selection(selection: &Bound<'_, PyList>) -> PyResult<Vec<AxisSelection>
         .collect()
 }
 
+/// Encode chunks `first .. first + count` (C order over the chunk grid) of a
+/// C-contiguous array through a filter pipeline [(id, flags, client data)], in parallel
+/// with the GIL released; returns [(chunk offset, bytes, filter mask)]. See _native.pyi.
+#[pyfunction]
+#[pyo3(signature = (array, chunk, filters, fill, first, count, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn encode_chunks<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    chunk: Vec<usize>,
+    filters: Vec<(u16, u32, Vec<u32>)>,
+    fill: Vec<u8>,
+    first: usize,
+    count: usize,
+    threads: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    use h5turbo_core::engine::write::{encode_chunks as encode, ChunkedArray};
+    use h5turbo_core::filters::encode::{EncodePipeline, FilterSpec};
+    if !array.is_c_contiguous() {
+        return Err(PyValueError::new_err("array must be C-contiguous"));
+    }
+    let element_size = array.dtype().itemsize();
+    let shape = array.shape().to_vec();
+    let len = array.len() * element_size;
+    // SAFETY: `array` is the live PyArrayObject behind the borrowed `array`.
+    let address = unsafe { (*array.as_array_ptr()).data } as usize;
+    let specs: Vec<FilterSpec> =
+        filters.into_iter().map(|(id, flags, client_data)| FilterSpec { id, flags, client_data }).collect();
+    let pipeline = EncodePipeline::new(&specs, element_size).map_err(to_py_err)?;
+    let threads = if threads <= 0 { 0 } else { threads as usize };
+    let encoded = py
+        .allow_threads(|| {
+            // SAFETY: `array` stays borrowed (so alive) for this call and is a
+            // C-contiguous buffer of `len` bytes; only read here.
+            let data: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(address as *const u8, len) } };
+            let a = ChunkedArray { data, shape: &shape, chunk: &chunk, element_size, fill: &fill };
+            guard(|| encode(&a, &pipeline, first, count, threads))
+        })
+        .map_err(to_py_err)?;
+    let items = encoded
+        .into_iter()
+        .map(|c| (PyTuple::new(py, c.offset)?, PyBytes::new(py, &c.data), c.filter_mask).into_pyobject(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
+/// Like encode_chunks, but the stored bytes are packed into `out` (a writeable
+/// C-contiguous uint8 array, reused between calls); returns [(chunk offset, start,
+/// length, filter mask)]. See _native.pyi.
+#[pyfunction]
+#[pyo3(signature = (array, chunk, filters, fill, first, count, out, threads=0))]
+#[allow(clippy::too_many_arguments)]
+fn encode_chunks_into<'py>(
+    py: Python<'py>,
+    array: &Bound<'py, PyUntypedArray>,
+    chunk: Vec<usize>,
+    filters: Vec<(u16, u32, Vec<u32>)>,
+    fill: Vec<u8>,
+    first: usize,
+    count: usize,
+    out: &Bound<'py, PyUntypedArray>,
+    threads: i64,
+) -> PyResult<Bound<'py, PyList>> {
+    use h5turbo_core::engine::write::{encode_chunks_into as encode, ChunkedArray};
+    use h5turbo_core::filters::encode::{EncodePipeline, FilterSpec};
+    if !array.is_c_contiguous() {
+        return Err(PyValueError::new_err("array must be C-contiguous"));
+    }
+    let element_size = array.dtype().itemsize();
+    let shape = array.shape().to_vec();
+    let len = array.len() * element_size;
+    // SAFETY: `array` is the live PyArrayObject behind the borrowed `array`.
+    let address = unsafe { (*array.as_array_ptr()).data } as usize;
+    let (out_address, out_len) = writable_buffer(out)?;
+    let specs: Vec<FilterSpec> =
+        filters.into_iter().map(|(id, flags, client_data)| FilterSpec { id, flags, client_data }).collect();
+    let pipeline = EncodePipeline::new(&specs, element_size).map_err(to_py_err)?;
+    let threads = if threads <= 0 { 0 } else { threads as usize };
+    let placed = py
+        .allow_threads(|| {
+            // SAFETY: both arrays stay borrowed (so alive) for this call; `array` is a
+            // C-contiguous buffer of `len` bytes, only read; `out` a writeable
+            // C-contiguous buffer of `out_len` bytes. Python code must not resize them
+            // meanwhile (as with any numpy extension that releases the GIL).
+            let data: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(address as *const u8, len) } };
+            let out: &mut [u8] =
+                if out_len == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(out_address as *mut u8, out_len) } };
+            let a = ChunkedArray { data, shape: &shape, chunk: &chunk, element_size, fill: &fill };
+            guard(|| encode(&a, &pipeline, first, count, threads, out))
+        })
+        .map_err(to_py_err)?;
+    let items = placed
+        .into_iter()
+        .map(|c| (PyTuple::new(py, c.offset)?, c.start, c.len, c.filter_mask).into_pyobject(py))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, items)
+}
+
 #[pyfunction]
 fn default_threads() -> usize {
     pool::default_threads()
@@ -392,5 +490,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Object>()?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_chunks, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_chunks_into, m)?)?;
     Ok(())
 }

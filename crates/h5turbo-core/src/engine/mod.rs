@@ -11,6 +11,7 @@ pub mod plan;
 pub mod pool;
 pub mod reduce;
 pub mod selection;
+pub mod write;
 
 pub use selection::AxisSelection;
 

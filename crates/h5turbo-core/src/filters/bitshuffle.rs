@@ -378,7 +378,7 @@ mod simd {
 }
 
 /// Transpose an 8x8 bit matrix held as byte r = row r, bit c = column c.
-fn transpose8x8(mut x: u64) -> u64 {
+pub(crate) fn transpose8x8(mut x: u64) -> u64 {
     let mut t = (x ^ (x >> 7)) & 0x00AA_00AA_00AA_00AA;
     x ^= t ^ (t << 7);
     t = (x ^ (x >> 14)) & 0x0000_CCCC_0000_CCCC;

@@ -17,6 +17,7 @@ mod blosc;
 mod blosclz;
 mod bzip2;
 mod deflate;
+pub mod encode;
 mod fletcher32;
 mod lz4;
 mod lzf;
