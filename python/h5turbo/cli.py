@@ -443,7 +443,7 @@ def _lookup(f: File, path: str):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="h5turbo", description="Look inside HDF5 files (read with h5turbo: no libhdf5).")
+        prog="h5turbo", description="Look inside, benchmark and repack HDF5 files (reads with h5turbo, no libhdf5; repack writes through h5py).")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
