@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import mmap
 import os
 from dataclasses import replace
@@ -274,6 +275,23 @@ def test_users_own_file(tmp_path):
     assert {r["strategy"] for r in done} == {"h5turbo", "h5py", "hidefix"}
     assert all(r["verified"] == "True" for r in done)
     assert not [r for r in rows if r["status"] in ("unverified", "failed")]
+
+
+def test_json_output_has_the_csv_rows(tmp_path, capsys):
+    path = tmp_path / "mine.h5"
+    data = np.arange(64 * 16, dtype=np.int32).reshape(64, 16)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=data, chunks=(16, 16), compression="gzip")
+    capsys.readouterr()
+    status, text = run_cli("bench", "--file", path, "--dataset", "x", "--strategies", "h5turbo",
+                           "--patterns", "read_all", "--cache", "warm", "--threads", "1", "--repeats", "2",
+                           "--no-limits", "--no-plots", "--no-progress", "--json", "-o", tmp_path / "o")
+    assert status == 0, text
+    records = json.loads(text)
+    measured = [r for r in records if r["status"] == "ok"]
+    assert [r["rep"] for r in measured] == [0, 1] and all(r["verified"] is True for r in measured)
+    assert set(records[0]) == set(COLUMNS)
+    assert len(records) == len(report.read_csv(tmp_path / "o" / "results.csv"))
 
 
 def test_quick_preset_end_to_end(tmp_path):

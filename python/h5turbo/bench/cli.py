@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import sys
 from dataclasses import replace
@@ -43,6 +44,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--no-limits", action="store_true", help="skip the reference rows (disk, codec decode-only)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print the result rows (results.csv's columns) as JSON on stdout")
     p.add_argument("-o", "--out", default="bench-results", help="output folder (default ./bench-results)")
     p.add_argument("--workdir", help="where the stores are written (default: ~/.cache/h5turbo/bench/PRESET; "
                    "reused by later runs of the same matrix)")
@@ -149,6 +152,10 @@ def cmd_bench(args, out) -> None:
     report.write_markdown(outcome, cfg, folder / "report.md", command, measure.machine(), versions())
     if not args.no_plots:
         report.plot_all(outcome.rows, folder)
+    if args.json:
+        json.dump([report.row_record(row) for row in outcome.rows], out, indent=1)
+        print(file=out)
+        return
     bad = sum(r.status == "unverified" for r in outcome.rows)
     print(f"{len(outcome.rows)} rows in {folder / 'results.csv'}; report {folder / 'report.md'}; "
           f"took {outcome.elapsed_s:.0f} s (estimated {outcome.estimate_s:.0f} s)"

@@ -21,6 +21,11 @@ def write_csv(rows: list[Row], path: Path) -> None:
             w.writerow({k: _csv_value(getattr(row, k)) for k in COLUMNS})
 
 
+def row_record(row: Row) -> dict:
+    """One result row as a dict of results.csv's columns (None where empty), for --json."""
+    return {k: getattr(row, k) for k in COLUMNS}
+
+
 def _csv_value(v):
     if v is None:
         return ""
