@@ -8,7 +8,7 @@
 //! this module lets the bindings walk many files without the GIL.
 
 use crate::engine::AxisSelection;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::file::{File, Object};
 use crate::format::datatype::{ByteOrder, DatatypeClass};
 use crate::format::links::LinkTarget;
@@ -107,16 +107,29 @@ pub fn read_signal(raw: &Object) -> Result<Vec<i16>> {
         return Err(Error::format(format!("{}: Signal is not 1-d (shape {:?})", signal.name(), ds.shape())));
     };
     let count = usize::try_from(*len).map_err(|_| Error::format("Signal too long"))?;
-    let bytes = count.checked_mul(2).ok_or_else(|| Error::format("Signal too long"))?;
-    let mut out = vec![0u8; bytes];
-    signal.read_numpy(&[AxisSelection::Range { start: 0, count: *len, step: 1 }], &mut out, 1)?;
-    // two loops, not a function pointer: each inlines to a plain copy (or byte swap)
-    let pairs = out.chunks_exact(2);
-    Ok(if order == ByteOrder::Big {
-        pairs.map(|b| i16::from_be_bytes([b[0], b[1]])).collect()
+    count.checked_mul(2).ok_or_else(|| Error::format("Signal too long"))?;
+    let mut values = Vec::new();
+    values.try_reserve_exact(count).map_err(|_| Error::format(format!("cannot allocate a {}-sample Signal", count)))?;
+    values.resize(count, 0i16);
+    // Decoded straight into the result (no second buffer), past the decoded-chunk
+    // cache: each signal is read once.
+    let sel = [AxisSelection::Range { start: 0, count: *len, step: 1 }];
+    ds.read_raw_once(raw.file(), &sel, as_bytes_mut(&mut values), 1)
+        .in_object(signal.name())
+        .in_file(raw.file().path())?;
+    if order == ByteOrder::Big {
+        values.iter_mut().for_each(|v| *v = i16::from_be(*v));
     } else {
-        pairs.map(|b| i16::from_le_bytes([b[0], b[1]])).collect()
-    })
+        values.iter_mut().for_each(|v| *v = i16::from_le(*v));
+    }
+    Ok(values)
+}
+
+/// The bytes of an int16 slice, to decode into.
+fn as_bytes_mut(values: &mut [i16]) -> &mut [u8] {
+    // SAFETY: u8 has no alignment or validity requirement, every byte pattern is a
+    // valid i16, and the length covers exactly the slice's memory.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
 fn layout_of(root: &Object, top: &[String]) -> Result<Layout> {
