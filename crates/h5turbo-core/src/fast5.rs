@@ -13,6 +13,26 @@ use crate::file::{File, Object};
 use crate::format::datatype::{ByteOrder, DatatypeClass};
 use crate::format::links::LinkTarget;
 use crate::format::values::VlenValue;
+use crate::io::{FileSource, MemSource, ReadAt};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Files up to this size are read whole with one read and parsed from memory: a
+/// single-read file's metadata is some sixty small structures, each otherwise its own
+/// pread (more kernel time than decoding its signal). Larger (multi-read) files are
+/// read where needed, as any HDF5 file.
+const READ_WHOLE_BYTES: u64 = 1 << 20;
+
+/// Open a fast5 file for reading its reads (see `READ_WHOLE_BYTES`).
+pub fn open_file(path: &Path) -> Result<File> {
+    let source = FileSource::open(path)?;
+    if source.len() > READ_WHOLE_BYTES {
+        return File::from_source(Arc::new(source), path);
+    }
+    let mut bytes = vec![0u8; source.len() as usize];
+    source.read_exact_at(&mut bytes, 0)?;
+    File::from_source(Arc::new(MemSource::new(bytes)), path)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
