@@ -8,11 +8,31 @@
 //! this module lets the bindings walk many files without the GIL.
 
 use crate::engine::AxisSelection;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::file::{File, Object};
 use crate::format::datatype::{ByteOrder, DatatypeClass};
 use crate::format::links::LinkTarget;
 use crate::format::values::VlenValue;
+use crate::io::{FileSource, MemSource, ReadAt};
+use std::path::Path;
+use std::sync::Arc;
+
+/// Files up to this size are read whole with one read and parsed from memory: a
+/// single-read file's metadata is some sixty small structures, each otherwise its own
+/// pread (more kernel time than decoding its signal). Larger (multi-read) files are
+/// read where needed, as any HDF5 file.
+const READ_WHOLE_BYTES: u64 = 1 << 20;
+
+/// Open a fast5 file for reading its reads (see `READ_WHOLE_BYTES`).
+pub fn open_file(path: &Path) -> Result<File> {
+    let source = FileSource::open(path)?;
+    if source.len() > READ_WHOLE_BYTES {
+        return File::from_source(Arc::new(source), path);
+    }
+    let mut bytes = vec![0u8; source.len() as usize];
+    source.read_exact_at(&mut bytes, 0)?;
+    File::from_source(Arc::new(MemSource::new(bytes)), path)
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
@@ -107,16 +127,29 @@ pub fn read_signal(raw: &Object) -> Result<Vec<i16>> {
         return Err(Error::format(format!("{}: Signal is not 1-d (shape {:?})", signal.name(), ds.shape())));
     };
     let count = usize::try_from(*len).map_err(|_| Error::format("Signal too long"))?;
-    let bytes = count.checked_mul(2).ok_or_else(|| Error::format("Signal too long"))?;
-    let mut out = vec![0u8; bytes];
-    signal.read_numpy(&[AxisSelection::Range { start: 0, count: *len, step: 1 }], &mut out, 1)?;
-    // two loops, not a function pointer: each inlines to a plain copy (or byte swap)
-    let pairs = out.chunks_exact(2);
-    Ok(if order == ByteOrder::Big {
-        pairs.map(|b| i16::from_be_bytes([b[0], b[1]])).collect()
+    count.checked_mul(2).ok_or_else(|| Error::format("Signal too long"))?;
+    let mut values = Vec::new();
+    values.try_reserve_exact(count).map_err(|_| Error::format(format!("cannot allocate a {}-sample Signal", count)))?;
+    values.resize(count, 0i16);
+    // Decoded straight into the result (no second buffer), past the decoded-chunk
+    // cache: each signal is read once.
+    let sel = [AxisSelection::Range { start: 0, count: *len, step: 1 }];
+    ds.read_raw_once(raw.file(), &sel, as_bytes_mut(&mut values), 1)
+        .in_object(signal.name())
+        .in_file(raw.file().path())?;
+    if order == ByteOrder::Big {
+        values.iter_mut().for_each(|v| *v = i16::from_be(*v));
     } else {
-        pairs.map(|b| i16::from_le_bytes([b[0], b[1]])).collect()
-    })
+        values.iter_mut().for_each(|v| *v = i16::from_le(*v));
+    }
+    Ok(values)
+}
+
+/// The bytes of an int16 slice, to decode into.
+fn as_bytes_mut(values: &mut [i16]) -> &mut [u8] {
+    // SAFETY: u8 has no alignment or validity requirement, every byte pattern is a
+    // valid i16, and the length covers exactly the slice's memory.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(values)) }
 }
 
 fn layout_of(root: &Object, top: &[String]) -> Result<Layout> {

@@ -16,6 +16,10 @@ pub trait ReadAt: Send + Sync {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Whether reads are plain memory copies (nothing to gain from batching them).
+    fn in_memory(&self) -> bool {
+        false
+    }
 }
 
 /// A file on disk, read with `pread` (Unix) / `seek_read` (Windows).
@@ -120,6 +124,10 @@ impl ReadAt for MemSource {
 
     fn len(&self) -> u64 {
         self.data.len() as u64
+    }
+
+    fn in_memory(&self) -> bool {
+        true
     }
 }
 

@@ -3,8 +3,8 @@
 
 use crate::convert::attribute_to_py;
 use crate::errors::guard;
-use h5turbo_core::fast5::{read_signal, Fast5Index};
-use h5turbo_core::file::{AttributeValue, File as CoreFile, Object as CoreObject};
+use h5turbo_core::fast5::{open_file, read_signal, Fast5Index};
+use h5turbo_core::file::{AttributeValue, Object as CoreObject};
 use h5turbo_core::format::dataspace::DataspaceKind;
 use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout};
 use h5turbo_core::Result;
@@ -50,7 +50,7 @@ pub fn fast5_reads<'py>(py: Python<'py>, jobs: Vec<(PathBuf, usize, usize)>) -> 
 }
 
 fn gather(path: &std::path::Path, first: usize, limit: usize) -> Result<JobOut> {
-    let file = CoreFile::open(path)?;
+    let file = open_file(path)?;
     let index = Fast5Index::open(&file)?;
     let stop = first.saturating_add(limit).min(index.len());
     let reads = (first.min(stop)..stop).map(|i| gather_read(&index, i)).collect();

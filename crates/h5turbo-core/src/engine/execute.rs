@@ -44,6 +44,11 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
+    /// Bytes held by the buffers (the codec contexts' own memory not counted).
+    fn capacity(&self) -> usize {
+        self.read.capacity() + self.chunk.capacity() + self.decode.capacity()
+    }
+
     /// Read `batch` with one pread and hand every chunk's decoded bytes (row-major,
     /// `geom.chunk_bytes` long) to `f`. Used by readers that consume chunks rather
     /// than scatter them (the reductions).
@@ -112,16 +117,47 @@ fn for_each<T: Sync, S>(
     }
 }
 
+/// Scratch buffers above this many bytes are dropped after a read rather than kept
+/// for the thread's next one: a large read should not pin its memory.
+const KEPT_SCRATCH_BYTES: usize = 16 << 20;
+
+thread_local! {
+    /// Each thread's scratch between reads: a loop of small reads (the signals of many
+    /// fast5 files, one chunk each) then allocates its buffers and creates its zstd or
+    /// inflate context once per thread, not once per read.
+    static KEPT_SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+/// A thread's kept scratch, taken for one read (or one pool job) and given back when
+/// dropped, on whichever thread drops it; a re-entrant read just starts empty.
+struct KeptScratch(Scratch);
+
+impl KeptScratch {
+    fn take() -> KeptScratch {
+        KeptScratch(KEPT_SCRATCH.try_with(|kept| kept.take()).unwrap_or_default())
+    }
+}
+
+impl Drop for KeptScratch {
+    fn drop(&mut self) {
+        let scratch = std::mem::take(&mut self.0);
+        if scratch.capacity() <= KEPT_SCRATCH_BYTES {
+            // fails only while the thread is exiting: then the buffers just go
+            let _ = KEPT_SCRATCH.try_with(|kept| kept.replace(scratch));
+        }
+    }
+}
+
 pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8], cache: Option<&ChunkCache>, parallel: bool) -> Result<()> {
     let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len() };
     for_each(&plan.fills, parallel, || (), |_, task| fill_task(src, geom, task, shared))?;
     if let Some(cache) = cache {
         let tasks: Vec<&ChunkTask> = plan.batches.iter().flat_map(|b| &b.tasks).collect();
-        return for_each(&tasks, parallel, DecodeScratch::default, |scratch, task| {
-            cached_task(src, geom, task, shared, cache, scratch)
+        return for_each(&tasks, parallel, KeptScratch::take, |scratch, task| {
+            cached_task(src, geom, task, shared, cache, &mut scratch.0.decode)
         });
     }
-    for_each(&plan.batches, parallel, Scratch::default, |scratch, batch| run_batch(src, geom, batch, shared, scratch))
+    for_each(&plan.batches, parallel, KeptScratch::take, |scratch, batch| run_batch(src, geom, batch, shared, &mut scratch.0))
 }
 
 /// One chunk of a small read: from the cache, or read, decoded and kept there.

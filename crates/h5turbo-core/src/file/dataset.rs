@@ -152,6 +152,17 @@ impl Dataset {
 
     /// Read `sel` (one entry per axis; empty for scalars) as raw element bytes into `out`.
     pub fn read_raw(&self, file: &File, sel: &[AxisSelection], out: &mut [u8], threads: usize) -> Result<()> {
+        self.read_raw_with(file, sel, out, threads, true)
+    }
+
+    /// As `read_raw`, bypassing the decoded-chunk cache: for one-shot reads (every
+    /// signal of many fast5 files) that would only fill it with chunks never read again
+    /// and pay for a fresh decoded copy of each.
+    pub fn read_raw_once(&self, file: &File, sel: &[AxisSelection], out: &mut [u8], threads: usize) -> Result<()> {
+        self.read_raw_with(file, sel, out, threads, false)
+    }
+
+    fn read_raw_with(&self, file: &File, sel: &[AxisSelection], out: &mut [u8], threads: usize, use_cache: bool) -> Result<()> {
         file.check_open()?;
         match self.dataspace.kind {
             DataspaceKind::Null => {
@@ -168,7 +179,10 @@ impl Dataset {
         } else {
             (self.dataspace.dims.clone(), sel.to_vec())
         };
-        self.with_source(file, &dims, |src| engine::read_selection(src, &sel, out, threads))
+        self.with_source(file, &dims, |src| {
+            let cache = if use_cache { src.cache } else { None };
+            engine::read_selection(&engine::ArraySource { cache, ..*src }, &sel, out, threads)
+        })
     }
 
     /// Reduce `sel` (one entry per axis) along the axes flagged in `reduce_axis`,

@@ -57,6 +57,14 @@ pub struct DecodeScratch {
     codecs: Contexts,
 }
 
+impl DecodeScratch {
+    /// Bytes held by the buffers (the codec contexts' own memory not counted).
+    pub fn capacity(&self) -> usize {
+        let Contexts { work, samples, .. } = &self.codecs;
+        self.stage.iter().map(Vec::capacity).sum::<usize>() + work.capacity() + samples.capacity() * 4
+    }
+}
+
 /// Codec state one stage may use, kept apart from the stage buffers so a stage can
 /// read one scratch buffer while the codec uses its own memory.
 #[derive(Default)]

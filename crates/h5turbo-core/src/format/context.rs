@@ -4,8 +4,30 @@
 use super::reader::{ByteReader, Sizes};
 use crate::error::{Error, Result};
 use crate::io::ReadAt;
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+/// Metadata reads up to SMALL_READ bytes are served from a per-thread copy of the
+/// META_BLOCK-aligned block around them: parsing one object touches a dozen small
+/// structures (header prefix, messages, heap, B-tree node) that lie close together,
+/// and a pread per structure costs more kernel time than copying the block once.
+const SMALL_READ: u64 = 4 << 10;
+const META_BLOCK: u64 = 16 << 10;
+
+/// Tells sources apart in the per-thread block (clones of a context share the id).
+static NEXT_SOURCE_ID: AtomicU64 = AtomicU64::new(1);
+
+struct MetaBlock {
+    source: u64,
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+thread_local! {
+    static LAST_BLOCK: RefCell<MetaBlock> = const { RefCell::new(MetaBlock { source: 0, start: 0, bytes: Vec::new() }) };
+}
 
 /// Shared, immutable view of an open HDF5 file for the format parsers.
 #[derive(Clone)]
@@ -15,11 +37,14 @@ pub struct FormatContext {
     sizes: Sizes,
     /// Absolute file position that HDF5 address 0 refers to (non-zero after a userblock).
     base: u64,
+    /// This source's id in the per-thread metadata block.
+    id: u64,
 }
 
 impl FormatContext {
     pub fn new(source: Arc<dyn ReadAt>, path: &Path, sizes: Sizes, base: u64) -> Self {
-        FormatContext { source, path: Arc::new(path.to_path_buf()), sizes, base }
+        let id = NEXT_SOURCE_ID.fetch_add(1, Ordering::Relaxed);
+        FormatContext { source, path: Arc::new(path.to_path_buf()), sizes, base, id }
     }
 
     pub fn sizes(&self) -> Sizes {
@@ -64,8 +89,42 @@ impl FormatContext {
     pub fn read(&self, addr: u64, len: u64, what: &str) -> Result<Vec<u8>> {
         let abs = self.absolute(addr, len, what)?;
         let mut buf = vec![0u8; len as usize];
-        self.source.read_exact_at(&mut buf, abs).map_err(|e| e.at(addr))?;
+        if !self.read_from_block(abs, &mut buf) {
+            self.source.read_exact_at(&mut buf, abs).map_err(|e| e.at(addr))?;
+        }
         Ok(buf)
+    }
+
+    /// Fill `buf` from this thread's metadata block (reading the block first if it is
+    /// another one); false when the read is not small, straddles two blocks, or the
+    /// block cannot be read (the caller then reads directly and reports the error).
+    fn read_from_block(&self, abs: u64, buf: &mut [u8]) -> bool {
+        let len = buf.len() as u64;
+        let start = abs - abs % META_BLOCK;
+        if len > SMALL_READ || self.source.in_memory() || abs + len > start + META_BLOCK {
+            return false;
+        }
+        let mut fill = |block: &mut MetaBlock| -> bool {
+            if block.source != self.id || block.start != start || block.bytes.is_empty() {
+                // absolute() checked abs + len <= source.len(), so the block covers it
+                let end = (start + META_BLOCK).min(self.source.len());
+                block.bytes.resize((end - start) as usize, 0);
+                if self.source.read_exact_at(&mut block.bytes, start).is_err() {
+                    block.bytes.clear();
+                    return false;
+                }
+                (block.source, block.start) = (self.id, start);
+            }
+            let from = (abs - start) as usize;
+            match block.bytes.get(from..from + buf.len()) {
+                Some(bytes) => {
+                    buf.copy_from_slice(bytes);
+                    true
+                }
+                None => false,
+            }
+        };
+        LAST_BLOCK.try_with(|cell| cell.try_borrow_mut().is_ok_and(|mut block| fill(&mut block))).unwrap_or(false)
     }
 
     /// Read up to `max_len` bytes at `addr` (fewer if the file ends first): for
