@@ -380,6 +380,52 @@ fn parse_selection(selection: &Bound<'_, PyList>) -> PyResult<Vec<AxisSelection>
         .collect()
 }
 
+/// What both chunk-encoding entry points take from their arguments: the source array's
+/// buffer (checked C-contiguous), its shape and element size, the filter pipeline and
+/// the thread count (0: the default pool).
+struct EncodeInput {
+    address: usize,
+    len: usize,
+    shape: Vec<usize>,
+    element_size: usize,
+    pipeline: h5turbo_core::filters::encode::EncodePipeline,
+    threads: usize,
+}
+
+impl EncodeInput {
+    fn new(array: &Bound<'_, PyUntypedArray>, filters: Vec<(u16, u32, Vec<u32>)>, threads: i64) -> PyResult<Self> {
+        use h5turbo_core::filters::encode::{EncodePipeline, FilterSpec};
+        if !array.is_c_contiguous() {
+            return Err(PyValueError::new_err("array must be C-contiguous"));
+        }
+        let element_size = array.dtype().itemsize();
+        let specs: Vec<FilterSpec> =
+            filters.into_iter().map(|(id, flags, client_data)| FilterSpec { id, flags, client_data }).collect();
+        let pipeline = EncodePipeline::new(&specs, element_size).map_err(to_py_err)?;
+        Ok(EncodeInput {
+            // SAFETY: `array` is the live PyArrayObject behind the borrowed `array`.
+            address: unsafe { (*array.as_array_ptr()).data } as usize,
+            len: array.len() * element_size,
+            shape: array.shape().to_vec(),
+            element_size,
+            pipeline,
+            threads: if threads <= 0 { 0 } else { threads as usize },
+        })
+    }
+
+    /// The array's bytes.
+    ///
+    /// # Safety
+    /// The array this was built from must still be alive and unresized.
+    unsafe fn data(&self) -> &[u8] {
+        if self.len == 0 {
+            &[]
+        } else {
+            std::slice::from_raw_parts(self.address as *const u8, self.len)
+        }
+    }
+}
+
 /// Encode chunks `first .. first + count` (C order over the chunk grid) of a
 /// C-contiguous array through a filter pipeline [(id, flags, client data)], in parallel
 /// with the GIL released; returns [(chunk offset, bytes, filter mask)]. See _native.pyi.
@@ -397,26 +443,13 @@ fn encode_chunks<'py>(
     threads: i64,
 ) -> PyResult<Bound<'py, PyList>> {
     use h5turbo_core::engine::write::{encode_chunks as encode, ChunkedArray};
-    use h5turbo_core::filters::encode::{EncodePipeline, FilterSpec};
-    if !array.is_c_contiguous() {
-        return Err(PyValueError::new_err("array must be C-contiguous"));
-    }
-    let element_size = array.dtype().itemsize();
-    let shape = array.shape().to_vec();
-    let len = array.len() * element_size;
-    // SAFETY: `array` is the live PyArrayObject behind the borrowed `array`.
-    let address = unsafe { (*array.as_array_ptr()).data } as usize;
-    let specs: Vec<FilterSpec> =
-        filters.into_iter().map(|(id, flags, client_data)| FilterSpec { id, flags, client_data }).collect();
-    let pipeline = EncodePipeline::new(&specs, element_size).map_err(to_py_err)?;
-    let threads = if threads <= 0 { 0 } else { threads as usize };
+    let input = EncodeInput::new(array, filters, threads)?;
     let encoded = py
         .allow_threads(|| {
-            // SAFETY: `array` stays borrowed (so alive) for this call and is a
-            // C-contiguous buffer of `len` bytes; only read here.
-            let data: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(address as *const u8, len) } };
-            let a = ChunkedArray { data, shape: &shape, chunk: &chunk, element_size, fill: &fill };
-            guard(|| encode(&a, &pipeline, first, count, threads))
+            // SAFETY: `array` stays borrowed (so alive) for this call; only read here.
+            let data = unsafe { input.data() };
+            let a = ChunkedArray { data, shape: &input.shape, chunk: &chunk, element_size: input.element_size, fill: &fill };
+            guard(|| encode(&a, &input.pipeline, first, count, input.threads))
         })
         .map_err(to_py_err)?;
     let items = encoded
@@ -444,31 +477,19 @@ fn encode_chunks_into<'py>(
     threads: i64,
 ) -> PyResult<Bound<'py, PyList>> {
     use h5turbo_core::engine::write::{encode_chunks_into as encode, ChunkedArray};
-    use h5turbo_core::filters::encode::{EncodePipeline, FilterSpec};
-    if !array.is_c_contiguous() {
-        return Err(PyValueError::new_err("array must be C-contiguous"));
-    }
-    let element_size = array.dtype().itemsize();
-    let shape = array.shape().to_vec();
-    let len = array.len() * element_size;
-    // SAFETY: `array` is the live PyArrayObject behind the borrowed `array`.
-    let address = unsafe { (*array.as_array_ptr()).data } as usize;
+    let input = EncodeInput::new(array, filters, threads)?;
     let (out_address, out_len) = writable_buffer(out)?;
-    let specs: Vec<FilterSpec> =
-        filters.into_iter().map(|(id, flags, client_data)| FilterSpec { id, flags, client_data }).collect();
-    let pipeline = EncodePipeline::new(&specs, element_size).map_err(to_py_err)?;
-    let threads = if threads <= 0 { 0 } else { threads as usize };
     let placed = py
         .allow_threads(|| {
-            // SAFETY: both arrays stay borrowed (so alive) for this call; `array` is a
-            // C-contiguous buffer of `len` bytes, only read; `out` a writeable
-            // C-contiguous buffer of `out_len` bytes. Python code must not resize them
-            // meanwhile (as with any numpy extension that releases the GIL).
-            let data: &[u8] = if len == 0 { &[] } else { unsafe { std::slice::from_raw_parts(address as *const u8, len) } };
+            // SAFETY: both arrays stay borrowed (so alive) for this call; `array` is
+            // only read; `out` is a writeable C-contiguous buffer of `out_len` bytes.
+            // Python code must not resize them meanwhile (as with any numpy extension
+            // that releases the GIL).
+            let data = unsafe { input.data() };
             let out: &mut [u8] =
                 if out_len == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(out_address as *mut u8, out_len) } };
-            let a = ChunkedArray { data, shape: &shape, chunk: &chunk, element_size, fill: &fill };
-            guard(|| encode(&a, &pipeline, first, count, threads, out))
+            let a = ChunkedArray { data, shape: &input.shape, chunk: &chunk, element_size: input.element_size, fill: &fill };
+            guard(|| encode(&a, &input.pipeline, first, count, input.threads, out))
         })
         .map_err(to_py_err)?;
     let items = placed
