@@ -19,4 +19,19 @@ except ImportError:  # running from a checkout without an installed h5turbo
     sys.path.insert(0, str(REPO / "python"))
     from h5turbo.bench.measure import codec_limit, machine, median_time, warm
 
-__all__ = ["REPO", "codec_limit", "machine", "median_time", "warm"]
+__all__ = ["REPO", "codec_limit", "machine", "median_time", "warm", "timing_rows", "publish"]
+
+
+def timing_rows(rows, base: float) -> list[str]:
+    """Markdown rows `| name | median s | runs (s) | speed-up over base |` for
+    [(name, median, runs)]."""
+    return [f"| {name} | {t:.2f} | {', '.join(f'{x:.2f}' for x in runs)} | {base / t:.2f}x |"
+            for name, t, runs in rows]
+
+
+def publish(lines: list[str], output) -> None:
+    """Print a report and, when `output` (a Path) is given, write it there too."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if output:
+        output.write_text(text)

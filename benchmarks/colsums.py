@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import machine, median_time, warm  # noqa: E402
+from benchlib import machine, median_time, publish, timing_rows, warm  # noqa: E402
 
 BLOCK = 1000
 
@@ -131,13 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         "| method | median s | runs (s) | vs h5py loop |",
         "|---|---:|---|---:|",
     ]
-    for name, t, all_times in rows:
-        runs = ", ".join(f"{x:.2f}" for x in all_times)
-        lines.append(f"| {name} | {t:.2f} | {runs} | {base / t:.2f}x |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    lines += timing_rows(rows, base)
+    publish(lines, args.output)
     return 0
 
 

@@ -24,7 +24,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from benchlib import machine, median_time, warm  # noqa: E402
+from benchlib import machine, median_time, publish, warm  # noqa: E402
 import conftest  # noqa: E402,F401  (sets up h5py's filter plugins, ONT's vbz among them)
 import h5gen  # noqa: E402
 
@@ -186,10 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, t, runs in rows:
             lines.append(f"| {name} | {t:.3f} | {', '.join(f'{x:.3f}' for x in runs)} | {n_reads / t:,.0f} | "
                          f"{base / t:.2f}x |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    publish(lines, args.output)
     return 0
 
 

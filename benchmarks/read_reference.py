@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import codec_limit, machine, median_time, warm  # noqa: E402
+from benchlib import codec_limit, machine, median_time, publish, warm  # noqa: E402
 
 
 
@@ -103,10 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         reused = times[f"h5turbo, {cores} threads, into a reused out="]
         lines.append(f"- fraction of the codec-only limit: {limit / turbo:.0%} into a fresh array, "
                      f"{limit / reused:.0%} into a reused one")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    publish(lines, args.output)
     return 0
 
 

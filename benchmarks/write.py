@@ -22,7 +22,6 @@ import datetime
 import math
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
