@@ -230,3 +230,23 @@ def test_info_chunk_index_types(tmp_path):
         assert info["chunk_index"] == index, name
         with h5py.File(path) as ref:
             _check_dataset_row(info, ref[name])
+
+
+def test_ls_shows_sparse_matrix_groups(tmp_path):
+    import anndata
+    import scipy.sparse
+
+    rng = np.random.default_rng(3)
+    x = scipy.sparse.random(40, 25, density=0.1, format="csr", dtype=np.float32, random_state=rng)
+    layer = scipy.sparse.csc_matrix(x)
+    path = tmp_path / "sparse.h5ad"
+    anndata.AnnData(X=x, layers={"counts": layer}).write_h5ad(path)
+    rows = {r["path"]: r for r in run_json("ls", path)}
+    assert rows["/X"]["sparse"] == {"format": "csr", "shape": [40, 25], "dtype": "float32",
+                                    "nnz": x.nnz}
+    assert rows["/layers/counts"]["sparse"]["format"] == "csc"
+    assert "sparse" not in rows["/obs"]
+    assert "/X/indptr" in rows  # members are still listed
+    status, text = run("ls", path)
+    assert status == 0
+    assert f"X/  (3 members)  csr matrix 40 x 25 float32, {x.nnz} stored values" in text

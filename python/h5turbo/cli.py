@@ -25,6 +25,7 @@ from . import _native
 from ._dataset import Dataset
 from ._file import File
 from ._group import Group
+from ._sparse import SparseDataset
 from ._types import Empty, ExternalLink, SoftLink
 from .bench.cli import BenchUsageError
 
@@ -233,16 +234,30 @@ def _walk(group: Group, seen: set, depth: int, recursive: bool, emit: Callable) 
 def _describe_short(obj) -> dict:
     if isinstance(obj, Dataset):
         return dataset_summary(obj)
+    if isinstance(obj, SparseDataset):
+        return {"kind": "group", "members": len(obj), "sparse": _sparse_summary(obj)}
     if isinstance(obj, Group):
         return {"kind": "group", "members": len(obj)}
     return {"kind": "datatype", "dtype": _dtype_text(obj.dtype)}
+
+
+def _sparse_summary(sp: SparseDataset) -> dict:
+    """What a sparse matrix group holds; its members are still listed below it."""
+    return {"format": sp.format, "shape": list(sp.shape), "dtype": _dtype_text(sp.dtype),
+            "nnz": sp.nnz}
+
+
+def _sparse_text(sparse: dict) -> str:
+    shape = " x ".join(str(n) for n in sparse["shape"])
+    return f"  {sparse['format']} matrix {shape} {sparse['dtype']}, {sparse['nnz']} stored values"
 
 
 def _ls_text(name: str, depth: int, info: dict) -> str:
     indent = "  " * depth
     kind = info["kind"]
     if kind == "group":
-        return f"{indent}{name}/  ({info['members']} members)"
+        sparse = _sparse_text(info["sparse"]) if "sparse" in info else ""
+        return f"{indent}{name}/  ({info['members']} members){sparse}"
     if kind == "dataset":
         return f"{indent}{name}  {_dataset_line(info)}"
     if kind == "datatype":
