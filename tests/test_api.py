@@ -3,6 +3,7 @@ generated here. Every test runs on each backend: the h5py-backed double of
 h5turbo._native, and the compiled module once it is built."""
 
 import os
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 
 import h5py
@@ -157,6 +158,25 @@ def test_close_is_idempotent_and_closed_objects_say_so(backend, paths):
         f["int32_2d"]
     with pytest.raises(h5turbo.Error):
         ds[...]
+
+
+def _open_descriptors_of(path) -> int:
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == os.path.realpath(path))
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_close_gives_the_descriptor_back_while_objects_live(backend, paths):
+    """A loop over thousands of files that keeps a dataset of each must not run out of
+    descriptors: close() releases the file, not the last object's garbage collection."""
+    f = h5turbo.File(paths["main"])
+    ds = f["int32_2d"]
+    ds[0]  # the chunk index and the descriptor are in use
+    assert _open_descriptors_of(paths["main"]) == 1
+    f.close()
+    assert _open_descriptors_of(paths["main"]) == 0
+    with pytest.raises(h5turbo.Error, match="closed"):
+        ds.read()
 
 
 def test_exported_names():

@@ -1,11 +1,13 @@
 //! Byte sources read with positional reads only.
 //!
 //! There is no shared cursor: `read_exact_at` takes the offset with every call, so one
-//! open file serves any number of threads without a lock.
+//! open file serves any number of threads; readers never wait for each other (they
+//! share a read lock that only closing the file takes exclusively).
 
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::RwLock;
 
 /// Something bytes can be read from at any offset, from many threads at once.
 pub trait ReadAt: Send + Sync {
@@ -20,11 +22,17 @@ pub trait ReadAt: Send + Sync {
     fn in_memory(&self) -> bool {
         false
     }
+    /// Give back what the source holds (a file descriptor); later reads fail.
+    fn close(&self) {}
 }
 
 /// A file on disk, read with `pread` (Unix) / `seek_read` (Windows).
 pub struct FileSource {
-    file: File,
+    /// `None` once closed: `File::close` gives the descriptor back to the system at
+    /// once, even while Python still holds objects of the file (reads then fail with a
+    /// Closed error). Readers share the lock; only closing takes it exclusively, so a
+    /// read in flight finishes before the descriptor goes.
+    file: RwLock<Option<File>>,
     len: u64,
     path: PathBuf,
 }
@@ -36,34 +44,21 @@ impl FileSource {
             .metadata()
             .map_err(|e| Error::io(e, "cannot stat file").in_file(path))?
             .len();
-        Ok(FileSource { file, len, path: path.to_path_buf() })
+        Ok(FileSource { file: RwLock::new(Some(file)), len, path: path.to_path_buf() })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
     }
-
-    /// Ask the kernel to read ahead sequentially over a range we are about to read.
-    #[cfg(target_os = "linux")]
-    pub fn advise_willneed(&self, offset: u64, len: u64) {
-        use std::os::unix::io::AsRawFd;
-        // Advisory only: a failure changes speed, never results.
-        unsafe {
-            libc_fadvise(self.file.as_raw_fd(), offset as i64, len as i64, 3 /* WILLNEED */);
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-extern "C" {
-    #[link_name = "posix_fadvise"]
-    fn libc_fadvise(fd: i32, offset: i64, len: i64, advice: i32) -> i32;
 }
 
 impl ReadAt for FileSource {
     fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
         check_range(offset, buf.len() as u64, self.len)?;
-        read_exact_at_os(&self.file, buf, offset).map_err(|e| {
+        // A poisoned lock only means a reader panicked; the descriptor is still sound.
+        let guard = self.file.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let file = guard.as_ref().ok_or_else(|| Error::closed().in_file(&self.path))?;
+        read_exact_at_os(file, buf, offset).map_err(|e| {
             if e.kind() == std::io::ErrorKind::UnexpectedEof {
                 Error::format(format!(
                     "file ended while reading {} bytes at offset {} (was it truncated while open?)",
@@ -79,6 +74,11 @@ impl ReadAt for FileSource {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn close(&self) {
+        let mut guard = self.file.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+        guard.take();
     }
 }
 

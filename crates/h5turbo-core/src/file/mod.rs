@@ -101,10 +101,14 @@ impl File {
         &self.inner.superblock
     }
 
-    /// Marks the file closed: later operations fail with a Closed error. Reads in
-    /// flight on other threads finish safely (the descriptor lives until they end).
+    /// Marks the file closed: later operations fail with a Closed error. The
+    /// descriptor and the cached chunk indexes are given back now, not when the last
+    /// object of the file is dropped; reads in flight on other threads finish first.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::SeqCst);
+        self.inner.ctx.source().close();
+        self.inner.datasets.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.inner.groups.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     pub fn is_closed(&self) -> bool {
