@@ -223,13 +223,16 @@ fn deflate(src: &[u8], dst: &mut Vec<u8>, c: &mut libdeflater::Compressor) -> Re
 fn zstd(src: &[u8], dst: &mut Vec<u8>, level: i32, ctx: &mut Option<::zstd::zstd_safe::CCtx<'static>>) -> Result<()> {
     let ctx = ctx.get_or_insert_with(::zstd::zstd_safe::CCtx::create);
     let start = dst.len();
-    dst.resize(start + ::zstd::zstd_safe::compress_bound(src.len()), 0);
+    // Compress into the spare capacity: zero-filling a bound-sized output first costs
+    // about 3% of a 1 MiB chunk's level-3 compression.
+    dst.reserve(::zstd::zstd_safe::compress_bound(src.len()));
+    let mut cursor = std::io::Cursor::new(std::mem::take(dst));
+    cursor.set_position(start as u64);
     // compressCCtx records the content size in the frame header, which hdf5plugin's
     // decoder needs to size its output.
-    let n = ctx
-        .compress(&mut dst[start..], src, level)
-        .map_err(|c| crate::format_err!("zstd: cannot compress: {}", ::zstd::zstd_safe::get_error_name(c)))?;
-    dst.truncate(start + n);
+    let result = ctx.compress(&mut cursor, src, level);
+    *dst = cursor.into_inner();
+    result.map_err(|c| crate::format_err!("zstd: cannot compress: {}", ::zstd::zstd_safe::get_error_name(c)))?;
     Ok(())
 }
 
@@ -240,14 +243,15 @@ fn lz4_block(src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
     // SAFETY: LZ4_compressBound is a pure function of the length.
     let bound = unsafe { lz4_sys::LZ4_compressBound(src_len) };
     let start = dst.len();
-    dst.resize(start + usize::try_from(bound).ok()?, 0);
-    // SAFETY: src is valid for src_len bytes and dst[start..] for `bound` bytes, the
-    // most LZ4_compress_default writes.
-    let n = unsafe {
-        lz4_sys::LZ4_compress_default(src.as_ptr().cast(), dst[start..].as_mut_ptr().cast(), src_len, bound)
-    };
+    // Written into the spare capacity, not a zero-filled tail (see zstd above).
+    dst.reserve(usize::try_from(bound).ok()?);
+    let spare = dst.spare_capacity_mut();
+    // SAFETY: src is valid for src_len bytes and `spare` for at least `bound` bytes, the
+    // most LZ4_compress_default writes; it only writes there, never reads.
+    let n = unsafe { lz4_sys::LZ4_compress_default(src.as_ptr().cast(), spare.as_mut_ptr().cast(), src_len, bound) };
     let n = usize::try_from(n).ok().filter(|&n| n > 0 || src.is_empty())?;
-    dst.truncate(start + n);
+    // SAFETY: LZ4_compress_default initialised the first n (<= bound) spare bytes.
+    unsafe { dst.set_len(start + n) };
     Some(n)
 }
 
