@@ -181,9 +181,8 @@ class Row:
 def measure(row: Row, reader: str, make, path: Path, repeats: int, check) -> None:
     try:
         read = make(path)
-        warm(path)
         row.load.append(load1())
-        row.times[reader] = median_time(read, repeats, check)
+        row.times[reader] = median_time(read, repeats, check, before=lambda: warm(path))
         print(f"  {reader}: {row.times[reader][0]:.3f} s  (load {load1():.1f})", flush=True)
     except Exception as exc:  # a reader that cannot read this codec: note it, go on
         cause = exc.__cause__ or exc  # zarrs wraps the useful message ("codec ... is not supported")

@@ -337,3 +337,22 @@ def test_sparse_verification_catches_a_wrong_value():
     wrong.data[0] += 1
     assert verify_sparse(wrong, m) == (False, "1 values differ")
     assert not verify_sparse(m.toarray(), m)[0]
+
+
+def test_median_time_runs_before_ahead_of_every_run_untimed():
+    import time
+    events = []
+
+    def before():
+        events.append("before")
+        time.sleep(0.05)  # untimed: must not show in the runs
+
+    def read():
+        events.append("read")
+        return 1
+
+    checked = []
+    median, runs = measure.median_time(read, 3, checked.append, before=before)
+    assert events == ["before", "read"] * 4  # the checked warm-up, then 3 runs
+    assert checked == [1] and len(runs) == 3
+    assert max(runs) < 0.04 and median == sorted(runs)[1]

@@ -215,9 +215,9 @@ class Runner:
             finally:
                 reader.close()
 
-        if task.cache == "warm":
-            measure.warm(path)
         for rep in range(-self.cfg.warmups, self.cfg.repeats):
+            if task.cache == "warm":  # before every run: see measure.warm
+                measure.warm(path)
             evict_note = measure.evict(path).note() if task.cache == "cold" else ""
             sample = measure.measure(once)
             ok, why = self._verify(sample.result, expected, ops)
