@@ -141,6 +141,21 @@ for _cname in ["blosclz", "lz4", "lz4hc", "zlib", "zstd", "snappy"]:
     for _shuffle, _tag in [(B.NOSHUFFLE, "none"), (B.SHUFFLE, "byte"), (B.BITSHUFFLE, "bit")]:
         FILTERS[f"blosc_{_cname}_{_tag}"] = blosc(_cname, _shuffle)
 FILTERS["blosc_lz4_byte_clevel9"] = blosc("lz4", B.SHUFFLE, clevel=9)
+
+
+def blosc2(cname, filters, clevel=5):
+    return dict(hdf5plugin.Blosc2(cname=cname, clevel=clevel, filters=filters))
+
+
+B2 = hdf5plugin.Blosc2
+# Rank 2: written in B2ND mode (the chunk's blocks are 2-D tiles), edge chunks included.
+for _cname in ["blosclz", "lz4", "lz4hc", "zlib", "zstd"]:
+    for _filters, _tag in [(B2.NOFILTER, "none"), (B2.SHUFFLE, "byte"), (B2.BITSHUFFLE, "bit"),
+                           (B2.DELTA, "delta")]:
+        FILTERS[f"blosc2_{_cname}_{_tag}"] = blosc2(_cname, _filters)
+FILTERS["blosc2_zstd_trunc_prec"] = blosc2("zstd", B2.TRUNC_PREC)
+FILTERS["blosc2_lz4_clevel0"] = blosc2("lz4", B2.SHUFFLE, clevel=0)
+FILTERS["blosc2_zstd_clevel9"] = blosc2("zstd", B2.BITSHUFFLE, clevel=9)
 FILTERS["blosc_zstd_bit_clevel1"] = blosc("zstd", B.BITSHUFFLE, clevel=1)
 
 
@@ -293,6 +308,9 @@ CORRUPTIONS = {
     "blosc_nbytes": (blosc("lz4", B.SHUFFLE), [4, 5]),
     "bzip2_middle": (dict(hdf5plugin.BZip2()), [0.5]),
     "zstd_magic": (dict(hdf5plugin.Zstd()), [0, 1]),
+    "blosc2_frame_magic": (blosc2("lz4", B2.SHUFFLE), [2, 3]),
+    "blosc2_frame_length": (blosc2("zstd", B2.SHUFFLE), [0x10, 0x11, 0x12]),
+    "blosc2_chunk_sizes": (blosc2("blosclz", B2.BITSHUFFLE), [-20, -40, -60]),
 }
 
 
@@ -314,7 +332,7 @@ def test_corrupted_chunk_raises(tmp_path, case):
     [
         (dict(hdf5plugin.SZ(absolute=0.1)), "32017"),
         (dict(hdf5plugin.Zfp(rate=8)), "32013"),
-        (dict(hdf5plugin.Blosc2()), "32026"),
+        (dict(hdf5plugin.SZ3(absolute=0.1)), "32024"),
     ],
 )
 def test_unsupported_filter_is_named(tmp_path, opts, needle):
@@ -355,3 +373,39 @@ def test_reader_environment_has_no_plugin_filters(tmp_path):
     env = dict(os.environ, HDF5_PLUGIN_PATH=str(empty))
     proc = subprocess.run([sys.executable, "-c", probe, str(path)], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_blosc2_shapes_blocks_and_unwritten_chunks(tmp_path):
+    """Blosc2 beyond the dtype matrix: 1-D (no b2nd metalayer) and 2-D / 3-D datasets
+    whose b2nd blocks do not divide the chunk, chunks big enough for many blocks, a chunk that
+    is all zeros, one of a single repeated value, all-NaN floats, and never-written
+    chunks that read as the fill value."""
+    path = tmp_path / "blosc2.h5"
+    rng = np.random.default_rng(5)
+    big = (np.arange(400_000, dtype="<i8") % 977) - 300
+    cube = rng.normal(size=(30, 41, 23)).astype(">f4")
+    cube[:15] = 0  # whole chunks of zeros
+    cube[15:, :20] = 7.25  # and of one repeated value
+    nans = np.full((64, 64), np.nan, dtype="<f8")
+    names = {
+        "big_1d_zstd": (big, (150_001,), blosc2("zstd", B2.SHUFFLE)),
+        "big_1d_blosclz_delta": (big, (131_072,), blosc2("blosclz", B2.DELTA)),
+        "cube_lz4_bit": (cube, (15, 20, 11), blosc2("lz4", B2.BITSHUFFLE)),
+        "cube_zlib_byte": (cube, (7, 41, 23), blosc2("zlib", B2.SHUFFLE)),
+        "nans": (nans, (32, 64), blosc2("zstd", B2.SHUFFLE)),
+        # Chunks big enough that the filter picks smaller b2nd blocks that do not divide
+        # them (256 x 256 tiles of a 300 x 700 chunk; 32 x 32 x 64 of 45 x 100 x 100).
+        "tiled_2d": (rng.normal(size=(600, 700)), (300, 700), blosc2("zstd", B2.SHUFFLE)),
+        "tiled_3d": (rng.integers(-999, 999, size=(90, 100, 100)).astype("<i2"), (45, 100, 100),
+                     blosc2("lz4", B2.BITSHUFFLE)),
+    }
+    with h5py.File(path, "w") as f:
+        for name, (data, chunks, opts) in names.items():
+            f.create_dataset(name, data=data, chunks=chunks, **opts)
+        partial = f.create_dataset("partial", shape=(100, 100), dtype="<i2", chunks=(32, 32), fillvalue=-9,
+                                   **blosc2("lz4", B2.SHUFFLE))
+        partial[40:70, 10:50] = np.arange(1200, dtype="<i2").reshape(30, 40)
+    want = expected(path, list(names) + ["partial"])
+    got = read_with_h5turbo(tmp_path, path, list(names) + ["partial"])
+    for name, g, w in zip(list(names) + ["partial"], got, want):
+        assert_same(g, w, f"blosc2 {name}")

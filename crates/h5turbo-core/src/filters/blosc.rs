@@ -25,7 +25,7 @@ const MAX_SPLITS: usize = 16;
 const MIN_SPLIT_ELEMENTS: usize = 128;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Codec {
+pub(super) enum Codec {
     BloscLz,
     Lz4,
     Snappy,
@@ -183,7 +183,7 @@ fn bit_unshuffle_block(tmp: &[u8], planes: &mut [u8], out: &mut [u8], ts: usize)
     Ok(())
 }
 
-fn decompress(
+pub(super) fn decompress(
     codec: Codec,
     data: &[u8],
     out: &mut [u8],

@@ -4,8 +4,8 @@
 //!
 //! Decoded: deflate (1), shuffle (2), fletcher32 (3), szip (4), n-bit (5), scale-offset
 //! (6), bzip2 (307), LZF (32000), Blosc (32001), LZ4 (32004), bitshuffle (32008), zstd
-//! (32015), vbz (32020). Anything else, Blosc2 (32026) included, is reported as
-//! unsupported by [`check_pipeline`].
+//! (32015), vbz (32020), Blosc2 (32026, plain and n-dimensional). Anything else is
+//! reported as unsupported by [`check_pipeline`].
 //!
 //! Every decoder treats its input as hostile: sizes claimed by headers are checked
 //! against the buffers before anything is written, and a decoded size that does not
@@ -14,6 +14,7 @@
 mod bits;
 mod bitshuffle;
 mod blosc;
+mod blosc2;
 mod blosclz;
 mod bzip2;
 mod deflate;
@@ -60,8 +61,8 @@ pub struct DecodeScratch {
 impl DecodeScratch {
     /// Bytes held by the buffers (the codec contexts' own memory not counted).
     pub fn capacity(&self) -> usize {
-        let Contexts { work, samples, .. } = &self.codecs;
-        self.stage.iter().map(Vec::capacity).sum::<usize>() + work.capacity() + samples.capacity() * 4
+        let Contexts { work, samples, tiles, .. } = &self.codecs;
+        self.stage.iter().map(Vec::capacity).sum::<usize>() + work.capacity() + samples.capacity() * 4 + tiles.capacity()
     }
 }
 
@@ -75,6 +76,8 @@ pub(crate) struct Contexts {
     pub(crate) zstd: Option<::zstd::zstd_safe::DCtx<'static>>,
     /// Decoded samples of one szip reference interval.
     pub(crate) samples: Vec<u32>,
+    /// A Blosc2 n-dimensional chunk in its block-tiled order.
+    pub(crate) tiles: Vec<u8>,
 }
 
 impl Contexts {
@@ -119,6 +122,7 @@ enum Codec<'a> {
     Bitshuffle(bitshuffle::Params),
     Bzip2,
     Blosc,
+    Blosc2,
     Vbz(vbz::Params),
     Szip(szip::Params),
     /// Client data as stored: the type description is walked per element.
@@ -149,6 +153,7 @@ impl<'a> Codec<'a> {
             FILTER_BITSHUFFLE => Codec::Bitshuffle(bitshuffle::Params::parse(cd, element_size)?),
             FILTER_BZIP2 => Codec::Bzip2,
             FILTER_BLOSC => Codec::Blosc,
+            FILTER_BLOSC2 => Codec::Blosc2,
             FILTER_VBZ => Codec::Vbz(vbz::Params::parse(cd)?),
             FILTER_SZIP => Codec::Szip(szip::Params::parse(cd)?),
             FILTER_NBIT => {
@@ -171,6 +176,7 @@ impl<'a> Codec<'a> {
             Codec::Bitshuffle(_) => "bitshuffle",
             Codec::Bzip2 => "bzip2",
             Codec::Blosc => "blosc",
+            Codec::Blosc2 => "blosc2",
             Codec::Vbz(_) => "vbz",
             Codec::Szip(_) => "szip",
             Codec::Nbit(_) => "nbit",
@@ -195,6 +201,7 @@ impl<'a> Codec<'a> {
             Codec::Bitshuffle(p) if p.is_compressed() => bitshuffle::announced_size(src),
             Codec::Zstd => zstd::announced_size(src),
             Codec::Blosc => blosc::announced_size(src),
+            Codec::Blosc2 => blosc2::announced_size(src),
             Codec::Vbz(_) => vbz::announced_size(src),
             Codec::Szip(_) => szip::announced_size(src),
             _ => None,
@@ -229,6 +236,7 @@ impl<'a> Codec<'a> {
             Codec::Bitshuffle(p) => bitshuffle::decode(src, dst, &p, ctx),
             Codec::Bzip2 => bzip2::decode(src, dst),
             Codec::Blosc => blosc::decode(src, dst, ctx),
+            Codec::Blosc2 => blosc2::decode(src, dst, ctx),
             Codec::Vbz(p) => vbz::decode(src, dst, &p, ctx),
             Codec::Szip(p) => szip::decode(src, dst, &p, ctx),
             Codec::Nbit(cd) => nbit::decode(src, dst, cd),
