@@ -86,7 +86,20 @@ def _codecs() -> list[Codec]:
         Codec("blosc-lz4 5 bitshuffle", _blosc_h5("lz4", "bitshuffle"), _blosc_zarr("lz4", "bitshuffle")),
         Codec("bitshuffle+lz4", lambda: dict(hdf5plugin.Bitshuffle(cname="lz4")), None,
               "HDF5 bitshuffle filter (32008) in LZ4 mode; zarr has no such codec (see blosc-lz4 bitshuffle)"),
+        Codec("blosc2-lz4 5 shuffle", _blosc2_h5("lz4"), None, BLOSC2_NOTE),
+        Codec("blosc2-zstd 5 shuffle", _blosc2_h5("zstd"), None, BLOSC2_NOTE),
     ]
+
+
+BLOSC2_NOTE = ("HDF5 Blosc2 filter (32026): each 512 x 512 chunk a Blosc2 frame in B2ND mode; "
+               "zarr v3 has no Blosc2 codec")
+
+
+def _blosc2_h5(cname: str) -> Callable[[], dict]:
+    def kwargs():
+        import hdf5plugin
+        return dict(hdf5plugin.Blosc2(cname=cname, clevel=5, filters=hdf5plugin.Blosc2.SHUFFLE))
+    return kwargs
 
 
 def slug(name: str) -> str:

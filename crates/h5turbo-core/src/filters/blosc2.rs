@@ -432,25 +432,33 @@ fn decode_block(
     ctx: &mut Contexts,
 ) -> Result<()> {
     let Contexts { work, inflater, zstd, .. } = ctx;
+    // Filters to undo, in reverse slot order (truncated precision has nothing to undo).
+    let undo = (0..6).rev().filter(|&i| !matches!(h.filters[i], FILTER_NONE | FILTER_TRUNC_PREC));
+    let count = undo.clone().count();
+    if count == 0 {
+        return decode_streams(buf, pos, &mut dst[at..at + len], h, is_leftover, inflater, zstd);
+    }
     let work = super::sized(work, 2 * len);
-    let (cur, spare) = work.split_at_mut(len);
+    let (mut cur, mut spare) = work.split_at_mut(len);
     decode_streams(buf, pos, cur, h, is_leftover, inflater, zstd)?;
-    for i in (0..6).rev() {
+    for (k, i) in undo.enumerate() {
+        let last = k + 1 == count;
         match h.filters[i] {
-            FILTER_NONE | FILTER_TRUNC_PREC => {}
             FILTER_SHUFFLE => {
                 let group = if h.filters_meta[i] == 0 { h.type_size } else { usize::from(h.filters_meta[i]) };
+                if last {
+                    // Straight into place: the common pipeline (one shuffle) copies nothing.
+                    return shuffle::decode(cur, &mut dst[at..at + len], group);
+                }
                 shuffle::decode(cur, spare, group)?;
-                cur.copy_from_slice(spare);
+                std::mem::swap(&mut cur, &mut spare);
             }
-            FILTER_BITSHUFFLE => {
-                bit_unshuffle(cur, spare, h.type_size, h.version)?;
-            }
+            FILTER_BITSHUFFLE => bit_unshuffle(cur, spare, h.type_size, h.version)?,
             FILTER_DELTA => {
                 // The reference is the chunk's first block as finally decoded; block 0
                 // itself is its own running reference.
-                let (done, _) = dst.split_at(at.min(dst.len()));
-                undo_delta(cur, if at == 0 { None } else { Some(done) }, h.type_size);
+                let reference = if at == 0 { None } else { Some(&dst[..at]) };
+                undo_delta(cur, reference, h.type_size);
             }
             f => return Err(crate::unsupported!("blosc2: filter {} in the chunk's pipeline", f)),
         }
