@@ -79,7 +79,7 @@ fn try_gather_read(index: &Fast5Index, i: usize) -> Result<ReadOut> {
 }
 
 fn attributes(obj: CoreObject) -> Result<(CoreObject, Vec<AttributeValue>)> {
-    let values = obj.attribute_names()?.iter().map(|n| obj.attribute(n)).collect::<Result<Vec<_>>>()?;
+    let values = obj.all_attributes()?;
     Ok((obj, values))
 }
 

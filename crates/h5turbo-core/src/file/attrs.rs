@@ -72,14 +72,25 @@ impl Object {
         let attr = self.attributes()?.into_iter().find(|a| a.name == name).ok_or_else(|| {
             Error::not_found(format!("no attribute '{}' on '{}'", name, self.name)).in_file(self.file.path())
         })?;
+        self.resolve(attr)
+    }
+
+    /// Every attribute, in `attribute_names` order, with the header parsed once (asking
+    /// `attribute` for each name parses all of them per name).
+    pub fn all_attributes(&self) -> Result<Vec<AttributeValue>> {
+        self.attributes()?.into_iter().map(|a| self.resolve(a)).collect()
+    }
+
+    /// The attribute with its datatype resolved (committed types read) and its data
+    /// trimmed to the value's size.
+    fn resolve(&self, mut attr: Attribute) -> Result<AttributeValue> {
         let ctx = self.file.ctx();
-        let mut attr = attr;
         let datatype = match attr.datatype.clone() {
             AttributeDatatype::Inline(dt) => Ok(dt),
             AttributeDatatype::Shared(shared) => committed_datatype(ctx, &shared),
         }
         .and_then(|dt| attr.trim_data(&dt).map(|_| dt))
-        .in_object(&format!("{} (attribute '{}')", self.name, name))
+        .in_object(&format!("{} (attribute '{}')", self.name, attr.name))
         .in_file(self.file.path())?;
         Ok(AttributeValue { name: attr.name, datatype, dataspace: attr.dataspace, raw: attr.data })
     }
