@@ -15,8 +15,11 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import re
+import subprocess
 import shlex
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -53,55 +56,55 @@ def make_files(folder: Path, singles: int, multis: int, reads_per_multi: int, me
 # Each reader returns [(read_id, signal)] in file order; `summary` reduces that to what
 # the timed runs keep (so no method pays for the check).
 
-def h5py_signals(paths: list[Path]) -> list:
+def h5py_signals(paths: list[Path]) -> Iterator:
     import h5py
-    out = []
     for p in paths:
         with h5py.File(p, "r") as f:
             if "Raw" in f:  # single-read
                 for name, read in f["Raw/Reads"].items():
-                    out.append((name, read["Signal"][()]))
+                    yield name, read["Signal"][()]
             else:
                 for name, read in f.items():
-                    out.append((name, read["Raw/Signal"][()]))
-    return out
+                    yield name, read["Raw/Signal"][()]
 
 
-def h5py_everything(paths: list[Path]) -> list:
+def h5py_everything(paths: list[Path]) -> Iterator:
     """What read_fast5 gives: signal, the read's attributes and channel_id's."""
     import h5py
-    out = []
     for p in paths:
         with h5py.File(p, "r") as f:
             if "Raw" in f:
                 channel = dict(f["UniqueGlobalKey/channel_id"].attrs)
                 for read in f["Raw/Reads"].values():
                     attrs = dict(read.attrs)
-                    out.append((attrs["read_id"].decode(), read["Signal"][()], channel))
+                    yield attrs["read_id"].decode(), read["Signal"][()], channel
             else:
                 for read in f.values():
                     attrs = dict(read["Raw"].attrs)
-                    out.append((attrs["read_id"].decode(), read["Raw/Signal"][()], dict(read["channel_id"].attrs)))
-    return out
+                    yield attrs["read_id"].decode(), read["Raw/Signal"][()], dict(read["channel_id"].attrs)
 
 
-def ont_everything(paths: list[Path]) -> list:
+def ont_everything(paths: list[Path]) -> Iterator:
     from ont_fast5_api.fast5_interface import get_fast5_file
-    out = []
     for p in paths:
         with get_fast5_file(str(p), mode="r") as f:
             for r in f.get_reads():
-                out.append((r.read_id, r.get_raw_data(), r.get_channel_info()))
-    return out
+                yield r.read_id, r.get_raw_data(), r.get_channel_info()
 
 
-def h5turbo_everything(paths: list[Path], threads: int) -> list:
+def h5turbo_everything(paths: list[Path], threads: int) -> Iterator:
     import h5turbo
-    return [(r.read_id, r.signal, r.channel) for r in h5turbo.read_fast5(paths, threads=threads, on_error="raise")]
+    return ((r.read_id, r.signal, r.channel) for r in h5turbo.read_fast5(paths, threads=threads, on_error="raise"))
 
 
-def summary(reads: list) -> tuple[int, int]:
-    return len(reads), sum(len(r[1]) for r in reads)
+def summary(reads: Iterable) -> tuple[int, int]:
+    """(reads, samples): consumes a stream, so a streamed run never holds more than the
+    reader's own window."""
+    count = samples = 0
+    for read in reads:
+        count += 1
+        samples += len(read[1])
+    return count, samples
 
 
 def checked(reads: list, reference: list, ids: bool) -> None:
@@ -121,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ont-repeats", type=int, default=1, help="0 leaves ont_fast5_api out")
     parser.add_argument("--output", type=Path, default=None, help="markdown file to write the tables to")
+    parser.add_argument("--stream", action="store_true",
+                        help="count each read and drop it instead of keeping every signal in a list")
     args = parser.parse_args(argv)
 
     import h5py
@@ -135,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()[0]
     tables = []
     for label, paths in (("single-read", singles), ("multi-read", multis)):
-        reference = h5py_everything(paths)
+        reference = list(h5py_everything(paths))
         expected = summary(reference)
 
         def check(got, expected=expected):
@@ -153,16 +158,24 @@ def main(argv: list[str] | None = None) -> int:
                             True, args.ont_repeats))
         rows = []
         for name, read, ids, repeats in methods:
-            checked(read(), reference, ids)
-            t, runs = median_time(lambda: summary(read()), repeats, check)
+            checked(list(read()), reference, ids)
+            # collected: every read kept in a list (all signals in memory at the end);
+            # streamed: each read dropped once counted (the reader's window bounds memory)
+            run = (lambda: summary(read())) if args.stream else (lambda: summary(list(read())))
+            t, runs = median_time(run, repeats, check, before=lambda: warm(folder))
             rows.append((name, t, runs))
             print(f"{label}: {name}: {t:.3f} s", file=sys.stderr)
+        floor = decode_floor(paths, cores, args.repeats)
+        if floor is not None:
+            rows.append((f"floor: vbz decode only, {cores} threads (chunks from memory, no files, no Python)",
+                         floor, [floor]))
         tables.append((label, paths, expected, rows))
     load_after = os.getloadavg()[0]
 
     argv_text = shlex.join(["benchmarks/fast5.py"] + (argv if argv is not None else sys.argv[1:]))
     lines = [
-        "# Every raw signal of many vbz fast5 files, warm page cache",
+        "# Every raw signal of many vbz fast5 files, warm page cache"
+        + (", streamed (each read dropped once counted)" if args.stream else ", collected (all kept in a list)"),
         "",
         f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
         f"- machine: {machine()}",
@@ -188,6 +201,21 @@ def main(argv: list[str] | None = None) -> int:
                          f"{base / t:.2f}x |")
     publish(lines, args.output)
     return 0
+
+
+def decode_floor(paths, threads: int, repeats: int):
+    """Median seconds of crates/h5turbo-core/examples/fast5_limit.rs on these files: every
+    Signal chunk decoded from memory into a ready buffer, the floor under any reader
+    built on these decoders. None when the example is not built."""
+    binary = Path(__file__).resolve().parent.parent / "target/release/examples/fast5_limit"
+    if not binary.is_file():
+        print("  decode floor not measured: cargo build --release --example fast5_limit -p h5turbo-core",
+              file=sys.stderr)
+        return None
+    cmd = [str(binary), "--threads", str(threads), "--repeats", str(repeats), *map(str, paths)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    match = re.search(r"median_s=([0-9.]+)", out)
+    return float(match.group(1)) if match else None
 
 
 if __name__ == "__main__":

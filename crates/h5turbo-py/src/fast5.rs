@@ -6,11 +6,11 @@ use crate::errors::guard;
 use h5turbo_core::fast5::{open_file, read_signal, Fast5Index};
 use h5turbo_core::file::{AttributeValue, Object as CoreObject};
 use h5turbo_core::format::dataspace::DataspaceKind;
-use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout};
+use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
 use h5turbo_core::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 
 /// One read as gathered without the GIL.
@@ -117,6 +117,7 @@ fn attrs_to_py<'py>(
 pub struct ScalarTypes<'py> {
     ints: [Bound<'py, PyAny>; 8],
     floats: [Bound<'py, PyAny>; 2],
+    bytes: Bound<'py, PyAny>,
 }
 
 impl<'py> ScalarTypes<'py> {
@@ -129,11 +130,14 @@ impl<'py> ScalarTypes<'py> {
                 get("uint8")?, get("uint16")?, get("uint32")?, get("uint64")?,
             ],
             floats: [get("float32")?, get("float64")?],
+            bytes: get("bytes_")?,
         })
     }
 
     /// The h5py value of a scalar little-endian integer or IEEE float attribute (a
-    /// numpy scalar of the same type); None for anything else (the general path).
+    /// numpy scalar of the same type) or of a NUL-padded fixed-length string (numpy
+    /// bytes, trailing NULs dropped as numpy drops them); None for anything else (the
+    /// general path).
     fn scalar(&self, value: &AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>> {
         if value.dataspace.kind != DataspaceKind::Scalar {
             return Ok(None);
@@ -161,6 +165,12 @@ impl<'py> ScalarTypes<'py> {
                 } else {
                     call.call1((u64::from_le_bytes(le),)).map(Some)
                 }
+            }
+            DatatypeClass::String { padding: StringPadding::NullTerminate | StringPadding::NullPad, .. } => {
+                // the bytes the general path would put in a numpy 'S' array
+                let bytes = value.numpy_bytes().map_err(crate::errors::to_py_err)?;
+                let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+                self.bytes.call1((PyBytes::new(self.bytes.py(), &bytes[..end]),)).map(Some)
             }
             DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match raw {
                 [a, b, c, d] => self.floats[0].call1((f32::from_le_bytes([*a, *b, *c, *d]),)).map(Some),
