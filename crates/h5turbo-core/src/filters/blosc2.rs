@@ -175,6 +175,11 @@ fn parse_b2nd(content: &[u8]) -> Result<NdLayout> {
     if block_shape.iter().any(|&b| b == 0) || chunk_shape.iter().any(|&c| c == 0) {
         return Err(bad("zero-sized chunk or block"));
     }
+    // Blocks lie inside chunks (c-blosc2 never writes otherwise); this also bounds the
+    // block-padded chunk we decode into to less than 2^rank times the real one.
+    if block_shape.iter().zip(&chunk_shape).any(|(b, c)| b > c) {
+        return Err(bad("block larger than the chunk"));
+    }
     Ok(NdLayout { chunk_shape, block_shape })
 }
 
