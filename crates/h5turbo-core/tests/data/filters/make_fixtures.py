@@ -67,6 +67,16 @@ for _dt, _opts in [("u1", ("nn", 8)), ("<i2", ("nn", 16)), (">u2", ("ec", 8)), (
 CASES["blosc_lz4_byte_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="lz4", clevel=3, shuffle=hdf5plugin.Blosc.SHUFFLE)))
 CASES["blosc_blosclz_bit_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="blosclz", clevel=1, shuffle=hdf5plugin.Blosc.BITSHUFFLE)))
 CASES["blosc_zstd_none_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="zstd", clevel=1, shuffle=hdf5plugin.Blosc.NOSHUFFLE)))
+# Blosc2 frames: 1-D (plain super-chunk), 2-D (B2ND metalayer), several blocks with a
+# leftover one; each filter but truncated precision (lossy: h5py's values are the
+# reference there, see tests/test_filters.py).
+_B2 = hdf5plugin.Blosc2
+for _cname, _flt, _tag, _dt in [("lz4", _B2.SHUFFLE, "byte", "<i4"), ("zstd", _B2.BITSHUFFLE, "bit", "<f8"),
+                                ("blosclz", _B2.DELTA, "delta", "<i2"), ("zlib", _B2.NOFILTER, "none", "u1"),
+                                ("lz4hc", _B2.SHUFFLE, "byte", "<i8"), ("zstd", _B2.SHUFFLE, "byte", "<f8_2d")]:
+    CASES[f"blosc2_{_cname}_{_tag}_{_dt.replace('<', 'le').replace('_2d', '') + ('_2d' if _dt.endswith('_2d') else '')}"] = (
+        _dt.replace("_2d", ""), dict(**hdf5plugin.Blosc2(cname=_cname, clevel=5, filters=_flt)))
+CASES["blosc2_lz4_byte_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc2(cname="lz4", clevel=3, filters=_B2.SHUFFLE)))
 
 
 def pipeline(dset):
