@@ -250,3 +250,13 @@ def test_ls_shows_sparse_matrix_groups(tmp_path):
     status, text = run("ls", path)
     assert status == 0
     assert f"X/  (3 members)  csr matrix 40 x 25 float32, {x.nnz} stored values" in text
+
+
+def test_demo_runs_and_checks_results(tmp_path, capsys):
+    from h5turbo import demo
+
+    status = demo.main(["--rows", "700", "--cols", "600", "--chunk", "128", "--dir", str(tmp_path), "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "results identical: yes" in out and "speed-up:" in out
+    assert out.count("(runs: ") == 2  # both readers, each with its runs listed

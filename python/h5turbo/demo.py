@@ -43,12 +43,20 @@ def write_matrix(path: Path, rows: int, cols: int, chunk: int, level: int) -> No
     os.replace(tmp, path)  # only a complete file ever carries the final name
 
 
-def timed(label: str, read):
-    start = time.perf_counter()
-    value = read()
-    elapsed = time.perf_counter() - start
-    print(f"  {label:<28s} {elapsed:7.2f} s")
-    return value, elapsed
+def timed(label: str, read, repeats: int):
+    """The best of `repeats` reads (each returns a fresh array; the first one also pays
+    for the operating system handing this process 2.4 GB of new memory, which on some
+    virtual machines costs seconds). Returns the last result and the best time."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        value = read()
+        times.append(time.perf_counter() - start)
+        if len(times) < repeats:
+            del value
+    runs = ", ".join(f"{t:.2f}" for t in times)
+    print(f"  {label:<28s} {min(times):7.2f} s   (runs: {runs} s)")
+    return value, min(times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--level", type=int, default=3, help="gzip level")
     parser.add_argument("--threads", type=int, default=None, help="h5turbo threads (default: all cores)")
     parser.add_argument("--dir", type=Path, default=None, help="where to keep the example file")
+    parser.add_argument("--repeats", type=int, default=2, help="reads per reader; the best is reported")
     args = parser.parse_args(argv)
 
     import h5py
@@ -78,10 +87,11 @@ def main(argv: list[str] | None = None) -> int:
             pass
 
     with h5py.File(path, "r") as f:
-        expected, t_h5py = timed("h5py", lambda: f["matrix"][...])
+        expected, t_h5py = timed("h5py", lambda: f["matrix"][...], max(1, args.repeats))
     with h5turbo.File(path) as f:
         threads = args.threads or h5turbo.default_threads()
-        got, t_turbo = timed(f"h5turbo ({threads} threads)", lambda: f["matrix"].read(threads=args.threads))
+        got, t_turbo = timed(f"h5turbo ({threads} threads)", lambda: f["matrix"].read(threads=args.threads),
+                             max(1, args.repeats))
 
     same = got.dtype == expected.dtype and got.shape == expected.shape and np.array_equal(got, expected)
     print(f"  results identical: {'yes' if same else 'NO'}")
