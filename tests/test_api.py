@@ -344,6 +344,25 @@ def test_attrs_like_h5py(files):
         assert dict(ours.items()).keys() == set(theirs.keys())
 
 
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_many_attrs_read_whole_like_h5py(tmp_path, libver):
+    """Thousands of attributes (dense storage with libver latest) read as a dict, by
+    items() and one by one: the header is parsed once per object, not once per name."""
+    path = tmp_path / "many_attrs.h5"
+    with h5py.File(path, "w", libver=libver) as h:
+        g = h.create_group("g")
+        for i in range(1500):
+            g.attrs[f"a{i:04d}"] = np.int32(i) if i % 2 else np.float64(i / 3)
+    with h5turbo.File(path) as f, h5py.File(path) as h:
+        ours, theirs = f["g"].attrs, h["g"].attrs
+        expected = dict(theirs)
+        assert list(ours) == list(theirs)
+        for got in (dict(ours), dict(ours.items()), {k: ours[k] for k in ours}):
+            assert got.keys() == expected.keys()
+            for name, value in expected.items():
+                assert_same_value(got[name], value)
+
+
 def test_missing_attr(files):
     f, _ = files
     assert "nope" not in f.attrs and f.attrs.get("nope", 1) == 1

@@ -208,3 +208,59 @@ def test_damaged_files_give_reads_or_errors_never_a_crash(generated, tmp_path, s
         assert isinstance(item, h5turbo.Fast5Read) and item.signal.dtype == np.int16
         if Path(item.path).name.startswith("cut_"):  # a cut file's bytes that remain are intact
             assert np.array_equal(item.signal, uncut[item.read_id])
+
+
+@pytest.fixture(scope="module")
+def unusual(tmp_path_factory, generated) -> dict[str, Path]:
+    """Reads whose attributes leave the native fast path: arrays, variable-length and
+    big-endian values, an empty attribute, text that is not UTF-8, a read_id that is
+    not text, a channel_number that is not a number."""
+    import h5py
+    folder = tmp_path_factory.mktemp("fast5_unusual")
+    paths = {}
+    for name, edit in [
+        ("odd_values", lambda raw, channel: (
+            raw.attrs.create("levels", np.arange(3, dtype=np.int16)),
+            raw.attrs.create("note", "variable length", dtype=h5py.string_dtype()),
+            raw.attrs.create("big", 7, dtype=">i4"),
+            raw.attrs.create("nothing", h5py.Empty("f8")),
+            channel.attrs.create("offset", 5.5, dtype=">f8"),
+            channel.attrs.create("label", "vlen text", dtype=h5py.string_dtype()))),
+        ("numeric_read_id", lambda raw, channel: (raw.attrs.__delitem__("read_id"),
+                                                  raw.attrs.create("read_id", 12345, dtype="i8"))),
+        ("bad_channel_number", lambda raw, channel: channel.attrs.modify("channel_number", np.bytes_(b"abc"))),
+        ("non_utf8_channel", lambda raw, channel: channel.attrs.modify("channel_number", np.bytes_(b"\xff\xfe"))),
+    ]:
+        path = folder / f"{name}.fast5"
+        shutil.copy(generated[1], path)
+        with h5py.File(path, "a") as f:
+            raw = f["Raw/Reads"][next(iter(f["Raw/Reads"]))]
+            edit(raw, f["UniqueGlobalKey/channel_id"])
+        paths[name] = path
+    return paths
+
+
+def test_unusual_attribute_values_match_h5py_and_ont(unusual):
+    import h5py
+    for name in ["odd_values", "numeric_read_id"]:
+        [read] = h5turbo.read_fast5(unusual[name])
+        [ref] = ont_reads(unusual[name])
+        assert read.channel == ref["channel"]
+        for key, value in ref["channel"].items():
+            assert_same_value(read.channel[key], value, f"{name} channel {key}")
+        assert list(read.attrs) == list(ref["attrs"])
+        for key, value in ref["attrs"].items():
+            if isinstance(value, h5py.Empty):
+                assert isinstance(read.attrs[key], h5turbo.Empty) and read.attrs[key].dtype == value.dtype
+            else:
+                assert_same_value(read.attrs[key], value, f"{name} attr {key}")
+    [numeric] = h5turbo.read_fast5(unusual["numeric_read_id"])
+    # a read_id that is not text: the read's group name stands for it
+    assert numeric.read_id == f"Read_{numeric.attrs['read_number']}"
+
+
+def test_unusual_channel_values_are_errors_naming_the_read(unusual):
+    for name, problem in [("bad_channel_number", "invalid literal"), ("non_utf8_channel", "utf-8")]:
+        [item] = h5turbo.read_fast5(unusual[name])
+        assert isinstance(item, h5turbo.Fast5Error), name
+        assert item.read_id and problem in item.problem.lower() and "channel_id" in item.problem

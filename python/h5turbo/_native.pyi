@@ -150,8 +150,10 @@ def fast5_reads(jobs: Sequence[Tuple[str, int, int]]) -> list[Tuple[Optional[int
     For each job (path, first read, read limit): (reads in the file, None, reads) or
     (None, error message naming the file, []). A read is (group path, int16 signal or
     None, raw-group attributes dict or None, channel_id attributes dict or None, error
-    message or None); attribute values as h5py gives them. The GIL is released while
-    the files are walked and the signals decoded (one thread per call)."""
+    message or None, read_id str or None, done): raw-group values as h5py gives them,
+    channel values as plain Python int, float or str; done is False when some value
+    took the general path (the caller finishes those: numpy values, Empty). The GIL is
+    released while the files are walked and the signals decoded (one thread per call)."""
 
 def encode_chunks(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
                   fill: bytes, first: int, count: int, threads: int = 0) -> list[tuple[tuple[int, ...], bytes, int]]:

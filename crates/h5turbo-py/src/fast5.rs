@@ -30,7 +30,10 @@ struct JobOut {
 /// For each job (path, first read, read limit): (reads in the file, None, reads) or
 /// (None, error message, []) when the file cannot be read. A read is (group path,
 /// int16 signal or None, raw-group attrs dict or None, channel_id attrs dict or None,
-/// error message or None). Attribute values are what h5py gives.
+/// error message or None, read_id str or None, done). Raw-group attribute values are
+/// what h5py gives; channel values are plain Python (int, float, str) as ont_fast5_api
+/// gives them. `done` is false when some value took the general path (an array, a
+/// null dataspace, bytes that are not UTF-8 ...): the Python side finishes those.
 #[pyfunction]
 pub fn fast5_reads<'py>(py: Python<'py>, jobs: Vec<(PathBuf, usize, usize)>) -> PyResult<Bound<'py, PyList>> {
     let gathered: Vec<Result<JobOut>> =
@@ -88,27 +91,117 @@ fn read_to_py<'py>(py: Python<'py>, types: &ScalarTypes<'py>, read: ReadOut) -> 
         Ok(values) => (values.into_pyarray(py).into_any(), py.None().into_bound(py)),
         Err(e) => (py.None().into_bound(py), e.to_string().into_pyobject(py)?.into_any()),
     };
-    let attrs = attrs_to_py(py, types, read.attrs)?;
-    let channel = attrs_to_py(py, types, read.channel)?;
-    PyTuple::new(py, [read.name.into_pyobject(py)?.into_any(), signal, attrs, channel, error])
+    let read_id = read.attrs.as_ref().and_then(|(_, values)| text_read_id(values));
+    let mut done = true;
+    let attrs = attrs_to_py(py, read.attrs, &mut done, |value| types.scalar(value))?;
+    let channel = attrs_to_py(py, read.channel, &mut done, |value| plain_scalar(py, value))?;
+    PyTuple::new(py, [
+        read.name.into_pyobject(py)?.into_any(),
+        signal,
+        attrs,
+        channel,
+        error,
+        read_id.into_pyobject(py)?.into_any(),
+        pyo3::types::PyBool::new(py, done).to_owned().into_any(),
+    ])
 }
 
+/// A dict of an object's attributes: each value from `fast` where it has one, else
+/// from the general path (and then `done` is cleared: the caller finishes it).
 fn attrs_to_py<'py>(
     py: Python<'py>,
-    types: &ScalarTypes<'py>,
     attrs: Option<(CoreObject, Vec<AttributeValue>)>,
+    done: &mut bool,
+    fast: impl Fn(&AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let Some((obj, values)) = attrs else {
         return Ok(py.None().into_bound(py));
     };
     let dict = PyDict::new(py);
     for value in &values {
-        match types.scalar(value)? {
+        match fast(value)? {
             Some(scalar) => dict.set_item(&value.name, scalar)?,
-            None => dict.set_item(&value.name, attribute_to_py(py, &obj, value)?)?,
+            None => {
+                *done = false;
+                dict.set_item(&value.name, attribute_to_py(py, &obj, value)?)?
+            }
         }
     }
     Ok(dict.into_any())
+}
+
+/// The `read_id` attribute as text, when it is a NUL-padded string of UTF-8.
+fn text_read_id(values: &[AttributeValue]) -> Option<String> {
+    let value = values.iter().find(|v| v.name == "read_id")?;
+    match scalar_of(value)? {
+        Scalar::Text(bytes) => String::from_utf8(bytes).ok(),
+        _ => None,
+    }
+}
+
+/// A channel value as ont_fast5_api's get_channel_info gives it: a Python int, float
+/// or str; None for anything else (the general path).
+fn plain_scalar<'py>(py: Python<'py>, value: &AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(match scalar_of(value) {
+        Some(Scalar::Signed(v, _)) => Some(v.into_pyobject(py)?.into_any()),
+        Some(Scalar::Unsigned(v, _)) => Some(v.into_pyobject(py)?.into_any()),
+        Some(Scalar::F32(v)) => Some(f64::from(v).into_pyobject(py)?.into_any()),
+        Some(Scalar::F64(v)) => Some(v.into_pyobject(py)?.into_any()),
+        Some(Scalar::Text(bytes)) => match String::from_utf8(bytes) {
+            Ok(text) => Some(text.into_pyobject(py)?.into_any()),
+            Err(_) => None,
+        },
+        None => None,
+    })
+}
+
+/// A scalar attribute of the kinds fast5 files carry, decoded without Python.
+enum Scalar {
+    /// value, and the byte size (1, 2, 4 or 8)
+    Signed(i64, usize),
+    Unsigned(u64, usize),
+    F32(f32),
+    F64(f64),
+    /// a NUL-padded fixed-length string without its trailing NULs, as numpy drops them
+    Text(Vec<u8>),
+}
+
+/// A scalar little-endian integer, IEEE float or NUL-padded fixed-length string;
+/// None for anything else.
+fn scalar_of(value: &AttributeValue) -> Option<Scalar> {
+    if value.dataspace.kind != DataspaceKind::Scalar {
+        return None;
+    }
+    let size = value.datatype.size;
+    let raw = value.raw.get(..size)?;
+    match &value.datatype.class {
+        DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
+            if usize::from(*precision) == size * 8 && matches!(size, 1 | 2 | 4 | 8) =>
+        {
+            let mut le = [0u8; 8];
+            le[..size].copy_from_slice(raw);
+            let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
+            le[size..].fill(fill);
+            Some(if *signed {
+                Scalar::Signed(i64::from_le_bytes(le), size)
+            } else {
+                Scalar::Unsigned(u64::from_le_bytes(le), size)
+            })
+        }
+        DatatypeClass::String { padding: StringPadding::NullTerminate | StringPadding::NullPad, .. } => {
+            // the bytes the general path would put in a numpy 'S' array
+            let mut bytes = value.numpy_bytes().ok()?;
+            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            bytes.truncate(end);
+            Some(Scalar::Text(bytes))
+        }
+        DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match *raw {
+            [a, b, c, d] => Some(Scalar::F32(f32::from_le_bytes([a, b, c, d]))),
+            [a, b, c, d, e, f, g, h] => Some(Scalar::F64(f64::from_le_bytes([a, b, c, d, e, f, g, h]))),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// numpy's scalar types, looked up once per call: a fast5 read carries a dozen scalar
@@ -136,50 +229,22 @@ impl<'py> ScalarTypes<'py> {
 
     /// The h5py value of a scalar little-endian integer or IEEE float attribute (a
     /// numpy scalar of the same type) or of a NUL-padded fixed-length string (numpy
-    /// bytes, trailing NULs dropped as numpy drops them); None for anything else (the
-    /// general path).
+    /// bytes); None for anything else (the general path).
     fn scalar(&self, value: &AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>> {
-        if value.dataspace.kind != DataspaceKind::Scalar {
-            return Ok(None);
-        }
-        let size = value.datatype.size;
-        let Some(raw) = value.raw.get(..size) else { return Ok(None) };
-        match &value.datatype.class {
-            DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
-                if usize::from(*precision) == size * 8 =>
-            {
-                let slot = match size {
-                    1 => 0,
-                    2 => 1,
-                    4 => 2,
-                    8 => 3,
-                    _ => return Ok(None),
-                } + if *signed { 0 } else { 4 };
-                let mut le = [0u8; 8];
-                le[..size].copy_from_slice(raw);
-                let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
-                le[size..].fill(fill);
-                let call = &self.ints[slot];
-                if *signed {
-                    call.call1((i64::from_le_bytes(le),)).map(Some)
-                } else {
-                    call.call1((u64::from_le_bytes(le),)).map(Some)
-                }
-            }
-            DatatypeClass::String { padding: StringPadding::NullTerminate | StringPadding::NullPad, .. } => {
-                // the bytes the general path would put in a numpy 'S' array
-                let bytes = value.numpy_bytes().map_err(crate::errors::to_py_err)?;
-                let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-                self.bytes.call1((PyBytes::new(self.bytes.py(), &bytes[..end]),)).map(Some)
-            }
-            DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match raw {
-                [a, b, c, d] => self.floats[0].call1((f32::from_le_bytes([*a, *b, *c, *d]),)).map(Some),
-                [a, b, c, d, e, f, g, h] => {
-                    self.floats[1].call1((f64::from_le_bytes([*a, *b, *c, *d, *e, *f, *g, *h]),)).map(Some)
-                }
-                _ => Ok(None),
-            },
-            _ => Ok(None),
+        let slot = |size: usize| match size {
+            1 => 0,
+            2 => 1,
+            4 => 2,
+            _ => 3,
+        };
+        let py = self.bytes.py();
+        match scalar_of(value) {
+            Some(Scalar::Signed(v, size)) => self.ints[slot(size)].call1((v,)).map(Some),
+            Some(Scalar::Unsigned(v, size)) => self.ints[4 + slot(size)].call1((v,)).map(Some),
+            Some(Scalar::F32(v)) => self.floats[0].call1((v,)).map(Some),
+            Some(Scalar::F64(v)) => self.floats[1].call1((v,)).map(Some),
+            Some(Scalar::Text(bytes)) => self.bytes.call1((PyBytes::new(py, &bytes),)).map(Some),
+            None => Ok(None),
         }
     }
 }

@@ -4,6 +4,9 @@
 //! for every read, panics caught at the boundary. The contract is
 //! python/h5turbo/_native.pyi.
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod convert;
 mod errors;
 mod fast5;

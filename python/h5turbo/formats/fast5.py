@@ -153,16 +153,20 @@ def _groups_of(items: Iterator[str], size: int) -> Iterator[list[str]]:
 
 
 def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
-    for name, signal, attrs, channel, error in reads:
-        if attrs is not None:
-            attrs = {key: _h5py_value(value) for key, value in attrs.items()}
-        read_id = _read_id(attrs, name)
+    for name, signal, attrs, channel, error, read_id, done in reads:
+        if not done:  # a value the native side left to the general path
+            attrs = {key: _h5py_value(value) for key, value in attrs.items()} if attrs is not None else None
+            read_id = None
+        if read_id is None:
+            read_id = _read_id(attrs, name)
         if error is not None:
             yield Fast5Error(path, error, read_id)
             continue
         try:
+            if not done and channel is not None:
+                channel = {key: _clean(value) for key, value in channel.items()}
             channel = _channel_info(channel)
-        except ValueError as exc:  # a channel_number that is not a number
+        except ValueError as exc:  # a channel_number that is not a number, text not UTF-8
             yield Fast5Error(path, f"channel_id: {exc}", read_id)
             continue
         yield Fast5Read(path, read_id, signal, channel, attrs)
@@ -178,17 +182,16 @@ def _read_id(attrs: dict | None, name: str) -> str:
 
 
 def _channel_info(channel: dict | None) -> dict[str, Any] | None:
-    """ont_fast5_api's get_channel_info: numpy scalars to Python, bytes to str, and
+    """ont_fast5_api's get_channel_info (values already plain Python: see _clean):
     channel_number as int (files store it as a string)."""
-    if channel is None:
-        return None
-    info = {name: _clean(value) for name, value in channel.items()}
-    if "channel_number" in info:
-        info["channel_number"] = int(info["channel_number"])
-    return info
+    if channel is not None and "channel_number" in channel:
+        channel["channel_number"] = int(channel["channel_number"])
+    return channel
 
 
 def _clean(value: Any) -> Any:
+    """A channel value as ont_fast5_api gives it: numpy scalars to Python, bytes to
+    str (the native side does this itself for scalar numbers and UTF-8 strings)."""
     if isinstance(value, np.ndarray):
         return np.char.decode(value).tolist() if value.dtype.kind == "S" else value.tolist()
     if isinstance(value, np.generic):

@@ -65,20 +65,19 @@ impl AttributeValue {
 impl Object {
     /// Attribute names: creation order when tracked, else name order (as h5py).
     pub fn attribute_names(&self) -> Result<Vec<String>> {
-        Ok(self.attributes()?.into_iter().map(|a| a.name).collect())
+        Ok(self.attributes()?.iter().map(|a| a.name.clone()).collect())
     }
 
     pub fn attribute(&self, name: &str) -> Result<AttributeValue> {
-        let attr = self.attributes()?.into_iter().find(|a| a.name == name).ok_or_else(|| {
+        let attr = self.attributes()?.iter().find(|a| a.name == name).cloned().ok_or_else(|| {
             Error::not_found(format!("no attribute '{}' on '{}'", name, self.name)).in_file(self.file.path())
         })?;
         self.resolve(attr)
     }
 
-    /// Every attribute, in `attribute_names` order, with the header parsed once (asking
-    /// `attribute` for each name parses all of them per name).
+    /// Every attribute, in `attribute_names` order.
     pub fn all_attributes(&self) -> Result<Vec<AttributeValue>> {
-        self.attributes()?.into_iter().map(|a| self.resolve(a)).collect()
+        self.attributes()?.iter().map(|a| self.resolve(a.clone())).collect()
     }
 
     /// The attribute with its datatype resolved (committed types read) and its data
@@ -95,9 +94,15 @@ impl Object {
         Ok(AttributeValue { name: attr.name, datatype, dataspace: attr.dataspace, raw: attr.data })
     }
 
-    fn attributes(&self) -> Result<Vec<Attribute>> {
+    /// The attributes, parsed once per object (a failure is not kept: asking again
+    /// reports it again).
+    fn attributes(&self) -> Result<&[Attribute]> {
         self.file.check_open()?;
-        self.read_attributes().in_object(&self.name).in_file(self.file.path())
+        if let Some(attrs) = self.attributes.get() {
+            return Ok(attrs);
+        }
+        let attrs = self.read_attributes().in_object(&self.name).in_file(self.file.path())?;
+        Ok(self.attributes.get_or_init(|| attrs))
     }
 
     fn read_attributes(&self) -> Result<Vec<Attribute>> {

@@ -59,6 +59,10 @@ pub struct Object {
     file: File,
     name: String,
     header: Arc<ObjectHeader>,
+    /// The attributes, parsed on first use and kept: the file is read-only, and
+    /// reading every attribute by name (a dict of them) would otherwise parse all of
+    /// them once per name. Shared by the clones of this object.
+    attributes: Arc<std::sync::OnceLock<Vec<crate::format::attribute::Attribute>>>,
 }
 
 impl File {
@@ -138,7 +142,7 @@ impl File {
     pub(crate) fn object_at(&self, address: u64, name: String) -> Result<Object> {
         self.check_open()?;
         let header = ObjectHeader::read(self.ctx(), address).in_object(&name).in_file(self.path())?;
-        Ok(Object { file: self.clone(), name, header: Arc::new(header) })
+        Ok(Object { file: self.clone(), name, header: Arc::new(header), attributes: Arc::default() })
     }
 
     /// Resolve an absolute path ("/", "/a/b"), following soft links.
