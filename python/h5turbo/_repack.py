@@ -295,8 +295,8 @@ def _holds_refs(dt) -> bool:
 
 
 def _remap(value, fin, fout):
-    """A value read from SRC with every object reference pointed at the same object in
-    DST (by path); region references and null references become null references."""
+    """A value read from SRC with every reference pointed at the same object in DST (by
+    path), region references with the same selection; null references stay null."""
     import h5py
     if isinstance(value, h5py.Reference) and not isinstance(value, h5py.RegionReference):
         if not value:
@@ -304,7 +304,7 @@ def _remap(value, fin, fout):
         name = fin[value].name
         return fout[name].ref if name and name in fout else h5py.Reference()
     if isinstance(value, h5py.RegionReference):
-        return h5py.RegionReference()
+        return _remap_region(value, fin, fout)
     if isinstance(value, np.ndarray):
         if value.dtype.fields:
             out = value.copy()
@@ -321,6 +321,23 @@ def _remap(value, fin, fout):
     if isinstance(value, np.void) and value.dtype.fields:
         return _remap(np.array(value), fin, fout)[()]
     return value
+
+
+def _remap_region(ref, fin, fout):
+    """The same selection of the same dataset (by path) in DST; a null reference, or
+    one whose dataset is not in DST under that path, becomes null."""
+    import h5py
+    if not ref:
+        return h5py.RegionReference()
+    source = fin[ref]
+    name = source.name
+    if not name or name not in fout or not isinstance(fout[name], h5py.Dataset):
+        return h5py.RegionReference()
+    target = fout[name]
+    selection = h5py.h5r.get_region(ref, source.id)  # SRC's dataspace with the selection
+    if selection.shape != target.shape:
+        return h5py.RegionReference()
+    return h5py.h5r.create(target.id, b".", h5py.h5r.DATASET_REGION, selection)
 
 
 def _copy_attrs(src_obj, dst_obj, fin, fout) -> None:
