@@ -30,6 +30,7 @@ class ArgumentError(Error, ValueError):
 CODECS = {
     None: None, "gzip": 4, "lzf": None, "zstd": 3, "lz4": None,
     "blosc": 5, "blosc:lz4": 5, "blosc:lz4hc": 5, "blosc:zlib": 5, "blosc:zstd": 5, "blosc:snappy": 5,
+    "blosc:blosclz": 5,
     "bitshuffle": None, "bitshuffle:lz4": None, "bitshuffle:zstd": 3,
 }
 
@@ -145,7 +146,7 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
     ``path`` may also be an open, writable ``h5py.File`` or ``h5py.Group``.
 
     ``compression``: None, "gzip" (level 0-9, default 4), "lzf", "zstd" (level, default
-    3), "lz4", "blosc" / "blosc:lz4|lz4hc|zlib|zstd|snappy" (level 0-9, default 5;
+    3), "lz4", "blosc" / "blosc:lz4|lz4hc|zlib|zstd|snappy|blosclz" (level 0-9, default 5;
     ``shuffle`` True or "bit" selects blosc's own byte or bit shuffle),
     "bitshuffle" / "bitshuffle:lz4" / "bitshuffle:zstd". ``shuffle=True`` adds HDF5's
     byte-shuffle filter before the compressor (except for blosc, see above).

@@ -462,6 +462,68 @@ fn lzf_match(len: usize, distance: usize, dst: &mut Vec<u8>) {
     dst.push((d & 0xff) as u8);
 }
 
+/// BloscLZ (Blosc's compressor code 0; the format is described in blosclz.rs): greedy
+/// LZ77 over a hash of 3-byte prefixes, like `lzf`. Distances stay within the short
+/// form (at most 8191: the code for 8192 announces a far match), and the stream starts
+/// and ends with a literal run, as decoders require (a final match is not copied).
+pub fn blosclz(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
+    const HASH_BITS: u32 = 14;
+    const MAX_DISTANCE: usize = 8191;
+    table.clear();
+    table.resize(1 << HASH_BITS, u32::MAX);
+    let hash = |p: usize| -> usize {
+        let v = u32::from(src[p]) << 16 | u32::from(src[p + 1]) << 8 | u32::from(src[p + 2]);
+        (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
+    };
+    let n = src.len();
+    // position 0 is always a literal (the table is empty), and a match stops one byte
+    // short of the end so that a literal run closes the stream
+    let (mut ip, mut literal_start) = (0usize, 0usize);
+    while ip + 4 <= n {
+        let h = hash(ip);
+        let candidate = table[h] as usize;
+        table[h] = ip as u32;
+        let found = candidate < ip && ip - candidate <= MAX_DISTANCE && src[candidate..candidate + 3] == src[ip..ip + 3];
+        if !found {
+            ip += 1;
+            continue;
+        }
+        let max = n - ip - 1;
+        let mut len = 3;
+        while len < max && src[candidate + len] == src[ip + len] {
+            len += 1;
+        }
+        lzf_literals(&src[literal_start..ip], dst);
+        blosclz_match(len, ip - candidate, dst);
+        for p in (ip + len).saturating_sub(2)..ip + len {
+            if p + 3 <= n {
+                table[hash(p)] = p as u32;
+            }
+        }
+        ip += len;
+        literal_start = ip;
+    }
+    lzf_literals(&src[literal_start..], dst); // literal runs are LZF's: length - 1, bytes
+}
+
+/// A match: length - 2 in the top 3 bits (7: then 255s and a last byte add to 9), the
+/// distance - 1 in the low 5 bits and the next byte.
+fn blosclz_match(len: usize, distance: usize, dst: &mut Vec<u8>) {
+    let d = distance - 1;
+    if len - 2 < 7 {
+        dst.push((((len - 2) << 5) | (d >> 8)) as u8);
+    } else {
+        dst.push(((7 << 5) | (d >> 8)) as u8);
+        let mut rest = len - 9;
+        while rest >= 255 {
+            dst.push(255);
+            rest -= 255;
+        }
+        dst.push(rest as u8);
+    }
+    dst.push((d & 0xff) as u8);
+}
+
 /// Blosc filter parameters from hdf5plugin's client data: [filter revision, blosc
 /// format, type size, chunk bytes, level, shuffle (0 none, 1 byte, 2 bit), compressor
 /// (0 blosclz, 1 lz4, 2 lz4hc, 3 snappy, 4 zlib, 5 zstd)].
@@ -475,6 +537,7 @@ struct BloscParams {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum BloscCompressor {
+    BloscLz,
     Lz4,
     Snappy,
     Zlib,
@@ -485,6 +548,7 @@ impl BloscCompressor {
     /// The codec's number in the frame's flags (bits 5-7).
     fn format_code(self) -> u8 {
         match self {
+            BloscCompressor::BloscLz => 0,
             BloscCompressor::Lz4 => 1,
             BloscCompressor::Snappy => 2,
             BloscCompressor::Zlib => 3,
@@ -505,7 +569,7 @@ impl BloscParams {
             3 => BloscCompressor::Snappy,
             4 => BloscCompressor::Zlib,
             5 => BloscCompressor::Zstd,
-            0 => return Err(crate::unsupported!("blosc: writing the blosclz codec (choose lz4, zstd, zlib or snappy)")),
+            0 => BloscCompressor::BloscLz,
             c => return Err(crate::unsupported!("blosc: compressor code {}", c)),
         };
         Ok(BloscParams {
@@ -609,6 +673,7 @@ fn blosc_stream(data: &[u8], dst: &mut Vec<u8>, p: &BloscParams, scratch: &mut E
     let at = dst.len();
     dst.extend_from_slice(&[0; 4]);
     match p.compressor {
+        BloscCompressor::BloscLz => blosclz(data, dst, &mut scratch.lzf_table),
         BloscCompressor::Lz4 => {
             lz4_block(data, dst).ok_or_else(|| crate::format_err!("blosc: lz4 cannot compress a block"))?;
         }
@@ -749,6 +814,27 @@ mod tests {
         let mut out = vec![0; data.len()];
         super::super::lzf::decode(&enc, &mut out).unwrap();
         assert_eq!(out, data);
+    }
+
+    #[test]
+    fn blosclz_round_trips_through_our_decoder() {
+        let mut cases: Vec<Vec<u8>> = (0..40).map(|n| sample(n, 7)).collect();
+        cases.push(vec![9; 100_000]); // one long run: chained 255 length bytes
+        let mut repeats: Vec<u8> = sample(8191, 3); // matches at the largest short distance
+        repeats.extend_from_within(..);
+        repeats.extend_from_slice(&sample(5000, 5));
+        cases.push(repeats);
+        cases.push((0..70_000u32).map(|i| (i % 251) as u8 ^ (i / 997) as u8).collect());
+        for data in cases {
+            let mut enc = Vec::new();
+            blosclz(&data, &mut enc, &mut Vec::new());
+            let mut out = vec![0; data.len()];
+            assert_eq!(super::super::blosclz::decode(&enc, &mut out).unwrap(), data.len());
+            assert_eq!(out, data, "{} bytes", data.len());
+        }
+        let mut enc = Vec::new();
+        blosclz(&vec![9; 100_000], &mut enc, &mut Vec::new());
+        assert!(enc.len() < 1000, "{}", enc.len());
     }
 
     #[test]
