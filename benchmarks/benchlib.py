@@ -14,12 +14,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 
 try:
-    from h5turbo.bench.measure import codec_limit, machine, median_time, warm
+    from h5turbo.bench.measure import codec_limit, interleaved_times, machine, median_time, paired_ratio, warm
 except ImportError:  # running from a checkout without an installed h5turbo
     sys.path.insert(0, str(REPO / "python"))
-    from h5turbo.bench.measure import codec_limit, machine, median_time, warm
+    from h5turbo.bench.measure import codec_limit, interleaved_times, machine, median_time, paired_ratio, warm
 
-__all__ = ["REPO", "codec_limit", "machine", "median_time", "warm", "timing_rows", "publish"]
+__all__ = ["REPO", "codec_limit", "interleaved_times", "machine", "median_time", "paired_ratio", "warm",
+           "timing_rows", "publish"]
 
 
 def timing_rows(rows, base: float) -> list[str]:

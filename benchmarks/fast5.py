@@ -27,7 +27,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "tests"))
-from benchlib import machine, median_time, publish, warm  # noqa: E402
+from benchlib import interleaved_times, machine, paired_ratio, publish, warm  # noqa: E402
 import conftest  # noqa: E402,F401  (sets up h5py's filter plugins, ONT's vbz among them)
 import h5gen  # noqa: E402
 
@@ -147,28 +147,34 @@ def main(argv: list[str] | None = None) -> int:
             if got != expected:
                 raise AssertionError(f"(reads, samples) {got}, expected {expected}")
 
-        methods = [("h5py loop, signals only", lambda: h5py_signals(paths), False, args.repeats),
-                   ("h5py loop, signals + read and channel attributes", lambda: h5py_everything(paths), True,
-                    args.repeats),
-                   (f"h5turbo.read_fast5, {cores} threads", lambda: h5turbo_everything(paths, cores), True,
-                    args.repeats),
-                   ("h5turbo.read_fast5, 1 thread", lambda: h5turbo_everything(paths, 1), True, args.repeats)]
+        methods = [("h5py loop, signals only", lambda: h5py_signals(paths), False),
+                   ("h5py loop, signals + read and channel attributes", lambda: h5py_everything(paths), True),
+                   (f"h5turbo.read_fast5, {cores} threads", lambda: h5turbo_everything(paths, cores), True),
+                   ("h5turbo.read_fast5, 1 thread", lambda: h5turbo_everything(paths, 1), True)]
         if args.ont_repeats:
             methods.append(("ont_fast5_api loop (get_raw_data, get_channel_info)", lambda: ont_everything(paths),
-                            True, args.ont_repeats))
-        rows = []
-        for name, read, ids, repeats in methods:
+                            True))
+        runs_of = {}
+        for name, read, ids in methods:
             checked(list(read()), reference, ids)
             # collected: every read kept in a list (all signals in memory at the end);
             # streamed: each read dropped once counted (the reader's window bounds memory)
-            run = (lambda: summary(read())) if args.stream else (lambda: summary(list(read())))
-            t, runs = median_time(run, repeats, check, before=lambda: warm(folder))
-            rows.append((name, t, runs))
-            print(f"{label}: {name}: {t:.3f} s", file=sys.stderr)
+            runs_of[name] = ((lambda read=read: summary(read())) if args.stream
+                             else (lambda read=read: summary(list(read()))))
+        ont = {name: runs_of.pop(name) for name in list(runs_of) if name.startswith("ont_fast5_api")}
+        times = interleaved_times(runs_of, args.repeats, check, before=lambda: warm(folder))
+        if ont:
+            times.update(interleaved_times(ont, args.ont_repeats, check, before=lambda: warm(folder)))
+        base = times[methods[0][0]]
+        rows = []
+        for name, runs in times.items():
+            ratio = paired_ratio(base, runs) if len(runs) == len(base) else float(np.median(base) / np.median(runs))
+            rows.append((name, float(np.median(runs)), runs, ratio))
+            print(f"{label}: {name}: {np.median(runs):.3f} s", file=sys.stderr)
         floor = decode_floor(paths, cores, args.repeats)
         if floor is not None:
             rows.append((f"floor: vbz decode only, {cores} threads (chunks from memory, no files, no Python)",
-                         floor, [floor]))
+                         floor, [floor], float(np.median(base)) / floor))
         tables.append((label, paths, expected, rows))
     load_after = os.getloadavg()[0]
 
@@ -185,20 +191,22 @@ def main(argv: list[str] | None = None) -> int:
         f"- files: {len(singles)} single-read + {len(multis)} multi-read ({args.reads_per_multi} reads each), "
         f"written by h5py with ONT's vbz plugin (filter 32020, options 0, 2, 1, 1), "
         f"signal lengths log-normal, median {args.median_samples} samples",
-        "- each: every method's reads checked against the h5py loop's once, then a warm-up and the median "
-        f"of the runs (ont_fast5_api: {args.ont_repeats} run)",
+        "- each: every method's reads checked against the h5py loop's once and warmed up; then "
+        f"{args.repeats} rounds, each timing every method once in turn (ont_fast5_api: {args.ont_repeats} "
+        "rounds of its own); page cache warmed before every run. Speed-up: the median over rounds of the "
+        "h5py loop's time over the method's in the same round (the floor: over the h5py median)",
         f"- 1-minute load average before / after: {load_before:.1f} / {load_after:.1f} "
         "(other work on the machine shares its cores)",
     ]
     for label, paths, (n_reads, n_samples), rows in tables:
         size = sum(p.stat().st_size for p in paths) / 2 ** 20
-        base = rows[0][1]
         lines += ["", f"## {label}: {len(paths)} files, {n_reads} reads, {n_samples / 1e6:.1f} M samples, "
                       f"{size:.0f} MiB on disk", "",
-                  "| method | median s | runs (s) | reads/s | vs h5py signals loop |", "|---|---:|---|---:|---:|"]
-        for name, t, runs in rows:
+                  "| method | median s | runs (s), round by round | reads/s | vs h5py signals loop |",
+                  "|---|---:|---|---:|---:|"]
+        for name, t, runs, ratio in rows:
             lines.append(f"| {name} | {t:.3f} | {', '.join(f'{x:.3f}' for x in runs)} | {n_reads / t:,.0f} | "
-                         f"{base / t:.2f}x |")
+                         f"{ratio:.2f}x |")
     publish(lines, args.output)
     return 0
 

@@ -356,3 +356,23 @@ def test_median_time_runs_before_ahead_of_every_run_untimed():
     assert events == ["before", "read"] * 4  # the checked warm-up, then 3 runs
     assert checked == [1] and len(runs) == 3
     assert max(runs) < 0.04 and median == sorted(runs)[1]
+
+
+def test_interleaved_times_runs_every_reader_once_per_round():
+    from h5turbo.bench.measure import interleaved_times, paired_ratio
+    calls, checked, warmed = [], [], []
+
+    def reader(name):
+        def read():
+            calls.append(name)
+            return name
+        return read
+    times = interleaved_times({"a": reader("a"), "b": reader("b")}, 3, checked.append,
+                              before=lambda: warmed.append(1))
+    assert checked == ["a", "b"]  # each warm-up's result checked
+    assert calls == ["a", "b"] + ["a", "b"] * 3  # warm-ups, then round after round
+    assert len(warmed) == len(calls)
+    assert set(times) == {"a", "b"} and all(len(t) == 3 and min(t) >= 0 for t in times.values())
+    # the median of the per-round ratios, not the ratio of the medians
+    assert paired_ratio([2.0, 4.0, 9.0], [1.0, 1.0, 1.0]) == 4.0
+    assert paired_ratio([2.0, 4.0, 9.0], [2.0, 1.0, 9.0]) == 1.0

@@ -63,6 +63,33 @@ def median_time(read, repeats: int, check, before=None) -> tuple[float, list[flo
     return statistics.median(times), times
 
 
+def interleaved_times(reads: dict, rounds: int, check, before=None) -> dict:
+    """Each reader's checked warm-up, then `rounds` rounds that time every reader once
+    in turn: {name: [seconds per round]}. On a machine whose speed drifts (a shared
+    VM), a slow minute then slows every reader of that round alike, so the ratio of
+    two readers taken round by round (see `paired_ratio`) is steadier than the ratio
+    of medians taken minutes apart."""
+    for read in reads.values():
+        if before is not None:
+            before()
+        check(read())
+    times: dict = {name: [] for name in reads}
+    for _ in range(rounds):
+        for name, read in reads.items():
+            if before is not None:
+                before()
+            start = time.perf_counter()
+            result = read()
+            times[name].append(time.perf_counter() - start)
+            del result
+    return times
+
+
+def paired_ratio(base: list[float], other: list[float]) -> float:
+    """The median over rounds of base / other (see `interleaved_times`)."""
+    return statistics.median(b / o for b, o in zip(base, other))
+
+
 def store_files(path: Path) -> list[Path]:
     """The files of a store: the file itself, or every file under a folder (zarr)."""
     path = Path(path)
