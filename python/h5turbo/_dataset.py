@@ -83,6 +83,12 @@ class Dataset(HLObject):
         return self._obj.layout
 
     @property
+    def is_virtual(self) -> bool:
+        """Whether this is a virtual dataset (VDS), as h5py's ``is_virtual``: its data is
+        read from source datasets in this or other files (see the README)."""
+        return self._obj.layout == "virtual"
+
+    @property
     def chunk_index(self) -> Optional[str]:
         """How the chunks are indexed in the file ('btree_v1', 'single_chunk', 'implicit',
         'fixed_array', 'extensible_array', 'btree_v2'); None unless chunked."""

@@ -343,7 +343,7 @@ fn storage_summary(obj: &CoreObject, ds: &h5turbo_core::file::Dataset) -> h5turb
         Layout::Contiguous { address: Some(_), size } => Ok((1, *size)),
         Layout::Contiguous { address: None, .. } => Ok((0, 0)),
         Layout::Compact { data } => Ok((1, data.len() as u64)),
-        Layout::Virtual => Ok((0, 0)),
+        Layout::Virtual { .. } => Ok((0, 0)),
     }
 }
 

@@ -90,7 +90,7 @@ impl Dataset {
             Layout::Compact { .. } => LayoutKind::Compact,
             Layout::Contiguous { .. } => LayoutKind::Contiguous,
             Layout::Chunked(_) => LayoutKind::Chunked,
-            Layout::Virtual => LayoutKind::Virtual,
+            Layout::Virtual { .. } => LayoutKind::Virtual,
         }
     }
 
@@ -179,6 +179,9 @@ impl Dataset {
         } else {
             (self.dataspace.dims.clone(), sel.to_vec())
         };
+        if let Layout::Virtual { heap_address, heap_index } = self.layout {
+            return super::vds::read(self, file, (heap_address, heap_index), &dims, &sel, out, threads);
+        }
         self.with_source(file, &dims, |src| {
             let cache = if use_cache { src.cache } else { None };
             engine::read_selection(&engine::ArraySource { cache, ..*src }, &sel, out, threads)
@@ -249,7 +252,9 @@ impl Dataset {
                 let unfiltered = FilterPipeline::default();
                 f(&self.array_source(source, dims, dims, &store, &unfiltered))
             }
-            Layout::Virtual => Err(Error::unsupported("virtual datasets (VDS) are not supported")),
+            Layout::Virtual { .. } => {
+                Err(Error::unsupported("reductions and chunk access on virtual datasets (read them, then reduce)"))
+            }
         }
     }
 

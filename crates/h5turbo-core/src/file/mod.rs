@@ -8,6 +8,7 @@ mod attrs;
 mod dataset;
 mod group;
 mod refs;
+mod vds;
 
 pub use attrs::AttributeValue;
 pub use dataset::{Dataset, LayoutKind};

@@ -32,8 +32,9 @@ pub enum Layout {
     /// (which HDF5 stored as 32-bit values): callers should prefer dataspace x element size.
     Contiguous { address: Option<u64>, size: u64 },
     Chunked(ChunkedLayout),
-    /// A virtual dataset; reported so callers can say so, never read.
-    Virtual,
+    /// A virtual dataset: its mappings are the global heap object named here (see
+    /// `format::vds`).
+    Virtual { heap_address: u64, heap_index: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,7 +152,11 @@ fn parse_v3_to_v5(r: &mut ByteReader, version: u8) -> Result<Layout> {
         }
         CLASS_CHUNKED if version == 3 => parse_chunked_v3(r),
         CLASS_CHUNKED => parse_chunked_v4(r, version),
-        CLASS_VIRTUAL if version >= 4 => Ok(Layout::Virtual),
+        CLASS_VIRTUAL if version >= 4 => {
+            let heap_address = r.required_address("virtual dataset mappings")?;
+            let heap_index = r.u32()?;
+            Ok(Layout::Virtual { heap_address, heap_index })
+        }
         c => Err(r.error(format!("data layout class {} is not valid in message version {}", c, version))),
     }
 }

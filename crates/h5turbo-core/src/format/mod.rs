@@ -29,6 +29,7 @@ pub mod shared;
 pub mod superblock;
 pub mod symbol_table;
 pub mod values;
+pub mod vds;
 
 pub use context::FormatContext;
 pub use reader::{ByteReader, Sizes};

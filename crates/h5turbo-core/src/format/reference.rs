@@ -73,6 +73,13 @@ const MAX_RANK: u32 = 32;
 pub fn parse_region(ctx: &FormatContext, bytes: &[u8], at: u64) -> Result<Region> {
     let mut r = ByteReader::new(bytes, at, ctx.sizes());
     let object = r.required_address("region reference dataset")?;
+    let selection = parse_selection(&mut r)?;
+    Ok(Region { object, selection })
+}
+
+/// A serialized dataspace selection (libhdf5's H5S_SELECT_SERIALIZE bytes), as region
+/// references and virtual dataset mappings store them.
+pub fn parse_selection(r: &mut ByteReader) -> Result<Selection> {
     let kind = r.u32()?;
     let version = r.u32()?;
     let selection = match kind {
@@ -80,13 +87,14 @@ pub fn parse_region(ctx: &FormatContext, bytes: &[u8], at: u64) -> Result<Region
             if version != 1 {
                 return Err(r.error(format!("selection version {} (only 1 exists)", version)));
             }
+            r.skip(8)?; // reserved and length fields (zero)
             if kind == SEL_NONE { Selection::None } else { Selection::All }
         }
-        SEL_POINTS => points(&mut r, version)?,
-        SEL_HYPERSLABS => hyperslabs(&mut r, version)?,
-        k => return Err(r.error(format!("unknown selection type {} in a region reference", k))),
+        SEL_POINTS => points(r, version)?,
+        SEL_HYPERSLABS => hyperslabs(r, version)?,
+        k => return Err(r.error(format!("unknown selection type {}", k))),
     };
-    Ok(Region { object, selection })
+    Ok(selection)
 }
 
 /// Points: v1 {reserved, length, rank, count} in 4-byte fields; v2 {encode size,
@@ -162,7 +170,7 @@ fn regular(r: &mut ByteReader, rank: usize, size: usize) -> Result<Selection> {
         block.push(r.uint(size)?);
     }
     if count.iter().chain(&block).any(|&v| is_undefined(v, size)) {
-        return Err(Error::unsupported("region reference with an unlimited hyperslab count or block"));
+        return Err(Error::unsupported("a selection with an unlimited hyperslab count or block"));
     }
     Ok(Selection::Regular { start, stride, count, block })
 }

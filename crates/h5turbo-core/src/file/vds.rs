@@ -1,0 +1,429 @@
+//! Reading virtual datasets (VDS): for each mapping, the source elements that the
+//! request covers are read from their dataset (in this file or another, in parallel
+//! as any read) and put in place. Elements that no mapping covers, and those of a
+//! source file or dataset that does not exist, are the fill value, as libhdf5 reads
+//! them.
+//!
+//! Supported mappings: hyperslab (regular, or a single block) and "all" selections on
+//! both sides whose non-unit extents agree axis by axis (what h5py's VirtualLayout
+//! writes: `layout[i, :] = VirtualSource(...)`, strided and offset slices). Point
+//! selections, unions of several blocks, unlimited and printf-named mappings, and
+//! sources of another datatype are reported as unsupported.
+
+use super::dataset::Dataset;
+use super::File;
+use crate::engine::AxisSelection;
+use crate::error::{Error, ErrorKind, Result, ResultExt};
+use crate::format::reference::Selection;
+use crate::format::vds::{parse_mappings, Mapping, SourceFile};
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// Virtual datasets whose sources are virtual datasets, this deep at most (a cycle of
+/// mappings would otherwise recurse without end).
+const MAX_DEPTH: usize = 8;
+
+thread_local! {
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Read `sel` of the virtual dataset `ds` (shape `dims`) as raw element bytes.
+pub(super) fn read(
+    ds: &Dataset,
+    file: &File,
+    (heap_address, heap_index): (u64, u32),
+    dims: &[u64],
+    sel: &[AxisSelection],
+    out: &mut [u8],
+    threads: usize,
+) -> Result<()> {
+    let depth = DEPTH.with(|d| d.get());
+    if depth >= MAX_DEPTH {
+        return Err(Error::format(format!("virtual datasets nested more than {} deep (a cycle of mappings?)", MAX_DEPTH)));
+    }
+    /// Restores the depth however the read ends (a panic is caught at the bindings).
+    struct Nesting(usize);
+    impl Drop for Nesting {
+        fn drop(&mut self) {
+            DEPTH.with(|d| d.set(self.0));
+        }
+    }
+    let _nesting = Nesting(depth);
+    DEPTH.with(|d| d.set(depth + 1));
+    read_mappings(ds, file, (heap_address, heap_index), dims, sel, out, threads)
+}
+
+fn read_mappings(
+    ds: &Dataset,
+    file: &File,
+    (heap_address, heap_index): (u64, u32),
+    dims: &[u64],
+    sel: &[AxisSelection],
+    out: &mut [u8],
+    threads: usize,
+) -> Result<()> {
+    if crate::format::numpy_dtype::has_objects(&ds.datatype) {
+        return Err(Error::unsupported("virtual datasets of variable-length or reference types"));
+    }
+    for (axis, (s, &len)) in sel.iter().zip(dims).enumerate() {
+        s.validate(len, axis)?;
+    }
+    let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
+    let mappings = parse_mappings(file.ctx(), &block, heap_address)?;
+    let element = ds.element_size();
+    for piece in out.chunks_exact_mut(element) {
+        piece.copy_from_slice(&ds.fill);
+    }
+    let request = Request::new(sel);
+    let mut sources = SourceFiles::default();
+    for mapping in &mappings {
+        let what = || format!("virtual dataset mapping from '{}'", mapping.dataset);
+        apply(ds, file, mapping, dims, &request, out, threads, &mut sources).in_object(&what())?;
+    }
+    Ok(())
+}
+
+/// The requested indices along each axis, and where each element goes in the output.
+struct Request {
+    indices: Vec<Vec<u64>>,
+    /// Output elements between consecutive indices of each axis (row-major).
+    strides: Vec<usize>,
+}
+
+impl Request {
+    fn new(sel: &[AxisSelection]) -> Request {
+        let indices: Vec<Vec<u64>> = sel
+            .iter()
+            .map(|s| match s {
+                AxisSelection::Range { start, count, step } => (0..*count).map(|i| start + i * step).collect(),
+                AxisSelection::Points(p) => p.clone(),
+            })
+            .collect();
+        let mut strides = vec![1usize; indices.len()];
+        for d in (0..indices.len().saturating_sub(1)).rev() {
+            strides[d] = strides[d + 1] * indices[d + 1].len();
+        }
+        Request { indices, strides }
+    }
+}
+
+/// One axis of a mapping's selection: `count` blocks of `block` indices, `stride`
+/// apart, from `start`.
+#[derive(Debug, Clone, Copy)]
+struct AxisRun {
+    start: u64,
+    stride: u64,
+    count: u64,
+    block: u64,
+}
+
+impl AxisRun {
+    fn len(&self) -> u64 {
+        self.count * self.block
+    }
+
+    /// The k-th index (k < len).
+    fn at(&self, k: u64) -> u64 {
+        self.start + (k / self.block) * self.stride + k % self.block
+    }
+
+    /// The position of index `x` in the run, if it is one of its indices.
+    fn position(&self, x: u64) -> Option<u64> {
+        let offset = x.checked_sub(self.start)?;
+        let (q, r) = (offset / self.stride, offset % self.stride);
+        (q < self.count && r < self.block).then_some(q * self.block + r)
+    }
+}
+
+/// One axis of a mapping's selection: a regular run, or the indices of blocks of
+/// different sizes or spacing (at most the axis's length).
+#[derive(Debug, Clone)]
+enum Axis {
+    Run(AxisRun),
+    List(Vec<u64>),
+}
+
+impl Axis {
+    fn len(&self) -> u64 {
+        match self {
+            Axis::Run(run) => run.len(),
+            Axis::List(list) => list.len() as u64,
+        }
+    }
+
+    fn at(&self, k: u64) -> u64 {
+        match self {
+            Axis::Run(run) => run.at(k),
+            Axis::List(list) => list[k as usize],
+        }
+    }
+
+    fn position(&self, x: u64) -> Option<u64> {
+        match self {
+            Axis::Run(run) => run.position(x),
+            Axis::List(list) => list.binary_search(&x).ok().map(|k| k as u64),
+        }
+    }
+}
+
+/// Blocks (`starts`/`ends`, `rank` values each, libhdf5's row-major order) that form a
+/// grid: every combination of each axis's distinct intervals, once, in order. Each
+/// axis becomes a run when its intervals are alike and evenly spaced.
+fn grid_axes(rank: usize, starts: &[u64], ends: &[u64], dims: &[u64], side: &str) -> Result<Vec<Axis>> {
+    let n = starts.len() / rank;
+    let mut intervals: Vec<Vec<(u64, u64)>> = (0..rank)
+        .map(|d| {
+            let mut v: Vec<(u64, u64)> = (0..n).map(|b| (starts[b * rank + d], ends[b * rank + d])).collect();
+            v.sort_unstable();
+            v.dedup();
+            v
+        })
+        .collect();
+    let not_grid = || Error::unsupported(format!("{} selection made of blocks that are not a grid", side));
+    let cells = intervals.iter().try_fold(1usize, |acc, v| acc.checked_mul(v.len()));
+    if cells != Some(n) {
+        return Err(not_grid());
+    }
+    let mut counter = vec![0usize; rank];
+    for b in 0..n {
+        for d in 0..rank {
+            if intervals[d][counter[d]] != (starts[b * rank + d], ends[b * rank + d]) {
+                return Err(not_grid());
+            }
+        }
+        for d in (0..rank).rev() {
+            counter[d] += 1;
+            if counter[d] < intervals[d].len() {
+                break;
+            }
+            counter[d] = 0;
+        }
+    }
+    intervals
+        .iter_mut()
+        .zip(dims)
+        .map(|(v, &len)| {
+            if v.windows(2).any(|w| w[1].0 <= w[0].1) || v.last().is_some_and(|l| l.1 >= len) {
+                return Err(Error::format(format!("{} selection has overlapping blocks or goes past its axis", side)));
+            }
+            let block = v[0].1 - v[0].0 + 1;
+            let stride = if v.len() > 1 { v[1].0 - v[0].0 } else { block };
+            let regular = v.iter().enumerate().all(|(i, &(a, b))| b - a + 1 == block && a == v[0].0 + i as u64 * stride);
+            Ok(if regular {
+                Axis::Run(AxisRun { start: v[0].0, stride, count: v.len() as u64, block })
+            } else {
+                Axis::List(v.iter().flat_map(|&(a, b)| a..=b).collect())
+            })
+        })
+        .collect()
+}
+
+/// A selection as one `Axis` per axis; None for an empty selection.
+fn axis_runs(selection: &Selection, dims: &[u64], side: &str) -> Result<Option<Vec<Axis>>> {
+    let rank_error = |rank: usize| {
+        Error::format(format!("{} selection of rank {} on a dataspace of rank {}", side, rank, dims.len()))
+    };
+    let runs = match selection {
+        Selection::None => return Ok(None),
+        Selection::All => dims.iter().map(|&d| AxisRun { start: 0, stride: d.max(1), count: 1, block: d }).collect(),
+        Selection::Regular { start, stride, count, block } => {
+            if start.len() != dims.len() {
+                return Err(rank_error(start.len()));
+            }
+            // a single block's stride is meaningless (libhdf5 stores 1): its block spans it
+            (0..dims.len())
+                .map(|d| {
+                    let stride = if count[d] == 1 { block[d].max(1) } else { stride[d].max(1) };
+                    AxisRun { start: start[d], stride, count: count[d], block: block[d] }
+                })
+                .collect()
+        }
+        Selection::Blocks { rank, starts, ends } => {
+            if *rank != dims.len() {
+                return Err(rank_error(*rank));
+            }
+            if starts.is_empty() {
+                return Ok(None);
+            }
+            return grid_axes(*rank, starts, ends, dims, side).map(Some);
+        }
+        Selection::Points { .. } => return Err(Error::unsupported(format!("{} point selection", side))),
+    };
+    let runs: Vec<AxisRun> = runs;
+    if runs.iter().any(|r| r.len() == 0) {
+        return Ok(None);
+    }
+    for (d, (run, &len)) in runs.iter().zip(dims).enumerate() {
+        if run.block > run.stride && run.count > 1 || run.at(run.len() - 1) >= len {
+            return Err(Error::format(format!("{} selection goes past axis {} (length {})", side, d, len)));
+        }
+    }
+    Ok(Some(runs.into_iter().map(Axis::Run).collect()))
+}
+
+/// Axes whose run has more than one index: the two sides' must agree in order.
+fn spread_axes(runs: &[Axis]) -> Vec<usize> {
+    (0..runs.len()).filter(|&d| runs[d].len() > 1).collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apply(
+    ds: &Dataset,
+    file: &File,
+    mapping: &Mapping,
+    dims: &[u64],
+    request: &Request,
+    out: &mut [u8],
+    threads: usize,
+    sources: &mut SourceFiles,
+) -> Result<()> {
+    let Some(virtual_runs) = axis_runs(&mapping.virtual_selection, dims, "virtual")? else { return Ok(()) };
+    // per axis: (output index, position in the mapping) of the requested indices it covers
+    let mut covered: Vec<Vec<(u64, u64)>> = Vec::with_capacity(dims.len());
+    for (run, wanted) in virtual_runs.iter().zip(&request.indices) {
+        let pairs: Vec<(u64, u64)> =
+            wanted.iter().enumerate().filter_map(|(i, &x)| run.position(x).map(|k| (i as u64, k))).collect();
+        if pairs.is_empty() {
+            return Ok(()); // the request does not touch this mapping
+        }
+        covered.push(pairs);
+    }
+    let Some((source_file, source)) = sources.dataset(file, mapping)? else { return Ok(()) };
+    if source.datatype != ds.datatype {
+        return Err(Error::unsupported("a source dataset of another datatype than the virtual dataset's"));
+    }
+    let Some(source_runs) = axis_runs(&mapping.source_selection, source.shape(), "source")? else { return Ok(()) };
+    let (v_axes, s_axes) = (spread_axes(&virtual_runs), spread_axes(&source_runs));
+    let v_lens: Vec<u64> = v_axes.iter().map(|&d| virtual_runs[d].len()).collect();
+    let s_lens: Vec<u64> = s_axes.iter().map(|&d| source_runs[d].len()).collect();
+    if v_lens != s_lens {
+        let (v, s): (u64, u64) = (virtual_runs.iter().map(Axis::len).product(), source_runs.iter().map(Axis::len).product());
+        if v != s {
+            return Err(Error::format(format!("mapping selects {} virtual and {} source elements", v, s)));
+        }
+        return Err(Error::unsupported(format!(
+            "a mapping whose source extents {:?} and virtual extents {:?} differ axis by axis",
+            s_lens, v_lens
+        )));
+    }
+    // the source indices to read, axis by axis, and where each lands in the output
+    let mut source_sel = Vec::with_capacity(source_runs.len());
+    let mut landing: Vec<Vec<usize>> = Vec::with_capacity(source_runs.len());
+    for (j, run) in source_runs.iter().enumerate() {
+        match s_axes.iter().position(|&a| a == j) {
+            Some(i) => {
+                let d = v_axes[i];
+                let pairs = &covered[d];
+                source_sel.push(indices_selection(pairs.iter().map(|&(_, k)| run.at(k)).collect()));
+                landing.push(pairs.iter().map(|&(o, _)| o as usize * request.strides[d]).collect());
+            }
+            None => {
+                source_sel.push(AxisSelection::Range { start: run.at(0), count: 1, step: 1 });
+                landing.push(vec![0]);
+            }
+        }
+    }
+    // axes of the virtual dataset that the mapping holds to one index
+    let base: usize = (0..dims.len())
+        .filter(|d| !v_axes.contains(d))
+        .map(|d| covered[d][0].0 as usize * request.strides[d])
+        .sum();
+    let element = ds.element_size();
+    let n: usize = landing.iter().map(Vec::len).product();
+    let mut values = vec![0u8; n * element];
+    source.read_raw(&source_file, &source_sel, &mut values, threads).in_object(&mapping.dataset).in_file(source_file.path())?;
+    scatter(&values, &landing, base, element, out);
+    Ok(())
+}
+
+/// Strictly increasing indices as an engine selection (a range when evenly spaced).
+fn indices_selection(indices: Vec<u64>) -> AxisSelection {
+    let step = if indices.len() > 1 { indices[1] - indices[0] } else { 1 };
+    if indices.windows(2).all(|w| w[1] - w[0] == step) {
+        AxisSelection::Range { start: indices[0], count: indices.len() as u64, step }
+    } else {
+        AxisSelection::Points(indices)
+    }
+}
+
+/// Put the read values (row-major over `landing`'s axes) at their output elements:
+/// element offset `base` plus one landing offset per axis.
+fn scatter(values: &[u8], landing: &[Vec<usize>], base: usize, element: usize, out: &mut [u8]) {
+    let Some((last, outer)) = landing.split_last() else { return };
+    // the last axis lands on consecutive elements when its offsets step by one
+    let contiguous = last.windows(2).all(|w| w[1] == w[0] + 1);
+    let row = last.len() * element;
+    let mut counter = vec![0usize; outer.len()];
+    for chunk in values.chunks_exact(row) {
+        let at = base + outer.iter().zip(&counter).map(|(l, &i)| l[i]).sum::<usize>();
+        if contiguous {
+            let start = (at + last[0]) * element;
+            out[start..start + row].copy_from_slice(chunk);
+        } else {
+            for (value, &offset) in chunk.chunks_exact(element).zip(last) {
+                let start = (at + offset) * element;
+                out[start..start + element].copy_from_slice(value);
+            }
+        }
+        for axis in (0..counter.len()).rev() {
+            counter[axis] += 1;
+            if counter[axis] < outer[axis].len() {
+                break;
+            }
+            counter[axis] = 0;
+        }
+    }
+}
+
+/// Source files opened during one read (each once), and their datasets.
+#[derive(Default)]
+struct SourceFiles {
+    files: HashMap<PathBuf, Option<File>>,
+}
+
+impl SourceFiles {
+    /// The mapping's source dataset and its file; None when the file or the dataset
+    /// does not exist (its elements read as the fill value).
+    fn dataset(&mut self, file: &File, mapping: &Mapping) -> Result<Option<(File, std::sync::Arc<Dataset>)>> {
+        let source_file = match &mapping.file {
+            SourceFile::Same => file.clone(),
+            SourceFile::Named(name) => match self.open(file.path(), name)? {
+                Some(f) => f,
+                None => return Ok(None),
+            },
+        };
+        match source_file.get(&mapping.dataset) {
+            Ok(obj) => Ok(Some((source_file.clone(), obj.dataset()?))),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn open(&mut self, vds_path: &Path, name: &str) -> Result<Option<File>> {
+        let Some(path) = find_source(vds_path, name) else { return Ok(None) };
+        if let Some(open) = self.files.get(&path) {
+            return Ok(open.clone());
+        }
+        let opened = File::open(&path)?;
+        self.files.insert(path, Some(opened.clone()));
+        Ok(Some(opened))
+    }
+}
+
+/// Where libhdf5 looks for a source file named `name`: as given when absolute; else
+/// under each folder of HDF5_VDS_PREFIX (`${ORIGIN}` is the virtual dataset's
+/// folder), then next to the virtual dataset's file, then from the working folder.
+fn find_source(vds_path: &Path, name: &str) -> Option<PathBuf> {
+    let named = Path::new(name);
+    if named.is_absolute() {
+        return named.is_file().then(|| named.to_path_buf());
+    }
+    let origin = vds_path.parent().unwrap_or(Path::new("."));
+    let prefixes = std::env::var("HDF5_VDS_PREFIX").unwrap_or_default();
+    let from_prefix = prefixes
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(|p| PathBuf::from(p.replace("${ORIGIN}", &origin.to_string_lossy())).join(named));
+    from_prefix.chain([origin.join(named), named.to_path_buf()]).find(|p| p.is_file())
+}
