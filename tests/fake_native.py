@@ -180,6 +180,10 @@ class Object:
         return _LAYOUTS[self._h5().id.get_create_plist().get_layout()]
 
     @property
+    def external(self):
+        return self._h5().external
+
+    @property
     def chunks(self):
         return self._h5().chunks
 

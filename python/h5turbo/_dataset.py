@@ -82,6 +82,12 @@ class Dataset(HLObject):
     def layout(self) -> str:
         return self._obj.layout
 
+    @cached_property
+    def external(self) -> Optional[list[tuple[str, int, int]]]:
+        """h5py's ``external``: [(file name, offset, size)] when the raw data lives in
+        other files (read as libhdf5 reads them: see the README), else None."""
+        return self._obj.external
+
     @property
     def is_virtual(self) -> bool:
         """Whether this is a virtual dataset (VDS), as h5py's ``is_virtual``: its data is

@@ -108,6 +108,9 @@ class Object:
     def layout(self) -> str:
         """'compact', 'contiguous', 'chunked' or 'virtual'."""
     @property
+    def external(self) -> Optional[list[Tuple[str, int, int]]]:
+        """[(file name, offset, size)] of raw data in external files, or None."""
+    @property
     def chunks(self) -> Optional[Tuple[int, ...]]: ...
     @property
     def chunk_index(self) -> Optional[str]:

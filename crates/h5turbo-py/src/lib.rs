@@ -206,6 +206,13 @@ impl Object {
         })
     }
 
+    /// h5py's `external`: [(file name, offset, size)] of raw data in other files, or None.
+    #[getter]
+    fn external(&self) -> PyResult<Option<Vec<(String, u64, u64)>>> {
+        let ds = self.dataset()?;
+        Ok(ds.external_files().map(|segments| segments.iter().map(|s| (s.name.clone(), s.offset, s.size)).collect()))
+    }
+
     #[getter]
     fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let ds = self.dataset()?;

@@ -11,6 +11,7 @@ use crate::format::chunk_index::{read_chunk_index, ChunkIndex};
 use crate::format::dataspace::{Dataspace, DataspaceKind};
 use crate::format::datatype::Datatype;
 use crate::format::shared::parse_shared_message;
+use crate::format::external::{parse_external_files, Segment};
 use crate::format::fill_value::FillValue;
 use crate::format::filter_pipeline::FilterPipeline;
 use crate::format::layout::Layout;
@@ -18,6 +19,7 @@ use crate::format::object_header::{msg, HeaderMessage, ObjectHeader};
 use crate::format::values::{self, VlenValue};
 use crate::format::FormatContext;
 use crate::io::MemSource;
+use super::external::ExternalSource;
 use std::sync::{Arc, OnceLock};
 
 /// Contiguous data is read in virtual chunks of about this many bytes.
@@ -46,6 +48,9 @@ pub struct Dataset {
     compact: Option<MemSource>,
     /// Decoded chunks kept for small, repeated reads.
     cache: ChunkCache,
+    /// Raw data in other files (contiguous layout only), and those files once opened.
+    external: Option<Vec<Segment>>,
+    external_source: OnceLock<Arc<ExternalSource>>,
 }
 
 impl Dataset {
@@ -55,9 +60,11 @@ impl Dataset {
         let datatype = dataset_datatype(ctx, required(header, msg::DATATYPE, "datatype")?)?;
         let lm = required(header, msg::LAYOUT, "data layout")?;
         let layout = Layout::parse(&lm.data, lm.address, ctx.sizes())?;
-        if header.has(msg::EXTERNAL_FILES) {
-            return Err(Error::unsupported("datasets stored in external files are not supported"));
-        }
+        let external = match header.find(msg::EXTERNAL_FILES) {
+            Some(m) if matches!(layout, Layout::Contiguous { .. }) => Some(parse_external_files(ctx, &m.data, m.address)?),
+            Some(_) => return Err(Error::format("external raw data files on a dataset that is not contiguous")),
+            None => None,
+        };
         let pipeline = match header.find(msg::FILTER_PIPELINE) {
             Some(m) => FilterPipeline::parse(&mut m.reader(ctx))?,
             None => FilterPipeline::default(),
@@ -82,7 +89,19 @@ impl Dataset {
             _ => None,
         };
         let cache = ChunkCache::new(DEFAULT_CACHE_BYTES);
-        Ok(Dataset { dataspace, datatype, layout, pipeline, fill, fill_defined, chunk_index: OnceLock::new(), compact, cache })
+        Ok(Dataset {
+            dataspace,
+            datatype,
+            layout,
+            pipeline,
+            fill,
+            fill_defined,
+            chunk_index: OnceLock::new(),
+            compact,
+            cache,
+            external,
+            external_source: OnceLock::new(),
+        })
     }
 
     pub fn layout_kind(&self) -> LayoutKind {
@@ -100,6 +119,11 @@ impl Dataset {
 
     pub fn element_size(&self) -> usize {
         self.datatype.size()
+    }
+
+    /// The segments of raw data in other files, for a dataset stored externally.
+    pub fn external_files(&self) -> Option<&[Segment]> {
+        self.external.as_deref()
     }
 
     pub fn chunk_dims(&self) -> Option<&[u64]> {
@@ -245,6 +269,7 @@ impl Dataset {
                 let chunk_dims = if chunked.chunk_dims.is_empty() { vec![1] } else { chunked.chunk_dims.clone() };
                 f(&self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &self.pipeline))
             }
+            Layout::Contiguous { .. } if self.external.is_some() => self.with_external(file, dims, f),
             Layout::Contiguous { address, size } => self.with_contiguous(file, *address, *size, dims, f),
             Layout::Compact { data } => {
                 let source = self.compact.as_ref().ok_or_else(|| Error::format("compact data missing"))?;
@@ -302,6 +327,27 @@ impl Dataset {
         let store = ContiguousStore { address: store, dims: dims.to_vec(), chunk_dims: chunk_dims.clone(), element_size: elem };
         let unfiltered = FilterPipeline::default();
         let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &unfiltered);
+        src.allow_short_chunks = true;
+        f(&src)
+    }
+
+    /// Contiguous data in external files: their segments as one source, read as any
+    /// contiguous dataset (the files are opened on the first read and kept).
+    fn with_external<R>(&self, file: &File, dims: &[u64], f: impl FnOnce(&engine::ArraySource) -> Result<R>) -> Result<R> {
+        let elem = self.element_size() as u64;
+        let total = dims.iter().try_fold(elem, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::format("dataset size overflows"))?;
+        let source = match self.external_source.get() {
+            Some(source) => source.clone(),
+            None => {
+                let segments = self.external.as_deref().unwrap_or_default();
+                let opened = Arc::new(ExternalSource::open(segments, file.path(), total)?);
+                self.external_source.get_or_init(|| opened).clone()
+            }
+        };
+        let chunk_dims = virtual_chunk_dims(dims, elem);
+        let store = ContiguousStore { address: Some(0), dims: dims.to_vec(), chunk_dims: chunk_dims.clone(), element_size: elem };
+        let unfiltered = FilterPipeline::default();
+        let mut src = self.array_source(source.as_ref(), dims, &chunk_dims, &store, &unfiltered);
         src.allow_short_chunks = true;
         f(&src)
     }

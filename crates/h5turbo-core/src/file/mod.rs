@@ -6,6 +6,7 @@
 
 mod attrs;
 mod dataset;
+mod external;
 mod group;
 mod refs;
 mod vds;

@@ -12,6 +12,7 @@ pub mod chunk_index;
 pub mod context;
 pub mod dataspace;
 pub mod datatype;
+pub mod external;
 pub mod dense_info;
 pub mod fill_value;
 pub mod filter_pipeline;
