@@ -111,7 +111,7 @@ impl Object {
         compact.sort_by_key(|m| m.creation_order); // stable: header order without indexes
         let mut attrs = Vec::new();
         for m in compact {
-            attrs.push(Attribute::parse(&m.data, m.address, ctx.sizes())?);
+            attrs.push(Attribute::parse_with(&m.data, m.address, ctx.sizes(), &|t, id| ctx.shared_message(t, id))?);
         }
         let by_creation = self.header.tracks_attribute_order();
         if let Some(m) = self.header.find(msg::ATTRIBUTE_INFO) {
@@ -122,7 +122,7 @@ impl Object {
                 dense_attribute_messages(ctx, &info)?
             };
             for (data, address) in dense {
-                attrs.push(Attribute::parse(&data, address, ctx.sizes())?);
+                attrs.push(Attribute::parse_with(&data, address, ctx.sizes(), &|t, id| ctx.shared_message(t, id))?);
             }
         }
         // Compact attributes sit in the header in creation order, dense ones come in
@@ -136,7 +136,13 @@ impl Object {
 
 /// The datatype stored in the committed datatype object a shared message points to.
 pub(crate) fn committed_datatype(ctx: &FormatContext, shared: &SharedMessage) -> Result<Datatype> {
-    let address = shared.object_header_address()?;
+    let address = match shared {
+        SharedMessage::ObjectHeader(address) => *address,
+        SharedMessage::SharedHeap(id) => {
+            let body = ctx.shared_message(crate::format::object_header::msg::DATATYPE, id)?;
+            return Datatype::parse(&body, 0, ctx.sizes());
+        }
+    };
     let header = ObjectHeader::read(ctx, address)?;
     let m = header
         .find(msg::DATATYPE)

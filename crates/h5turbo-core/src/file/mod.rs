@@ -78,7 +78,7 @@ impl File {
         let superblock = Superblock::find_and_read(source.as_ref()).in_file(path)?;
         let ctx = FormatContext::new(source, path, superblock.sizes, superblock.base_address);
         if let Some(ext) = superblock.extension_address {
-            // Parsed to validate it; nothing in it changes how we read (see check_extension).
+            // Validated; its shared message table (if any) is recorded in the context.
             check_extension(&ctx, ext).in_object("superblock extension").in_file(path)?;
         }
         let inner = FileInner {
@@ -192,8 +192,9 @@ impl File {
 /// a shared object header message table would, and is reported as unsupported.
 fn check_extension(ctx: &FormatContext, address: u64) -> Result<()> {
     let header = ObjectHeader::read(ctx, address)?;
-    if header.has(msg::SHARED_MESSAGE_TABLE) {
-        return Err(Error::unsupported("shared object header messages (SOHM tables) are not supported"));
+    if let Some(m) = header.find(msg::SHARED_MESSAGE_TABLE) {
+        let table = crate::format::sohm::SharedMessages::read(ctx, &m.data, m.address)?;
+        ctx.set_shared_messages(table);
     }
     Ok(())
 }

@@ -43,11 +43,19 @@ struct Prefix {
 impl Attribute {
     /// Parse an attribute message body `data` that starts at file address `address`.
     pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<Attribute> {
+        Self::parse_with(data, address, sizes, &|_, _| {
+            Err(Error::unsupported("attribute with a dataspace in the shared message heap"))
+        })
+    }
+
+    /// As `parse`; `shared` gives the body of a message (type, heap id) kept in the
+    /// shared message heap (SOHM), for a dataspace stored there.
+    pub fn parse_with(data: &[u8], address: u64, sizes: Sizes, shared: &SharedBody<'_>) -> Result<Attribute> {
         let mut r = ByteReader::new(data, address, sizes);
         let p = parse_prefix(&mut r)?;
         let name = parse_name(&mut r, &p)?;
         let datatype = parse_datatype(&mut r, &p)?;
-        let dataspace = parse_dataspace(&mut r, &p)?;
+        let dataspace = parse_dataspace(&mut r, &p, shared)?;
         let mut attribute =
             Attribute { name, name_charset: p.charset, datatype, dataspace, data: r.bytes(r.remaining())?.to_vec() };
         if let AttributeDatatype::Inline(dt) = &attribute.datatype {
@@ -137,11 +145,23 @@ fn parse_datatype(r: &mut ByteReader, p: &Prefix) -> Result<AttributeDatatype> {
     }
 }
 
-fn parse_dataspace(r: &mut ByteReader, p: &Prefix) -> Result<Dataspace> {
+/// The body of a message (type id, heap id) kept in the shared message heap.
+pub type SharedBody<'a> = dyn Fn(u16, &[u8; 8]) -> Result<Vec<u8>> + 'a;
+
+/// Message type id of a dataspace (the key of its shared message index).
+const DATASPACE_MESSAGE: u16 = 0x0001;
+
+fn parse_dataspace(r: &mut ByteReader, p: &Prefix, shared: &SharedBody<'_>) -> Result<Dataspace> {
     let at = r.address();
     let mut sub = sub_reader(r, p, p.dataspace_len)?;
     if p.flags & FLAG_DATASPACE_SHARED != 0 {
-        return Err(Error::unsupported("attribute with a shared dataspace").at(at));
+        return match parse_shared_from(&mut sub)? {
+            SharedMessage::SharedHeap(id) => {
+                let body = shared(DATASPACE_MESSAGE, &id).map_err(|e| e.at(at))?;
+                Dataspace::parse_from(&mut ByteReader::new(&body, at, r.sizes()))
+            }
+            SharedMessage::ObjectHeader(_) => Err(Error::unsupported("attribute with a committed dataspace").at(at)),
+        };
     }
     Dataspace::parse_from(&mut sub)
 }

@@ -39,12 +39,28 @@ pub struct FormatContext {
     base: u64,
     /// This source's id in the per-thread metadata block.
     id: u64,
+    /// The shared object header message indexes, when the file has them (set once
+    /// the superblock extension is read).
+    shared_messages: Arc<std::sync::OnceLock<super::sohm::SharedMessages>>,
 }
 
 impl FormatContext {
     pub fn new(source: Arc<dyn ReadAt>, path: &Path, sizes: Sizes, base: u64) -> Self {
         let id = NEXT_SOURCE_ID.fetch_add(1, Ordering::Relaxed);
-        FormatContext { source, path: Arc::new(path.to_path_buf()), sizes, base, id }
+        FormatContext { source, path: Arc::new(path.to_path_buf()), sizes, base, id, shared_messages: Arc::default() }
+    }
+
+    /// Record the file's shared message indexes (the first call wins).
+    pub fn set_shared_messages(&self, messages: super::sohm::SharedMessages) {
+        let _ = self.shared_messages.set(messages);
+    }
+
+    /// The body of a message of type `type_id` kept in the shared message heap.
+    pub fn shared_message(&self, type_id: u16, heap_id: &[u8; 8]) -> Result<Vec<u8>> {
+        match self.shared_messages.get() {
+            Some(messages) => messages.message(self, type_id, heap_id),
+            None => Err(Error::format("a message in the shared message heap, but the file has no shared message table")),
+        }
     }
 
     pub fn sizes(&self) -> Sizes {

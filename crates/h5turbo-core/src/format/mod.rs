@@ -27,6 +27,7 @@ pub mod object_header;
 pub mod reader;
 pub mod reference;
 pub mod shared;
+pub mod sohm;
 pub mod superblock;
 pub mod symbol_table;
 pub mod values;

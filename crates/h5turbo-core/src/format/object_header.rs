@@ -4,6 +4,7 @@
 use super::checksum::verify_trailing;
 use super::context::FormatContext;
 use super::reader::ByteReader;
+use super::shared::{parse_shared_message, SharedMessage, MESSAGE_FLAG_SHARED};
 use crate::error::{Error, Result};
 use std::collections::HashSet;
 
@@ -75,7 +76,7 @@ impl ObjectHeader {
         } else {
             return Err(Error::format("not an object header (neither version 1 nor 'OHDR')").at(address));
         };
-        Ok(header)
+        resolve_shared_heap_messages(ctx, header)
     }
 
     /// The first message of a type.
@@ -95,6 +96,19 @@ impl ObjectHeader {
     pub fn tracks_attribute_order(&self) -> bool {
         self.flags & 0x04 != 0
     }
+}
+
+/// Messages kept in the shared message heap (SOHM) replaced by their bodies, so that
+/// every reader of a header sees plain messages; committed (object header) shared
+/// messages stay as they are.
+fn resolve_shared_heap_messages(ctx: &FormatContext, mut header: ObjectHeader) -> Result<ObjectHeader> {
+    for m in header.messages.iter_mut().filter(|m| m.is_shared()) {
+        if let SharedMessage::SharedHeap(id) = parse_shared_message(&m.data, m.address, ctx.sizes())? {
+            m.data = ctx.shared_message(m.type_id, &id).map_err(|e| e.at(m.address))?;
+            m.flags &= !MESSAGE_FLAG_SHARED;
+        }
+    }
+    Ok(header)
 }
 
 /// A continuation message: where the next block of messages is, and its length.
