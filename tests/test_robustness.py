@@ -64,6 +64,10 @@ def _fill(f) -> None:
     f["soft"] = h5py.SoftLink("/g/sub/d1")
     for i in range(10):
         f["gzip"].attrs[f"a{i}"] = np.arange(i + 1)
+    vds = h5py.VirtualLayout(shape=(2, 30), dtype="<i4")  # a virtual dataset over "contig"
+    vds[0] = h5py.VirtualSource(f["contig"])[3, :]
+    vds[1, 0:10] = h5py.VirtualSource(f["contig"])[5, 0:20:2]
+    f.create_virtual_dataset("vds", vds, fillvalue=-3)
 
 
 def _compact(f, name: str, data: np.ndarray) -> None:
@@ -77,7 +81,8 @@ def _compact(f, name: str, data: np.ndarray) -> None:
 def _bases(tmp_path: Path) -> list[Path]:
     corpus = sorted(p for p in corpus_dir().rglob("*")
                     if p.is_file() and p.suffix != ".md" and p.stat().st_size <= MAX_BASE_BYTES)
-    return corpus + _generated(tmp_path)
+    sohm = sorted((HERE / "data" / "sohm").glob("*.h5"))  # shared object header messages
+    return corpus + sohm + _generated(tmp_path)
 
 
 def _reader(stream, lines: queue.Queue) -> None:
