@@ -17,6 +17,9 @@ The native path takes selections that are orthogonal blocks keeping every axis
 (slices with positive or negative steps are read forwards; sorted integer lists).
 Other selections (integers that drop axes, repeated or unordered lists, newaxis) and
 other dtypes (float16, compound, ...) read the selection and let numpy reduce it.
+Virtual datasets (no chunks of their own) are read in slabs along the first axis,
+each reduced by numpy and the partial results combined the same way, so memory stays
+at one slab.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ from ._selection import plan_read
 __all__ = ["reduce"]
 
 _OPS = ("sum", "mean", "var", "std", "min", "max", "count_nonzero")
+
+# Bytes of one slab of a virtual dataset read for a reduction.
+SLAB_BYTES = 64 << 20
 
 
 def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 0,
@@ -50,6 +56,8 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
     out_shape = kshape if keepdims else tuple(n for n, f in zip(shape, flags) if not f)
 
     def native(name: str) -> Any:
+        if getattr(ds, "is_virtual", False):
+            return _slab_reduce(ds, name, axes, shape, flags, threads)
         return ds._obj.reduce(list(axes), name, flags, threads)
 
     def finish(values: np.ndarray) -> Any:
@@ -86,6 +94,60 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
         return finish(np.frombuffer(raw, dtype=element.newbyteorder("=")).copy())
     counts = finish(native("count_nonzero").astype(np.intp))
     return int(counts) if axis is None and not keepdims else counts
+
+
+def _slab_reduce(ds: Any, name: str, axes: list, shape: tuple, flags: list, threads: int) -> Any:
+    """What the engine's reduction `name` returns, computed over slabs of the block
+    along its first axis (for virtual datasets): sums in float64 or 64-bit integers,
+    (count, mean, M2) moments combined as the engine combines chunks, min/max raw."""
+    reduced = tuple(d for d, f in enumerate(flags) if f)
+    row_bytes = max(1, int(np.prod(shape[1:], dtype=np.int64)) * ds.dtype.itemsize)
+    rows = max(1, SLAB_BYTES // row_bytes)
+    start, count, step = axes[0]
+    total = None
+    for first in range(0, shape[0], rows):
+        n = min(rows, shape[0] - first)
+        slab = np.empty((n,) + tuple(shape[1:]), dtype=ds.dtype)
+        ds._obj.read([(start + first * step, n, step)] + list(axes[1:]), slab, threads)
+        part = _slab_partial(name, slab.astype(ds.dtype.newbyteorder("="), copy=False), reduced)
+        total = part if total is None else _combine(name, total, part, 0 in reduced)
+    if name in ("min", "max"):
+        return np.ascontiguousarray(total).tobytes()
+    return total
+
+
+def _slab_partial(name: str, data: np.ndarray, reduced: tuple) -> Any:
+    if name == "sum_int":
+        return np.sum(data, axis=reduced, keepdims=True, dtype=_sum_dtype(data.dtype))
+    if name == "sum_float":
+        return np.sum(data, axis=reduced, keepdims=True, dtype=np.float64)
+    if name == "count_nonzero":
+        return np.count_nonzero(data, axis=reduced, keepdims=True)
+    if name in ("min", "max"):
+        return (np.min if name == "min" else np.max)(data, axis=reduced, keepdims=True)
+    n = int(np.prod([data.shape[d] for d in reduced], dtype=np.int64))
+    mean = np.mean(data, axis=reduced, keepdims=True, dtype=np.float64)
+    m2 = np.sum(np.square(data - mean, dtype=np.float64), axis=reduced, keepdims=True)
+    return np.full(mean.shape, float(n)), mean, m2
+
+
+def _combine(name: str, a: Any, b: Any, across: bool) -> Any:
+    """Two slabs' partials: merged when the first axis is reduced, else stacked."""
+    if not across:
+        if name == "moments":
+            return tuple(np.concatenate([x, y]) for x, y in zip(a, b))
+        return np.concatenate([a, b])
+    if name in ("min", "max"):
+        return (np.minimum if name == "min" else np.maximum)(a, b)  # NaN propagates, as in numpy
+    if name != "moments":
+        return a + b
+    (na, ma, m2a), (nb, mb, m2b) = a, b
+    n = na + nb
+    delta = mb - ma
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = ma + delta * (nb / n)
+        m2 = m2a + m2b + delta * delta * (na * nb / n)
+    return n, mean, m2
 
 
 def _native_block(ds: Any, selection: Any) -> Optional[tuple]:
