@@ -5,8 +5,11 @@ The matrix is the reference one (benchmarks/read_reference.py, h5turbo.demo): 30
 20000 int32, random 1..100 (numpy default_rng(42), drawn in stripes of 4096 rows as
 demo.write_matrix does), held in memory; chunks 512 x 512 (1 MiB raw), no shuffle.
 Each writer writes the whole matrix into a new file in --dir (page cache; the file is
-fsynced by neither writer, and deleted after each run). A checked warm-up (the file is
-read back with h5py and compared with the matrix), then the median of --repeats runs.
+fsynced by neither writer, and deleted after each run). A checked warm-up of each (the
+file is read back with h5py and compared with the matrix), then --repeats rounds that
+time h5py, h5turbo and the encoder in turn; the speed-up is the median of the per-round
+ratios (this VM's speed drifts within minutes: writers timed minutes apart would be
+compared across it).
 "encode only" is h5turbo's parallel encoder on the same chunks with no file at all
 (chunks from memory, compressed bytes packed into a pre-faulted buffer): the limit a
 writer built on those encoders can reach.
@@ -29,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import machine, median_time  # noqa: E402
+from benchlib import interleaved_times, machine, paired_ratio  # noqa: E402
 
 CHUNK = 512
 LEVELS = {"gzip": 3, "zstd": 3, "lz4": None}
@@ -100,9 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 return size
             return run
 
-        t_h5py, runs_h5py = median_time(timed(write_h5py), args.repeats, lambda s: None)
         write_h5py(); check_file(None)
-        t_turbo, runs_turbo = median_time(timed(write_turbo), args.repeats, lambda s: None)
         write_turbo()
         stored = path.stat().st_size
         check_file(None)
@@ -117,9 +118,13 @@ def main(argv: list[str] | None = None) -> int:
 
         def encode_only():
             return _native.encode_chunks_into(matrix, [CHUNK, CHUNK], pipeline, b"", 0, chunks, out, 0)
-        t_enc, runs_enc = median_time(encode_only, args.repeats, lambda r: None)
-        results.append((codec, t_h5py, runs_h5py, t_turbo, runs_turbo, t_enc, runs_enc, stored))
-        print(f"{codec}: h5py {t_h5py:.2f} s, h5turbo {t_turbo:.2f} s ({t_h5py / t_turbo:.2f}x), "
+        times = interleaved_times({"h5py": timed(write_h5py), "h5turbo": timed(write_turbo), "encode": encode_only},
+                                  args.repeats, lambda r: None)
+        runs_h5py, runs_turbo, runs_enc = times["h5py"], times["h5turbo"], times["encode"]
+        t_h5py, t_turbo, t_enc = (float(np.median(r)) for r in (runs_h5py, runs_turbo, runs_enc))
+        ratio = paired_ratio(runs_h5py, runs_turbo)
+        results.append((codec, t_h5py, runs_h5py, t_turbo, runs_turbo, t_enc, runs_enc, stored, ratio))
+        print(f"{codec}: h5py {t_h5py:.2f} s, h5turbo {t_turbo:.2f} s ({ratio:.2f}x), "
               f"encode only {t_enc:.2f} s", flush=True)
 
     load = open("/proc/loadavg").read().split()[:3]
@@ -133,19 +138,20 @@ def main(argv: list[str] | None = None) -> int:
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC; "
         f"load average after the run: {' '.join(load)}",
         f"- h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}); levels: gzip 3, zstd 3, lz4 default",
-        f"- median of {args.repeats} runs after a checked warm-up; raw data {gb:.2f} GB",
+        f"- {args.repeats} rounds after a checked warm-up, each timing h5py, h5turbo and the encoder in turn; "
+        f"medians, and the speed-up as the median of per-round ratios; raw data {gb:.2f} GB",
         "",
         "| codec | h5py s | h5turbo.write s | speed-up | h5turbo GB/s (raw) | encode only s | encode-only GB/s | "
         "write / encode-only | stored MB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for codec, th, _, tt, _, te, _, stored in results:
-        lines.append(f"| {codec} | {th:.2f} | {tt:.2f} | {th / tt:.2f}x | {gb / tt:.2f} | {te:.2f} | "
+    for codec, th, _, tt, _, te, _, stored, ratio in results:
+        lines.append(f"| {codec} | {th:.2f} | {tt:.2f} | {ratio:.2f}x | {gb / tt:.2f} | {te:.2f} | "
                      f"{gb / te:.2f} | {te / tt:.0%} | {stored / 1e6:.0f} |")
     lines.append("")
     lines.append("Runs (s): " + "; ".join(
         f"{c}: h5py {', '.join(f'{x:.2f}' for x in rh)} / h5turbo {', '.join(f'{x:.2f}' for x in rt)}"
-        f" / encode {', '.join(f'{x:.2f}' for x in re)}" for c, _, rh, _, rt, _, re, _ in results))
+        f" / encode {', '.join(f'{x:.2f}' for x in re)}" for c, _, rh, _, rt, _, re, _, _ in results))
     text = "\n".join(lines) + "\n"
     print(text)
     if args.output:
