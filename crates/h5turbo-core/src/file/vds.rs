@@ -51,18 +51,6 @@ pub(super) fn read(
     }
     let _nesting = Nesting(depth);
     DEPTH.with(|d| d.set(depth + 1));
-    read_mappings(ds, file, (heap_address, heap_index), dims, sel, out, threads)
-}
-
-fn read_mappings(
-    ds: &Dataset,
-    file: &File,
-    (heap_address, heap_index): (u64, u32),
-    dims: &[u64],
-    sel: &[AxisSelection],
-    out: &mut [u8],
-    threads: usize,
-) -> Result<()> {
     if crate::format::numpy_dtype::has_objects(&ds.datatype) {
         return Err(Error::unsupported("virtual datasets of variable-length or reference types"));
     }

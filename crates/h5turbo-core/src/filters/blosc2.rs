@@ -172,7 +172,7 @@ fn parse_b2nd(content: &[u8]) -> Result<NdLayout> {
     let _shape = dims("shape")?;
     let chunk_shape = dims("chunk shape")?;
     let block_shape = dims("block shape")?;
-    if block_shape.iter().any(|&b| b == 0) || chunk_shape.iter().any(|&c| c == 0) {
+    if block_shape.contains(&0) || chunk_shape.contains(&0) {
         return Err(bad("zero-sized chunk or block"));
     }
     // Blocks lie inside chunks (c-blosc2 never writes otherwise); this also bounds the

@@ -405,9 +405,29 @@ fn bitshuffle(
 /// LZF (32000, h5py's liblzf format): literal runs of 1..32 bytes and back-references
 /// of 3..264 bytes up to 8192 bytes back, found through a hash of the next 3 bytes.
 pub fn lzf(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
+    let shape = LzShape { max_distance: 8192, max_len: 264, tail: 0 };
+    greedy_lz(src, table, shape, |literals, m| {
+        lzf_literals(literals, dst);
+        if let Some((len, distance)) = m {
+            lzf_match(len, distance, dst);
+        }
+    });
+}
+
+/// The limits of an LZ77 format for `greedy_lz`.
+#[derive(Clone, Copy)]
+struct LzShape {
+    max_distance: usize,
+    max_len: usize,
+    /// Bytes at the end that are always literals (a format that must end with them).
+    tail: usize,
+}
+
+/// Greedy LZ77 over a hash of the next 3 bytes (LZF and BloscLZ): calls `emit` with
+/// each literal run and the (length, distance) match after it; the last call has the
+/// final literals and no match.
+fn greedy_lz(src: &[u8], table: &mut Vec<u32>, shape: LzShape, mut emit: impl FnMut(&[u8], Option<(usize, usize)>)) {
     const HASH_BITS: u32 = 14;
-    const MAX_DISTANCE: usize = 8192;
-    const MAX_LEN: usize = 264;
     table.clear();
     table.resize(1 << HASH_BITS, u32::MAX);
     let hash = |p: usize| -> usize {
@@ -416,22 +436,22 @@ pub fn lzf(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
     };
     let n = src.len();
     let (mut ip, mut literal_start) = (0usize, 0usize);
-    while ip + 3 <= n {
+    while ip + 3 + shape.tail <= n {
         let h = hash(ip);
         let candidate = table[h] as usize;
         table[h] = ip as u32;
-        let found = candidate < ip && ip - candidate <= MAX_DISTANCE && src[candidate..candidate + 3] == src[ip..ip + 3];
+        let found =
+            candidate < ip && ip - candidate <= shape.max_distance && src[candidate..candidate + 3] == src[ip..ip + 3];
         if !found {
             ip += 1;
             continue;
         }
-        let max = (n - ip).min(MAX_LEN);
+        let max = (n - ip - shape.tail).min(shape.max_len);
         let mut len = 3;
         while len < max && src[candidate + len] == src[ip + len] {
             len += 1;
         }
-        lzf_literals(&src[literal_start..ip], dst);
-        lzf_match(len, ip - candidate, dst);
+        emit(&src[literal_start..ip], Some((len, ip - candidate)));
         // Index the match's last positions so runs keep matching (as liblzf does).
         for p in (ip + len).saturating_sub(2)..ip + len {
             if p + 3 <= n {
@@ -441,7 +461,7 @@ pub fn lzf(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
         ip += len;
         literal_start = ip;
     }
-    lzf_literals(&src[literal_start..], dst);
+    emit(&src[literal_start..], None);
 }
 
 fn lzf_literals(bytes: &[u8], dst: &mut Vec<u8>) {
@@ -463,47 +483,18 @@ fn lzf_match(len: usize, distance: usize, dst: &mut Vec<u8>) {
 }
 
 /// BloscLZ (Blosc's compressor code 0; the format is described in blosclz.rs): greedy
-/// LZ77 over a hash of 3-byte prefixes, like `lzf`. Distances stay within the short
-/// form (at most 8191: the code for 8192 announces a far match), and the stream starts
-/// and ends with a literal run, as decoders require (a final match is not copied).
+/// LZ77 like `lzf`, literal runs as LZF's. Distances stay within the short form (at
+/// most 8191: the code for 8192 announces a far match), and the stream starts (the
+/// first byte has no earlier match) and ends with a literal run, as decoders require
+/// (a final match is not copied).
 pub fn blosclz(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
-    const HASH_BITS: u32 = 14;
-    const MAX_DISTANCE: usize = 8191;
-    table.clear();
-    table.resize(1 << HASH_BITS, u32::MAX);
-    let hash = |p: usize| -> usize {
-        let v = u32::from(src[p]) << 16 | u32::from(src[p + 1]) << 8 | u32::from(src[p + 2]);
-        (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
-    };
-    let n = src.len();
-    // position 0 is always a literal (the table is empty), and a match stops one byte
-    // short of the end so that a literal run closes the stream
-    let (mut ip, mut literal_start) = (0usize, 0usize);
-    while ip + 4 <= n {
-        let h = hash(ip);
-        let candidate = table[h] as usize;
-        table[h] = ip as u32;
-        let found = candidate < ip && ip - candidate <= MAX_DISTANCE && src[candidate..candidate + 3] == src[ip..ip + 3];
-        if !found {
-            ip += 1;
-            continue;
+    let shape = LzShape { max_distance: 8191, max_len: usize::MAX, tail: 1 };
+    greedy_lz(src, table, shape, |literals, m| {
+        lzf_literals(literals, dst);
+        if let Some((len, distance)) = m {
+            blosclz_match(len, distance, dst);
         }
-        let max = n - ip - 1;
-        let mut len = 3;
-        while len < max && src[candidate + len] == src[ip + len] {
-            len += 1;
-        }
-        lzf_literals(&src[literal_start..ip], dst);
-        blosclz_match(len, ip - candidate, dst);
-        for p in (ip + len).saturating_sub(2)..ip + len {
-            if p + 3 <= n {
-                table[hash(p)] = p as u32;
-            }
-        }
-        ip += len;
-        literal_start = ip;
-    }
-    lzf_literals(&src[literal_start..], dst); // literal runs are LZF's: length - 1, bytes
+    });
 }
 
 /// A match: length - 2 in the top 3 bits (7: then 255s and a last byte add to 9), the

@@ -30,6 +30,8 @@ pub mod shared;
 pub mod sohm;
 pub mod superblock;
 pub mod symbol_table;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod values;
 pub mod vds;
 

@@ -206,18 +206,7 @@ fn counted(r: &mut ByteReader, size: usize, per_item: usize) -> Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::reader::Sizes;
-    use std::path::Path;
-    use std::sync::Arc;
-
-    fn ctx() -> FormatContext {
-        let source: Arc<dyn crate::io::ReadAt> = Arc::new(crate::io::MemSource::new(Vec::new()));
-        FormatContext::new(source, Path::new("mem"), Sizes::DEFAULT, 0)
-    }
-
-    fn u32s(v: &[u32]) -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
+    use crate::format::test_support::{ctx, u32s};
 
     #[test]
     fn parses_v1_points_and_blocks() {

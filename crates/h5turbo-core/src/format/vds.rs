@@ -79,18 +79,7 @@ fn text(r: &mut ByteReader, what: &str) -> Result<String> {
 mod tests {
     use super::*;
     use crate::format::checksum::metadata_checksum;
-    use crate::format::reader::Sizes;
-    use std::path::Path;
-    use std::sync::Arc;
-
-    fn ctx() -> FormatContext {
-        let source: Arc<dyn crate::io::ReadAt> = Arc::new(crate::io::MemSource::new(Vec::new()));
-        FormatContext::new(source, Path::new("mem"), Sizes::DEFAULT, 0)
-    }
-
-    fn u32s(v: &[u32]) -> Vec<u8> {
-        v.iter().flat_map(|x| x.to_le_bytes()).collect()
-    }
+    use crate::format::test_support::{ctx, u32s};
 
     /// "all" selection, and a regular 1-d hyperslab (version 3, 2-byte fields).
     fn all() -> Vec<u8> {
