@@ -124,33 +124,60 @@ impl AxisRun {
     }
 }
 
-/// One axis of a mapping's selection: a regular run, or the indices of blocks of
-/// different sizes or spacing (at most the axis's length).
+/// One axis of a mapping's selection: a regular run, or sorted disjoint intervals of
+/// different sizes or spacing (kept as intervals: memory follows the stored blocks,
+/// not the axis length a file claims).
 #[derive(Debug, Clone)]
 enum Axis {
     Run(AxisRun),
-    List(Vec<u64>),
+    Intervals(Intervals),
+}
+
+#[derive(Debug, Clone)]
+struct Intervals {
+    starts: Vec<u64>,
+    ends: Vec<u64>,
+    /// Indices of the selection before each interval.
+    before: Vec<u64>,
+}
+
+impl Intervals {
+    fn new(v: &[(u64, u64)]) -> Intervals {
+        let mut before = Vec::with_capacity(v.len());
+        let mut total = 0u64;
+        for &(a, b) in v {
+            before.push(total);
+            total += b - a + 1; // disjoint intervals inside the axis: no overflow
+        }
+        Intervals { starts: v.iter().map(|p| p.0).collect(), ends: v.iter().map(|p| p.1).collect(), before }
+    }
 }
 
 impl Axis {
     fn len(&self) -> u64 {
         match self {
             Axis::Run(run) => run.len(),
-            Axis::List(list) => list.len() as u64,
+            Axis::Intervals(iv) => iv.before.last().map_or(0, |&b| b + iv.ends[iv.ends.len() - 1] - iv.starts[iv.starts.len() - 1] + 1),
         }
     }
 
     fn at(&self, k: u64) -> u64 {
         match self {
             Axis::Run(run) => run.at(k),
-            Axis::List(list) => list[k as usize],
+            Axis::Intervals(iv) => {
+                let i = iv.before.partition_point(|&b| b <= k) - 1;
+                iv.starts[i] + (k - iv.before[i])
+            }
         }
     }
 
     fn position(&self, x: u64) -> Option<u64> {
         match self {
             Axis::Run(run) => run.position(x),
-            Axis::List(list) => list.binary_search(&x).ok().map(|k| k as u64),
+            Axis::Intervals(iv) => {
+                let i = iv.starts.partition_point(|&a| a <= x).checked_sub(1)?;
+                (x <= iv.ends[i]).then(|| iv.before[i] + (x - iv.starts[i]))
+            }
         }
     }
 }
@@ -197,11 +224,13 @@ fn grid_axes(rank: usize, starts: &[u64], ends: &[u64], dims: &[u64], side: &str
             }
             let block = v[0].1 - v[0].0 + 1;
             let stride = if v.len() > 1 { v[1].0 - v[0].0 } else { block };
-            let regular = v.iter().enumerate().all(|(i, &(a, b))| b - a + 1 == block && a == v[0].0 + i as u64 * stride);
+            let regular = v.iter().enumerate().all(|(i, &(a, b))| {
+                b - a + 1 == block && (i as u64).checked_mul(stride).and_then(|o| v[0].0.checked_add(o)) == Some(a)
+            });
             Ok(if regular {
                 Axis::Run(AxisRun { start: v[0].0, stride, count: v.len() as u64, block })
             } else {
-                Axis::List(v.iter().flat_map(|&(a, b)| a..=b).collect())
+                Axis::Intervals(Intervals::new(v))
             })
         })
         .collect()
@@ -239,11 +268,15 @@ fn axis_runs(selection: &Selection, dims: &[u64], side: &str) -> Result<Option<V
         Selection::Points { .. } => return Err(Error::unsupported(format!("{} point selection", side))),
     };
     let runs: Vec<AxisRun> = runs;
-    if runs.iter().any(|r| r.len() == 0) {
+    if runs.iter().any(|r| r.count == 0 || r.block == 0) {
         return Ok(None);
     }
     for (d, (run, &len)) in runs.iter().zip(dims).enumerate() {
-        if run.block > run.stride && run.count > 1 || run.at(run.len() - 1) >= len {
+        // checked here, so that len() and at() never overflow later
+        let last = run.count.checked_mul(run.block).and_then(|_| {
+            (run.count - 1).checked_mul(run.stride)?.checked_add(run.start)?.checked_add(run.block - 1)
+        });
+        if run.block > run.stride && run.count > 1 || last.is_none_or(|last| last >= len) {
             return Err(Error::format(format!("{} selection goes past axis {} (length {})", side, d, len)));
         }
     }
@@ -414,4 +447,46 @@ fn find_source(vds_path: &Path, name: &str) -> Option<PathBuf> {
         .filter(|p| !p.is_empty())
         .map(|p| PathBuf::from(p.replace("${ORIGIN}", &origin.to_string_lossy())).join(named));
     from_prefix.chain([origin.join(named), named.to_path_buf()]).find(|p| p.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn regular(start: u64, stride: u64, count: u64, block: u64) -> Selection {
+        Selection::Regular { start: vec![start], stride: vec![stride], count: vec![count], block: vec![block] }
+    }
+
+    #[test]
+    fn runs_and_intervals_agree_on_positions() {
+        let run = &axis_runs(&regular(3, 5, 4, 2), &[40], "virtual").unwrap().unwrap()[0];
+        let indices: Vec<u64> = (0..run.len()).map(|k| run.at(k)).collect();
+        assert_eq!(indices, [3, 4, 8, 9, 13, 14, 18, 19]);
+        assert!((0..40).all(|x| run.position(x) == indices.iter().position(|&i| i == x).map(|k| k as u64)));
+        // blocks of different sizes: intervals
+        let blocks = Selection::Blocks { rank: 1, starts: vec![1, 7, 10], ends: vec![2, 7, 14] };
+        let axis = &axis_runs(&blocks, &[20], "source").unwrap().unwrap()[0];
+        assert!(matches!(axis, Axis::Intervals(_)));
+        let indices: Vec<u64> = (0..axis.len()).map(|k| axis.at(k)).collect();
+        assert_eq!(indices, [1, 2, 7, 10, 11, 12, 13, 14]);
+        assert!((0..20).all(|x| axis.position(x) == indices.iter().position(|&i| i == x).map(|k| k as u64)));
+    }
+
+    #[test]
+    fn hostile_selections_are_errors_without_huge_allocations() {
+        let huge = u64::MAX / 2;
+        // two blocks spanning an axis the file claims is 2^63 long: two intervals, no list
+        let blocks = Selection::Blocks { rank: 1, starts: vec![0, huge / 2], ends: vec![10, huge - 1] };
+        let axis = &axis_runs(&blocks, &[huge], "virtual").unwrap().unwrap()[0];
+        assert_eq!(axis.len(), 11 + (huge - 1 - huge / 2 + 1));
+        // counts and blocks whose product or end overflows
+        assert!(axis_runs(&regular(0, 2, u64::MAX, 2), &[u64::MAX], "virtual").is_err());
+        assert!(axis_runs(&regular(u64::MAX - 1, 1, 1, 4), &[u64::MAX], "virtual").is_err());
+        assert!(axis_runs(&regular(0, 1, 2, 3), &[100], "virtual").is_err()); // overlapping blocks
+        assert!(axis_runs(&regular(95, 1, 1, 10), &[100], "virtual").is_err()); // past the axis
+        let overlap = Selection::Blocks { rank: 1, starts: vec![0, 5], ends: vec![6, 9] };
+        assert!(axis_runs(&overlap, &[100], "virtual").is_err());
+        let not_grid = Selection::Blocks { rank: 2, starts: vec![0, 0, 5, 5], ends: vec![1, 1, 6, 6] };
+        assert!(axis_runs(&not_grid, &[10, 10], "virtual").is_err());
+    }
 }
