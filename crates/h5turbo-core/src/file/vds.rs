@@ -276,7 +276,7 @@ fn axis_runs(selection: &Selection, dims: &[u64], side: &str) -> Result<Option<V
         let last = run.count.checked_mul(run.block).and_then(|_| {
             (run.count - 1).checked_mul(run.stride)?.checked_add(run.start)?.checked_add(run.block - 1)
         });
-        if run.block > run.stride && run.count > 1 || last.is_none_or(|last| last >= len) {
+        if run.block > run.stride && run.count > 1 || last.map_or(true, |last| last >= len) {
             return Err(Error::format(format!("{} selection goes past axis {} (length {})", side, d, len)));
         }
     }
