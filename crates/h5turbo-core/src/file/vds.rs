@@ -57,9 +57,18 @@ pub(super) fn read(
     for (axis, (s, &len)) in sel.iter().zip(dims).enumerate() {
         s.validate(len, axis)?;
     }
+    let element = ds.element_size();
+    let wanted = sel.iter().try_fold(element as u64, |acc, s| acc.checked_mul(s.count()));
+    if element == 0 || wanted != Some(out.len() as u64) {
+        return Err(Error::invalid_argument(format!(
+            "output of {} bytes for a selection of {:?} elements of {} bytes",
+            out.len(),
+            sel.iter().map(AxisSelection::count).collect::<Vec<_>>(),
+            element
+        )));
+    }
     let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
     let mappings = parse_mappings(file.ctx(), &block, heap_address)?;
-    let element = ds.element_size();
     for piece in out.chunks_exact_mut(element) {
         piece.copy_from_slice(&ds.fill);
     }
