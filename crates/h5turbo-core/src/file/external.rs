@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::format::external::{Segment, UNLIMITED};
+use super::lookup::{origin_of, under_prefixes};
 use crate::io::{FileSource, ReadAt};
 use std::path::{Path, PathBuf};
 
@@ -84,16 +85,9 @@ impl ReadAt for ExternalSource {
 /// does not look, but where the file usually is).
 fn find_external(hdf5_path: &Path, name: &str) -> Option<PathBuf> {
     let named = Path::new(name);
-    let origin = hdf5_path.parent().unwrap_or(Path::new("."));
-    let prefixes = std::env::var("HDF5_EXTFILE_PREFIX").unwrap_or_default();
-    let from_prefix: Vec<PathBuf> = if named.is_absolute() {
-        vec![]
-    } else {
-        prefixes
-            .split(':')
-            .filter(|p| !p.is_empty())
-            .map(|p| PathBuf::from(p.replace("${ORIGIN}", &origin.to_string_lossy())).join(named))
-            .collect()
-    };
-    from_prefix.into_iter().chain([named.to_path_buf(), origin.join(named)]).find(|p| p.is_file())
+    let origin = origin_of(hdf5_path);
+    under_prefixes("HDF5_EXTFILE_PREFIX", origin, named)
+        .into_iter()
+        .chain([named.to_path_buf(), origin.join(named)])
+        .find(|p| p.is_file())
 }

@@ -8,6 +8,7 @@ mod attrs;
 mod dataset;
 mod external;
 mod group;
+mod lookup;
 mod refs;
 mod vds;
 

@@ -11,6 +11,7 @@
 //! sources of another datatype are reported as unsupported.
 
 use super::dataset::Dataset;
+use super::lookup::{origin_of, under_prefixes};
 use super::File;
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
@@ -449,13 +450,11 @@ fn find_source(vds_path: &Path, name: &str) -> Option<PathBuf> {
     if named.is_absolute() {
         return named.is_file().then(|| named.to_path_buf());
     }
-    let origin = vds_path.parent().unwrap_or(Path::new("."));
-    let prefixes = std::env::var("HDF5_VDS_PREFIX").unwrap_or_default();
-    let from_prefix = prefixes
-        .split(':')
-        .filter(|p| !p.is_empty())
-        .map(|p| PathBuf::from(p.replace("${ORIGIN}", &origin.to_string_lossy())).join(named));
-    from_prefix.chain([origin.join(named), named.to_path_buf()]).find(|p| p.is_file())
+    let origin = origin_of(vds_path);
+    under_prefixes("HDF5_VDS_PREFIX", origin, named)
+        .into_iter()
+        .chain([origin.join(named), named.to_path_buf()])
+        .find(|p| p.is_file())
 }
 
 #[cfg(test)]
