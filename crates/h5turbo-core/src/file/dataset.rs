@@ -51,6 +51,8 @@ pub struct Dataset {
     /// Raw data in other files (contiguous layout only), and those files once opened.
     external: Option<Vec<Segment>>,
     external_source: OnceLock<Arc<ExternalSource>>,
+    /// A virtual dataset's mappings and open source files, on first read.
+    virtual_sources: OnceLock<Arc<super::vds::VirtualSources>>,
 }
 
 impl Dataset {
@@ -101,6 +103,7 @@ impl Dataset {
             cache,
             external,
             external_source: OnceLock::new(),
+            virtual_sources: OnceLock::new(),
         })
     }
 
@@ -119,6 +122,18 @@ impl Dataset {
 
     pub fn element_size(&self) -> usize {
         self.datatype.size()
+    }
+
+    /// A virtual dataset's mappings and source files, made by `make` on first use.
+    pub(super) fn virtual_sources(
+        &self,
+        make: impl FnOnce() -> Result<super::vds::VirtualSources>,
+    ) -> Result<Arc<super::vds::VirtualSources>> {
+        if let Some(sources) = self.virtual_sources.get() {
+            return Ok(sources.clone());
+        }
+        let made = Arc::new(make()?);
+        Ok(self.virtual_sources.get_or_init(|| made).clone())
     }
 
     /// The segments of raw data in other files, for a dataset stored externally.

@@ -19,6 +19,7 @@ use crate::format::reference::Selection;
 use crate::format::vds::{parse_mappings, Mapping, SourceFile};
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::path::{Path, PathBuf};
 
 /// Virtual datasets whose sources are virtual datasets, this deep at most (a cycle of
@@ -68,16 +69,14 @@ pub(super) fn read(
             element
         )));
     }
-    let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
-    let mappings = parse_mappings(file.ctx(), &block, heap_address)?;
+    let sources = ds.virtual_sources(|| VirtualSources::read(file, heap_address, heap_index))?;
     for piece in out.chunks_exact_mut(element) {
         piece.copy_from_slice(&ds.fill);
     }
     let request = Request::new(sel);
-    let mut sources = SourceFiles::default();
-    for mapping in &mappings {
+    for mapping in &sources.mappings {
         let what = || format!("virtual dataset mapping from '{}'", mapping.dataset);
-        apply(ds, file, mapping, dims, &request, out, threads, &mut sources).in_object(&what())?;
+        apply(ds, file, mapping, dims, &request, out, threads, &sources).in_object(&what())?;
     }
     Ok(())
 }
@@ -307,7 +306,7 @@ fn apply(
     request: &Request,
     out: &mut [u8],
     threads: usize,
-    sources: &mut SourceFiles,
+    sources: &VirtualSources,
 ) -> Result<()> {
     let Some(virtual_runs) = axis_runs(&mapping.virtual_selection, dims, "virtual")? else { return Ok(()) };
     // per axis: (output index, position in the mapping) of the requested indices it covers
@@ -407,16 +406,26 @@ fn scatter(values: &[u8], landing: &[Vec<usize>], base: usize, element: usize, o
     }
 }
 
-/// Source files opened during one read (each once), and their datasets.
-#[derive(Default)]
-struct SourceFiles {
-    files: HashMap<PathBuf, Option<File>>,
+/// A virtual dataset's mappings (parsed once) and the source files opened so far, kept
+/// with the dataset: a loop of small reads then costs no heap parse or file open per
+/// read. Missing files are looked for again at each read (they may appear), as
+/// libhdf5 does. Files of other names only: the dataset's own file is not kept (that
+/// would be a reference cycle through the file's dataset cache).
+pub struct VirtualSources {
+    mappings: Vec<Mapping>,
+    files: Mutex<HashMap<PathBuf, File>>,
 }
 
-impl SourceFiles {
+impl VirtualSources {
+    fn read(file: &File, heap_address: u64, heap_index: u32) -> Result<VirtualSources> {
+        let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
+        let mappings = parse_mappings(file.ctx(), &block, heap_address)?;
+        Ok(VirtualSources { mappings, files: Mutex::new(HashMap::new()) })
+    }
+
     /// The mapping's source dataset and its file; None when the file or the dataset
     /// does not exist (its elements read as the fill value).
-    fn dataset(&mut self, file: &File, mapping: &Mapping) -> Result<Option<(File, std::sync::Arc<Dataset>)>> {
+    fn dataset(&self, file: &File, mapping: &Mapping) -> Result<Option<(File, std::sync::Arc<Dataset>)>> {
         let source_file = match &mapping.file {
             SourceFile::Same => file.clone(),
             SourceFile::Named(name) => match self.open(file.path(), name)? {
@@ -431,13 +440,14 @@ impl SourceFiles {
         }
     }
 
-    fn open(&mut self, vds_path: &Path, name: &str) -> Result<Option<File>> {
+    fn open(&self, vds_path: &Path, name: &str) -> Result<Option<File>> {
         let Some(path) = find_source(vds_path, name) else { return Ok(None) };
-        if let Some(open) = self.files.get(&path) {
-            return Ok(open.clone());
+        let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(open) = files.get(&path) {
+            return Ok(Some(open.clone()));
         }
         let opened = File::open(&path)?;
-        self.files.insert(path, Some(opened.clone()));
+        files.insert(path, opened.clone());
         Ok(Some(opened))
     }
 }
