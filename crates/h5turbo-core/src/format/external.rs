@@ -43,3 +43,57 @@ pub fn parse_external_files(ctx: &FormatContext, data: &[u8], at: u64) -> Result
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::reader::Sizes;
+    use std::path::Path;
+    use std::sync::Arc;
+
+    /// A file holding only a local heap at 0 whose data segment is "\0ext.bin\0".
+    fn ctx_with_heap() -> FormatContext {
+        let data = b"\0ext.bin\0";
+        let mut file = b"HEAP\0\0\0\0".to_vec();
+        file.extend((data.len() as u64).to_le_bytes()); // data size
+        file.extend(u64::MAX.to_le_bytes()); // no free list
+        file.extend(32u64.to_le_bytes()); // data address
+        file.extend(data);
+        let source: Arc<dyn crate::io::ReadAt> = Arc::new(crate::io::MemSource::new(file));
+        FormatContext::new(source, Path::new("mem"), Sizes::DEFAULT, 0)
+    }
+
+    fn message(version: u8, used: u16, slots: &[[u64; 3]]) -> Vec<u8> {
+        let mut m = vec![version, 0, 0, 0];
+        m.extend(used.to_le_bytes()); // allocated
+        m.extend(used.to_le_bytes());
+        m.extend(0u64.to_le_bytes()); // heap address
+        for slot in slots {
+            slot.iter().for_each(|v| m.extend(v.to_le_bytes()));
+        }
+        m
+    }
+
+    #[test]
+    fn segments_with_names_from_the_heap() {
+        let ctx = ctx_with_heap();
+        let segments = parse_external_files(&ctx, &message(1, 2, &[[1, 8, 100], [1, 0, UNLIMITED]]), 0).unwrap();
+        assert_eq!(segments[0], Segment { name: "ext.bin".into(), offset: 8, size: 100 });
+        assert_eq!(segments[1].size, UNLIMITED);
+    }
+
+    #[test]
+    fn hostile_messages_are_errors() {
+        let ctx = ctx_with_heap();
+        // more slots claimed than the message holds: an error, not an allocation
+        assert!(parse_external_files(&ctx, &message(1, u16::MAX, &[[1, 0, 4]]), 0).is_err());
+        // a name outside the heap's data segment
+        assert!(parse_external_files(&ctx, &message(1, 1, &[[500, 0, 4]]), 0).is_err());
+        // an unknown version; a message cut short
+        assert!(parse_external_files(&ctx, &message(2, 1, &[[1, 0, 4]]), 0).is_err());
+        let good = message(1, 1, &[[1, 0, 4]]);
+        for cut in 0..good.len() {
+            assert!(parse_external_files(&ctx, &good[..cut], 0).is_err(), "cut at {}", cut);
+        }
+    }
+}
