@@ -10,5 +10,6 @@ pub mod file;
 pub mod filters;
 pub mod format;
 pub mod io;
+pub mod prelude;
 
 pub use error::{Error, ErrorKind, Result};
