@@ -1,17 +1,37 @@
 # The two commands of the README:
 #   make demo   sets everything up and reads a built-in example with h5turbo and h5py
-#   make test   builds, then runs the Rust and Python test suites
-PYTHON ?= python3
+#   make test   builds, then runs every test suite (Rust, Python, C, R)
+#
+# Python: the active virtual environment if there is one, else the project's own
+# .venv (made on first use), so a system Python that refuses pip installs (PEP 668)
+# is never touched. Each front end adds its targets in mk/*.mk.
+ifdef VIRTUAL_ENV
+PYTHON ?= $(VIRTUAL_ENV)/bin/python
+else
+PYTHON ?= .venv/bin/python
+endif
 
-.PHONY: setup demo test rust-test py-test bench
+# System packages the test suites need (Debian names); the front ends add theirs.
+APT_PACKAGES :=
+TEST_TARGETS := rust-test py-test
 
-setup:
-	$(PYTHON) -m pip install --quiet --editable '.[test]'
+include $(wildcard mk/*.mk)
+
+.PHONY: setup system-packages demo test rust-test py-test bench
 
 demo: setup
 	$(PYTHON) -m h5turbo.demo
 
-test: setup rust-test py-test
+test: setup $(TEST_TARGETS)
+
+.venv/bin/python:
+	python3 -m venv .venv
+
+setup: $(PYTHON) system-packages
+	$(PYTHON) -m pip install --quiet --editable '.[test]'
+
+system-packages:
+	@sh tools/install-system-packages.sh $(APT_PACKAGES)
 
 rust-test:
 	cargo test -p h5turbo-core

@@ -7,7 +7,7 @@
 //!
 //! Prints one line per repeat and a final `reads=... samples=... median_s=...` line.
 
-use h5turbo_core::fast5::{open_file, Fast5Index};
+use h5turbo_core::prelude::fast5::{open_file, Fast5Index};
 use h5turbo_core::file::Dataset;
 use h5turbo_core::filters::{decode_chunk, DecodeScratch};
 use h5turbo_core::io::{FileSource, ReadAt};

@@ -5,7 +5,7 @@
 
 pub mod engine;
 pub mod error;
-pub mod fast5;
+pub mod formats;
 pub mod file;
 pub mod filters;
 pub mod format;

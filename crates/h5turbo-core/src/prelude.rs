@@ -19,7 +19,7 @@ pub use crate::engine::pool::resolve_threads;
 pub use crate::engine::reduce::{ElementKind, NumberClass, ReduceOp, Reduced};
 pub use crate::engine::AxisSelection;
 pub use crate::error::{Error, ErrorKind, Result, ResultExt};
-pub use crate::fast5::{self, Fast5Index, ReadGroups};
+pub use crate::formats::fast5::{self, Fast5Index, ReadGroups};
 pub use crate::file::{AttributeValue, Dataset, File, LayoutKind, Object, ObjectKind};
 pub use crate::format::dataspace::{Dataspace, DataspaceKind};
 pub use crate::format::datatype::{

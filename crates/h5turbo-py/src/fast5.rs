@@ -3,7 +3,7 @@
 
 use crate::convert::attribute_to_py;
 use crate::errors::guard;
-use h5turbo_core::fast5::{open_file, read_signal, Fast5Index};
+use h5turbo_core::prelude::fast5::{open_file, read_signal, Fast5Index};
 use h5turbo_core::file::{AttributeValue, Object as CoreObject};
 use h5turbo_core::format::dataspace::DataspaceKind;
 use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
