@@ -99,6 +99,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(if threads == 0 { h5turbo_core::engine::pool::default_threads() } else { threads })
         .build()?;
+    let decoder = ds.decoder()?;
     let mut times = Vec::new();
     for rep in 0..repeats + 1 {
         let start = Instant::now();
@@ -106,7 +107,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let out: &mut [u8] = &mut out;
             out.par_chunks_mut(chunk_bytes).zip(stored.par_iter()).try_for_each_init(
                 DecodeScratch::default,
-                |scratch, (dst, (src, mask))| decode_chunk(&ds.pipeline, *mask, ds.element_size(), src, dst, scratch),
+                |scratch, (dst, (src, mask))| decode_chunk(decoder, *mask, src, dst, scratch),
             )
         })?;
         let secs = start.elapsed().as_secs_f64();

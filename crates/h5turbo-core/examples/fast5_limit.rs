@@ -108,6 +108,6 @@ fn decode_all(stored: &[Stored], out: &mut [u8]) -> h5turbo_core::Result<()> {
         rest = tail;
     }
     regions.into_par_iter().zip(stored.par_iter()).try_for_each_init(DecodeScratch::default, |scratch, (dst, s)| {
-        decode_chunk(&s.dataset.pipeline, s.filter_mask, s.dataset.element_size(), &s.bytes, dst, scratch)
+        decode_chunk(s.dataset.decoder()?, s.filter_mask, &s.bytes, dst, scratch)
     })
 }

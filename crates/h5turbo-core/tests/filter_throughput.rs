@@ -2,7 +2,7 @@
 //! chunk shape): `cargo test --release -p h5turbo-core --test filter_throughput --
 //! --ignored --nocapture`. Ignored by default; it still checks every decoded byte.
 
-use h5turbo_core::filters::{decode_chunk, DecodeScratch};
+use h5turbo_core::filters::{decode_chunk, DecodeScratch, DecodePipeline};
 use h5turbo_core::format::filter_pipeline::{FilterInfo, FilterPipeline};
 use std::time::Instant;
 
@@ -51,21 +51,21 @@ fn decode_throughput_on_one_mib_chunk() {
     let p1 = FilterPipeline { filters: vec![f(1, &[3])] };
     let t = Instant::now();
     for _ in 0..reps {
-        decode_chunk(&p1, 0, 4, &plain, &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p1, 4).unwrap(), 0, &plain, &mut out, &mut scratch).unwrap();
     }
     let ours = t.elapsed().as_secs_f64() / reps as f64;
     assert_eq!(out, data);
     let p2 = FilterPipeline { filters: vec![f(2, &[4]), f(1, &[3])] };
     let t = Instant::now();
     for _ in 0..reps {
-        decode_chunk(&p2, 0, 4, &shuf, &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p2, 4).unwrap(), 0, &shuf, &mut out, &mut scratch).unwrap();
     }
     let ours2 = t.elapsed().as_secs_f64() / reps as f64;
     assert_eq!(out, data);
     let p3 = FilterPipeline { filters: vec![f(2, &[4])] };
     let t = Instant::now();
     for _ in 0..reps {
-        decode_chunk(&p3, 0, 4, &shuffled, &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p3, 4).unwrap(), 0, &shuffled, &mut out, &mut scratch).unwrap();
     }
     let unshuf = t.elapsed().as_secs_f64() / reps as f64;
     assert_eq!(out, data);
@@ -75,19 +75,19 @@ fn decode_throughput_on_one_mib_chunk() {
     fl.extend_from_slice(&[0; 4]);
     let t = Instant::now();
     for _ in 0..reps {
-        let _ = decode_chunk(&p4, 0, 4, &fl, &mut out, &mut scratch);
+        let _ = decode_chunk(&DecodePipeline::new(&p4, 4).unwrap(), 0, &fl, &mut out, &mut scratch);
     }
     let fletch = t.elapsed().as_secs_f64() / reps as f64;
     let p5 = FilterPipeline { filters: vec![f(32008, &[0, 4, 4, 0, 0])] };
     let t = Instant::now();
     for _ in 0..reps {
-        decode_chunk(&p5, 0, 4, &data, &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p5, 4).unwrap(), 0, &data, &mut out, &mut scratch).unwrap();
     }
     let bshuf = t.elapsed().as_secs_f64() / reps as f64;
     let p6 = FilterPipeline { filters: vec![f(32008, &[0, 4, 1, 0, 0])] };
     let t = Instant::now();
     for _ in 0..reps {
-        decode_chunk(&p6, 0, 1, &data, &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p6, 1).unwrap(), 0, &data, &mut out, &mut scratch).unwrap();
     }
     let bshuf1 = t.elapsed().as_secs_f64() / reps as f64;
     println!(

@@ -16,7 +16,7 @@ pub mod write;
 pub use selection::AxisSelection;
 
 use crate::error::{Error, Result};
-use crate::format::filter_pipeline::FilterPipeline;
+use crate::filters::DecodePipeline;
 use crate::io::ReadAt;
 use plan::{make_plan, Geometry};
 
@@ -42,7 +42,7 @@ pub struct ArraySource<'a> {
     pub dims: &'a [u64],
     pub chunk_dims: &'a [u64],
     pub element_size: usize,
-    pub pipeline: &'a FilterPipeline,
+    pub pipeline: &'a DecodePipeline,
     pub store: &'a dyn ChunkStore,
     /// One element: what unwritten chunks read as.
     pub fill: &'a [u8],
