@@ -2,7 +2,7 @@
 //!
 //! Layers, data flowing down: `format` (HDF5 bytes to structures) -> `filters`
 //! (chunk decoders and encoders, one registry) -> `engine` (selection -> plan ->
-//! parallel execution, reductions) -> [`file`] (the object model: files, groups,
+//! parallel execution, reductions) -> [`mod@file`] (the object model: files, groups,
 //! datasets, attributes) -> [`formats`] (conventions on top of HDF5: fast5).
 //! `convert` turns HDF5 types and values into numpy's.
 //!
