@@ -122,7 +122,8 @@ static int dataset_line(const h5turbo_object *ds, const char *path) {
     }
     printf("%s\t", path);
     print_shape(rank, dims);
-    printf("\t%.17g\n", sum);
+    if (isnan(sum)) printf("\tnan\n"); /* the sign of a NaN says nothing */
+    else printf("\t%.17g\n", sum);
     return 0;
 }
 

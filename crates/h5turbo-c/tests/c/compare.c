@@ -51,8 +51,7 @@ static hid_t memory_type(hid_t ftype, h5turbo_datatype *tdt) {
         break;
     case H5T_ENUM: {
         if (info.size != H5Tget_size(ftype)) return -1; /* h5py's bool over a wide base */
-        m = H5Tcopy(ftype);
-        H5Tset_order(m, H5T_ORDER_LE);
+        m = H5Tget_native_type(ftype, H5T_DIR_ASCEND); /* members converted too */
         break;
     }
     case H5T_ARRAY: {
