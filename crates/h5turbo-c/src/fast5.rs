@@ -60,7 +60,7 @@ pub struct h5turbo_fast5 {
     pool: rayon::ThreadPool,
     cursor: Mutex<Cursor>,
     /// read id -> (file, read in file), built on the first h5turbo_fast5_get.
-    index: OnceLock<Result<HashMap<String, (usize, usize)>, String>>,
+    index: OnceLock<ReadIndex>,
 }
 
 struct SourceFile {
@@ -283,22 +283,50 @@ impl h5turbo_fast5 {
     }
 
     /// read id -> (file, read), from every file's read groups (multi-read: the group
-    /// names; single-read: the read_id attribute).
-    fn index(&self) -> Result<&HashMap<String, (usize, usize)>, Error> {
-        let built = self.index.get_or_init(|| {
+    /// names; single-read: the read_id attribute); the first file holding an id wins.
+    /// Files that cannot be indexed are left out, and the first of their errors kept
+    /// to explain a read id not found.
+    fn index(&self) -> &ReadIndex {
+        self.index.get_or_init(|| {
             let per_file: Vec<Result<Vec<String>, Arc<Error>>> = self.pool.install(|| {
                 self.files.par_iter().map(|f| open_reads(&f.path).and_then(|r| read_ids(&r).map_err(Arc::new))).collect()
             });
-            let mut map = HashMap::new();
+            let mut index = ReadIndex::default();
             for (file_no, ids) in per_file.into_iter().enumerate() {
-                let ids = ids.map_err(|e| e.to_string())?;
-                for (read, id) in ids.into_iter().enumerate() {
-                    map.entry(id).or_insert((file_no, read));
+                match ids {
+                    Ok(ids) => {
+                        for (read, id) in ids.into_iter().enumerate() {
+                            index.reads.entry(id).or_insert((file_no, read));
+                        }
+                    }
+                    Err(e) => {
+                        index.unindexed += 1;
+                        index.first_error.get_or_insert_with(|| e.to_string());
+                    }
                 }
             }
-            Ok(map)
-        });
-        built.as_ref().map_err(|message| Error::format(message.clone()))
+            index
+        })
+    }
+}
+
+/// Where each read id is, and what could not be indexed.
+#[derive(Default)]
+struct ReadIndex {
+    reads: HashMap<String, (usize, usize)>,
+    unindexed: usize,
+    first_error: Option<String>,
+}
+
+impl ReadIndex {
+    fn find(&self, id: &str) -> Result<(usize, usize), Error> {
+        self.reads.get(id).copied().ok_or_else(|| {
+            let mut message = format!("no read '{}' in the fast5 files", id);
+            if let Some(first) = &self.first_error {
+                message += &format!(" ({} files could not be indexed, the first: {})", self.unindexed, first);
+            }
+            Error::not_found(message)
+        })
     }
 }
 
@@ -481,7 +509,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
         *out = std::ptr::null_mut();
         let f5 = deref(f5, "f5")?;
         let id = text(read_id, "read_id")?;
-        let &(file_no, read) = f5.index()?.get(id).ok_or_else(|| Error::not_found(format!("no read '{}' in the fast5 files", id)))?;
+        let (file_no, read) = f5.index().find(id)?;
         let job = match open_reads(&f5.files[file_no].path) {
             Ok(reads) => Job::Read { file_no, reads, read },
             Err(error) => Job::FileError { file_no, error },
