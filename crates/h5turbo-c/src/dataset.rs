@@ -6,12 +6,13 @@ use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
-    AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
+    filter_registry, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
     Reduced, ResultExt, VlenKind, VlenValue,
 };
 use h5turbo_core::prelude::fast5::Scalar;
 use std::ffi::{c_char, c_int};
-use std::sync::Arc;
+use std::ffi::CString;
+use std::sync::{Arc, OnceLock};
 
 /// Errors of an object's operations name its file and path.
 pub(crate) fn in_object<T>(obj: &Object, r: Result<T, Error>) -> Result<T, Error> {
@@ -113,33 +114,16 @@ pub unsafe extern "C" fn h5turbo_dataset_filters(
     })
 }
 
-/// The name of an HDF5 filter id ("deflate", "vbz" ...), a static string; NULL when
-/// h5turbo does not know it.
+/// The name of an HDF5 filter id ("deflate", "vbz" ...; the core's filter registry),
+/// a static string; NULL when h5turbo does not know it.
 #[no_mangle]
 pub extern "C" fn h5turbo_filter_name(id: u32) -> *const c_char {
-    // The ids registered with The HDF Group (https://github.com/HDFGroup/hdf5_plugins).
-    let name: &'static [u8] = match id {
-        1 => b"deflate\0",
-        2 => b"shuffle\0",
-        3 => b"fletcher32\0",
-        4 => b"szip\0",
-        5 => b"nbit\0",
-        6 => b"scaleoffset\0",
-        305 => b"lzo\0",
-        307 => b"bzip2\0",
-        32000 => b"lzf\0",
-        32001 => b"blosc\0",
-        32004 => b"lz4\0",
-        32008 => b"bitshuffle\0",
-        32013 => b"zfp\0",
-        32015 => b"zstd\0",
-        32017 => b"sz\0",
-        32020 => b"vbz\0",
-        32024 => b"sz3\0",
-        32026 => b"blosc2\0",
-        _ => return std::ptr::null(),
-    };
-    name.as_ptr().cast::<c_char>()
+    static NAMES: OnceLock<Vec<(u16, CString)>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| {
+        filter_registry::FILTERS.iter().map(|f| (f.id, c_string_lossy(f.name.as_bytes()))).collect()
+    });
+    let found = u16::try_from(id).ok().and_then(|id| names.iter().find(|(i, _)| *i == id));
+    found.map_or(std::ptr::null(), |(_, name)| name.as_ptr())
 }
 
 /// The selection of a hyperslab: start and count per axis (NULL start: 0; NULL count:

@@ -4,8 +4,8 @@
 use crate::convert::attribute_to_py;
 use crate::errors::guard;
 use h5turbo_core::prelude::fast5::{open_file, read_record, scalar, Fast5Index, ReadRecord, Scalar};
-use h5turbo_core::file::{AttributeValue, Object as CoreObject};
-use h5turbo_core::Result;
+use h5turbo_core::prelude::{AttributeValue, Object as CoreObject};
+use h5turbo_core::prelude::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};

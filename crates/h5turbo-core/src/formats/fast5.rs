@@ -13,7 +13,7 @@ use crate::file::{AttributeValue, File, Object};
 use crate::format::dataspace::DataspaceKind;
 use crate::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
 use crate::format::links::LinkTarget;
-use crate::format::values::VlenValue;
+use crate::convert::values::VlenValue;
 use crate::io::{FileSource, MemSource, ReadAt};
 use std::path::Path;
 use std::sync::Arc;
