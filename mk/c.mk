@@ -44,10 +44,12 @@ c-header-check:
 	  { diff -u $(C_HEADER) $(C_BUILD)/h5turbo.generated.h | head -40; \
 	    echo "$(C_HEADER) is out of date: run make c-header and commit it"; exit 1; }
 
+# The C tests build against an installed copy (pkg-config), as a user's program would.
 c-test: c
 	$(MAKE) --no-print-directory c-header-check
 	cargo test -p h5turbo-c --release
-	PYTHON=$(PYTHON) sh $(C_CRATE)/tests/c/run.sh
+	$(MAKE) --no-print-directory install-c PREFIX=$(abspath $(C_BUILD)/test-prefix)
+	H5TURBO_PREFIX=$(abspath $(C_BUILD)/test-prefix) PYTHON=$(abspath $(PYTHON)) sh $(C_CRATE)/tests/c/run.sh
 
 install-c: c
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin

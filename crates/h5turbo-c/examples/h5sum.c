@@ -135,7 +135,7 @@ static int visit_members(const h5turbo_file *file, const h5turbo_object *group, 
         fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
         return 1;
     }
-    qsort(names, n, sizeof *names, by_name);
+    if (n > 1) qsort(names, n, sizeof *names, by_name);
     int failed = 0;
     for (size_t i = 0; i < n; i++) {
         int link = -1;

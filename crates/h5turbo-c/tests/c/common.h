@@ -9,7 +9,7 @@
 
 typedef struct { char **paths; size_t n, cap; uint64_t *seen; size_t n_seen, cap_seen; } object_list;
 
-static void list_push(object_list *l, const char *path) {
+static inline void list_push(object_list *l, const char *path) {
     if (l->n == l->cap) {
         l->cap = l->cap ? 2 * l->cap : 64;
         l->paths = realloc(l->paths, l->cap * sizeof *l->paths);
@@ -17,7 +17,7 @@ static void list_push(object_list *l, const char *path) {
     l->paths[l->n++] = strdup(path);
 }
 
-static int list_seen(object_list *l, uint64_t address) {
+static inline int list_seen(object_list *l, uint64_t address) {
     for (size_t i = 0; i < l->n_seen; i++)
         if (l->seen[i] == address) return 1;
     if (l->n_seen == l->cap_seen) {
@@ -30,7 +30,7 @@ static int list_seen(object_list *l, uint64_t address) {
 
 /* Every object reached by hard links from `path` (each once), paths into `l`;
  * `errors` counts failures (each must have a message). */
-static void walk_objects(const h5turbo_file *f, const char *path, object_list *l, long *errors) {
+static inline void walk_objects(const h5turbo_file *f, const char *path, object_list *l, long *errors) {
     h5turbo_object *o = NULL;
     if (h5turbo_object_open(f, path, &o) != H5TURBO_OK) {
         if (h5turbo_last_error()[0] == 0) fprintf(stderr, "error without a message: %s\n", path);
@@ -62,14 +62,14 @@ static void walk_objects(const h5turbo_file *f, const char *path, object_list *l
     h5turbo_object_close(o);
 }
 
-static void list_free(object_list *l) {
+static inline void list_free(object_list *l) {
     for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
     free(l->paths);
     free(l->seen);
 }
 
 /* FNV-1a over bytes. */
-static uint64_t fnv(const void *data, size_t n, uint64_t h) {
+static inline uint64_t fnv(const void *data, size_t n, uint64_t h) {
     const unsigned char *p = data;
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
     return h;
@@ -77,7 +77,7 @@ static uint64_t fnv(const void *data, size_t n, uint64_t h) {
 
 /* A digest of everything read from object `path` (data or strings, attributes), or
  * of the error codes met: the same file must always give the same digest. */
-static uint64_t object_digest(const h5turbo_file *f, const char *path, int threads, long *errors) {
+static inline uint64_t object_digest(const h5turbo_file *f, const char *path, int threads, long *errors) {
     uint64_t h = 1469598103934665603ull;
     h5turbo_object *o = NULL;
     int status = h5turbo_object_open(f, path, &o);

@@ -373,9 +373,11 @@ static void compare_name_lists(const char *what, name_list *expected, char **got
     CHECK(expected->n == got_n, "%s: %zu names, libhdf5 %zu", what, got_n, expected->n);
     if (expected->n != got_n) return;
     char **sorted = malloc((got_n ? got_n : 1) * sizeof *sorted);
-    memcpy(sorted, got, got_n * sizeof *sorted);
-    qsort(sorted, got_n, sizeof *sorted, sort_strings);
-    qsort(expected->names, expected->n, sizeof *expected->names, sort_strings);
+    if (got_n) memcpy(sorted, got, got_n * sizeof *sorted);
+    if (got_n) {
+        qsort(sorted, got_n, sizeof *sorted, sort_strings);
+        qsort(expected->names, expected->n, sizeof *expected->names, sort_strings);
+    }
     for (size_t i = 0; i < got_n; i++) CHECK(strcmp(sorted[i], expected->names[i]) == 0, "%s: name %s, libhdf5 %s", what, sorted[i], expected->names[i]);
     free(sorted);
 }
