@@ -295,8 +295,8 @@ int h5turbo_dataset_chunk_shape(const h5turbo_object *ds,
 int h5turbo_dataset_filters(const h5turbo_object *ds, uint32_t *ids, size_t max, size_t *count);
 
 /**
- * The name of an HDF5 filter id ("deflate", "vbz" ...), a static string; NULL when
- * h5turbo does not know it.
+ * The name of an HDF5 filter id ("deflate", "vbz" ...; the core's filter registry),
+ * a static string; NULL when h5turbo does not know it.
  */
 const char *h5turbo_filter_name(uint32_t id);
 
