@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
+import resource
 import shlex
 import subprocess
 import sys
@@ -88,13 +89,17 @@ def main(argv=None):
                             notes.add(e.note())
 
             times = {name: [] for name in methods}
+            cpu = {name: [] for name in methods}
             for _ in range(args.repeats):
                 for name, cmd in methods.items():
                     before()
+                    used = resource.getrusage(resource.RUSAGE_CHILDREN)
                     start = time.perf_counter()
                     subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
                     times[name].append(time.perf_counter() - start)
-            tables.append((label, cache_state, outputs[next(iter(methods))].split(), times, sorted(notes)))
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    cpu[name].append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+            tables.append((label, cache_state, outputs[next(iter(methods))].split(), times, cpu, sorted(notes)))
     load_after = os.getloadavg()[0]
 
     import statistics
@@ -112,18 +117,21 @@ def main(argv=None):
              "each run, cold = files evicted (posix_fadvise DONTNEED, mincore-checked) before each run; "
              "times include process start; speed-up = median of per-round ratios over the 1-process libhdf5 loop",
              f"- 1-minute load average before / after: {load_before:.1f} / {load_after:.1f}", ""]
-    lines += ["| files | cache | method | median s | runs (s) | vs libhdf5 1 process |",
-              "|---|---|---|---:|---|---:|"]
-    for label, cache_state, totals, times, notes in tables:
+    lines += ["| files | cache | method | median wall s | runs (s) | wall vs libhdf5 1 process | "
+              "median CPU s (user + sys) | CPU vs libhdf5 1 process |",
+              "|---|---|---|---:|---|---:|---:|---:|"]
+    for label, cache_state, totals, times, cpu, notes in tables:
         base = times["libhdf5 loop (f5c-style), 1 process"]
+        base_cpu = cpu["libhdf5 loop (f5c-style), 1 process"]
         for name, runs in times.items():
             lines.append(f"| {label} | {cache_state} | {name} | {statistics.median(runs):.3f} | "
-                         f"{', '.join(f'{r:.3f}' for r in runs)} | {paired_ratio(base, runs):.2f}x |")
+                         f"{', '.join(f'{r:.3f}' for r in runs)} | {paired_ratio(base, runs):.2f}x | "
+                         f"{statistics.median(cpu[name]):.3f} | {paired_ratio(base_cpu, cpu[name]):.2f}x |")
         if notes:
-            lines.append(f"| {label} | {cache_state} | note: {'; '.join(notes)} | | | |")
+            lines.append(f"| {label} | {cache_state} | note: {'; '.join(notes)} | | | | | |")
     lines.append("")
     lines.append("Totals (reads, samples, signal sum, channel sum): " +
-                 "; ".join(f"{label}: {' '.join(t)}" for label, c, t, _, _ in tables if c == "warm"))
+                 "; ".join(f"{label}: {' '.join(t)}" for label, c, t, *_ in tables if c == "warm"))
     publish(lines, args.output)
 
 

@@ -95,6 +95,7 @@ static int load_file(const char *path, totals *t) {
 int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: hdf5_loop PROCESSES LISTFILE\n"); return 2; }
     int procs = atoi(argv[1]);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are counted, not printed */
     FILE *list = fopen(argv[2], "r");
     if (!list || procs < 1) { perror("hdf5_loop"); return 2; }
     char **paths = NULL;
