@@ -61,7 +61,13 @@ pub struct h5turbo_fast5 {
     cursor: Mutex<Cursor>,
     /// read id -> (file, read in file), built on the first h5turbo_fast5_get.
     index: OnceLock<ReadIndex>,
+    /// Files opened by h5turbo_fast5_get, most recent last: a multi-read file's
+    /// index is thousands of links, parsed once rather than once per read fetched.
+    recent: Mutex<Vec<(usize, Arc<(File, Fast5Index)>)>>,
 }
+
+/// Files kept open for h5turbo_fast5_get.
+const RECENT_FILES: usize = 8;
 
 struct SourceFile {
     path: PathBuf,
@@ -166,6 +172,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             pool,
             cursor: Mutex::new(Cursor::default()),
             index: OnceLock::new(),
+            recent: Mutex::new(Vec::new()),
         };
         *out = Box::into_raw(Box::new(handle));
         Ok(())
@@ -307,6 +314,27 @@ impl h5turbo_fast5 {
             }
             index
         })
+    }
+}
+
+impl h5turbo_fast5 {
+    /// File `file_no` opened, from the recent files when it is one of them.
+    fn opened_for_get(&self, file_no: usize) -> Result<Arc<(File, Fast5Index)>, Arc<Error>> {
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = recent.iter().position(|(n, _)| *n == file_no) {
+            let entry = recent.remove(at);
+            let reads = entry.1.clone();
+            recent.push(entry);
+            return Ok(reads);
+        }
+        drop(recent); // opened without the lock: other threads' gets go on meanwhile
+        let reads = open_reads(&self.files[file_no].path)?;
+        let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+        if recent.len() == RECENT_FILES {
+            recent.remove(0);
+        }
+        recent.push((file_no, reads.clone()));
+        Ok(reads)
     }
 }
 
@@ -510,7 +538,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
         let f5 = deref(f5, "f5")?;
         let id = text(read_id, "read_id")?;
         let (file_no, read) = f5.index().find(id)?;
-        let job = match open_reads(&f5.files[file_no].path) {
+        let job = match f5.opened_for_get(file_no) {
             Ok(reads) => Job::Read { file_no, reads, read },
             Err(error) => Job::FileError { file_no, error },
         };

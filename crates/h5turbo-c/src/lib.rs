@@ -9,6 +9,7 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)]
 
+mod alloc;
 mod attribute;
 mod dataset;
 mod datatype;
@@ -18,14 +19,9 @@ mod native;
 mod objects;
 mod strings;
 
-/// The library's own allocations (signals, decoded chunks, whole small files) come from
-/// mimalloc, which keeps freed memory for reuse: with the system allocator, each
-/// fast5 file's buffers were fresh pages from the kernel, and zeroing them was a
-/// quarter of the time of a single-read file walk (perf, 2026-11-23). Memory handed
-/// to the caller is given back through h5turbo's own *_free functions, so it never
-/// meets the caller's malloc.
+/// mimalloc, or the system allocator under H5TURBO_SYSTEM_MALLOC (see alloc.rs).
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: alloc::Allocator = alloc::Allocator;
 
 pub use attribute::*;
 pub use dataset::*;
