@@ -176,7 +176,7 @@ typedef struct {
    */
   int byte_order;
   /**
-   * Integers, and enums by their base.
+   * Signed integers, and enums by their base (0 for every other class).
    */
   int is_signed;
   /**

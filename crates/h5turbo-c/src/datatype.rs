@@ -48,7 +48,7 @@ pub struct h5turbo_type_info {
     pub size: usize,
     /// H5TURBO_ORDER_LE or _BE as stored in the file (reads always give native order).
     pub byte_order: c_int,
-    /// Integers, and enums by their base.
+    /// Signed integers, and enums by their base (0 for every other class).
     pub is_signed: c_int,
     /// A variable-length string: read with h5turbo_*_read_strings.
     pub is_variable_string: c_int,
@@ -119,7 +119,7 @@ impl h5turbo_datatype {
 fn class_order_sign(dt: &Datatype) -> (c_int, Option<ByteOrder>, bool) {
     match &dt.class {
         DatatypeClass::FixedPoint { order, signed, .. } => (H5TURBO_INTEGER, Some(*order), *signed),
-        DatatypeClass::FloatingPoint(layout) => (H5TURBO_FLOAT, Some(layout.order), true),
+        DatatypeClass::FloatingPoint(layout) => (H5TURBO_FLOAT, Some(layout.order), false),
         DatatypeClass::Time { order, .. } => (H5TURBO_TIME, Some(*order), false),
         DatatypeClass::String { .. } => (H5TURBO_STRING, None, false),
         DatatypeClass::Bitfield { order, .. } => (H5TURBO_BITFIELD, Some(*order), false),
@@ -132,7 +132,7 @@ fn class_order_sign(dt: &Datatype) -> (c_int, Option<ByteOrder>, bool) {
         }
         DatatypeClass::VarLen { .. } => (H5TURBO_VLEN, None, false),
         DatatypeClass::Array { base, .. } => (H5TURBO_ARRAY, class_order_sign(base).1, false),
-        DatatypeClass::Complex { base } => (H5TURBO_COMPLEX, class_order_sign(base).1, true),
+        DatatypeClass::Complex { base } => (H5TURBO_COMPLEX, class_order_sign(base).1, false),
     }
 }
 

@@ -155,6 +155,16 @@ static void test_strings_and_attributes(const char *gen) {
     CHECK(h5turbo_object_address(a1, &x1) == H5TURBO_OK && h5turbo_object_address(a2, &x2) == H5TURBO_OK && x1 == x2, "hard links share an address");
     h5turbo_object_close(a1);
     h5turbo_object_close(a2);
+    CHECK(h5turbo_object_open(f, "/array_elements", &o) == H5TURBO_OK, "open /array_elements");
+    h5turbo_datatype *dt = NULL;
+    uint64_t adims[4] = {0};
+    int arank = 0;
+    CHECK(h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK, "array datatype");
+    CHECK(h5turbo_datatype_array_dims(dt, adims, 4, &arank) == H5TURBO_OK && arank == 2 && adims[0] == 2 && adims[1] == 3, "array dims");
+    h5turbo_datatype_close(dt);
+    const char *opath = NULL;
+    CHECK(h5turbo_object_path(o, &opath) == H5TURBO_OK && strcmp(opath, "/array_elements") == 0, "object path");
+    h5turbo_object_close(o);
     CHECK(h5turbo_object_open(f, "/compound", &o) == H5TURBO_OK, "open /compound");
     h5turbo_attribute *a = NULL;
     CHECK(h5turbo_attribute_open(o, "be_float", &a) == H5TURBO_OK, "attr be_float");
@@ -217,6 +227,8 @@ static void test_fast5(const char *fast5_dir) {
     h5turbo_fast5 *f5 = NULL;
     const char *paths[] = {fast5_dir};
     CHECK(h5turbo_fast5_open(paths, 1, 2, 0, &f5) == H5TURBO_OK, "fast5 open");
+    size_t n_files = 0;
+    CHECK(h5turbo_fast5_file_count(f5, &n_files) == H5TURBO_OK && n_files >= 10, "file count %zu", n_files);
     int bad = 0;
     for (size_t i = 0; i < na; i++) {
         if (a[i].id[0] == 0) continue; /* a file error's entry */
