@@ -70,8 +70,9 @@ def main(argv=None):
         methods = {
             "libhdf5 loop (f5c-style), 1 process": [programs["hdf5"], "1", listing],
             "libhdf5 loop (f5c-style), 2 processes": [programs["hdf5"], "2", listing],
-            "h5turbo fast5 API, 1 thread": [programs["h5turbo"], "1", listing],
-            "h5turbo fast5 API, 2 threads": [programs["h5turbo"], "2", listing],
+            # batches of 512 reads: f5c's default batch size (-K)
+            "h5turbo fast5 API, 1 thread": [programs["h5turbo"], "1", listing, "512"],
+            "h5turbo fast5 API, 2 threads": [programs["h5turbo"], "2", listing, "512"],
         }
         outputs = {name: subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
                    for name, cmd in methods.items()}
@@ -112,7 +113,7 @@ def main(argv=None):
              "median 30000 samples)",
              "- programs: benchmarks/c_fast5/hdf5_loop.c (per file H5Fopen, file_version, per read Raw/Signal "
              "H5Dread + channel_id's 4 float attributes; libhdf5 1.10 serial, so 2 = two forked processes as f5c's "
-             "--iop) and h5turbo_loop.c (h5turbo_fast5_open + next_batch(1000)); both print the same totals, "
+             "--iop) and h5turbo_loop.c (h5turbo_fast5_open + next_batch(512), f5c's default batch); both print the same totals, "
              "checked first",
              f"- each: {args.repeats} interleaved rounds, every program once per round; warm = files read before "
              "each run, cold = files evicted (posix_fadvise DONTNEED, mincore-checked) before each run; "
