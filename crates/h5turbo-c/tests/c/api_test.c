@@ -1,0 +1,294 @@
+/* api_test GENERATED_DIR FAST5_DIR: the C API's contract checked directly: status
+ * codes and messages for bad arguments and missing things, closed files, buffer
+ * checks, reductions against sums of the data read, strings, and the fast5 API
+ * (batch sizes, get by read id, per-read errors, stop_on_error). Prints one line per
+ * failed check and "api_test: N checks, N failed". */
+#include "common.h"
+#include <math.h>
+
+static long g_checks, g_failed;
+
+#define CHECK(cond, ...) do { g_checks++; if (!(cond)) { g_failed++; printf("FAIL api_test:%d: ", __LINE__); printf(__VA_ARGS__); printf(" [last error: %s]\n", h5turbo_last_error()); } } while (0)
+
+static char g_path[4096];
+static const char *path_in(const char *dir, const char *name) {
+    snprintf(g_path, sizeof g_path, "%s/%s", dir, name);
+    return g_path;
+}
+
+static void test_errors(const char *gen) {
+    CHECK(strlen(h5turbo_version()) > 0, "version");
+    h5turbo_file *f = NULL;
+    CHECK(h5turbo_file_open(NULL, &f) == H5TURBO_E_INVALID && f == NULL, "open NULL path");
+    CHECK(strstr(h5turbo_last_error(), "NULL") != NULL, "message says NULL");
+    CHECK(h5turbo_file_open(path_in(gen, "dtypes.h5"), NULL) == H5TURBO_E_INVALID, "open NULL out");
+    CHECK(h5turbo_file_open("/nonexistent/file.h5", &f) == H5TURBO_E_IO, "missing file is IO");
+    CHECK(strstr(h5turbo_last_error(), "/nonexistent/file.h5") != NULL, "message names the file");
+    CHECK(h5turbo_file_open(gen, &f) != H5TURBO_OK, "a folder is not a file");
+    CHECK(h5turbo_file_open(path_in(gen, "dtypes.h5"), &f) == H5TURBO_OK, "open");
+    h5turbo_object *o = NULL;
+    CHECK(h5turbo_object_open(f, "/no/such", &o) == H5TURBO_E_NOT_FOUND && o == NULL, "missing object");
+    CHECK(strstr(h5turbo_last_error(), "dtypes.h5") != NULL, "message names the file");
+    CHECK(h5turbo_object_open(NULL, "/", &o) == H5TURBO_E_INVALID, "NULL file");
+    CHECK(h5turbo_object_open(f, NULL, &o) == H5TURBO_E_INVALID, "NULL path");
+    CHECK(h5turbo_object_open(f, "/chunked/le_i4", &o) == H5TURBO_OK, "open dataset");
+    int rank = 0, kind = -1;
+    uint64_t dims[3];
+    CHECK(h5turbo_object_kind(o, &kind) == H5TURBO_OK && kind == H5TURBO_DATASET, "kind");
+    CHECK(h5turbo_dataset_rank(o, &rank) == H5TURBO_OK && rank == 3, "rank");
+    CHECK(h5turbo_dataset_shape(o, dims, 2) == H5TURBO_E_INVALID, "max_rank too small");
+    CHECK(h5turbo_dataset_shape(o, dims, 3) == H5TURBO_OK && dims[0] == 41 && dims[1] == 13 && dims[2] == 3, "shape");
+    char **names = NULL;
+    size_t n = 0;
+    CHECK(h5turbo_group_members(o, &names, &n) == H5TURBO_E_INVALID, "a dataset has no members");
+    int32_t small[4];
+    CHECK(h5turbo_dataset_read(o, NULL, NULL, NULL, small, sizeof small, 0) == H5TURBO_E_INVALID, "buffer too small");
+    CHECK(strstr(h5turbo_last_error(), "le_i4") != NULL, "message names the dataset");
+    uint64_t start[3] = {40, 0, 0}, count[3] = {2, 1, 1}, stride0[3] = {0, 1, 1};
+    CHECK(h5turbo_dataset_read(o, start, count, NULL, small, sizeof small, 0) == H5TURBO_E_INVALID, "selection outside");
+    CHECK(h5turbo_dataset_read(o, NULL, count, stride0, small, sizeof small, 0) == H5TURBO_E_INVALID, "stride 0");
+    CHECK(h5turbo_dataset_read(o, NULL, count, NULL, NULL, sizeof small, 0) == H5TURBO_E_INVALID, "NULL buffer");
+    CHECK(h5turbo_dataset_read(o, NULL, count, NULL, small, sizeof small, -1) == H5TURBO_E_INVALID, "negative threads");
+    double out[2];
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, -1, 0, out, 2, 0) == H5TURBO_E_INVALID, "out_len checked");
+    CHECK(h5turbo_dataset_reduce(o, 99, -1, 0, out, 1, 0) == H5TURBO_E_INVALID, "unknown op");
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, 3, 0, out, 1, 0) == H5TURBO_E_INVALID, "axis out of range");
+    h5turbo_attribute *a = NULL;
+    CHECK(h5turbo_attribute_open(o, "nope", &a) == H5TURBO_E_NOT_FOUND && a == NULL, "missing attribute");
+    /* closing the file: objects still open then fail cleanly */
+    h5turbo_file_close(f);
+    CHECK(h5turbo_dataset_read(o, NULL, count, NULL, small, sizeof small, 0) == H5TURBO_E_CLOSED, "closed file");
+    h5turbo_object_close(o);
+    h5turbo_file_close(NULL);
+    h5turbo_object_close(NULL);
+    h5turbo_attribute_close(NULL);
+    h5turbo_datatype_close(NULL);
+    h5turbo_strings_free(NULL, 3);
+    h5turbo_fast5_batch_free(NULL);
+    h5turbo_fast5_close(NULL);
+    CHECK(h5turbo_filter_name(1) && strcmp(h5turbo_filter_name(1), "deflate") == 0, "filter name");
+    CHECK(h5turbo_filter_name(32020) && strcmp(h5turbo_filter_name(32020), "vbz") == 0, "vbz name");
+    CHECK(h5turbo_filter_name(12345) == NULL, "unknown filter");
+}
+
+/* Reductions against the values read (integers: exact). */
+static void test_reduce(const char *gen, const char *path) {
+    h5turbo_file *f = NULL;
+    h5turbo_object *o = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "filters.h5"), &f) == H5TURBO_OK, "open filters.h5");
+    CHECK(h5turbo_object_open(f, path, &o) == H5TURBO_OK, "open %s", path);
+    uint64_t dims[2];
+    h5turbo_dataset_shape(o, dims, 2);
+    size_t rows = (size_t)dims[0], cols = (size_t)dims[1], n = rows * cols;
+    h5turbo_datatype *dt = NULL;
+    h5turbo_type_info t;
+    h5turbo_dataset_datatype(o, &dt);
+    h5turbo_datatype_info(dt, &t);
+    h5turbo_datatype_close(dt);
+    double *v = malloc(n * sizeof *v);
+    unsigned char *raw = malloc(n * t.size);
+    CHECK(h5turbo_dataset_read(o, NULL, NULL, NULL, raw, n * t.size, 2) == H5TURBO_OK, "read %s", path);
+    for (size_t i = 0; i < n; i++) v[i] = t.size == 4 ? *(int32_t *)(raw + 4 * i) : *(int16_t *)(raw + 2 * i);
+    double sum = 0, min = INFINITY, max = -INFINITY, nonzero = 0;
+    for (size_t i = 0; i < n; i++) { sum += v[i]; min = fmin(min, v[i]); max = fmax(max, v[i]); nonzero += v[i] != 0; }
+    double mean = sum / (double)n, m2 = 0;
+    for (size_t i = 0; i < n; i++) m2 += (v[i] - mean) * (v[i] - mean);
+    double r;
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, -1, 0, &r, 1, 0) == H5TURBO_OK && r == sum, "%s sum %g vs %g", path, r, sum);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_MIN, -1, 0, &r, 1, 1) == H5TURBO_OK && r == min, "%s min", path);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_MAX, -1, 0, &r, 1, 2) == H5TURBO_OK && r == max, "%s max", path);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_COUNT_NONZERO, -1, 0, &r, 1, 0) == H5TURBO_OK && r == nonzero, "%s count_nonzero", path);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_MEAN, -1, 0, &r, 1, 0) == H5TURBO_OK && fabs(r - mean) <= 1e-9 * fabs(mean) + 1e-12, "%s mean", path);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_VAR, -1, 1, &r, 1, 0) == H5TURBO_OK && fabs(r - m2 / (double)(n - 1)) <= 1e-9 * m2 / (double)n, "%s var ddof=1", path);
+    /* per axis: axis 0 leaves one cell per column, axis 1 one per row */
+    double *cells = malloc((rows > cols ? rows : cols) * sizeof *cells);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, 0, 0, cells, cols, 0) == H5TURBO_OK, "%s sum axis 0", path);
+    int bad = 0;
+    for (size_t c = 0; c < cols; c++) {
+        double s = 0;
+        for (size_t i = 0; i < rows; i++) s += v[i * cols + c];
+        bad += s != cells[c];
+    }
+    CHECK(bad == 0, "%s: %d column sums differ", path, bad);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_MAX, 1, 0, cells, rows, 0) == H5TURBO_OK, "%s max axis 1", path);
+    bad = 0;
+    for (size_t i = 0; i < rows; i++) {
+        double m = -INFINITY;
+        for (size_t c = 0; c < cols; c++) m = fmax(m, v[i * cols + c]);
+        bad += m != cells[i];
+    }
+    CHECK(bad == 0, "%s: %d row maxima differ", path, bad);
+    free(cells);
+    free(v);
+    free(raw);
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+}
+
+static void test_strings_and_attributes(const char *gen) {
+    h5turbo_file *f = NULL;
+    h5turbo_object *o = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "structures.h5"), &f) == H5TURBO_OK, "open structures.h5");
+    CHECK(h5turbo_object_open(f, "/utf8", &o) == H5TURBO_OK, "open /utf8");
+    char **s = NULL;
+    size_t n = 0;
+    CHECK(h5turbo_dataset_read_strings(o, NULL, NULL, NULL, &s, &n, 0) == H5TURBO_OK && n == 3, "utf8 strings");
+    if (n == 3) CHECK(strcmp(s[0], "grüße") == 0 && strcmp(s[1], "日本") == 0 && s[2][0] == 0, "utf8 values");
+    h5turbo_strings_free(s, n);
+    unsigned char buf[64];
+    CHECK(h5turbo_dataset_read(o, NULL, NULL, NULL, buf, sizeof buf, 0) == H5TURBO_E_UNSUPPORTED, "vlen strings need read_strings");
+    h5turbo_object_close(o);
+    CHECK(h5turbo_object_open(f, "/ordered", &o) == H5TURBO_OK, "open /ordered");
+    CHECK(h5turbo_group_members(o, &s, &n) == H5TURBO_OK && n == 3, "members");
+    if (n == 3) CHECK(strcmp(s[0], "zeta") == 0 && strcmp(s[1], "alpha") == 0 && strcmp(s[2], "mid") == 0, "creation order");
+    h5turbo_strings_free(s, n);
+    h5turbo_object_close(o);
+    CHECK(h5turbo_object_open(f, "/", &o) == H5TURBO_OK, "open /");
+    int link = -1;
+    CHECK(h5turbo_link_kind(o, "soft", &link) == H5TURBO_OK && link == H5TURBO_LINK_SOFT, "soft link kind");
+    CHECK(h5turbo_link_kind(o, "hard", &link) == H5TURBO_OK && link == H5TURBO_LINK_HARD, "hard link kind");
+    h5turbo_object_close(o);
+    h5turbo_object *a1 = NULL, *a2 = NULL;
+    uint64_t x1 = 0, x2 = 1;
+    h5turbo_object_open(f, "/hard", &a1);
+    h5turbo_object_open(f, "/enum", &a2);
+    CHECK(h5turbo_object_address(a1, &x1) == H5TURBO_OK && h5turbo_object_address(a2, &x2) == H5TURBO_OK && x1 == x2, "hard links share an address");
+    h5turbo_object_close(a1);
+    h5turbo_object_close(a2);
+    CHECK(h5turbo_object_open(f, "/array_elements", &o) == H5TURBO_OK, "open /array_elements");
+    h5turbo_datatype *dt = NULL;
+    uint64_t adims[4] = {0};
+    int arank = 0;
+    CHECK(h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK, "array datatype");
+    CHECK(h5turbo_datatype_array_dims(dt, adims, 4, &arank) == H5TURBO_OK && arank == 2 && adims[0] == 2 && adims[1] == 3, "array dims");
+    h5turbo_datatype_close(dt);
+    const char *opath = NULL;
+    CHECK(h5turbo_object_path(o, &opath) == H5TURBO_OK && strcmp(opath, "/array_elements") == 0, "object path");
+    h5turbo_object_close(o);
+    CHECK(h5turbo_object_open(f, "/compound", &o) == H5TURBO_OK, "open /compound");
+    h5turbo_attribute *a = NULL;
+    CHECK(h5turbo_attribute_open(o, "be_float", &a) == H5TURBO_OK, "attr be_float");
+    double d[2] = {0, 0};
+    CHECK(h5turbo_attribute_read(a, d, sizeof d) == H5TURBO_OK && d[0] == 1.5 && d[1] == -2.25, "big-endian attribute in native order");
+    CHECK(h5turbo_attribute_read(a, d, 8) == H5TURBO_E_INVALID, "attribute buffer checked");
+    h5turbo_attribute_close(a);
+    CHECK(h5turbo_attribute_open(o, "vlen", &a) == H5TURBO_OK, "attr vlen");
+    CHECK(h5turbo_attribute_read_strings(a, &s, &n) == H5TURBO_OK && n == 1 && strcmp(s[0], "variable") == 0, "vlen attribute");
+    h5turbo_strings_free(s, n);
+    h5turbo_attribute_close(a);
+    CHECK(h5turbo_attribute_open(o, "empty", &a) == H5TURBO_OK, "attr empty");
+    int rank = 0;
+    CHECK(h5turbo_attribute_rank(a, &rank) == H5TURBO_OK && rank == -1, "null attribute rank");
+    h5turbo_attribute_close(a);
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+}
+
+typedef struct { char *id; uint64_t n; long long sum; double digitisation; char *path; } read_summary;
+
+static size_t collect(const char *dir, size_t batch_size, read_summary *out, size_t max) {
+    h5turbo_fast5 *f5 = NULL;
+    const char *paths[] = {dir};
+    size_t k = 0;
+    if (h5turbo_fast5_open(paths, 1, 2, 0, &f5) != H5TURBO_OK) return 0;
+    for (;;) {
+        h5turbo_fast5_batch *b = NULL;
+        if (h5turbo_fast5_next_batch(f5, batch_size, &b) != H5TURBO_OK) break;
+        size_t n = b->n;
+        CHECK(n <= batch_size, "batch of %zu over %zu", n, batch_size);
+        for (size_t i = 0; i < n && k < max; i++, k++) {
+            h5turbo_fast5_read *r = &b->reads[i];
+            long long s = 0;
+            for (uint64_t j = 0; j < r->n_samples; j++) s += r->signal[j];
+            out[k] = (read_summary){strdup(r->read_id), r->n_samples, s, r->digitisation, strdup(r->path)};
+        }
+        h5turbo_fast5_batch_free(b);
+        if (n == 0) break;
+    }
+    h5turbo_fast5_close(f5);
+    return k;
+}
+
+static void test_fast5(const char *fast5_dir) {
+    enum { MAX = 4096 };
+    static read_summary a[MAX], b[MAX];
+    size_t na = collect(fast5_dir, 1000, a, MAX);
+    CHECK(na > 0, "reads found");
+    size_t sizes[] = {1, 3, 64};
+    for (size_t s = 0; s < 3; s++) {
+        size_t nb = collect(fast5_dir, sizes[s], b, MAX);
+        int same = nb == na;
+        for (size_t i = 0; same && i < na; i++)
+            same = strcmp(a[i].id, b[i].id) == 0 && a[i].n == b[i].n && a[i].sum == b[i].sum && strcmp(a[i].path, b[i].path) == 0;
+        CHECK(same, "batches of %zu give the reads of batches of 1000", sizes[s]);
+        for (size_t i = 0; i < nb; i++) { free(b[i].id); free(b[i].path); }
+    }
+    /* get by read id: the same read as in the stream */
+    h5turbo_fast5 *f5 = NULL;
+    const char *paths[] = {fast5_dir};
+    CHECK(h5turbo_fast5_open(paths, 1, 2, 0, &f5) == H5TURBO_OK, "fast5 open");
+    size_t n_files = 0;
+    CHECK(h5turbo_fast5_file_count(f5, &n_files) == H5TURBO_OK && n_files >= 10, "file count %zu", n_files);
+    int bad = 0;
+    for (size_t i = 0; i < na; i++) {
+        if (a[i].id[0] == 0) continue; /* a file error's entry */
+        h5turbo_fast5_batch *one = NULL;
+        if (h5turbo_fast5_get(f5, a[i].id, &one) != H5TURBO_OK || one->n != 1) { bad++; h5turbo_fast5_batch_free(one); continue; }
+        h5turbo_fast5_read *r = &one->reads[0];
+        long long s = 0;
+        for (uint64_t j = 0; j < r->n_samples; j++) s += r->signal[j];
+        /* read ids repeat across the corpus files: the first file holding it wins */
+        bad += strcmp(r->read_id, a[i].id) != 0 || (strcmp(r->path, a[i].path) == 0 && (s != a[i].sum || r->n_samples != a[i].n));
+        h5turbo_fast5_batch_free(one);
+    }
+    CHECK(bad == 0, "%d reads differ when fetched by id", bad);
+    h5turbo_fast5_batch *none = NULL;
+    CHECK(h5turbo_fast5_get(f5, "no-such-read", &none) == H5TURBO_E_NOT_FOUND && none == NULL, "unknown read id");
+    CHECK(h5turbo_fast5_next_batch(f5, 0, &none) == H5TURBO_E_INVALID, "max_reads 0");
+    h5turbo_fast5_close(f5);
+    for (size_t i = 0; i < na; i++) { free(a[i].id); free(a[i].path); }
+}
+
+/* A broken file among good ones: reported in its place, or stops the stream. */
+static void test_fast5_errors(const char *fast5_dir, const char *broken) {
+    char good[4096];
+    snprintf(good, sizeof good, "%s/single_reads_read0.fast5", fast5_dir);
+    const char *paths[] = {good, broken, good};
+    h5turbo_fast5 *f5 = NULL;
+    CHECK(h5turbo_fast5_open(paths, 3, 1, 0, &f5) == H5TURBO_OK, "open with a broken file");
+    h5turbo_fast5_batch *b = NULL;
+    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b->n == 3, "three entries");
+    if (b && b->n == 3) {
+        CHECK(b->reads[0].status == H5TURBO_OK && b->reads[2].status == H5TURBO_OK, "good reads read");
+        CHECK(b->reads[1].status != H5TURBO_OK && b->reads[1].signal == NULL, "broken file reported");
+        CHECK(b->reads[1].error && strstr(b->reads[1].error, broken) != NULL, "error names the file: %s", b->reads[1].error);
+        CHECK(strcmp(b->reads[1].path, broken) == 0, "path of the failed entry");
+    }
+    h5turbo_fast5_batch_free(b);
+    h5turbo_fast5_close(f5);
+    CHECK(h5turbo_fast5_open(paths, 3, 1, 1, &f5) == H5TURBO_OK, "open with stop_on_error");
+    b = NULL;
+    int status = h5turbo_fast5_next_batch(f5, 10, &b);
+    CHECK(status != H5TURBO_OK && b == NULL, "stop_on_error stops (%d)", status);
+    CHECK(strstr(h5turbo_last_error(), broken) != NULL, "stop message names the file");
+    h5turbo_fast5_close(f5);
+    const char *missing[] = {"/nonexistent/folder/x.fast5"};
+    CHECK(h5turbo_fast5_open(missing, 1, 1, 0, &f5) == H5TURBO_OK, "open a missing file (reported per read)");
+    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b->n == 1 && b->reads[0].status == H5TURBO_E_IO, "missing file is an IO entry");
+    h5turbo_fast5_batch_free(b);
+    h5turbo_fast5_close(f5);
+    CHECK(h5turbo_fast5_open(NULL, 1, 1, 0, &f5) == H5TURBO_E_INVALID, "NULL paths");
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) { fprintf(stderr, "usage: api_test GENERATED_DIR FAST5_DIR BROKEN_FAST5\n"); return 2; }
+    test_errors(argv[1]);
+    test_reduce(argv[1], "/gzip/i4");
+    test_reduce(argv[1], "/shuffle/be_i2");
+    test_reduce(argv[1], "/gzip_shuffle_fletcher32/i4");
+    test_strings_and_attributes(argv[1]);
+    test_fast5(argv[2]);
+    test_fast5_errors(argv[2], argv[3]);
+    printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);
+    return g_failed ? 1 : 0;
+}

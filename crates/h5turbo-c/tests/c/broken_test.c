@@ -1,0 +1,44 @@
+/* broken_test FILE...: each (damaged) file opened and everything in it read through
+ * h5turbo; every failure must be a status code from the header with a message, never
+ * a crash or a hang (the driver runs this under a time limit and the sanitizers).
+ * Prints "broken_test: N files, N opened, N errors, N bad errors". */
+#include "common.h"
+
+int main(int argc, char **argv) {
+    long opened = 0, errors = 0, bad = 0;
+    for (int i = 1; i < argc; i++) {
+        h5turbo_file *f = NULL;
+        int status = h5turbo_file_open(argv[i], &f);
+        if (status != H5TURBO_OK) {
+            errors++;
+            if (status < 1 || status > 7 || h5turbo_last_error()[0] == 0 || !strstr(h5turbo_last_error(), argv[i])) {
+                printf("FAIL broken_test %s: status %d, message '%s'\n", argv[i], status, h5turbo_last_error());
+                bad++;
+            }
+            continue;
+        }
+        opened++;
+        object_list objects = {0};
+        walk_objects(f, "/", &objects, &errors);
+        for (size_t k = 0; k < objects.n; k++) object_digest(f, objects.paths[k], 2, &errors);
+        list_free(&objects);
+        h5turbo_file_close(f);
+        /* the fast5 reader on the same file */
+        h5turbo_fast5 *f5 = NULL;
+        const char *paths[] = {argv[i]};
+        if (h5turbo_fast5_open(paths, 1, 2, 0, &f5) == H5TURBO_OK) {
+            h5turbo_fast5_batch *b = NULL;
+            if (h5turbo_fast5_next_batch(f5, 100000, &b) == H5TURBO_OK) {
+                for (size_t r = 0; r < b->n; r++) {
+                    if (b->reads[r].status == H5TURBO_OK) continue;
+                    errors++;
+                    if (!b->reads[r].error || b->reads[r].error[0] == 0) { printf("FAIL broken_test %s: read error without message\n", argv[i]); bad++; }
+                }
+            }
+            h5turbo_fast5_batch_free(b);
+            h5turbo_fast5_close(f5);
+        }
+    }
+    printf("broken_test: %d files, %ld opened, %ld errors, %ld bad errors\n", argc - 1, opened, errors, bad);
+    return bad ? 1 : 0;
+}

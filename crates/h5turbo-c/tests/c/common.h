@@ -1,0 +1,148 @@
+/* Shared by the C tests: a walk over every object of a file through h5turbo. */
+#ifndef H5TURBO_TEST_COMMON_H
+#define H5TURBO_TEST_COMMON_H
+#include <h5turbo.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct { char **paths; size_t n, cap; uint64_t *seen; size_t n_seen, cap_seen; } object_list;
+
+static inline void list_push(object_list *l, const char *path) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 64;
+        l->paths = realloc(l->paths, l->cap * sizeof *l->paths);
+    }
+    l->paths[l->n++] = strdup(path);
+}
+
+static inline int list_seen(object_list *l, uint64_t address) {
+    for (size_t i = 0; i < l->n_seen; i++)
+        if (l->seen[i] == address) return 1;
+    if (l->n_seen == l->cap_seen) {
+        l->cap_seen = l->cap_seen ? 2 * l->cap_seen : 64;
+        l->seen = realloc(l->seen, l->cap_seen * sizeof *l->seen);
+    }
+    l->seen[l->n_seen++] = address;
+    return 0;
+}
+
+/* Every object reached by hard links from `path` (each once), paths into `l`;
+ * `errors` counts failures (each must have a message). */
+static inline void walk_objects(const h5turbo_file *f, const char *path, object_list *l, long *errors) {
+    h5turbo_object *o = NULL;
+    if (h5turbo_object_open(f, path, &o) != H5TURBO_OK) {
+        if (h5turbo_last_error()[0] == 0) fprintf(stderr, "error without a message: %s\n", path);
+        (*errors)++;
+        return;
+    }
+    uint64_t address = 0;
+    int kind = -1;
+    h5turbo_object_address(o, &address);
+    h5turbo_object_kind(o, &kind);
+    if (list_seen(l, address)) { h5turbo_object_close(o); return; }
+    list_push(l, path);
+    char **names = NULL;
+    size_t n = 0;
+    if (kind == H5TURBO_GROUP) {
+        if (h5turbo_group_members(o, &names, &n) != H5TURBO_OK) (*errors)++;
+        for (size_t i = 0; i < n; i++) {
+            int link = -1;
+            if (h5turbo_link_kind(o, names[i], &link) != H5TURBO_OK) { (*errors)++; continue; }
+            if (link != H5TURBO_LINK_HARD) continue;
+            size_t len = strlen(path) + strlen(names[i]) + 2;
+            char *child = malloc(len);
+            snprintf(child, len, "%s%s%s", path, strcmp(path, "/") ? "/" : "", names[i]);
+            walk_objects(f, child, l, errors);
+            free(child);
+        }
+        h5turbo_strings_free(names, n);
+    }
+    h5turbo_object_close(o);
+}
+
+static inline void list_free(object_list *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->paths[i]);
+    free(l->paths);
+    free(l->seen);
+}
+
+/* FNV-1a over bytes. */
+static inline uint64_t fnv(const void *data, size_t n, uint64_t h) {
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A digest of everything read from object `path` (data or strings, attributes), or
+ * of the error codes met: the same file must always give the same digest. */
+static inline uint64_t object_digest(const h5turbo_file *f, const char *path, int threads, long *errors) {
+    uint64_t h = 1469598103934665603ull;
+    h5turbo_object *o = NULL;
+    int status = h5turbo_object_open(f, path, &o);
+    if (status != H5TURBO_OK) { (*errors)++; return fnv(&status, sizeof status, h); }
+    int kind = -1, rank = -2;
+    h5turbo_object_kind(o, &kind);
+    if (kind == H5TURBO_DATASET && h5turbo_dataset_rank(o, &rank) == H5TURBO_OK && rank >= 0 && rank <= 32) {
+        uint64_t dims[32];
+        h5turbo_datatype *dt = NULL;
+        h5turbo_type_info t;
+        h5turbo_dataset_shape(o, dims, 32);
+        uint64_t n = 1;
+        for (int i = 0; i < rank; i++) n *= dims[i];
+        if (h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK && h5turbo_datatype_info(dt, &t) == H5TURBO_OK) {
+            if (t.type_class == H5TURBO_STRING) {
+                char **s = NULL;
+                size_t k = 0;
+                status = h5turbo_dataset_read_strings(o, NULL, NULL, NULL, &s, &k, threads);
+                for (size_t i = 0; i < k; i++) h = fnv(s[i], strlen(s[i]) + 1, h);
+                h5turbo_strings_free(s, k);
+            } else if (t.size > 0 && n <= (256u << 20) / t.size) {
+                size_t bytes = (size_t)n * t.size;
+                void *buf = calloc(bytes ? bytes : 1, 1);
+                status = h5turbo_dataset_read(o, NULL, NULL, NULL, buf, bytes, threads);
+                if (status == H5TURBO_OK) h = fnv(buf, bytes, h);
+                free(buf);
+                if (status == H5TURBO_OK && rank > 0 && n > 0 && (t.type_class == H5TURBO_INTEGER || t.type_class == H5TURBO_FLOAT)) {
+                    double sum = 0;
+                    status = h5turbo_dataset_reduce(o, H5TURBO_MAX, -1, 0, &sum, 1, threads);
+                    if (status == H5TURBO_OK) h = fnv(&sum, sizeof sum, h);
+                }
+            }
+            if (status != H5TURBO_OK) {
+                (*errors)++;
+                if (h5turbo_last_error()[0] == 0) fprintf(stderr, "error %d without a message: %s\n", status, path);
+            }
+            h = fnv(&status, sizeof status, h);
+        } else {
+            (*errors)++;
+        }
+        h5turbo_datatype_close(dt);
+    }
+    char **names = NULL;
+    size_t n_attrs = 0;
+    if (h5turbo_attribute_names(o, &names, &n_attrs) != H5TURBO_OK) (*errors)++;
+    for (size_t i = 0; i < n_attrs; i++) {
+        h5turbo_attribute *a = NULL;
+        status = h5turbo_attribute_open(o, names[i], &a);
+        if (status == H5TURBO_OK) {
+            char **s = NULL;
+            size_t k = 0;
+            unsigned char buf[4096] = {0};
+            status = h5turbo_attribute_read_strings(a, &s, &k);
+            for (size_t j = 0; j < k; j++) h = fnv(s[j], strlen(s[j]) + 1, h);
+            h5turbo_strings_free(s, k);
+            if (status != H5TURBO_OK) {
+                status = h5turbo_attribute_read(a, buf, sizeof buf);
+                if (status == H5TURBO_OK) h = fnv(buf, sizeof buf, h);
+            }
+        }
+        h = fnv(&status, sizeof status, h);
+        h5turbo_attribute_close(a);
+    }
+    h5turbo_strings_free(names, n_attrs);
+    h5turbo_object_close(o);
+    return h;
+}
+#endif

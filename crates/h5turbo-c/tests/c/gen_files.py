@@ -1,0 +1,138 @@
+"""Write the HDF5 files the C tests compare against libhdf5 (run with h5py).
+
+python gen_files.py OUTDIR
+
+dtypes in both byte orders, chunk shapes that do not divide the shape, every filter
+Debian's libhdf5 reads (gzip, shuffle, fletcher32, szip where built in, scale-offset,
+n-bit), compounds, enums, strings, attributes, scalars and empty datasets, and
+groups with creation order tracked.
+"""
+
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+NUMERIC = ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8"]
+
+
+def values(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    n = int(np.prod(shape))
+    if dtype.kind == "f":
+        data = rng.normal(0, 1000, n)
+        data[:: 17] = np.nan if n > 17 else data[:: 17]
+        data[1:: 23] = -np.inf if n > 23 else data[1:: 23]
+        return data.astype(dtype).reshape(shape)
+    info = np.iinfo(dtype)
+    native = dtype.newbyteorder("=")
+    return rng.integers(info.min, info.max, n, dtype=native, endpoint=True).astype(dtype).reshape(shape)
+
+
+def dtypes_file(path):
+    with h5py.File(path, "w") as f:
+        for i, code in enumerate(NUMERIC):
+            for order in "<>":
+                dt = np.dtype(order + code)
+                f.create_dataset(f"contiguous/{order == '<' and 'le' or 'be'}_{code}", data=values(dt, (37, 5), i))
+                f.create_dataset(
+                    f"chunked/{order == '<' and 'le' or 'be'}_{code}",
+                    data=values(dt, (41, 13, 3), i + 50),
+                    chunks=(7, 5, 2),
+                )
+        f.create_dataset("scalar_f8", data=np.float64(3.25))
+        f.create_dataset("scalar_be_i4", data=np.array(-7, dtype=">i4"))
+        f.create_dataset("empty", shape=(0, 4), dtype="i4")
+        f.create_dataset("empty_chunked", shape=(0, 4), dtype="f4", chunks=(3, 2), maxshape=(None, 4))
+        f.create_dataset("null", data=h5py.Empty("f8"))
+        f.create_dataset("bool", data=np.arange(50) % 3 == 0, chunks=(7,))
+        f.create_dataset("fill_only", shape=(20, 20), dtype="i2", chunks=(6, 6), fillvalue=-3)
+
+
+def filters_file(path):
+    with h5py.File(path, "w") as f:
+        data = np.arange(97 * 31, dtype="<i4").reshape(97, 31) * 7 - 5000
+        floats = values("<f8", (53, 29), 3)
+        be = data.astype(">i2")
+        for name, kwargs in {
+            "gzip": dict(compression="gzip", compression_opts=6),
+            "gzip_shuffle": dict(compression="gzip", shuffle=True),
+            "shuffle": dict(shuffle=True),
+            "fletcher32": dict(fletcher32=True),
+            "gzip_shuffle_fletcher32": dict(compression="gzip", shuffle=True, fletcher32=True),
+            "scaleoffset_int": dict(scaleoffset=0),
+        }.items():
+            f.create_dataset(f"{name}/i4", data=data, chunks=(10, 7), **kwargs)
+            f.create_dataset(f"{name}/be_i2", data=be, chunks=(9, 8), **kwargs)
+            if name != "scaleoffset_int":
+                f.create_dataset(f"{name}/f8", data=floats, chunks=(11, 6), **kwargs)
+        f.create_dataset("scaleoffset_float/f8", data=floats, chunks=(11, 6), scaleoffset=3)
+        if h5py.h5z.filter_avail(h5py.h5z.FILTER_SZIP):
+            f.create_dataset("szip/i4", data=data, chunks=(10, 7), compression="szip")
+        nbit = h5py.h5t.STD_I32LE.copy()
+        nbit.set_precision(20)
+        space = h5py.h5s.create_simple((40, 9))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((8, 4))
+        dcpl.set_filter(h5py.h5z.FILTER_NBIT)
+        ds = h5py.h5d.create(f.id, b"nbit_i20", nbit, space, dcpl=dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, (np.arange(360, dtype="<i4").reshape(40, 9) * 1000 - 170000))
+
+
+def structures_file(path):
+    with h5py.File(path, "w", track_order=True) as f:
+        point = np.dtype([("x", "<f8"), ("y", ">i4"), ("tag", "S3"), ("flags", "u1"), ("pair", "<i2", (2,))])
+        rows = np.zeros(29, dtype=point)
+        rows["x"] = np.linspace(-1, 1, 29)
+        rows["y"] = np.arange(29) * -3
+        rows["tag"] = [b"ab", b"cde", b""] * 9 + [b"x", b"yz"]
+        rows["flags"] = np.arange(29) % 4
+        rows["pair"] = np.arange(58).reshape(29, 2)
+        f.create_dataset("compound", data=rows, chunks=(8,))
+        padded = np.dtype({"names": ["a", "b"], "formats": ["<u2", ">f4"], "offsets": [0, 8], "itemsize": 16})
+        p = np.zeros(11, dtype=padded)
+        p["a"] = np.arange(11)
+        p["b"] = np.arange(11) / 3
+        f.create_dataset("compound_padded", data=p)
+        colour = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
+        f.create_dataset("enum", data=np.array([0, 1, 42, 1, 0] * 7, dtype="i2"), dtype=colour)
+        big_enum = h5py.enum_dtype({"LOW": -5, "HIGH": 300}, basetype=">i4")
+        f.create_dataset("enum_be", data=np.array([-5, 300, 300], dtype=">i4"), dtype=big_enum)
+        words = [("word%d" % i) * (i % 4) for i in range(23)]
+        f.create_dataset("fixed_strings", data=np.array(words, dtype="S16").reshape(23, 1), chunks=(5, 1))
+        f.create_dataset("vlen_strings", data=words, dtype=h5py.string_dtype())
+        f.create_dataset("vlen_ascii", data=[w.encode() for w in words], dtype=h5py.string_dtype("ascii"))
+        f.create_dataset("utf8", data=["grüße", "日本", ""], dtype=h5py.string_dtype())
+        arrays = f.create_dataset("array_elements", shape=(4,), dtype=np.dtype(("<f4", (2, 3))))
+        arrays[...] = np.arange(24, dtype="<f4").reshape(4, 2, 3)
+        g = f.create_group("ordered", track_order=True)
+        for name in ["zeta", "alpha", "mid"]:
+            g.create_dataset(name, data=np.arange(3))
+        f["soft"] = h5py.SoftLink("/compound")
+        f["hard"] = f["enum"]
+        attrs = f["compound"].attrs
+        attrs["int"] = np.int64(-12)
+        attrs["be_float"] = np.array([1.5, -2.25], dtype=">f8")
+        attrs["fixed"] = np.bytes_(b"hello")
+        attrs["vlen"] = "variable"
+        attrs["strings"] = ["a", "bb", "ccc"]
+        attrs["matrix"] = np.arange(6, dtype="u2").reshape(2, 3)
+        attrs["compound"] = rows[:2]
+        attrs["empty"] = h5py.Empty("i4")
+
+
+def main():
+    out = Path(sys.argv[1])
+    out.mkdir(parents=True, exist_ok=True)
+    dtypes_file(out / "dtypes.h5")
+    filters_file(out / "filters.h5")
+    structures_file(out / "structures.h5")
+    with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
+        f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
+        f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,138 @@
+#!/bin/sh
+# The C tests of libh5turbo (make c-test). Builds the test programs against the
+# installed library (pkg-config h5turbo, from $H5TURBO_PREFIX) and libhdf5 (pkg-config
+# hdf5-serial or hdf5), twice: plain and under AddressSanitizer + UBSan; then runs
+# each test with both builds. Prints a line per test and "N passed, N failed" last.
+#
+# Environment: H5TURBO_PREFIX (where make install-c put the library; required),
+# H5TURBO_CORPUS (default tests/data/corpus), PYTHON (with h5py and ont-fast5-api),
+# HDF5_PLUGIN_PATH (default: the vbz plugin of the ont-fast5-api package).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../../../.." && pwd)
+PREFIX=${H5TURBO_PREFIX:?set H5TURBO_PREFIX to the install-c prefix}
+CORPUS=${H5TURBO_CORPUS:-$ROOT/tests/data/corpus}
+PYTHON=${PYTHON:-python3}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/h5turbo-c-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+passed=0
+failed=0
+
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+not_ok() { failed=$((failed + 1)); echo "FAIL $*"; }
+
+# run NAME COMMAND...: a test passes when the command exits 0 within 300 s.
+run() {
+    name=$1
+    shift
+    case $(command -v "$1") in
+        /*) timeout 300 "$@" > "$WORK/out" 2>&1 ;;
+        *) "$@" > "$WORK/out" 2>&1 ;; # a shell function (its programs are quick)
+    esac
+    if [ $? -eq 0 ]; then
+        ok "$name"
+    else
+        not_ok "$name"
+        tail -n 15 "$WORK/out"
+    fi
+}
+
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+H5T_FLAGS="$(pkg-config --cflags h5turbo) -I$HERE"
+H5T_LIBS="$(pkg-config --libs h5turbo) -Wl,-rpath,$PREFIX/lib"
+HDF5_PC=hdf5-serial
+pkg-config --exists $HDF5_PC || HDF5_PC=hdf5
+HDF5_FLAGS=$(pkg-config --cflags $HDF5_PC)
+HDF5_LIBS=$(pkg-config --libs $HDF5_PC)
+if [ -z "${HDF5_PLUGIN_PATH:-}" ]; then
+    HDF5_PLUGIN_PATH=$("$PYTHON" -c 'import ont_fast5_api, os; print(os.path.join(os.path.dirname(ont_fast5_api.__file__), "vbz_plugin"))' 2>/dev/null)
+    export HDF5_PLUGIN_PATH
+fi
+
+# build VARIANT EXTRA_CFLAGS: every test program into $WORK/VARIANT/
+build() {
+    mkdir -p "$WORK/$1"
+    cflags="-std=gnu11 -O1 -g -Wall -Wextra -Werror $2"
+    for t in api_test threads_test broken_test; do
+        cc $cflags $H5T_FLAGS -o "$WORK/$1/$t" "$HERE/$t.c" $H5T_LIBS -lpthread -lm || return 1
+    done
+    cc $cflags $H5T_FLAGS $HDF5_FLAGS -o "$WORK/$1/compare" "$HERE/compare.c" $H5T_LIBS $HDF5_LIBS -lm || return 1
+}
+run "build the tests (plain)" build plain ""
+run "build the tests (ASan + UBSan)" build asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
+run "build h5sum_hdf5 (libhdf5 reference)" cc -std=gnu11 -O2 -Wall -Werror $HDF5_FLAGS -o "$WORK/h5sum_hdf5" "$HERE/h5sum_hdf5.c" $HDF5_LIBS -lm
+run "link the static library (pkg-config --static)" cc -std=gnu11 -O1 $H5T_FLAGS -I"$HERE" -o "$WORK/api_test_static" "$HERE/api_test.c" \
+    -L"$PREFIX/lib" -Wl,-Bstatic -lh5turbo -Wl,-Bdynamic $(pkg-config --static --libs-only-other --libs-only-l h5turbo | sed 's/-lh5turbo//') -lm
+
+if [ ! -d "$CORPUS/fast5" ]; then
+    not_ok "corpus: no $CORPUS/fast5 (set H5TURBO_CORPUS)"
+    echo "$passed passed, $failed failed"
+    exit 1
+fi
+run "generate files with h5py" "$PYTHON" "$HERE/gen_files.py" "$WORK/gen"
+head -c 3000 "$CORPUS/fast5/vbz_multi_fast5_vbz.fast5" > "$WORK/truncated.fast5"
+FILES=$(find "$CORPUS" "$WORK/gen" -type f ! -name '*.md' ! -name '*.txt' ! -name '*.py' | LC_ALL=C sort)
+
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+for variant in plain asan; do
+    bin=$WORK/$variant
+    # the sanitizer's leak checker sees the library's allocations only through malloc
+    if [ $variant = asan ]; then export H5TURBO_SYSTEM_MALLOC=1; else unset H5TURBO_SYSTEM_MALLOC; fi
+    [ -x "$bin/api_test" ] || { not_ok "$variant: test programs not built"; continue; }
+    run "$variant: api_test" "$bin/api_test" "$WORK/gen" "$CORPUS/fast5" "$WORK/truncated.fast5"
+    [ -x "$WORK/api_test_static" ] && [ $variant = plain ] && \
+        run "static: api_test" "$WORK/api_test_static" "$WORK/gen" "$CORPUS/fast5" "$WORK/truncated.fast5"
+    for f in $FILES; do
+        run "$variant: compare with libhdf5 ${f#$ROOT/}" "$bin/compare" "$f"
+    done
+    for f in "$WORK/gen/structures.h5" "$WORK/gen/dtypes.h5" "$WORK/gen/filters.h5" \
+             "$CORPUS/fast5/vbz_multi_fast5_vbz.fast5" "$CORPUS/fast5/hardlink_unlinked_batch0.fast5"; do
+        run "$variant: 8 threads share one handle ${f#$ROOT/}" "$bin/threads_test" "$f" 8
+    done
+done
+
+# The example programs against their references.
+H5SUM=$PREFIX/bin/h5sum
+FAST5_DUMP=$PREFIX/bin/fast5_dump
+h5sum_matches() {
+    "$WORK/h5sum_hdf5" "$1" > "$WORK/h5sum.expected" 2> /dev/null
+    reference=$?
+    "$H5SUM" "$1" > "$WORK/h5sum.got" 2> "$WORK/h5sum.err"
+    if [ $reference -eq 0 ]; then
+        diff "$WORK/h5sum.expected" "$WORK/h5sum.got"
+    else
+        # libhdf5 lacks a filter here: every line it printed must be h5sum's too
+        ! grep -Fxv -f "$WORK/h5sum.got" "$WORK/h5sum.expected"
+    fi
+}
+for f in $FILES; do
+    run "h5sum = libhdf5's sums ${f#$ROOT/}" h5sum_matches "$f"
+done
+fast5_matches() {
+    "$PYTHON" "$HERE/fast5_expected.py" "$@" > "$WORK/fast5.expected" 2> /dev/null || return 1
+    H5TURBO_THREADS=2 FAST5_DUMP_BATCH=7 "$FAST5_DUMP" "$@" > "$WORK/fast5.got" 2> /dev/null
+    diff "$WORK/fast5.expected" "$WORK/fast5.got"
+}
+run "fast5_dump = ont-fast5-api (corpus folder)" fast5_matches "$CORPUS/fast5"
+for f in "$CORPUS"/fast5/*.fast5; do
+    run "fast5_dump = ont-fast5-api ${f#$ROOT/}" fast5_matches "$f"
+done
+
+# Damaged files: status codes and messages, never a crash or a hang.
+"$PYTHON" "$HERE/make_broken.py" "$WORK/broken" \
+    "$CORPUS/jhdf/test_file.hdf5" "$CORPUS/jhdf/test_chunked_datasets_latest.hdf5" \
+    "$CORPUS/jhdf/test_compressed_chunked_datasets_earliest.hdf5" "$CORPUS/jhdf/test_large_group_latest.hdf5" \
+    "$CORPUS/jhdf/test_vlen_datasets_latest.hdf5" "$CORPUS/jhdf/test_attribute_latest.hdf5" \
+    "$CORPUS/pyfive/btreev2.hdf5" "$CORPUS/pyfive/earliest.hdf5" \
+    "$CORPUS/fast5/vbz_multi_fast5_vbz.fast5" "$CORPUS/fast5/read_file_v0.6_raw.fast5" \
+    "$WORK/gen/structures.h5" "$WORK/gen/filters.h5" > "$WORK/broken.list"
+for variant in plain asan; do
+    if [ $variant = asan ]; then export H5TURBO_SYSTEM_MALLOC=1; else unset H5TURBO_SYSTEM_MALLOC; fi
+    run "$variant: damaged files ($(wc -l < "$WORK/broken.list") files)" sh -c "xargs '$WORK/$variant/broken_test' < '$WORK/broken.list'"
+done
+unset H5TURBO_SYSTEM_MALLOC
+run "fast5_dump on damaged files exits 0 or 1" sh -c "'$FAST5_DUMP' '$WORK/broken' > /dev/null 2>&1; [ \$? -le 1 ]"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
