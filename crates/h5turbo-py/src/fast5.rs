@@ -3,28 +3,18 @@
 
 use crate::convert::attribute_to_py;
 use crate::errors::guard;
-use h5turbo_core::prelude::fast5::{open_file, read_signal, Fast5Index};
+use h5turbo_core::prelude::fast5::{open_file, read_record, scalar, Fast5Index, ReadRecord, Scalar};
 use h5turbo_core::file::{AttributeValue, Object as CoreObject};
-use h5turbo_core::format::dataspace::DataspaceKind;
-use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
 use h5turbo_core::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 
-/// One read as gathered without the GIL.
-struct ReadOut {
-    name: String,
-    signal: Result<Vec<i16>>,
-    attrs: Option<(CoreObject, Vec<AttributeValue>)>,
-    channel: Option<(CoreObject, Vec<AttributeValue>)>,
-}
-
 /// One job: reads `first..first + limit` of a file, and how many reads it has.
 struct JobOut {
     total: usize,
-    reads: Vec<ReadOut>,
+    reads: Vec<ReadRecord>,
 }
 
 /// For each job (path, first read, read limit): (reads in the file, None, reads) or
@@ -62,36 +52,16 @@ fn gather(path: &std::path::Path, first: usize, limit: usize) -> Result<JobOut> 
 
 /// A read that cannot be gathered (a broken group header, a bad attribute) is an
 /// error in its place; the file's other reads are still read.
-fn gather_read(index: &Fast5Index, i: usize) -> ReadOut {
-    guard(|| try_gather_read(index, i)).unwrap_or_else(|e| ReadOut {
-        name: index.names.get(i).cloned().unwrap_or_default(),
-        signal: Err(e),
-        attrs: None,
-        channel: None,
-    })
+fn gather_read(index: &Fast5Index, i: usize) -> ReadRecord {
+    guard(|| read_record(index, i)).unwrap_or_else(|e| ReadRecord::failed(index, i, e))
 }
 
-fn try_gather_read(index: &Fast5Index, i: usize) -> Result<ReadOut> {
-    let groups = index.read_groups(i)?;
-    let channel = match groups.channel {
-        Some(obj) => Some(attributes(obj)?),
-        None => None,
-    };
-    let raw = groups.raw?;
-    Ok(ReadOut { name: groups.name, signal: read_signal(&raw), attrs: Some(attributes(raw)?), channel })
-}
-
-fn attributes(obj: CoreObject) -> Result<(CoreObject, Vec<AttributeValue>)> {
-    let values = obj.all_attributes()?;
-    Ok((obj, values))
-}
-
-fn read_to_py<'py>(py: Python<'py>, types: &ScalarTypes<'py>, read: ReadOut) -> PyResult<Bound<'py, PyTuple>> {
+fn read_to_py<'py>(py: Python<'py>, types: &ScalarTypes<'py>, read: ReadRecord) -> PyResult<Bound<'py, PyTuple>> {
+    let read_id = read.read_id();
     let (signal, error) = match read.signal {
         Ok(values) => (values.into_pyarray(py).into_any(), py.None().into_bound(py)),
         Err(e) => (py.None().into_bound(py), e.to_string().into_pyobject(py)?.into_any()),
     };
-    let read_id = read.attrs.as_ref().and_then(|(_, values)| text_read_id(values));
     let mut done = true;
     let attrs = attrs_to_py(py, read.attrs, &mut done, |value| types.scalar(value))?;
     let channel = attrs_to_py(py, read.channel, &mut done, |value| plain_scalar(py, value))?;
@@ -130,19 +100,10 @@ fn attrs_to_py<'py>(
     Ok(dict.into_any())
 }
 
-/// The `read_id` attribute as text, when it is a NUL-padded string of UTF-8.
-fn text_read_id(values: &[AttributeValue]) -> Option<String> {
-    let value = values.iter().find(|v| v.name == "read_id")?;
-    match scalar_of(value)? {
-        Scalar::Text(bytes) => String::from_utf8(bytes).ok(),
-        _ => None,
-    }
-}
-
 /// A channel value as ont_fast5_api's get_channel_info gives it: a Python int, float
 /// or str; None for anything else (the general path).
 fn plain_scalar<'py>(py: Python<'py>, value: &AttributeValue) -> PyResult<Option<Bound<'py, PyAny>>> {
-    Ok(match scalar_of(value) {
+    Ok(match scalar(value) {
         Some(Scalar::Signed(v, _)) => Some(v.into_pyobject(py)?.into_any()),
         Some(Scalar::Unsigned(v, _)) => Some(v.into_pyobject(py)?.into_any()),
         Some(Scalar::F32(v)) => Some(f64::from(v).into_pyobject(py)?.into_any()),
@@ -153,55 +114,6 @@ fn plain_scalar<'py>(py: Python<'py>, value: &AttributeValue) -> PyResult<Option
         },
         None => None,
     })
-}
-
-/// A scalar attribute of the kinds fast5 files carry, decoded without Python.
-enum Scalar {
-    /// value, and the byte size (1, 2, 4 or 8)
-    Signed(i64, usize),
-    Unsigned(u64, usize),
-    F32(f32),
-    F64(f64),
-    /// a NUL-padded fixed-length string without its trailing NULs, as numpy drops them
-    Text(Vec<u8>),
-}
-
-/// A scalar little-endian integer, IEEE float or NUL-padded fixed-length string;
-/// None for anything else.
-fn scalar_of(value: &AttributeValue) -> Option<Scalar> {
-    if value.dataspace.kind != DataspaceKind::Scalar {
-        return None;
-    }
-    let size = value.datatype.size;
-    let raw = value.raw.get(..size)?;
-    match &value.datatype.class {
-        DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
-            if usize::from(*precision) == size * 8 && matches!(size, 1 | 2 | 4 | 8) =>
-        {
-            let mut le = [0u8; 8];
-            le[..size].copy_from_slice(raw);
-            let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
-            le[size..].fill(fill);
-            Some(if *signed {
-                Scalar::Signed(i64::from_le_bytes(le), size)
-            } else {
-                Scalar::Unsigned(u64::from_le_bytes(le), size)
-            })
-        }
-        DatatypeClass::String { padding: StringPadding::NullTerminate | StringPadding::NullPad, .. } => {
-            // the bytes the general path would put in a numpy 'S' array
-            let mut bytes = value.numpy_bytes().ok()?;
-            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
-            bytes.truncate(end);
-            Some(Scalar::Text(bytes))
-        }
-        DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match *raw {
-            [a, b, c, d] => Some(Scalar::F32(f32::from_le_bytes([a, b, c, d]))),
-            [a, b, c, d, e, f, g, h] => Some(Scalar::F64(f64::from_le_bytes([a, b, c, d, e, f, g, h]))),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// numpy's scalar types, looked up once per call: a fast5 read carries a dozen scalar
@@ -238,7 +150,7 @@ impl<'py> ScalarTypes<'py> {
             _ => 3,
         };
         let py = self.bytes.py();
-        match scalar_of(value) {
+        match scalar(value) {
             Some(Scalar::Signed(v, size)) => self.ints[slot(size)].call1((v,)).map(Some),
             Some(Scalar::Unsigned(v, size)) => self.ints[4 + slot(size)].call1((v,)).map(Some),
             Some(Scalar::F32(v)) => self.floats[0].call1((v,)).map(Some),
@@ -247,23 +159,4 @@ impl<'py> ScalarTypes<'py> {
             None => Ok(None),
         }
     }
-}
-
-/// Little-endian IEEE binary32 or binary64, laid out as everyone writes them.
-fn is_ieee(l: &FloatLayout, size: usize) -> bool {
-    let (precision, sign, exponent_size, mantissa_size, bias) = match size {
-        4 => (32, 31, 8, 23, 127),
-        8 => (64, 63, 11, 52, 1023),
-        _ => return false,
-    };
-    l.order == ByteOrder::Little
-        && l.bit_offset == 0
-        && l.precision == precision
-        && l.sign_location == sign
-        && l.exponent_location == mantissa_size
-        && l.exponent_size == exponent_size
-        && l.mantissa_location == 0
-        && l.mantissa_size == mantissa_size
-        && l.exponent_bias == bias
-        && l.normalization == 2
 }

@@ -9,8 +9,9 @@
 
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
-use crate::file::{File, Object};
-use crate::format::datatype::{ByteOrder, DatatypeClass};
+use crate::file::{AttributeValue, File, Object};
+use crate::format::dataspace::DataspaceKind;
+use crate::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
 use crate::format::links::LinkTarget;
 use crate::format::values::VlenValue;
 use crate::io::{FileSource, MemSource, ReadAt};
@@ -108,6 +109,152 @@ impl Fast5Index {
             }
         })
     }
+}
+
+/// One read's values as every binding needs them: its group path, its signal, the
+/// attributes of its raw group (`read_id`, `read_number`, `start_time`, `duration` ...)
+/// and of its channel group (`digitisation`, `offset`, `range`, `sampling_rate`,
+/// `channel_number` ...). The objects stay with the attributes for values that need
+/// the file (variable-length strings).
+pub struct ReadRecord {
+    pub name: String,
+    pub signal: Result<Vec<i16>>,
+    pub attrs: Option<(Object, Vec<AttributeValue>)>,
+    pub channel: Option<(Object, Vec<AttributeValue>)>,
+}
+
+impl ReadRecord {
+    /// A read whose groups could not be read: the error in place of its signal.
+    pub fn failed(index: &Fast5Index, i: usize, error: Error) -> ReadRecord {
+        let name = index.names.get(i).cloned().unwrap_or_default();
+        ReadRecord { name, signal: Err(error), attrs: None, channel: None }
+    }
+
+    /// A raw-group attribute by name.
+    pub fn attribute(&self, name: &str) -> Option<&AttributeValue> {
+        self.attrs.as_ref()?.1.iter().find(|v| v.name == name)
+    }
+
+    /// A channel-group attribute by name.
+    pub fn channel_attribute(&self, name: &str) -> Option<&AttributeValue> {
+        self.channel.as_ref()?.1.iter().find(|v| v.name == name)
+    }
+
+    /// The `read_id` attribute as text, when it is a NUL-padded string of UTF-8.
+    pub fn read_id(&self) -> Option<String> {
+        match scalar(self.attribute("read_id")?)? {
+            Scalar::Text(bytes) => String::from_utf8(bytes).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// Read `i` of `index`: signal, raw-group and channel attributes. An error here is a
+/// broken group or attribute; a broken signal alone is kept in `signal`.
+pub fn read_record(index: &Fast5Index, i: usize) -> Result<ReadRecord> {
+    let groups = index.read_groups(i)?;
+    let channel = match groups.channel {
+        Some(obj) => Some(with_attributes(obj)?),
+        None => None,
+    };
+    let raw = groups.raw?;
+    Ok(ReadRecord { name: groups.name, signal: read_signal(&raw), attrs: Some(with_attributes(raw)?), channel })
+}
+
+fn with_attributes(obj: Object) -> Result<(Object, Vec<AttributeValue>)> {
+    let values = obj.all_attributes()?;
+    Ok((obj, values))
+}
+
+/// A scalar attribute of the kinds fast5 files carry, decoded without the general path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scalar {
+    /// value, and the byte size (1, 2, 4 or 8)
+    Signed(i64, usize),
+    Unsigned(u64, usize),
+    F32(f32),
+    F64(f64),
+    /// a NUL-padded fixed-length string without its trailing NULs, as numpy drops them
+    Text(Vec<u8>),
+}
+
+impl Scalar {
+    /// The value as a float64 (text: None).
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Scalar::Signed(v, _) => Some(v as f64),
+            Scalar::Unsigned(v, _) => Some(v as f64),
+            Scalar::F32(v) => Some(f64::from(v)),
+            Scalar::F64(v) => Some(v),
+            Scalar::Text(_) => None,
+        }
+    }
+
+    /// An integer value as i128 (floats and text: None).
+    pub fn as_integer(&self) -> Option<i128> {
+        match *self {
+            Scalar::Signed(v, _) => Some(i128::from(v)),
+            Scalar::Unsigned(v, _) => Some(i128::from(v)),
+            _ => None,
+        }
+    }
+}
+
+/// A scalar little-endian integer, IEEE float or NUL-padded fixed-length string;
+/// None for anything else (arrays, other layouts, variable-length strings).
+pub fn scalar(value: &AttributeValue) -> Option<Scalar> {
+    if value.dataspace.kind != DataspaceKind::Scalar {
+        return None;
+    }
+    let size = value.datatype.size;
+    let raw = value.raw.get(..size)?;
+    match &value.datatype.class {
+        DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
+            if usize::from(*precision) == size * 8 && matches!(size, 1 | 2 | 4 | 8) =>
+        {
+            let mut le = [0u8; 8];
+            le[..size].copy_from_slice(raw);
+            let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
+            le[size..].fill(fill);
+            Some(if *signed {
+                Scalar::Signed(i64::from_le_bytes(le), size)
+            } else {
+                Scalar::Unsigned(u64::from_le_bytes(le), size)
+            })
+        }
+        DatatypeClass::String { padding: StringPadding::NullTerminate | StringPadding::NullPad, .. } => {
+            // the bytes the general path would put in a numpy 'S' array
+            let mut bytes = value.numpy_bytes().ok()?;
+            let end = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+            bytes.truncate(end);
+            Some(Scalar::Text(bytes))
+        }
+        DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match *raw {
+            [a, b, c, d] => Some(Scalar::F32(f32::from_le_bytes([a, b, c, d]))),
+            [a, b, c, d, e, f, g, h] => Some(Scalar::F64(f64::from_le_bytes([a, b, c, d, e, f, g, h]))),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Little-endian IEEE binary32 or binary64, laid out as everyone writes them.
+fn is_ieee(l: &FloatLayout, size: usize) -> bool {
+    let (precision, sign, exponent_size, mantissa_size, bias) = match size {
+        4 => (32, 31, 8, 23, 127),
+        8 => (64, 63, 11, 52, 1023),
+        _ => return false,
+    };
+    l.order == ByteOrder::Little
+        && l.bit_offset == 0
+        && l.precision == precision
+        && l.sign_location == sign
+        && l.exponent_location == mantissa_size
+        && l.exponent_size == exponent_size
+        && l.mantissa_location == 0
+        && l.mantissa_size == mantissa_size
+        && l.exponent_bias == bias
+        && l.normalization == 2
 }
 
 /// The raw signal of a read: the 1-d integer `Signal` dataset in `raw`, as int16.
