@@ -42,10 +42,10 @@
     name
 }
 
-# threads = NULL: the library's default (the H5TURBO_THREADS variable, else all cores).
+# threads = NULL (or 0): the library's default (the H5TURBO_THREADS variable, else all cores).
 .threads <- function(threads) {
     if (is.null(threads)) return(0L)
-    if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 1)
+    if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 0)
         .raise("threads must be NULL or a positive whole number", call = sys.call(-1L))
     as.integer(threads)
 }

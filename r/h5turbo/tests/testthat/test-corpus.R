@@ -51,12 +51,18 @@ test_that("corpus: attributes match rhdf5 where rhdf5 reads them cleanly", {
         if (is.null(ref_ls)) next
         objects <- c("/", sub("^//", "/", paste0(ref_ls$group, "/", ref_ls$name))[ref_ls$otype %in% c("H5I_GROUP", "H5I_DATASET")])
         for (name in head(objects, 40)) {
+            # rhdf5 crashes the R session on some reference attributes: ask it only
+            # about objects whose attributes hold no references
+            ours_warnings <- character(0)
+            ours <- tryCatch(withCallingHandlers(h5t_readAttributes(f, name), warning = function(w) {
+                ours_warnings <<- c(ours_warnings, conditionMessage(w)); invokeRestart("muffleWarning")
+            }), h5turbo_error = function(e) e)
+            if (any(grepl("reference", ours_warnings))) next
             warned <- FALSE
             ref <- tryCatch(withCallingHandlers(rhdf5::h5readAttributes(f, name),
                                                 warning = function(w) { warned <<- TRUE; invokeRestart("muffleWarning") }),
                             error = function(e) NULL)
             if (is.null(ref) || warned) next
-            ours <- tryCatch(suppressWarnings(h5t_readAttributes(f, name)), h5turbo_error = function(e) e)
             expect_identical(ours, ref, info = paste(f, name))
             compared <- compared + 1
         }
