@@ -1,0 +1,187 @@
+/* h5sum FILE: one TSV line per numeric dataset (integers, floats, booleans and enums
+ * as their base integer), depth-first in h5py's visiting order (members by name, each
+ * object once however many hard links reach it, soft and external links not
+ * followed): path, shape (dimensions joined by "x", "scalar" for scalars), and the
+ * sum of all elements in float64 (%.17g), added in row-major order. A dataset that
+ * cannot be read is reported on stderr (exit status 1) and the others still printed. */
+#include <h5turbo.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RANK 32
+#define BLOCK_BYTES (8u << 20) /* read at most this much at a time */
+
+typedef struct { uint64_t *items; size_t n, cap; } address_set;
+
+static int seen_before(address_set *seen, uint64_t address) {
+    for (size_t i = 0; i < seen->n; i++)
+        if (seen->items[i] == address) return 1;
+    if (seen->n == seen->cap) {
+        seen->cap = seen->cap ? 2 * seen->cap : 64;
+        seen->items = realloc(seen->items, seen->cap * sizeof *seen->items);
+        if (!seen->items) { perror("h5sum"); exit(1); }
+    }
+    seen->items[seen->n++] = address;
+    return 0;
+}
+
+static int is_numeric(const h5turbo_type_info *t) {
+    return t->type_class == H5TURBO_INTEGER || t->type_class == H5TURBO_FLOAT ||
+           t->type_class == H5TURBO_ENUM;
+}
+
+static double half_to_double(uint16_t h) {
+    int exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    double value;
+    if (exponent == 0) value = mantissa / 16777216.0; /* 2^-24 */
+    else if (exponent == 31) value = mantissa ? NAN : INFINITY;
+    else value = (1.0 + mantissa / 1024.0) * ldexp(1.0, exponent - 15);
+    return (h & 0x8000) ? -value : value;
+}
+
+/* One element (native byte order) as a double. */
+static double element(const unsigned char *p, const h5turbo_type_info *t) {
+    if (t->type_class == H5TURBO_FLOAT) {
+        switch (t->size) {
+        case 2: { uint16_t v; memcpy(&v, p, 2); return half_to_double(v); }
+        case 4: { float v; memcpy(&v, p, 4); return v; }
+        case 8: { double v; memcpy(&v, p, 8); return v; }
+        default: { long double v; memcpy(&v, p, sizeof v < t->size ? sizeof v : t->size); return (double)v; }
+        }
+    }
+    switch (t->size) {
+    case 1: return t->is_signed ? (double)*(const int8_t *)p : (double)*p;
+    case 2: { int16_t s; uint16_t u; memcpy(&s, p, 2); memcpy(&u, p, 2); return t->is_signed ? (double)s : (double)u; }
+    case 4: { int32_t s; uint32_t u; memcpy(&s, p, 4); memcpy(&u, p, 4); return t->is_signed ? (double)s : (double)u; }
+    default: { int64_t s; uint64_t u; memcpy(&s, p, 8); memcpy(&u, p, 8); return t->is_signed ? (double)s : (double)u; }
+    }
+}
+
+/* Sum a dataset in row-major order, reading blocks of whole rows along axis 0. */
+static int sum_dataset(const h5turbo_object *ds, int rank, const uint64_t *dims,
+                       const h5turbo_type_info *t, double *sum) {
+    *sum = 0.0;
+    uint64_t row = 1; /* elements per index of axis 0 */
+    for (int i = 1; i < rank; i++) row *= dims[i];
+    uint64_t rows = rank == 0 ? 1 : dims[0];
+    if (rows == 0 || row == 0) return H5TURBO_OK;
+    uint64_t rows_per_block = BLOCK_BYTES / (row * t->size);
+    if (rows_per_block == 0) rows_per_block = 1;
+    size_t block_bytes = (size_t)(rows_per_block < rows ? rows_per_block : rows) * row * t->size;
+    unsigned char *buf = malloc(block_bytes);
+    if (!buf) { perror("h5sum"); exit(1); }
+    uint64_t start[MAX_RANK] = {0}, count[MAX_RANK];
+    for (int i = 0; i < rank; i++) count[i] = dims[i];
+    int status = H5TURBO_OK;
+    for (uint64_t first = 0; first < rows && status == H5TURBO_OK; first += rows_per_block) {
+        uint64_t n_rows = rows - first < rows_per_block ? rows - first : rows_per_block;
+        if (rank > 0) { start[0] = first; count[0] = n_rows; }
+        size_t bytes = (size_t)(n_rows * row * t->size);
+        status = h5turbo_dataset_read(ds, rank ? start : NULL, rank ? count : NULL, NULL, buf, bytes, 0);
+        for (size_t k = 0; status == H5TURBO_OK && k < bytes; k += t->size) *sum += element(buf + k, t);
+    }
+    free(buf);
+    return status;
+}
+
+static void print_shape(int rank, const uint64_t *dims) {
+    if (rank == 0) { printf("scalar"); return; }
+    for (int i = 0; i < rank; i++) printf(i ? "x%llu" : "%llu", (unsigned long long)dims[i]);
+}
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Returns 1 if some dataset could not be read. */
+static int visit(const h5turbo_file *file, const char *path, address_set *seen);
+
+static int dataset_line(const h5turbo_object *ds, const char *path) {
+    h5turbo_datatype *dt = NULL;
+    h5turbo_type_info t;
+    int rank;
+    uint64_t dims[MAX_RANK];
+    if (h5turbo_dataset_datatype(ds, &dt) != H5TURBO_OK || h5turbo_datatype_info(dt, &t) != H5TURBO_OK ||
+        h5turbo_dataset_rank(ds, &rank) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        h5turbo_datatype_close(dt);
+        return 1;
+    }
+    h5turbo_datatype_close(dt);
+    if (!is_numeric(&t) || rank < 0) return 0; /* not numbers, or a null dataspace */
+    if (rank > MAX_RANK || h5turbo_dataset_shape(ds, dims, MAX_RANK) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s: %s\n", path, rank > MAX_RANK ? "rank too large" : h5turbo_last_error());
+        return 1;
+    }
+    double sum;
+    if (sum_dataset(ds, rank, dims, &t, &sum) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        return 1;
+    }
+    printf("%s\t", path);
+    print_shape(rank, dims);
+    printf("\t%.17g\n", sum);
+    return 0;
+}
+
+static int visit_members(const h5turbo_file *file, const h5turbo_object *group, const char *path,
+                         address_set *seen) {
+    char **names = NULL;
+    size_t n = 0;
+    if (h5turbo_group_members(group, &names, &n) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        return 1;
+    }
+    qsort(names, n, sizeof *names, by_name);
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        int link = -1;
+        if (h5turbo_link_kind(group, names[i], &link) != H5TURBO_OK || link != H5TURBO_LINK_HARD) continue;
+        size_t len = strlen(path) + strlen(names[i]) + 2;
+        char *child = malloc(len);
+        if (!child) { perror("h5sum"); exit(1); }
+        snprintf(child, len, "%s%s%s", path, strcmp(path, "/") ? "/" : "", names[i]);
+        failed |= visit(file, child, seen);
+        free(child);
+    }
+    h5turbo_strings_free(names, n);
+    return failed;
+}
+
+static int visit(const h5turbo_file *file, const char *path, address_set *seen) {
+    h5turbo_object *obj = NULL;
+    if (h5turbo_object_open(file, path, &obj) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        return 1;
+    }
+    int kind = -1, failed = 0;
+    uint64_t address = 0;
+    h5turbo_object_kind(obj, &kind);
+    h5turbo_object_address(obj, &address);
+    if (!seen_before(seen, address)) {
+        if (kind == H5TURBO_DATASET) failed = dataset_line(obj, path);
+        else if (kind == H5TURBO_GROUP) failed = visit_members(file, obj, path, seen);
+    }
+    h5turbo_object_close(obj);
+    return failed;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: h5sum FILE\n");
+        return 2;
+    }
+    h5turbo_file *file = NULL;
+    if (h5turbo_file_open(argv[1], &file) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        return 1;
+    }
+    printf("path\tshape\tsum\n");
+    address_set seen = {0};
+    int failed = visit(file, "/", &seen);
+    free(seen.items);
+    h5turbo_file_close(file);
+    return failed;
+}

@@ -1,0 +1,409 @@
+//! Datasets: shape, chunks, filters, hyperslab reads, strings and reductions.
+
+use crate::datatype::h5turbo_datatype;
+use crate::errors::*;
+use crate::native::to_native;
+use crate::objects::h5turbo_object;
+use crate::strings::give_strings;
+use h5turbo_core::prelude::{
+    AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
+    Reduced, ResultExt, VlenKind, VlenValue,
+};
+use h5turbo_core::prelude::fast5::Scalar;
+use std::ffi::{c_char, c_int};
+use std::sync::Arc;
+
+/// Errors of an object's operations name its file and path.
+pub(crate) fn in_object<T>(obj: &Object, r: Result<T, Error>) -> Result<T, Error> {
+    r.in_object(obj.name()).in_file(obj.file().path())
+}
+
+/// The object and dataset behind a handle (the borrow lasts the entry point's call).
+unsafe fn dataset_of<'a>(ds: *const h5turbo_object) -> Result<(&'a Object, Arc<Dataset>), Error> {
+    let obj = &deref(ds, "ds")?.object;
+    let dataset = in_object(obj, obj.dataset())?;
+    Ok((obj, dataset))
+}
+
+/// The rank of a dataspace: -1 null, 0 scalar, else its number of dimensions.
+pub(crate) fn rank_of(space: &Dataspace) -> Result<c_int, Error> {
+    match space.kind {
+        DataspaceKind::Null => Ok(-1),
+        DataspaceKind::Scalar => Ok(0),
+        DataspaceKind::Simple => c_int::try_from(space.dims.len()).map_err(|_| Error::format("rank too large")),
+    }
+}
+
+/// Copy `shape` into the caller's `dims` (room for `max_rank`).
+pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -> Result<(), Error> {
+    if shape.is_empty() {
+        return Ok(());
+    }
+    let room = usize::try_from(max_rank).unwrap_or(0);
+    if room < shape.len() {
+        return Err(invalid(format!("max_rank is {}, the rank is {}", max_rank, shape.len())));
+    }
+    let dims = out_ptr(dims, "dims")?;
+    std::ptr::copy_nonoverlapping(shape.as_ptr(), dims, shape.len());
+    Ok(())
+}
+
+/// The rank of a dataset: 0 for a scalar, -1 for a null dataspace.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_rank(ds: *const h5turbo_object, rank: *mut c_int) -> c_int {
+    guard(|| {
+        let out = out_ptr(rank, "rank")?;
+        *out = rank_of(&dataset_of(ds)?.1.dataspace)?;
+        Ok(())
+    })
+}
+
+/// The dimensions of a dataset into `dims` (room for max_rank; nothing for a scalar).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_shape(ds: *const h5turbo_object, dims: *mut u64, max_rank: c_int) -> c_int {
+    guard(|| copy_dims(dataset_of(ds)?.1.shape(), dims, max_rank))
+}
+
+/// The chunk dimensions of a chunked dataset; `*chunked` is 0 (and `dims` untouched)
+/// for other layouts.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_chunk_shape(
+    ds: *const h5turbo_object,
+    dims: *mut u64,
+    max_rank: c_int,
+    chunked: *mut c_int,
+) -> c_int {
+    guard(|| {
+        let chunked = out_ptr(chunked, "chunked")?;
+        let (_, dataset) = dataset_of(ds)?;
+        *chunked = 0;
+        if let Some(chunk) = dataset.chunk_dims() {
+            // HDF5 stores the element size as a last chunk dimension in old layouts:
+            // report one per dataset axis.
+            let rank = dataset.shape().len();
+            copy_dims(&chunk[..rank.min(chunk.len())], dims, max_rank)?;
+            *chunked = 1;
+        }
+        Ok(())
+    })
+}
+
+/// The filter ids of a dataset's pipeline, in order (1 deflate, 2 shuffle, 3
+/// fletcher32, 4 szip, 32020 vbz ...): up to `max` into `ids` (may be NULL when max
+/// is 0); `*count` is the pipeline's length.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_filters(
+    ds: *const h5turbo_object,
+    ids: *mut u32,
+    max: usize,
+    count: *mut usize,
+) -> c_int {
+    guard(|| {
+        let count = out_ptr(count, "count")?;
+        let (_, dataset) = dataset_of(ds)?;
+        let filters = &dataset.pipeline.filters;
+        *count = filters.len();
+        if max > 0 && !filters.is_empty() {
+            let ids = out_ptr(ids, "ids")?;
+            for (i, f) in filters.iter().take(max).enumerate() {
+                *ids.add(i) = u32::from(f.id);
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The name of an HDF5 filter id ("deflate", "vbz" ...), a static string; NULL when
+/// h5turbo does not know it.
+#[no_mangle]
+pub extern "C" fn h5turbo_filter_name(id: u32) -> *const c_char {
+    // The ids registered with The HDF Group (https://github.com/HDFGroup/hdf5_plugins).
+    let name: &'static [u8] = match id {
+        1 => b"deflate\0",
+        2 => b"shuffle\0",
+        3 => b"fletcher32\0",
+        4 => b"szip\0",
+        5 => b"nbit\0",
+        6 => b"scaleoffset\0",
+        305 => b"lzo\0",
+        307 => b"bzip2\0",
+        32000 => b"lzf\0",
+        32001 => b"blosc\0",
+        32004 => b"lz4\0",
+        32008 => b"bitshuffle\0",
+        32013 => b"zfp\0",
+        32015 => b"zstd\0",
+        32017 => b"sz\0",
+        32020 => b"vbz\0",
+        32024 => b"sz3\0",
+        32026 => b"blosc2\0",
+        _ => return std::ptr::null(),
+    };
+    name.as_ptr().cast::<c_char>()
+}
+
+/// The selection of a hyperslab: start and count per axis (NULL start: 0; NULL count:
+/// to the end), stride (NULL: 1). Scalars take an empty selection.
+unsafe fn hyperslab(
+    space: &Dataspace,
+    start: *const u64,
+    count: *const u64,
+    stride: *const u64,
+) -> Result<Vec<AxisSelection>, Error> {
+    match space.kind {
+        DataspaceKind::Null => return Err(invalid("the dataset has a null dataspace and holds no data")),
+        DataspaceKind::Scalar => return Ok(Vec::new()),
+        DataspaceKind::Simple => {}
+    }
+    let rank = space.dims.len();
+    let axis = |p: *const u64, i: usize| if p.is_null() { None } else { Some(*p.add(i)) };
+    let mut sel = Vec::with_capacity(rank);
+    for (i, &len) in space.dims.iter().enumerate() {
+        let first = axis(start, i).unwrap_or(0);
+        let step = axis(stride, i).unwrap_or(1);
+        if step == 0 {
+            return Err(invalid(format!("axis {}: stride 0", i)));
+        }
+        let n = match axis(count, i) {
+            Some(n) => n,
+            None => len.saturating_sub(first).div_ceil(step),
+        };
+        let selection = AxisSelection::Range { start: first, count: n, step };
+        selection.validate(len, i)?;
+        sel.push(selection);
+    }
+    Ok(sel)
+}
+
+fn selection_len(sel: &[AxisSelection]) -> Result<usize, Error> {
+    sel.iter()
+        .try_fold(1usize, |acc, s| acc.checked_mul(usize::try_from(s.count()).ok()?))
+        .ok_or_else(|| invalid("selection too large"))
+}
+
+/// Read a hyperslab of a dataset into `buf` (buf_size bytes, checked), row-major, in
+/// native byte order: numbers, booleans and enums (their base integer), bitfields,
+/// opaque data, compounds of those (members at the offsets of
+/// h5turbo_datatype_member), fixed-length strings (size bytes each, as stored).
+/// start/count/stride: one value per axis; start NULL = 0, count NULL = to the end,
+/// stride NULL = 1 (scalars: ignored). threads 0 = H5TURBO_THREADS or every core.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_read(
+    ds: *const h5turbo_object,
+    start: *const u64,
+    count: *const u64,
+    stride: *const u64,
+    buf: *mut std::ffi::c_void,
+    buf_size: usize,
+    threads: c_int,
+) -> c_int {
+    guard(|| {
+        let threads = threads_arg(threads)?;
+        let (obj, dataset) = dataset_of(ds)?;
+        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
+        let dtype = h5turbo_datatype::new(dataset.datatype.clone());
+        let (numpy, itemsize) = in_object(obj, dtype.plain_layout())?;
+        let n = selection_len(&sel)?;
+        let need = n.checked_mul(itemsize).ok_or_else(|| invalid("selection too large"))?;
+        if need == 0 {
+            return Ok(());
+        }
+        if buf_size < need {
+            return Err(invalid(format!("buf_size is {} bytes, the selection needs {}", buf_size, need))
+                .in_object(obj.name())
+                .in_file(obj.file().path()));
+        }
+        let buf = out_ptr(buf.cast::<u8>(), "buf")?;
+        let out = std::slice::from_raw_parts_mut(buf, need);
+        obj.read_numpy(&sel, out, threads)?;
+        in_object(obj, to_native(numpy, out, n))
+    })
+}
+
+/// Text of string elements: fixed-length ones (cut at the first NUL) or vlen ones.
+pub(crate) fn string_elements(
+    class: &DatatypeClass,
+    itemsize: usize,
+    fixed: impl FnOnce() -> Result<Vec<u8>, Error>,
+    vlen: impl FnOnce() -> Result<Vec<VlenValue>, Error>,
+) -> Result<Vec<Vec<u8>>, Error> {
+    match class {
+        DatatypeClass::String { .. } => {
+            let bytes = fixed()?;
+            Ok(bytes.chunks(itemsize.max(1)).map(<[u8]>::to_vec).collect())
+        }
+        DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => vlen()?
+            .into_iter()
+            .map(|v| match v {
+                VlenValue::String(bytes) => Ok(bytes),
+                _ => Err(Error::format("a variable-length string element holds no string")),
+            })
+            .collect(),
+        _ => Err(invalid("not a string type")),
+    }
+}
+
+/// The strings (fixed or variable length) of a hyperslab as NUL-terminated C strings,
+/// row-major; free with h5turbo_strings_free(*strings, *n).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_read_strings(
+    ds: *const h5turbo_object,
+    start: *const u64,
+    count: *const u64,
+    stride: *const u64,
+    strings: *mut *mut *mut c_char,
+    n: *mut usize,
+    threads: c_int,
+) -> c_int {
+    guard(|| {
+        let strings = out_ptr(strings, "strings")?;
+        let n = out_ptr(n, "n")?;
+        *strings = std::ptr::null_mut();
+        *n = 0;
+        let threads = threads_arg(threads)?;
+        let (obj, dataset) = dataset_of(ds)?;
+        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
+        let len = selection_len(&sel)?;
+        let itemsize = dataset.datatype.size;
+        let values = in_object(
+            obj,
+            string_elements(
+                &dataset.datatype.class,
+                itemsize,
+                || {
+                    let mut bytes = vec![0u8; len.checked_mul(itemsize).ok_or_else(|| invalid("selection too large"))?];
+                    obj.read_numpy(&sel, &mut bytes, threads)?;
+                    Ok(bytes)
+                },
+                || obj.read_vlen(&sel, threads),
+            ),
+        )?;
+        give_strings(values, strings, n);
+        Ok(())
+    })
+}
+
+/// Sum of all values (floats in float64; integers exactly up to 2^53).
+pub const H5TURBO_SUM: c_int = 0;
+pub const H5TURBO_MEAN: c_int = 1;
+/// Variance with `ddof` delta degrees of freedom (numpy's var).
+pub const H5TURBO_VAR: c_int = 2;
+pub const H5TURBO_MIN: c_int = 3;
+pub const H5TURBO_MAX: c_int = 4;
+pub const H5TURBO_COUNT_NONZERO: c_int = 5;
+
+/// Reduce a numeric dataset (integers, floats, booleans, enums) chunk by chunk in
+/// parallel, straight from the file. axis: the axis to reduce (row-major numbering),
+/// or -1 for all. out: one double per remaining cell, row-major (out_len checked:
+/// 1 for axis -1, else the product of the other dimensions). NaN follows numpy.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_reduce(
+    ds: *const h5turbo_object,
+    op: c_int,
+    axis: c_int,
+    ddof: c_int,
+    out: *mut f64,
+    out_len: usize,
+    threads: c_int,
+) -> c_int {
+    guard(|| {
+        let threads = threads_arg(threads)?;
+        let (obj, dataset) = dataset_of(ds)?;
+        let shape = dataset.shape().to_vec();
+        let reduce_axis = reduced_axes(&shape, axis)?;
+        let cells = shape.iter().zip(&reduce_axis).filter(|(_, &r)| !r).try_fold(1usize, |acc, (&d, _)| {
+            acc.checked_mul(usize::try_from(d).ok()?)
+        });
+        let cells = cells.ok_or_else(|| invalid("result too large"))?;
+        if out_len != cells {
+            return Err(invalid(format!("out_len is {}, the result has {} cells", out_len, cells)));
+        }
+        let kind = in_object(obj, dataset.element_kind())?;
+        let core_op = match op {
+            H5TURBO_SUM if kind.class == NumberClass::Float => ReduceOp::SumFloat,
+            H5TURBO_SUM => ReduceOp::SumInt,
+            H5TURBO_MEAN | H5TURBO_VAR => ReduceOp::Moments,
+            H5TURBO_MIN => ReduceOp::Min,
+            H5TURBO_MAX => ReduceOp::Max,
+            H5TURBO_COUNT_NONZERO => ReduceOp::CountNonzero,
+            other => return Err(invalid(format!("unknown reduction {}", other))),
+        };
+        let sel: Vec<AxisSelection> = shape.iter().map(|&n| AxisSelection::all(n)).collect();
+        let reduced = in_object(obj, dataset.reduce(obj.file(), &sel, &reduce_axis, core_op, threads))?;
+        let values = as_doubles(reduced, op, ddof, kind, unsigned_sum(kind))?;
+        if values.len() != cells {
+            return Err(Error::format(format!("reduction gave {} cells, expected {}", values.len(), cells)));
+        }
+        if cells > 0 {
+            let out = out_ptr(out, "out")?;
+            std::ptr::copy_nonoverlapping(values.as_ptr(), out, cells);
+        }
+        Ok(())
+    })
+}
+
+/// Unsigned 64-bit sums wrap in the engine's i64: read them back as u64.
+fn unsigned_sum(kind: ElementKind) -> bool {
+    kind.class == NumberClass::Unsigned
+}
+
+fn reduced_axes(shape: &[u64], axis: c_int) -> Result<Vec<bool>, Error> {
+    if axis == -1 {
+        return Ok(vec![true; shape.len()]);
+    }
+    let a = usize::try_from(axis).ok().filter(|&a| a < shape.len());
+    let a = a.ok_or_else(|| invalid(format!("axis {} of a rank-{} dataset", axis, shape.len())))?;
+    Ok((0..shape.len()).map(|i| i == a).collect())
+}
+
+/// The engine's result as one double per cell.
+fn as_doubles(reduced: Reduced, op: c_int, ddof: c_int, kind: ElementKind, unsigned: bool) -> Result<Vec<f64>, Error> {
+    Ok(match reduced {
+        Reduced::Int(v) if unsigned => v.into_iter().map(|x| x as u64 as f64).collect(),
+        Reduced::Int(v) => v.into_iter().map(|x| x as f64).collect(),
+        Reduced::Float(v) => v,
+        Reduced::Count(v) => v.into_iter().map(|x| x as f64).collect(),
+        Reduced::Native(bytes) => bytes.chunks_exact(kind.size).map(|b| native_number(b, kind)).collect(),
+        Reduced::Moments { count, mean, .. } if op == H5TURBO_MEAN => {
+            mean.into_iter().zip(count).map(|(m, c)| if c == 0 { f64::NAN } else { m }).collect()
+        }
+        Reduced::Moments { count, m2, .. } => count
+            .into_iter()
+            .zip(m2)
+            .map(|(c, m2)| {
+                let dof = c as f64 - f64::from(ddof);
+                if dof <= 0.0 {
+                    f64::NAN
+                } else {
+                    m2 / dof
+                }
+            })
+            .collect(),
+    })
+}
+
+/// One min/max value in the element type (native byte order) as a double.
+fn native_number(b: &[u8], kind: ElementKind) -> f64 {
+    let mut le = [0u8; 8];
+    let n = b.len().min(8);
+    if cfg!(target_endian = "little") {
+        le[..n].copy_from_slice(&b[..n]);
+    } else {
+        for (i, &x) in b[..n].iter().rev().enumerate() {
+            le[i] = x;
+        }
+    }
+    let negative = le[n.saturating_sub(1)] & 0x80 != 0;
+    let scalar = match kind.class {
+        NumberClass::Float if n == 4 => Scalar::F32(f32::from_le_bytes([le[0], le[1], le[2], le[3]])),
+        NumberClass::Float => Scalar::F64(f64::from_le_bytes(le)),
+        NumberClass::Signed => {
+            if negative {
+                le[n..].fill(0xff);
+            }
+            Scalar::Signed(i64::from_le_bytes(le), n)
+        }
+        NumberClass::Unsigned => Scalar::Unsigned(u64::from_le_bytes(le), n),
+    };
+    scalar.as_f64().unwrap_or(f64::NAN)
+}

@@ -1,0 +1,126 @@
+//! Status codes, the thread-local last error, the version, and the guard every entry
+//! point runs its body in.
+
+use h5turbo_core::prelude::{Error, ErrorKind};
+use std::cell::RefCell;
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Success.
+pub const H5TURBO_OK: c_int = 0;
+/// The file is not valid HDF5 (or fast5) where it was read.
+pub const H5TURBO_E_FORMAT: c_int = 1;
+/// Valid HDF5 that h5turbo does not read (the message names the feature).
+pub const H5TURBO_E_UNSUPPORTED: c_int = 2;
+/// No such object, attribute or read.
+pub const H5TURBO_E_NOT_FOUND: c_int = 3;
+/// The operating system refused a read, or the file is missing.
+pub const H5TURBO_E_IO: c_int = 4;
+/// A bad argument: a NULL pointer, a selection outside the dataset, a buffer too small.
+pub const H5TURBO_E_INVALID: c_int = 5;
+/// The file was closed.
+pub const H5TURBO_E_CLOSED: c_int = 6;
+/// A bug in h5turbo (a panic caught at the boundary); please report it.
+pub const H5TURBO_E_INTERNAL: c_int = 7;
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// The library's version, e.g. "0.1.0" (a static string).
+#[no_mangle]
+pub extern "C" fn h5turbo_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast::<c_char>()
+}
+
+/// The message of the last failed h5turbo call on this thread ("" if none): the file,
+/// the object and the problem. Valid until the next h5turbo call on this thread.
+#[no_mangle]
+pub extern "C" fn h5turbo_last_error() -> *const c_char {
+    LAST_ERROR.with(|e| e.borrow().as_ptr())
+}
+
+/// The status code of an error kind.
+pub(crate) fn code_of(kind: ErrorKind) -> c_int {
+    match kind {
+        ErrorKind::Format => H5TURBO_E_FORMAT,
+        ErrorKind::Unsupported => H5TURBO_E_UNSUPPORTED,
+        ErrorKind::NotFound => H5TURBO_E_NOT_FOUND,
+        ErrorKind::Io => H5TURBO_E_IO,
+        ErrorKind::InvalidArgument => H5TURBO_E_INVALID,
+        ErrorKind::Closed => H5TURBO_E_CLOSED,
+    }
+}
+
+fn set_last_error(message: &str) {
+    let text = c_string_lossy(message.as_bytes());
+    LAST_ERROR.with(|e| *e.borrow_mut() = text);
+}
+
+/// A C string of `bytes` up to the first NUL (C strings cannot hold one).
+pub(crate) fn c_string_lossy(bytes: &[u8]) -> CString {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    CString::new(&bytes[..end]).unwrap_or_default()
+}
+
+/// The text of a caught panic.
+pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+/// Run an entry point's body: its error becomes the status code and the thread's last
+/// error; a panic becomes H5TURBO_E_INTERNAL.
+pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(())) => H5TURBO_OK,
+        Ok(Err(e)) => {
+            set_last_error(&e.to_string());
+            code_of(e.kind())
+        }
+        Err(panic) => {
+            set_last_error(&format!("internal error in h5turbo (please report): {}", panic_text(panic.as_ref())));
+            H5TURBO_E_INTERNAL
+        }
+    }
+}
+
+/// For functions without a status (the closers): run, swallowing a panic.
+pub(crate) fn guard_void(body: impl FnOnce()) {
+    let _ = catch_unwind(AssertUnwindSafe(body));
+}
+
+pub(crate) fn invalid(message: impl Into<String>) -> Error {
+    Error::invalid_argument(message)
+}
+
+/// A reference from a pointer the caller passed, or an invalid-argument error naming it.
+pub(crate) unsafe fn deref<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, Error> {
+    ptr.as_ref().ok_or_else(|| invalid(format!("{} is NULL", what)))
+}
+
+/// Check an output pointer.
+pub(crate) fn out_ptr<T>(ptr: *mut T, what: &str) -> Result<*mut T, Error> {
+    if ptr.is_null() {
+        Err(invalid(format!("{} is NULL", what)))
+    } else {
+        Ok(ptr)
+    }
+}
+
+/// A C string argument as UTF-8 text.
+pub(crate) unsafe fn text<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Error> {
+    if ptr.is_null() {
+        return Err(invalid(format!("{} is NULL", what)));
+    }
+    CStr::from_ptr(ptr).to_str().map_err(|_| invalid(format!("{} is not UTF-8", what)))
+}
+
+/// A thread count argument: 0 is the default (H5TURBO_THREADS, else every core).
+pub(crate) fn threads_arg(threads: c_int) -> Result<usize, Error> {
+    let requested = usize::try_from(threads).map_err(|_| invalid(format!("threads is negative ({})", threads)))?;
+    Ok(h5turbo_core::prelude::resolve_threads(requested))
+}

@@ -1,0 +1,523 @@
+//! fast5 reads, shaped like slow5lib's API: open many files and folders, take reads in
+//! batches decoded on an internal thread pool (in file order), or one by read id
+//! through an index built on first use. A broken file or read is reported in its place.
+
+use crate::errors::*;
+use crate::objects::path_arg;
+use h5turbo_core::prelude::fast5::{open_file, read_record, scalar, Fast5Index, ReadRecord, Scalar};
+use h5turbo_core::prelude::{Error, File, ResultExt};
+use rayon::prelude::*;
+use std::collections::{HashMap, VecDeque};
+use std::ffi::{c_char, c_int, CString};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// One read. `status` 0: the values are set; else the read failed and `error` says
+/// why (file, read, problem), and `signal` is NULL.
+#[repr(C)]
+pub struct h5turbo_fast5_read {
+    pub read_id: *mut c_char,
+    /// The raw signal (n_samples values); NULL when empty or failed.
+    pub signal: *mut i16,
+    pub n_samples: u64,
+    pub digitisation: f64,
+    pub offset: f64,
+    pub range: f64,
+    pub sampling_rate: f64,
+    pub channel_number: *mut c_char,
+    pub read_number: i32,
+    pub start_time: u64,
+    pub duration: u64,
+    /// The file the read came from (owned by the batch).
+    pub path: *const c_char,
+    pub status: c_int,
+    pub error: *mut c_char,
+}
+
+// SAFETY: a read owns its strings and signal alone (path points into an Arc the
+// batch keeps); moving it to another thread moves that ownership.
+unsafe impl Send for h5turbo_fast5_read {}
+
+/// A batch of reads, in file order; free with h5turbo_fast5_batch_free.
+#[repr(C)]
+pub struct h5turbo_fast5_batch {
+    pub reads: *mut h5turbo_fast5_read,
+    pub n: usize,
+}
+
+/// What the caller sees first (`batch`), and what the batch owns besides.
+#[repr(C)]
+struct OwnedBatch {
+    batch: h5turbo_fast5_batch,
+    /// The file paths the reads point to.
+    paths: Vec<Arc<CString>>,
+}
+
+/// Many fast5 files read as one stream of reads.
+pub struct h5turbo_fast5 {
+    files: Vec<SourceFile>,
+    stop_on_error: bool,
+    pool: rayon::ThreadPool,
+    cursor: Mutex<Cursor>,
+    /// read id -> (file, read in file), built on the first h5turbo_fast5_get.
+    index: OnceLock<Result<HashMap<String, (usize, usize)>, String>>,
+}
+
+struct SourceFile {
+    path: PathBuf,
+    c_path: Arc<CString>,
+}
+
+/// Where next_batch goes on: files opened ahead (with how far each was read) and the
+/// next file not yet opened.
+#[derive(Default)]
+struct Cursor {
+    opened: VecDeque<Opened>,
+    next_file: usize,
+}
+
+struct Opened {
+    file_no: usize,
+    reads: Result<Arc<(File, Fast5Index)>, Arc<Error>>,
+    next_read: usize,
+}
+
+impl Opened {
+    /// Entries this file still gives: its unread reads, or one for a file that failed.
+    fn remaining(&self) -> usize {
+        match &self.reads {
+            Ok(r) => r.1.len().saturating_sub(self.next_read),
+            Err(_) => usize::from(self.next_read == 0),
+        }
+    }
+}
+
+/// One entry of a batch: read `read` of an opened file, or a file's own error.
+enum Job {
+    Read { file_no: usize, reads: Arc<(File, Fast5Index)>, read: usize },
+    FileError { file_no: usize, error: Arc<Error> },
+}
+
+/// The files under `paths` in order: files as given, folders walked recursively
+/// (entries by name) for `*.fast5`.
+fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+    let mut out = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            walk(path, &mut out)?;
+        } else {
+            out.push(path.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(e, format!("{}: cannot list the folder", dir.display())))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.extension().is_some_and(|e| e == "fast5") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Open fast5 files and/or folders (searched recursively for *.fast5). threads: the
+/// decoding pool (0 = H5TURBO_THREADS or every core). stop_on_error: a failed read
+/// makes h5turbo_fast5_next_batch fail instead of being reported in the batch.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_open(
+    paths: *const *const c_char,
+    n_paths: usize,
+    threads: c_int,
+    stop_on_error: c_int,
+    f5: *mut *mut h5turbo_fast5,
+) -> c_int {
+    guard(|| {
+        let out = out_ptr(f5, "f5")?;
+        *out = std::ptr::null_mut();
+        let threads = threads_arg(threads)?;
+        if n_paths > 0 && paths.is_null() {
+            return Err(invalid("paths is NULL"));
+        }
+        let mut given = Vec::with_capacity(n_paths);
+        for i in 0..n_paths {
+            given.push(path_arg(*paths.add(i), &format!("paths[{}]", i))?.to_path_buf());
+        }
+        let files = expand(&given)?
+            .into_iter()
+            .map(|path| {
+                let c_path = Arc::new(c_string_lossy(path.as_os_str().as_encoded_bytes()));
+                SourceFile { path, c_path }
+            })
+            .collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("h5turbo-fast5-{}", i))
+            .build()
+            .map_err(|e| Error::new(h5turbo_core::prelude::ErrorKind::Io, format!("cannot start threads: {}", e)))?;
+        let handle = h5turbo_fast5 {
+            files,
+            stop_on_error: stop_on_error != 0,
+            pool,
+            cursor: Mutex::new(Cursor::default()),
+            index: OnceLock::new(),
+        };
+        *out = Box::into_raw(Box::new(handle));
+        Ok(())
+    })
+}
+
+/// The number of fast5 files found (after walking folders).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_file_count(f5: *const h5turbo_fast5, n: *mut usize) -> c_int {
+    guard(|| {
+        let out = out_ptr(n, "n")?;
+        *out = deref(f5, "f5")?.files.len();
+        Ok(())
+    })
+}
+
+/// Close (NULL is fine). Batches already taken stay valid.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_close(f5: *mut h5turbo_fast5) {
+    if !f5.is_null() {
+        guard_void(|| drop(Box::from_raw(f5)));
+    }
+}
+
+fn open_reads(path: &Path) -> Result<Arc<(File, Fast5Index)>, Arc<Error>> {
+    let opened = open_file(path).and_then(|file| {
+        let index = Fast5Index::open(&file)?;
+        Ok((file, index))
+    });
+    opened.in_file(path).map(Arc::new).map_err(Arc::new)
+}
+
+impl h5turbo_fast5 {
+    /// The next entries (reads, or file errors), at most `max`, in file order.
+    fn plan(&self, cursor: &mut Cursor, max: usize) -> Vec<Job> {
+        let mut jobs = Vec::new();
+        while jobs.len() < max {
+            let ahead: usize = cursor.opened.iter().map(Opened::remaining).sum();
+            if ahead < max - jobs.len() && cursor.next_file < self.files.len() {
+                self.open_ahead(cursor, max - jobs.len() - ahead);
+            }
+            let Some(front) = cursor.opened.front_mut() else { break };
+            match &front.reads {
+                Ok(reads) => {
+                    let take = front.remaining().min(max - jobs.len());
+                    for read in front.next_read..front.next_read + take {
+                        jobs.push(Job::Read { file_no: front.file_no, reads: reads.clone(), read });
+                    }
+                    front.next_read += take;
+                }
+                Err(error) => {
+                    if front.next_read == 0 {
+                        jobs.push(Job::FileError { file_no: front.file_no, error: error.clone() });
+                    }
+                    front.next_read = 1;
+                }
+            }
+            if front.remaining() == 0 {
+                cursor.opened.pop_front();
+            }
+        }
+        jobs
+    }
+
+    /// Open (in parallel) as many next files as may be needed for `wanted` more reads:
+    /// every file holds at least one, unless it is empty.
+    fn open_ahead(&self, cursor: &mut Cursor, wanted: usize) {
+        let first = cursor.next_file;
+        let last = first.saturating_add(wanted.max(1)).min(self.files.len());
+        let files = &self.files[first..last];
+        let opened: Vec<_> = self.pool.install(|| files.par_iter().map(|f| open_reads(&f.path)).collect());
+        for (i, reads) in opened.into_iter().enumerate() {
+            cursor.opened.push_back(Opened { file_no: first + i, reads, next_read: 0 });
+        }
+        cursor.next_file = last;
+    }
+
+    fn run(&self, job: &Job) -> h5turbo_fast5_read {
+        match job {
+            Job::Read { file_no, reads, read } => {
+                let path = self.files[*file_no].c_path.as_ptr();
+                let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_record(&reads.1, *read)));
+                let record = match record {
+                    Ok(Ok(record)) => record,
+                    Ok(Err(e)) => ReadRecord::failed(&reads.1, *read, e),
+                    Err(panic) => ReadRecord::failed(
+                        &reads.1,
+                        *read,
+                        Error::format(format!("internal error in h5turbo (please report): {}", panic_text(panic.as_ref()))),
+                    ),
+                };
+                to_c_read(record, reads.0.path(), path)
+            }
+            Job::FileError { file_no, error } => {
+                let mut read = empty_read(self.files[*file_no].c_path.as_ptr());
+                read.status = code_of(error.kind());
+                read.error = c_string_lossy(error.to_string().as_bytes()).into_raw();
+                read
+            }
+        }
+    }
+
+    fn decode(&self, jobs: &[Job]) -> Vec<h5turbo_fast5_read> {
+        self.pool.install(|| jobs.par_iter().map(|job| self.run(job)).collect())
+    }
+
+    fn batch_of(&self, reads: Vec<h5turbo_fast5_read>, file_nos: impl Iterator<Item = usize>) -> *mut h5turbo_fast5_batch {
+        let mut seen: Vec<usize> = file_nos.collect();
+        seen.dedup();
+        let paths = seen.into_iter().map(|i| self.files[i].c_path.clone()).collect();
+        let n = reads.len();
+        let reads = if n == 0 { std::ptr::null_mut() } else { Box::into_raw(reads.into_boxed_slice()).cast() };
+        let owned = Box::new(OwnedBatch { batch: h5turbo_fast5_batch { reads, n }, paths });
+        Box::into_raw(owned).cast::<h5turbo_fast5_batch>()
+    }
+
+    /// read id -> (file, read), from every file's read groups (multi-read: the group
+    /// names; single-read: the read_id attribute).
+    fn index(&self) -> Result<&HashMap<String, (usize, usize)>, Error> {
+        let built = self.index.get_or_init(|| {
+            let per_file: Vec<Result<Vec<String>, Arc<Error>>> = self.pool.install(|| {
+                self.files.par_iter().map(|f| open_reads(&f.path).and_then(|r| read_ids(&r).map_err(Arc::new))).collect()
+            });
+            let mut map = HashMap::new();
+            for (file_no, ids) in per_file.into_iter().enumerate() {
+                let ids = ids.map_err(|e| e.to_string())?;
+                for (read, id) in ids.into_iter().enumerate() {
+                    map.entry(id).or_insert((file_no, read));
+                }
+            }
+            Ok(map)
+        });
+        built.as_ref().map_err(|message| Error::format(message.clone()))
+    }
+}
+
+/// The read ids of a file's reads, in order.
+fn read_ids(reads: &(File, Fast5Index)) -> Result<Vec<String>, Error> {
+    let (_, index) = reads;
+    (0..index.len())
+        .map(|i| {
+            let name = &index.names[i];
+            match name.strip_prefix("read_") {
+                Some(id) if index.layout == h5turbo_core::prelude::fast5::Layout::MultiRead => Ok(id.to_string()),
+                _ => {
+                    let groups = index.read_groups(i)?;
+                    let raw = groups.raw?;
+                    let value = raw.attribute("read_id")?;
+                    match scalar(&value) {
+                        Some(Scalar::Text(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                        _ => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
+fn empty_read(path: *const c_char) -> h5turbo_fast5_read {
+    h5turbo_fast5_read {
+        read_id: CString::default().into_raw(),
+        signal: std::ptr::null_mut(),
+        n_samples: 0,
+        digitisation: f64::NAN,
+        offset: f64::NAN,
+        range: f64::NAN,
+        sampling_rate: f64::NAN,
+        channel_number: CString::default().into_raw(),
+        read_number: 0,
+        start_time: 0,
+        duration: 0,
+        path,
+        status: H5TURBO_OK,
+        error: std::ptr::null_mut(),
+    }
+}
+
+/// A read as C sees it. Values the file does not hold are NaN (the four channel
+/// values), 0 (read number, start time, duration) or "" (channel number); a value
+/// of the wrong kind fails the read.
+fn to_c_read(record: ReadRecord, file: &Path, path: *const c_char) -> h5turbo_fast5_read {
+    let mut read = empty_read(path);
+    let id = record.read_id().unwrap_or_else(|| record.name.rsplit('/').next().unwrap_or("").trim_start_matches("read_").to_string());
+    read.read_id = replace_string(read.read_id, id.as_bytes());
+    let failure = match fill(&mut read, &record) {
+        Ok(()) => record.signal.map(|signal| set_signal(&mut read, signal)).err(),
+        Err(e) => Some(e),
+    };
+    if let Some(e) = failure {
+        let e = e.in_object(&record.name).in_file(file);
+        read.status = code_of(e.kind());
+        read.error = c_string_lossy(e.to_string().as_bytes()).into_raw();
+    }
+    read
+}
+
+fn replace_string(old: *mut c_char, bytes: &[u8]) -> *mut c_char {
+    if !old.is_null() {
+        // SAFETY: made by CString::into_raw in empty_read.
+        drop(unsafe { CString::from_raw(old) });
+    }
+    c_string_lossy(bytes).into_raw()
+}
+
+fn set_signal(read: &mut h5turbo_fast5_read, signal: Vec<i16>) {
+    read.n_samples = signal.len() as u64;
+    if !signal.is_empty() {
+        read.signal = Box::into_raw(signal.into_boxed_slice()).cast::<i16>();
+    }
+}
+
+/// The channel and read attributes of a read.
+fn fill(read: &mut h5turbo_fast5_read, record: &ReadRecord) -> Result<(), Error> {
+    let channel = |name: &str| -> Result<f64, Error> {
+        let Some(value) = record.channel_attribute(name) else { return Ok(f64::NAN) };
+        scalar(value)
+            .and_then(|s| s.as_f64())
+            .ok_or_else(|| Error::unsupported(format!("channel_id attribute '{}' is not a scalar number", name)))
+    };
+    read.digitisation = channel("digitisation")?;
+    read.offset = channel("offset")?;
+    read.range = channel("range")?;
+    read.sampling_rate = channel("sampling_rate")?;
+    let integer = |name: &str| record.attribute(name).and_then(scalar).and_then(|s| s.as_integer());
+    read.read_number = integer("read_number").and_then(|v| i32::try_from(v).ok()).unwrap_or(0);
+    read.start_time = integer("start_time").and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+    read.duration = integer("duration").and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+    let channel_number = match record.channel_attribute("channel_number").and_then(scalar) {
+        Some(Scalar::Text(bytes)) => bytes,
+        Some(number) => number.as_integer().map(|v| v.to_string().into_bytes()).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    read.channel_number = replace_string(read.channel_number, &channel_number);
+    Ok(())
+}
+
+/// The next reads, at most max_reads, decoded in parallel, in file order; `(*batch)->n`
+/// is 0 at the end. A file that cannot be read gives one entry with its error (an
+/// empty read_id); a read that fails gives its entry with status and error set.
+/// With stop_on_error, the first such failure is returned as this call's status
+/// instead (the batch is not given, and the next call goes on after it).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_next_batch(
+    f5: *mut h5turbo_fast5,
+    max_reads: usize,
+    batch: *mut *mut h5turbo_fast5_batch,
+) -> c_int {
+    guard(|| {
+        let out = out_ptr(batch, "batch")?;
+        *out = std::ptr::null_mut();
+        let f5 = deref(f5, "f5")?;
+        if max_reads == 0 {
+            return Err(invalid("max_reads is 0"));
+        }
+        let jobs = {
+            let mut cursor = f5.cursor.lock().unwrap_or_else(|p| p.into_inner());
+            f5.plan(&mut cursor, max_reads)
+        };
+        let reads = f5.decode(&jobs);
+        let file_nos = jobs.iter().map(|j| match j {
+            Job::Read { file_no, .. } | Job::FileError { file_no, .. } => *file_no,
+        });
+        let made = f5.batch_of(reads, file_nos);
+        if f5.stop_on_error {
+            if let Some(failed) = first_failure(&*made) {
+                let (code, message) = failed;
+                h5turbo_fast5_batch_free(made);
+                return Err(Error::new(kind_of(code), message));
+            }
+        }
+        *out = made;
+        Ok(())
+    })
+}
+
+fn first_failure(batch: &h5turbo_fast5_batch) -> Option<(c_int, String)> {
+    if batch.n == 0 {
+        return None;
+    }
+    // SAFETY: the batch was made by batch_of with n reads.
+    let reads = unsafe { std::slice::from_raw_parts(batch.reads, batch.n) };
+    reads.iter().find(|r| r.status != H5TURBO_OK).map(|r| {
+        // SAFETY: error is a CString made by to_c_read or run when status != 0.
+        let message = if r.error.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(r.error) }.to_string_lossy().into_owned() };
+        (r.status, message)
+    })
+}
+
+fn kind_of(code: c_int) -> h5turbo_core::prelude::ErrorKind {
+    use h5turbo_core::prelude::ErrorKind::*;
+    match code {
+        H5TURBO_E_UNSUPPORTED => Unsupported,
+        H5TURBO_E_NOT_FOUND => NotFound,
+        H5TURBO_E_IO => Io,
+        H5TURBO_E_INVALID => InvalidArgument,
+        H5TURBO_E_CLOSED => Closed,
+        _ => Format,
+    }
+}
+
+/// The read with id `read_id` (a batch of one; free it with h5turbo_fast5_batch_free).
+/// The first call builds an index of every file's read ids (in parallel); a read id
+/// that no file holds is H5TURBO_E_NOT_FOUND. A read that fails is returned with its
+/// status and error set, as in batches.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_get(
+    f5: *mut h5turbo_fast5,
+    read_id: *const c_char,
+    one: *mut *mut h5turbo_fast5_batch,
+) -> c_int {
+    guard(|| {
+        let out = out_ptr(one, "one")?;
+        *out = std::ptr::null_mut();
+        let f5 = deref(f5, "f5")?;
+        let id = text(read_id, "read_id")?;
+        let &(file_no, read) = f5.index()?.get(id).ok_or_else(|| Error::not_found(format!("no read '{}' in the fast5 files", id)))?;
+        let job = match open_reads(&f5.files[file_no].path) {
+            Ok(reads) => Job::Read { file_no, reads, read },
+            Err(error) => Job::FileError { file_no, error },
+        };
+        let made = f5.batch_of(vec![f5.run(&job)], std::iter::once(file_no));
+        *out = made;
+        Ok(())
+    })
+}
+
+/// Free a batch (NULL is fine): every read's strings and signal, and the batch.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_batch_free(batch: *mut h5turbo_fast5_batch) {
+    if batch.is_null() {
+        return;
+    }
+    guard_void(|| {
+        // SAFETY: made by batch_of: an OwnedBatch whose first field is the batch.
+        let owned = Box::from_raw(batch.cast::<OwnedBatch>());
+        if owned.batch.n > 0 {
+            let reads = Box::from_raw(std::ptr::slice_from_raw_parts_mut(owned.batch.reads, owned.batch.n));
+            for read in reads.iter() {
+                free_read(read);
+            }
+        }
+    });
+}
+
+unsafe fn free_read(read: &h5turbo_fast5_read) {
+    for s in [read.read_id, read.channel_number, read.error] {
+        if !s.is_null() {
+            drop(CString::from_raw(s));
+        }
+    }
+    if !read.signal.is_null() {
+        let len = read.n_samples as usize;
+        drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(read.signal, len)));
+    }
+}

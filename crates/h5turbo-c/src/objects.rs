@@ -1,0 +1,181 @@
+//! Files, objects and group members.
+
+use crate::errors::*;
+use crate::strings::give_strings;
+use h5turbo_core::prelude::{Error, File, LinkTarget, Object, ObjectKind, ResultExt};
+use std::ffi::{c_char, c_int, CStr, CString, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// An open HDF5 file (read-only). May be used from many threads at once.
+pub struct h5turbo_file {
+    pub(crate) file: File,
+}
+
+/// A group, dataset or committed datatype of an open file.
+pub struct h5turbo_object {
+    pub(crate) object: Object,
+    /// The object's path, for h5turbo_object_path.
+    path: CString,
+}
+
+impl h5turbo_object {
+    pub(crate) fn new(object: Object) -> h5turbo_object {
+        let path = c_string_lossy(object.name().as_bytes());
+        h5turbo_object { object, path }
+    }
+}
+
+/// A group.
+pub const H5TURBO_GROUP: c_int = 0;
+/// A dataset.
+pub const H5TURBO_DATASET: c_int = 1;
+/// A committed (named) datatype.
+pub const H5TURBO_NAMED_DATATYPE: c_int = 2;
+
+/// A hard link (to an object of the file).
+pub const H5TURBO_LINK_HARD: c_int = 0;
+/// A soft link (a path in the same file).
+pub const H5TURBO_LINK_SOFT: c_int = 1;
+/// An external link (a path in another file).
+pub const H5TURBO_LINK_EXTERNAL: c_int = 2;
+
+/// A file path argument (any bytes: Unix paths need not be UTF-8).
+pub(crate) unsafe fn path_arg<'a>(ptr: *const c_char, what: &str) -> Result<&'a Path, Error> {
+    if ptr.is_null() {
+        return Err(invalid(format!("{} is NULL", what)));
+    }
+    Ok(Path::new(OsStr::from_bytes(CStr::from_ptr(ptr).to_bytes())))
+}
+
+/// Open the HDF5 file at `path`; `*file` receives the handle (close it with
+/// h5turbo_file_close).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_file_open(path: *const c_char, file: *mut *mut h5turbo_file) -> c_int {
+    guard(|| {
+        let out = out_ptr(file, "file")?;
+        *out = std::ptr::null_mut();
+        let path = path_arg(path, "path")?;
+        let opened = File::open(path).in_file(path)?;
+        *out = Box::into_raw(Box::new(h5turbo_file { file: opened }));
+        Ok(())
+    })
+}
+
+/// Close a file (NULL is fine). Objects and attributes still open on it then fail with
+/// H5TURBO_E_CLOSED; close them too. No other thread may be using `file` itself.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_file_close(file: *mut h5turbo_file) {
+    if file.is_null() {
+        return;
+    }
+    guard_void(|| {
+        let file = Box::from_raw(file);
+        file.file.close();
+    });
+}
+
+/// Open the object at `path` ("/", "/group/dataset"; soft links followed).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_object_open(
+    file: *const h5turbo_file,
+    path: *const c_char,
+    obj: *mut *mut h5turbo_object,
+) -> c_int {
+    guard(|| {
+        let out = out_ptr(obj, "obj")?;
+        *out = std::ptr::null_mut();
+        let file = deref(file, "file")?;
+        let path = text(path, "path")?;
+        let object = file.file.get(path).in_object(path).in_file(file.file.path())?;
+        *out = Box::into_raw(Box::new(h5turbo_object::new(object)));
+        Ok(())
+    })
+}
+
+/// Close an object (NULL is fine).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_object_close(obj: *mut h5turbo_object) {
+    if !obj.is_null() {
+        guard_void(|| drop(Box::from_raw(obj)));
+    }
+}
+
+/// The kind of an object: H5TURBO_GROUP, H5TURBO_DATASET or H5TURBO_NAMED_DATATYPE.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_object_kind(obj: *const h5turbo_object, kind: *mut c_int) -> c_int {
+    guard(|| {
+        let out = out_ptr(kind, "kind")?;
+        let obj = deref(obj, "obj")?;
+        *out = match obj.object.kind() {
+            ObjectKind::Group => H5TURBO_GROUP,
+            ObjectKind::Dataset => H5TURBO_DATASET,
+            ObjectKind::Datatype => H5TURBO_NAMED_DATATYPE,
+        };
+        Ok(())
+    })
+}
+
+/// The object's path in the file, as it was opened (a pointer owned by `obj`).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_object_path(obj: *const h5turbo_object, path: *mut *const c_char) -> c_int {
+    guard(|| {
+        let out = out_ptr(path, "path")?;
+        let obj = deref(obj, "obj")?;
+        *out = obj.path.as_ptr();
+        Ok(())
+    })
+}
+
+/// The object's address in the file: two paths reach the same object (hard links)
+/// exactly when their addresses are equal.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_object_address(obj: *const h5turbo_object, address: *mut u64) -> c_int {
+    guard(|| {
+        let out = out_ptr(address, "address")?;
+        *out = deref(obj, "obj")?.object.address();
+        Ok(())
+    })
+}
+
+/// The member names of a group in h5py's order (creation order where the group tracks
+/// it, else by name); soft and external links are listed too. Free with
+/// h5turbo_strings_free(names, count).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_group_members(
+    group: *const h5turbo_object,
+    names: *mut *mut *mut c_char,
+    count: *mut usize,
+) -> c_int {
+    guard(|| {
+        let names = out_ptr(names, "names")?;
+        let count = out_ptr(count, "count")?;
+        *names = std::ptr::null_mut();
+        *count = 0;
+        let group = &deref(group, "group")?.object;
+        if group.kind() != ObjectKind::Group {
+            return Err(invalid("not a group").in_object(group.name()).in_file(group.file().path()));
+        }
+        let links = group.links().in_object(group.name()).in_file(group.file().path())?;
+        give_strings(links.iter().map(|l| l.name.as_bytes()), names, count);
+        Ok(())
+    })
+}
+
+/// The kind of the link `name` in a group: H5TURBO_LINK_HARD, _SOFT or _EXTERNAL
+/// (walkers that visit each object once, as H5Ovisit, follow hard links only).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_link_kind(group: *const h5turbo_object, name: *const c_char, kind: *mut c_int) -> c_int {
+    guard(|| {
+        let out = out_ptr(kind, "kind")?;
+        let group = &deref(group, "group")?.object;
+        let name = text(name, "name")?;
+        let link = group.link(name).in_object(group.name()).in_file(group.file().path())?;
+        *out = match link.target {
+            LinkTarget::Hard(_) => H5TURBO_LINK_HARD,
+            LinkTarget::Soft(_) => H5TURBO_LINK_SOFT,
+            LinkTarget::External { .. } => H5TURBO_LINK_EXTERNAL,
+        };
+        Ok(())
+    })
+}

@@ -1,0 +1,509 @@
+/* compare FILE: every object libhdf5 finds in FILE (H5Ovisit) read through h5turbo's C
+ * API and through libhdf5, compared: group members, dataset rank, shape, chunk shape,
+ * filters, type class, size, byte order and sign, the whole data and a strided
+ * hyperslab (bytes in native order; fixed and variable strings as text), and every
+ * attribute. Objects libhdf5 cannot read are skipped (counted). Prints one line per
+ * difference and a summary line "compare FILE: N checks, N skipped, N failed";
+ * exit status 1 when something differs. */
+#include "common.h"
+#include <hdf5.h>
+
+static const char *g_file;
+static h5turbo_file *g_tf;
+static long g_checks, g_skipped, g_failed;
+
+#define FAIL(...) do { g_failed++; printf("FAIL %s: ", g_file); printf(__VA_ARGS__); printf("\n"); } while (0)
+#define CHECK(cond, ...) do { g_checks++; if (!(cond)) FAIL(__VA_ARGS__); } while (0)
+
+/* The libhdf5 memory type h5py (and so h5turbo) reads a file type into, or -1 when
+ * h5turbo_dataset_read does not read this type (vlen, references, time). */
+static hid_t memory_type(hid_t ftype, h5turbo_datatype *tdt) {
+    h5turbo_type_info info;
+    if (h5turbo_datatype_info(tdt, &info) != H5TURBO_OK) return -1;
+    H5T_class_t cls = H5Tget_class(ftype);
+    hid_t m = -1;
+    switch (cls) {
+    case H5T_INTEGER:
+        switch (info.size) {
+        case 1: m = H5Tcopy(info.is_signed ? H5T_NATIVE_INT8 : H5T_NATIVE_UINT8); break;
+        case 2: m = H5Tcopy(info.is_signed ? H5T_NATIVE_INT16 : H5T_NATIVE_UINT16); break;
+        case 4: m = H5Tcopy(info.is_signed ? H5T_NATIVE_INT32 : H5T_NATIVE_UINT32); break;
+        case 8: m = H5Tcopy(info.is_signed ? H5T_NATIVE_INT64 : H5T_NATIVE_UINT64); break;
+        }
+        break;
+    case H5T_FLOAT:
+        if (info.size == 4) m = H5Tcopy(H5T_NATIVE_FLOAT);
+        else if (info.size == 8) m = H5Tcopy(H5T_NATIVE_DOUBLE);
+        else if (info.size == 16) m = H5Tcopy(H5T_NATIVE_LDOUBLE);
+        else if (info.size == H5Tget_size(ftype)) { m = H5Tcopy(ftype); H5Tset_order(m, H5T_ORDER_LE); }
+        break;
+    case H5T_BITFIELD:
+        m = H5Tcopy(ftype);
+        H5Tset_order(m, H5T_ORDER_LE);
+        break;
+    case H5T_OPAQUE:
+        m = H5Tcopy(ftype);
+        break;
+    case H5T_STRING:
+        if (H5Tis_variable_str(ftype) > 0) return -1;
+        m = H5Tcopy(ftype);
+        H5Tset_strpad(m, H5T_STR_NULLPAD);
+        break;
+    case H5T_ENUM: {
+        if (info.size != H5Tget_size(ftype)) return -1; /* h5py's bool over a wide base */
+        m = H5Tcopy(ftype);
+        H5Tset_order(m, H5T_ORDER_LE);
+        break;
+    }
+    case H5T_ARRAY: {
+        h5turbo_datatype *tbase = NULL;
+        if (h5turbo_datatype_base(tdt, &tbase) != H5TURBO_OK) return -1;
+        hid_t fbase = H5Tget_super(ftype);
+        hid_t mbase = memory_type(fbase, tbase);
+        H5Tclose(fbase);
+        h5turbo_datatype_close(tbase);
+        if (mbase < 0) return -1;
+        hsize_t dims[32];
+        int rank = H5Tget_array_ndims(ftype);
+        if (rank < 1 || rank > 32) { H5Tclose(mbase); return -1; }
+        H5Tget_array_dims2(ftype, dims);
+        m = H5Tarray_create2(mbase, (unsigned)rank, dims);
+        H5Tclose(mbase);
+        break;
+    }
+    case H5T_COMPOUND: {
+        size_t n = 0;
+        if (h5turbo_datatype_member_count(tdt, &n) != H5TURBO_OK || (int)n != H5Tget_nmembers(ftype)) return -1;
+        m = H5Tcreate(H5T_COMPOUND, info.size);
+        for (size_t i = 0; i < n; i++) {
+            const char *name;
+            size_t offset;
+            h5turbo_datatype *tmember = NULL;
+            if (h5turbo_datatype_member(tdt, i, &name, &offset, &tmember) != H5TURBO_OK) { H5Tclose(m); return -1; }
+            hid_t fmember = H5Tget_member_type(ftype, (unsigned)i);
+            char *fname = H5Tget_member_name(ftype, (unsigned)i);
+            hid_t mmember = memory_type(fmember, tmember);
+            int same_name = strcmp(fname, name) == 0;
+            herr_t inserted = mmember >= 0 && same_name ? H5Tinsert(m, fname, offset, mmember) : -1;
+            H5free_memory(fname);
+            H5Tclose(fmember);
+            if (mmember >= 0) H5Tclose(mmember);
+            h5turbo_datatype_close(tmember);
+            if (inserted < 0) { H5Tclose(m); return -1; }
+        }
+        break;
+    }
+    default:
+        return -1;
+    }
+    return m;
+}
+
+/* Mark in `mask` (one byte per byte of an element) the bytes that hold values, not
+ * the padding between compound members. */
+static void value_bytes(hid_t mtype, unsigned char *mask, size_t at) {
+    if (H5Tget_class(mtype) == H5T_COMPOUND) {
+        int n = H5Tget_nmembers(mtype);
+        for (int i = 0; i < n; i++) {
+            hid_t member = H5Tget_member_type(mtype, (unsigned)i);
+            value_bytes(member, mask, at + H5Tget_member_offset(mtype, (unsigned)i));
+            H5Tclose(member);
+        }
+    } else {
+        memset(mask + at, 1, H5Tget_size(mtype));
+    }
+}
+
+static int same_values(const unsigned char *a, const unsigned char *b, size_t n, size_t size, const unsigned char *mask) {
+    for (size_t i = 0; i < n * size; i++)
+        if (mask[i % size] && a[i] != b[i]) return 0;
+    return 1;
+}
+
+static int class_code(H5T_class_t c, hid_t t) {
+    switch (c) {
+    case H5T_INTEGER: return H5TURBO_INTEGER;
+    case H5T_FLOAT: return H5TURBO_FLOAT;
+    case H5T_STRING: return H5TURBO_STRING;
+    case H5T_BITFIELD: return H5TURBO_BITFIELD;
+    case H5T_OPAQUE: return H5TURBO_OPAQUE;
+    case H5T_COMPOUND: return H5TURBO_COMPOUND;
+    case H5T_REFERENCE: return H5TURBO_REFERENCE;
+    case H5T_ENUM: return H5TURBO_ENUM;
+    case H5T_VLEN: return H5Tis_variable_str(t) > 0 ? H5TURBO_STRING : H5TURBO_VLEN;
+    case H5T_ARRAY: return H5TURBO_ARRAY;
+    case H5T_TIME: return H5TURBO_TIME;
+    default: return -1;
+    }
+}
+
+static void compare_type_info(const char *what, hid_t ftype, h5turbo_datatype *tdt) {
+    h5turbo_type_info info;
+    if (h5turbo_datatype_info(tdt, &info) != H5TURBO_OK) { FAIL("%s: datatype_info: %s", what, h5turbo_last_error()); return; }
+    H5T_class_t cls = H5Tget_class(ftype);
+    CHECK(info.type_class == class_code(cls, ftype), "%s: type class %d, libhdf5 %d", what, info.type_class, class_code(cls, ftype));
+    if (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) {
+        H5T_order_t order = H5Tget_order(ftype);
+        int expected = order == H5T_ORDER_BE ? H5TURBO_ORDER_BE : H5TURBO_ORDER_LE;
+        CHECK(info.byte_order == expected, "%s: byte order %d, libhdf5 %d", what, info.byte_order, (int)order);
+    }
+    if (cls == H5T_INTEGER)
+        CHECK(info.is_signed == (H5Tget_sign(ftype) == H5T_SGN_2), "%s: sign %d", what, info.is_signed);
+    if (cls == H5T_STRING || (cls == H5T_VLEN && H5Tis_variable_str(ftype) > 0)) {
+        CHECK(info.is_variable_string == (H5Tis_variable_str(ftype) > 0), "%s: variable string flag", what);
+        CHECK(info.is_utf8 == (H5Tget_cset(ftype) == H5T_CSET_UTF8), "%s: utf8 flag", what);
+    }
+    if (cls == H5T_STRING && H5Tis_variable_str(ftype) <= 0)
+        CHECK(info.size == H5Tget_size(ftype), "%s: string size %zu, libhdf5 %zu", what, info.size, H5Tget_size(ftype));
+    if (cls == H5T_ENUM) {
+        size_t n = 0;
+        CHECK(h5turbo_datatype_enum_count(tdt, &n) == H5TURBO_OK && (int)n == H5Tget_nmembers(ftype), "%s: enum count", what);
+        for (size_t i = 0; i < n && (int)i < H5Tget_nmembers(ftype); i++) {
+            const char *name;
+            int64_t value;
+            long long fvalue = 0;
+            char *fname = H5Tget_member_name(ftype, (unsigned)i);
+            hid_t native = H5Tget_native_type(ftype, H5T_DIR_ASCEND);
+            hid_t base = H5Tget_super(native);
+            unsigned char raw[16] = {0};
+            H5Tget_member_value(native, (unsigned)i, raw);
+            size_t bsize = H5Tget_size(base);
+            int sgn = H5Tget_sign(base) == H5T_SGN_2;
+            if (bsize == 1) fvalue = sgn ? *(int8_t *)raw : *(uint8_t *)raw;
+            else if (bsize == 2) fvalue = sgn ? *(int16_t *)raw : *(uint16_t *)raw;
+            else if (bsize == 4) fvalue = sgn ? *(int32_t *)raw : (long long)*(uint32_t *)raw;
+            else memcpy(&fvalue, raw, 8);
+            CHECK(h5turbo_datatype_enum_member(tdt, i, &name, &value) == H5TURBO_OK && strcmp(name, fname) == 0 && value == fvalue,
+                  "%s: enum member %zu (%s = %lld)", what, i, fname, fvalue);
+            H5free_memory(fname);
+            H5Tclose(base);
+            H5Tclose(native);
+        }
+    }
+}
+
+/* Strings of a selection through libhdf5, cut at the first NUL, as h5py gives them. */
+static char **hdf5_strings(hid_t ftype, hsize_t n, int (*reader)(hid_t, void *, void *), void *ctx) {
+    char **out = calloc(n ? n : 1, sizeof *out);
+    if (H5Tis_variable_str(ftype) > 0) {
+        hid_t m = H5Tcopy(ftype);
+        char **raw = calloc(n ? n : 1, sizeof *raw);
+        if (reader(m, raw, ctx) < 0) { free(raw); free(out); H5Tclose(m); return NULL; }
+        for (hsize_t i = 0; i < n; i++) out[i] = strdup(raw[i] ? raw[i] : "");
+        for (hsize_t i = 0; i < n; i++) free(raw[i]); /* libhdf5 1.10 allocates with malloc */
+        free(raw);
+        H5Tclose(m);
+    } else {
+        size_t size = H5Tget_size(ftype);
+        hid_t m = H5Tcopy(ftype);
+        H5Tset_strpad(m, H5T_STR_NULLPAD);
+        char *raw = calloc(n ? n * size : 1, 1);
+        if (reader(m, raw, ctx) < 0) { free(raw); free(out); H5Tclose(m); return NULL; }
+        for (hsize_t i = 0; i < n; i++) out[i] = strndup(raw + i * size, size);
+        free(raw);
+        H5Tclose(m);
+    }
+    return out;
+}
+
+typedef struct { hid_t ds, fspace, mspace; } dataset_reader;
+
+static int read_dataset(hid_t mtype, void *buf, void *ctx) {
+    dataset_reader *r = ctx;
+    return H5Dread(r->ds, mtype, r->mspace, r->fspace, H5P_DEFAULT, buf) < 0 ? -1 : 0;
+}
+
+static int read_attribute(hid_t mtype, void *buf, void *ctx) {
+    return H5Aread(*(hid_t *)ctx, mtype, buf) < 0 ? -1 : 0;
+}
+
+static void compare_strings(const char *what, char **expected, char **got, hsize_t n) {
+    hsize_t bad = 0;
+    for (hsize_t i = 0; i < n; i++)
+        if (strcmp(expected[i], got[i]) != 0) bad++;
+    CHECK(bad == 0, "%s: %llu of %llu strings differ", what, (unsigned long long)bad, (unsigned long long)n);
+}
+
+static void free_strings(char **s, hsize_t n) {
+    for (hsize_t i = 0; s && i < n; i++) free(s[i]);
+    free(s);
+}
+
+/* One selection (NULL start: the whole dataset) compared. */
+static void compare_selection(const char *path, hid_t ds, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
+                              int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride) {
+    char what[1200];
+    snprintf(what, sizeof what, "%s%s", path, start ? " (strided hyperslab)" : "");
+    hsize_t n = 1, hcount[32], hstart[32], hstride[32];
+    for (int i = 0; i < rank; i++) {
+        hcount[i] = count[i];
+        hstart[i] = start ? start[i] : 0;
+        hstride[i] = stride ? stride[i] : 1;
+        n *= hcount[i];
+    }
+    dataset_reader r = {ds, H5Dget_space(ds), rank ? H5Screate_simple(rank, hcount, NULL) : H5Screate(H5S_SCALAR)};
+    if (start) H5Sselect_hyperslab(r.fspace, H5S_SELECT_SET, hstart, hstride, hcount, NULL);
+    H5T_class_t cls = H5Tget_class(ftype);
+    int is_string = cls == H5T_STRING || (cls == H5T_VLEN && H5Tis_variable_str(ftype) > 0);
+    if (is_string) {
+        char **expected = hdf5_strings(ftype, n, read_dataset, &r);
+        if (!expected) { g_skipped++; goto done; }
+        char **got = NULL;
+        size_t got_n = 0;
+        int status = h5turbo_dataset_read_strings(tds, start, rank ? count : NULL, stride, &got, &got_n, 0);
+        CHECK(status == H5TURBO_OK && got_n == n, "%s: read_strings %d (%s), %zu strings", what, status, h5turbo_last_error(), got_n);
+        if (status == H5TURBO_OK && got_n == n) compare_strings(what, expected, got, n);
+        h5turbo_strings_free(got, got_n);
+        free_strings(expected, n);
+        goto done;
+    }
+    hid_t mtype = memory_type(ftype, tdt);
+    if (mtype < 0) {
+        /* not a type h5turbo_dataset_read reads: it must say so */
+        unsigned char dummy[64];
+        int status = h5turbo_dataset_read(tds, start, rank ? count : NULL, stride, dummy, 0, 0);
+        CHECK(status == H5TURBO_E_UNSUPPORTED || status == H5TURBO_E_INVALID || n == 0,
+              "%s: unreadable type gave status %d", what, status);
+        g_skipped++;
+        goto done;
+    }
+    size_t size = H5Tget_size(mtype);
+    unsigned char *expected = calloc(n ? n * size : 1, 1), *got = calloc(n ? n * size : 1, 1);
+    unsigned char *mask = calloc(size, 1);
+    value_bytes(mtype, mask, 0);
+    if (read_dataset(mtype, expected, &r) < 0) {
+        g_skipped++; /* libhdf5 cannot read it here (a filter it lacks) */
+    } else {
+        int status = h5turbo_dataset_read(tds, start, rank ? count : NULL, stride, got, n * size, 1 + (int)(n % 3));
+        CHECK(status == H5TURBO_OK, "%s: read failed (%d): %s", what, status, h5turbo_last_error());
+        if (status == H5TURBO_OK)
+            CHECK(same_values(expected, got, n, size, mask), "%s: values differ from libhdf5's", what);
+    }
+    free(expected);
+    free(got);
+    free(mask);
+    H5Tclose(mtype);
+done:
+    H5Sclose(r.fspace);
+    H5Sclose(r.mspace);
+}
+
+static void compare_dataset(const char *path, hid_t ds, h5turbo_object *tds) {
+    hid_t space = H5Dget_space(ds), ftype = H5Dget_type(ds), dcpl = H5Dget_create_plist(ds);
+    int rank = -2;
+    CHECK(h5turbo_dataset_rank(tds, &rank) == H5TURBO_OK, "%s: rank: %s", path, h5turbo_last_error());
+    H5S_class_t sclass = H5Sget_simple_extent_type(space);
+    int frank = sclass == H5S_NULL ? -1 : H5Sget_simple_extent_ndims(space);
+    CHECK(rank == frank, "%s: rank %d, libhdf5 %d", path, rank, frank);
+    hsize_t fdims[32];
+    uint64_t dims[32];
+    if (frank > 0 && frank <= 32) {
+        H5Sget_simple_extent_dims(space, fdims, NULL);
+        CHECK(h5turbo_dataset_shape(tds, dims, 32) == H5TURBO_OK, "%s: shape: %s", path, h5turbo_last_error());
+        for (int i = 0; i < frank; i++) CHECK(dims[i] == fdims[i], "%s: dim %d is %llu, libhdf5 %llu", path, i, (unsigned long long)dims[i], (unsigned long long)fdims[i]);
+    }
+    /* chunks and filters */
+    int chunked = -1;
+    uint64_t chunk[32];
+    CHECK(h5turbo_dataset_chunk_shape(tds, chunk, 32, &chunked) == H5TURBO_OK, "%s: chunk_shape: %s", path, h5turbo_last_error());
+    CHECK(chunked == (H5Pget_layout(dcpl) == H5D_CHUNKED), "%s: chunked %d", path, chunked);
+    if (chunked == 1 && frank > 0) {
+        hsize_t fchunk[32];
+        H5Pget_chunk(dcpl, 32, fchunk);
+        for (int i = 0; i < frank; i++) CHECK(chunk[i] == fchunk[i], "%s: chunk dim %d", path, i);
+    }
+    int nfilters = H5Pget_nfilters(dcpl);
+    uint32_t ids[16];
+    size_t count = 0;
+    CHECK(h5turbo_dataset_filters(tds, ids, 16, &count) == H5TURBO_OK && (int)count == nfilters, "%s: %zu filters, libhdf5 %d", path, count, nfilters);
+    for (int i = 0; i < nfilters && i < 16 && (size_t)i < count; i++) {
+        unsigned flags, cd[16];
+        size_t ncd = 16;
+        char name[64];
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, NULL);
+        CHECK(ids[i] == (uint32_t)id, "%s: filter %d is %u, libhdf5 %d", path, i, ids[i], (int)id);
+    }
+    h5turbo_datatype *tdt = NULL;
+    if (h5turbo_dataset_datatype(tds, &tdt) != H5TURBO_OK) {
+        FAIL("%s: datatype: %s", path, h5turbo_last_error());
+    } else {
+        compare_type_info(path, ftype, tdt);
+        if (frank >= 0 && frank <= 32) {
+            uint64_t all[32];
+            for (int i = 0; i < frank; i++) all[i] = fdims[i];
+            compare_selection(path, ds, ftype, tds, tdt, frank, NULL, all, NULL);
+            if (frank > 0) {
+                uint64_t start[32], cnt[32], stride[32];
+                for (int i = 0; i < frank; i++) {
+                    start[i] = fdims[i] / 4;
+                    stride[i] = fdims[i] > 3 ? 2 + (uint64_t)(i % 2) : 1;
+                    uint64_t room = fdims[i] > start[i] ? (fdims[i] - start[i] + stride[i] - 1) / stride[i] : 0;
+                    cnt[i] = room < 40 ? room : 40;
+                }
+                compare_selection(path, ds, ftype, tds, tdt, frank, start, cnt, stride);
+            }
+        }
+    }
+    h5turbo_datatype_close(tdt);
+    H5Pclose(dcpl);
+    H5Tclose(ftype);
+    H5Sclose(space);
+}
+
+static int sort_strings(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+typedef struct { char **names; size_t n, cap; } name_list;
+
+static herr_t collect_name(hid_t loc, const char *name, const void *info, void *data) {
+    (void)loc; (void)info;
+    name_list *l = data;
+    if (l->n == l->cap) { l->cap = l->cap ? 2 * l->cap : 16; l->names = realloc(l->names, l->cap * sizeof *l->names); }
+    l->names[l->n++] = strdup(name);
+    return 0;
+}
+
+static herr_t collect_link(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+    return collect_name(g, name, info, data);
+}
+
+static herr_t collect_attr(hid_t o, const char *name, const H5A_info_t *info, void *data) {
+    return collect_name(o, name, info, data);
+}
+
+static void compare_name_lists(const char *what, name_list *expected, char **got, size_t got_n) {
+    CHECK(expected->n == got_n, "%s: %zu names, libhdf5 %zu", what, got_n, expected->n);
+    if (expected->n != got_n) return;
+    char **sorted = malloc((got_n ? got_n : 1) * sizeof *sorted);
+    memcpy(sorted, got, got_n * sizeof *sorted);
+    qsort(sorted, got_n, sizeof *sorted, sort_strings);
+    qsort(expected->names, expected->n, sizeof *expected->names, sort_strings);
+    for (size_t i = 0; i < got_n; i++) CHECK(strcmp(sorted[i], expected->names[i]) == 0, "%s: name %s, libhdf5 %s", what, sorted[i], expected->names[i]);
+    free(sorted);
+}
+
+static void free_names(name_list *l) {
+    for (size_t i = 0; i < l->n; i++) free(l->names[i]);
+    free(l->names);
+}
+
+static void compare_attributes(const char *path, hid_t obj, h5turbo_object *tobj) {
+    name_list expected = {0};
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_attr, &expected) < 0) { g_skipped++; free_names(&expected); return; }
+    char **names = NULL;
+    size_t n = 0;
+    int status = h5turbo_attribute_names(tobj, &names, &n);
+    CHECK(status == H5TURBO_OK, "%s: attribute_names: %s", path, h5turbo_last_error());
+    if (status == H5TURBO_OK) compare_name_lists(path, &expected, names, n);
+    h5turbo_strings_free(names, n);
+    for (size_t i = 0; i < expected.n; i++) {
+        char what[1200];
+        snprintf(what, sizeof what, "%s (attribute '%s')", path, expected.names[i]);
+        hid_t a = H5Aopen(obj, expected.names[i], H5P_DEFAULT);
+        if (a < 0) { g_skipped++; continue; }
+        h5turbo_attribute *ta = NULL;
+        status = h5turbo_attribute_open(tobj, expected.names[i], &ta);
+        hid_t ftype = H5Aget_type(a), space = H5Aget_space(a);
+        H5T_class_t cls = H5Tget_class(ftype);
+        H5S_class_t sclass = H5Sget_simple_extent_type(space);
+        /* h5turbo may refuse types it does not read (a clear error), never mis-read them */
+        if (status != H5TURBO_OK) {
+            CHECK(status == H5TURBO_E_UNSUPPORTED, "%s: open failed (%d): %s", what, status, h5turbo_last_error());
+            goto next;
+        }
+        hssize_t n_el = sclass == H5S_NULL ? 0 : H5Sget_simple_extent_npoints(space);
+        int rank = -2, frank = sclass == H5S_NULL ? -1 : H5Sget_simple_extent_ndims(space);
+        CHECK(h5turbo_attribute_rank(ta, &rank) == H5TURBO_OK && rank == frank, "%s: rank %d, libhdf5 %d", what, rank, frank);
+        h5turbo_datatype *tdt = NULL;
+        if (h5turbo_attribute_datatype(ta, &tdt) != H5TURBO_OK) { FAIL("%s: datatype: %s", what, h5turbo_last_error()); goto next; }
+        compare_type_info(what, ftype, tdt);
+        if (sclass == H5S_NULL) { h5turbo_datatype_close(tdt); goto next; }
+        if (cls == H5T_STRING || (cls == H5T_VLEN && H5Tis_variable_str(ftype) > 0)) {
+            char **exp = hdf5_strings(ftype, (hsize_t)n_el, read_attribute, &a);
+            char **got = NULL;
+            size_t got_n = 0;
+            if (!exp) { g_skipped++; }
+            else {
+                status = h5turbo_attribute_read_strings(ta, &got, &got_n);
+                CHECK(status == H5TURBO_OK && got_n == (size_t)n_el, "%s: read_strings (%d): %s", what, status, h5turbo_last_error());
+                if (status == H5TURBO_OK && got_n == (size_t)n_el) compare_strings(what, exp, got, (hsize_t)n_el);
+            }
+            h5turbo_strings_free(got, got_n);
+            free_strings(exp, (hsize_t)n_el);
+        } else {
+            hid_t mtype = memory_type(ftype, tdt);
+            if (mtype < 0) { g_skipped++; }
+            else {
+                size_t size = H5Tget_size(mtype), bytes = (size_t)n_el * size;
+                unsigned char *e = calloc(bytes ? bytes : 1, 1), *g = calloc(bytes ? bytes : 1, 1), *mask = calloc(size, 1);
+                value_bytes(mtype, mask, 0);
+                if (H5Aread(a, mtype, e) < 0) { g_skipped++; }
+                else {
+                    status = h5turbo_attribute_read(ta, g, bytes);
+                    CHECK(status == H5TURBO_OK, "%s: read (%d): %s", what, status, h5turbo_last_error());
+                    if (status == H5TURBO_OK) CHECK(same_values(e, g, (size_t)n_el, size, mask), "%s: values differ from libhdf5's", what);
+                }
+                free(e); free(g); free(mask);
+                H5Tclose(mtype);
+            }
+        }
+        h5turbo_datatype_close(tdt);
+    next:
+        h5turbo_attribute_close(ta);
+        H5Tclose(ftype);
+        H5Sclose(space);
+        H5Aclose(a);
+    }
+    free_names(&expected);
+}
+
+static herr_t visit(hid_t root, const char *name, const H5O_info_t *info, void *data) {
+    (void)data;
+    char path[1100];
+    snprintf(path, sizeof path, "/%s", strcmp(name, ".") == 0 ? "" : name);
+    hid_t obj = H5Oopen(root, name, H5P_DEFAULT);
+    if (obj < 0) { g_skipped++; return 0; }
+    h5turbo_object *tobj = NULL;
+    int status = h5turbo_object_open(g_tf, path, &tobj);
+    CHECK(status == H5TURBO_OK, "%s: object_open (%d): %s", path, status, h5turbo_last_error());
+    if (status == H5TURBO_OK) {
+        int kind = -1;
+        h5turbo_object_kind(tobj, &kind);
+        int expected = info->type == H5O_TYPE_GROUP ? H5TURBO_GROUP : info->type == H5O_TYPE_DATASET ? H5TURBO_DATASET : H5TURBO_NAMED_DATATYPE;
+        CHECK(kind == expected, "%s: kind %d, libhdf5 %d", path, kind, expected);
+        if (info->type == H5O_TYPE_GROUP) {
+            name_list links = {0};
+            H5Literate(obj, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_link, &links);
+            char **names = NULL;
+            size_t n = 0;
+            status = h5turbo_group_members(tobj, &names, &n);
+            CHECK(status == H5TURBO_OK, "%s: group_members: %s", path, h5turbo_last_error());
+            if (status == H5TURBO_OK) compare_name_lists(path, &links, names, n);
+            h5turbo_strings_free(names, n);
+            free_names(&links);
+        } else if (info->type == H5O_TYPE_DATASET) {
+            compare_dataset(path, obj, tobj);
+        }
+        compare_attributes(path, obj, tobj);
+    }
+    h5turbo_object_close(tobj);
+    H5Oclose(obj);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) { fprintf(stderr, "usage: compare FILE\n"); return 2; }
+    g_file = argv[1];
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(g_file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) { printf("compare %s: libhdf5 cannot open it, skipped\n", g_file); return 0; }
+    if (h5turbo_file_open(g_file, &g_tf) != H5TURBO_OK) {
+        printf("FAIL %s: h5turbo_file_open: %s\n", g_file, h5turbo_last_error());
+        H5Fclose(f);
+        return 1;
+    }
+    H5Ovisit2(f, H5_INDEX_NAME, H5_ITER_INC, visit, NULL, H5O_INFO_BASIC);
+    h5turbo_file_close(g_tf);
+    H5Fclose(f);
+    printf("compare %s: %ld checks, %ld skipped, %ld failed\n", g_file, g_checks, g_skipped, g_failed);
+    return g_failed ? 1 : 0;
+}

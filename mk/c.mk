@@ -1,0 +1,58 @@
+# The C library (crates/h5turbo-c, docs/c.md):
+#   make c                    build/c/{lib,include,bin}: libh5turbo.{so,a}, h5turbo.pc,
+#                             h5turbo.h, the example programs fast5_dump and h5sum
+#   make install-c PREFIX=/usr/local
+#   make c-header             regenerate the committed header with cbindgen
+#   make c-test               header check, C tests (also under ASan + UBSan)
+
+APT_PACKAGES += libhdf5-dev pkg-config cbindgen gcc
+TEST_TARGETS += c-test
+
+C_CRATE   := crates/h5turbo-c
+C_HEADER  := $(C_CRATE)/include/h5turbo.h
+C_BUILD   := build/c
+CARGO_TARGET_DIR ?= target
+C_RUST_LIB := $(CARGO_TARGET_DIR)/release/libh5turbo
+C_EXAMPLES := fast5_dump h5sum
+CC ?= cc
+C_WARN    := -std=c11 -O2 -Wall -Wextra -Werror
+PREFIX    ?= /usr/local
+C_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+
+.PHONY: c c-lib c-header c-header-check c-test install-c
+
+c: c-lib $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
+
+c-lib:
+	cargo build --release -p h5turbo-c
+	mkdir -p $(C_BUILD)/lib $(C_BUILD)/include $(C_BUILD)/bin
+	cp $(C_RUST_LIB).so $(C_RUST_LIB).a $(C_BUILD)/lib/
+	cp $(C_HEADER) $(C_BUILD)/include/h5turbo.h
+	sh $(C_CRATE)/h5turbo.pc.sh "$(abspath $(C_BUILD))" "$(C_VERSION)" > $(C_BUILD)/lib/h5turbo.pc
+
+# The examples find the library next to them ($ORIGIN/../lib), here and installed.
+$(C_BUILD)/bin/%: $(C_CRATE)/examples/%.c $(C_HEADER) c-lib
+	$(CC) $(C_WARN) -I$(C_BUILD)/include -o $@ $< -L$(C_BUILD)/lib -lh5turbo -lm -Wl,-rpath,'$$ORIGIN/../lib'
+
+c-header:
+	cbindgen --config $(C_CRATE)/cbindgen.toml --crate h5turbo-c --output $(C_HEADER) $(C_CRATE)
+
+# The committed header must be what cbindgen makes of the code now.
+c-header-check:
+	cbindgen --config $(C_CRATE)/cbindgen.toml --crate h5turbo-c --output $(C_BUILD)/h5turbo.generated.h $(C_CRATE)
+	@cmp -s $(C_BUILD)/h5turbo.generated.h $(C_HEADER) || \
+	  { diff -u $(C_HEADER) $(C_BUILD)/h5turbo.generated.h | head -40; \
+	    echo "$(C_HEADER) is out of date: run make c-header and commit it"; exit 1; }
+
+c-test: c
+	$(MAKE) --no-print-directory c-header-check
+	cargo test -p h5turbo-c --release
+	PYTHON=$(PYTHON) sh $(C_CRATE)/tests/c/run.sh
+
+install-c: c
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
+	install -m 644 $(C_BUILD)/lib/libh5turbo.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(C_BUILD)/lib/libh5turbo.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(C_HEADER) $(DESTDIR)$(PREFIX)/include/h5turbo.h
+	sh $(C_CRATE)/h5turbo.pc.sh "$(PREFIX)" "$(C_VERSION)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/h5turbo.pc
+	install -m 755 $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES)) $(DESTDIR)$(PREFIX)/bin/
