@@ -10,7 +10,26 @@
 typedef struct {
     size_t n, cap;
     const char **group, **name, **otype, **dclass, **dim;
+    uint64_t *seen;            /* addresses of the objects listed: each object once */
+    size_t n_seen, cap_seen;
 } rows_t;
+
+/* Groups already listed (reached again by another hard link) are skipped, as rhdf5's
+   h5ls does; soft and external links are not followed. */
+static int seen_before(rows_t *r, uint64_t address)
+{
+    for (size_t i = 0; i < r->n_seen; i++)
+        if (r->seen[i] == address) return 1;
+    if (r->n_seen == r->cap_seen) {
+        size_t cap = r->cap_seen ? 2 * r->cap_seen : 64;
+        uint64_t *bigger = (uint64_t *) R_alloc(cap, sizeof(uint64_t));
+        if (r->n_seen) memcpy(bigger, r->seen, r->n_seen * sizeof(uint64_t));
+        r->seen = bigger;
+        r->cap_seen = cap;
+    }
+    r->seen[r->n_seen++] = address;
+    return 0;
+}
 
 static const char *dup_r(const char *s)
 {
@@ -94,16 +113,25 @@ static int list_group(call_t *c, h5turbo_object *obj, const char *group, int dep
         R_CheckUserInterrupt();
         const char *full = join_path(group, names[i]);
         h5turbo_object *child = NULL;
-        int kind = -1;
+        int kind = -1, link = H5TURBO_LINK_HARD;
+        uint64_t address = 0;
+        h5turbo_link_kind(obj, names[i], &link);
+        if (link != H5TURBO_LINK_HARD) continue;   /* soft and external links: not followed */
+        int opened = h5turbo_object_open(c->file, full, &child) == H5TURBO_OK &&
+                     h5turbo_object_kind(child, &kind) == H5TURBO_OK;
+        /* rhdf5 lists a dataset under each of its names, a group only the first time */
+        if (opened && kind == H5TURBO_GROUP && h5turbo_object_address(child, &address) == H5TURBO_OK &&
+            seen_before(rows, address)) {
+            h5turbo_object_close(child);
+            continue;
+        }
         if (rows->n == rows->cap) rows_grow(rows);
         size_t r = rows->n++;
         rows->group[r] = group;
         rows->name[r] = names[i];
         rows->dclass[r] = "";
         rows->dim[r] = "";
-        /* a dangling or external link: listed, not followed */
-        if (h5turbo_object_open(c->file, full, &child) != H5TURBO_OK ||
-            h5turbo_object_kind(child, &kind) != H5TURBO_OK) {
+        if (!opened) {            /* a hard link to an object that cannot be read */
             rows->otype[r] = "H5I_BADID";
             h5turbo_object_close(child);
             continue;
@@ -113,7 +141,7 @@ static int list_group(call_t *c, h5turbo_object *obj, const char *group, int dep
             describe_dataset(child, &rows->dclass[r], &rows->dim[r]);
         } else if (kind == H5TURBO_GROUP) {
             rows->otype[r] = "H5I_GROUP";
-            /* the level cap also ends loops made of links to a parent group */
+            /* visiting each object once also ends loops; the level cap is a backstop */
             if (depth > 1 && level < 64) {
                 rc = list_group(c, child, full, depth - 1, rows, level + 1);
                 if (rc != H5TURBO_OK) { h5turbo_object_close(child); return rc; }
@@ -146,6 +174,8 @@ SEXP C_ls(SEXP path, SEXP group, SEXP depth_)
     int rc = h5turbo_object_kind(c->obj, &kind);
     if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); goto fail; }
     if (kind != H5TURBO_GROUP) { call_fail(c, H5TURBO_E_INVALID, "the object is not a group"); goto fail; }
+    uint64_t root = 0;
+    if (h5turbo_object_address(c->obj, &root) == H5TURBO_OK) seen_before(&rows, root);
     if (list_group(c, c->obj, dup_r(Rf_translateCharUTF8(STRING_ELT(group, 0))), depth, &rows, 0)) goto fail;
     const char *fields[] = {"group", "name", "otype", "dclass", "dim", ""};
     out = PROTECT(Rf_mkNamed(VECSXP, fields));

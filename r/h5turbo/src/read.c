@@ -4,6 +4,7 @@
    (dk, ..., d0): no element moves, R just sees the dimensions reversed. */
 #include <string.h>
 #include <stdio.h>
+#include <limits.h>
 #include "glue.h"
 
 #define MAX_RANK 32
@@ -84,7 +85,7 @@ static SEXP as_logical(SEXP x, size_t size)
    element size as a first dimension. */
 static void set_dims(SEXP x, const uint64_t *shape, int rank, R_xlen_t n)
 {
-    if (rank < 1) return;
+    if (rank < 1 || (rank == 1 && shape[0] > (uint64_t) INT_MAX)) return;
     if (TYPEOF(x) == VECSXP) {
         for (R_xlen_t k = 0; k < XLENGTH(x); k++) set_dims(VECTOR_ELT(x, k), shape, rank, n);
         return;
@@ -141,6 +142,8 @@ static int parse_blocks(call_t *c, SEXP blocks, int rank, const uint64_t *dims, 
         if (k == 0) for (int b = 0; b < s->n_blocks; b++) t += s->count[(size_t) b * rank];
         else t = s->count[k];
         s->total[k] = t;
+        if (t > (uint64_t) INT_MAX && rank > 1)   /* one axis: a long vector without dim, as rhdf5 */
+            return call_fail(c, H5TURBO_E_UNSUPPORTED, "a dimension of the selection exceeds R's limit of 2^31 - 1");
         n *= (double) t;
     }
     if (n > (double) R_XLEN_T_MAX || n > 4.0e18)
