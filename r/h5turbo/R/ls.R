@@ -7,6 +7,6 @@ h5t_ls <- function(file, recursive = TRUE) {
              else .raise("recursive must be TRUE, FALSE or a depth of at least 1")
     rows <- .h5call(C_ls, file, "/", depth)
     df <- data.frame(rows, stringsAsFactors = FALSE)
-    if (nrow(df) > 0L) rownames(df) <- as.character(seq_len(nrow(df)) - 1L)
+    attr(df, "row.names") <- seq_len(nrow(df)) - 1L   # rhdf5's row names: 0, 1, ...
     df
 }

@@ -84,12 +84,11 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
 }
 
 .csc <- function(x, i, p, nrow, ncol) {
-    m <- new("dgCMatrix", i = as.integer(i), p = as.integer(p), x = x, Dim = as.integer(c(nrow, ncol)))
-    # scipy allows unsorted or repeated indices within a column; a dgCMatrix does not
-    if (!isTRUE(validObject(m, test = TRUE)))
-        m <- Matrix::sparseMatrix(i = as.integer(i) + 1L, p = as.integer(p), x = x,
-                                  dims = as.integer(c(nrow, ncol)), repr = "C")
-    m
+    # scipy allows unsorted or repeated indices within a column, a dgCMatrix does not:
+    # such a matrix goes through sparseMatrix, which sorts and sums
+    tryCatch(new("dgCMatrix", i = as.integer(i), p = as.integer(p), x = x, Dim = as.integer(c(nrow, ncol))),
+             error = function(e) Matrix::sparseMatrix(i = as.integer(i) + 1L, p = as.integer(p), x = x,
+                                                      dims = as.integer(c(nrow, ncol)), repr = "C"))
 }
 
 # Feature ids and barcodes (10x); var and obs names (AnnData X and layers).

@@ -42,6 +42,11 @@ run_python <- function(script, ..., needs = character()) {
     for (m in needs)
         if (system2(py, c("-c", shQuote(paste("import", m))), stdout = FALSE, stderr = FALSE) != 0)
             skip(paste("Python lacks", m))
+    # rhdf5 points HDF5_PLUGIN_PATH at rhdf5filters' plugins, built for another
+    # libhdf5: h5py in the child must not load them
+    old <- Sys.getenv("HDF5_PLUGIN_PATH", NA)
+    Sys.unsetenv("HDF5_PLUGIN_PATH")
+    on.exit(if (!is.na(old)) Sys.setenv(HDF5_PLUGIN_PATH = old))
     path <- tempfile(fileext = ".py")
     writeLines(script, path)
     out <- system2(py, c(path, ...), stdout = TRUE, stderr = TRUE)
@@ -57,10 +62,10 @@ new_h5 <- function() {
 }
 
 # Writes x at name with rhdf5, chunked and compressed when chunk is given.
-write_rhdf5 <- function(f, name, x, chunk = NULL, level = 6, storage.mode = storage.mode(x)) {
+write_rhdf5 <- function(f, name, x, chunk = NULL, level = 6) {
     if (!is.null(chunk)) {
         rhdf5::h5createDataset(f, name, dims = dim(x) %||% length(x), chunk = chunk, level = level,
-                               storage.mode = storage.mode)
+                               storage.mode = storage.mode(x))
         rhdf5::h5write(x, f, name)
     } else {
         rhdf5::h5write(x, f, name)

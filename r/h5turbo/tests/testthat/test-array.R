@@ -42,8 +42,8 @@ test_that("DelayedMatrixStats and delayed operations give HDF5Array's results", 
         expect_equal(DelayedMatrixStats::rowMeans2(x), DelayedMatrixStats::rowMeans2(h), info = name)
         expect_equal(DelayedMatrixStats::colVars(x), DelayedMatrixStats::colVars(h), info = name)
         expect_equal(DelayedMatrixStats::rowMedians(x), DelayedMatrixStats::rowMedians(h), info = name)
-        expect_equal(as.matrix(log1p(t(x))[1:5, ]), as.matrix(log1p(t(h))[1:5, ]), info = name)
-        expect_equal(colSums(log1p(x)), colSums(log1p(h)), info = name)
+        expect_equal(as.matrix(log1p(abs(t(x)))[1:5, ]), as.matrix(log1p(abs(t(h)))[1:5, ]), info = name)
+        expect_equal(colSums(log1p(abs(x))), colSums(log1p(abs(h))), info = name)
         # native reductions on the untransformed matrix
         expect_equal(colSums(x), colSums(h), info = name)
         expect_equal(rowSums(x), rowSums(h), info = name)

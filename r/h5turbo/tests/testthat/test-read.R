@@ -69,6 +69,7 @@ test_that("strings, data.frames (compounds) and attributes", {
     df <- data.frame(id = 1:4, score = c(0.5, 1.5, NA, -2), tag = c("x", "yy", "zzz", ""),
                      stringsAsFactors = FALSE)
     rhdf5::h5write(df, f, "table")
+    rhdf5::h5createGroup(f, "g")
     rhdf5::h5write(1:3, f, "g/with_attrs")
     fid <- rhdf5::H5Fopen(f)
     did <- rhdf5::H5Dopen(fid, "g/with_attrs")
