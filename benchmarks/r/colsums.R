@@ -23,8 +23,8 @@ rounds <- if (length(args) >= 2) as.integer(args[2]) else 3L
 name <- "counts"
 stopifnot(file.exists(file))
 
-n_cols <- h5t_read_dim <- rev(as.numeric(strsplit(h5t_ls(file)$dim[h5t_ls(file)$name == name], " x ")[[1]]))
-n_cols <- n_cols[2]
+listing <- h5t_ls(file)
+n_cols <- as.numeric(strsplit(listing$dim[listing$name == name], " x ")[[1]])[2]   # R's dims: rows x cols
 blocks <- split(seq_len(n_cols), ceiling(seq_len(n_cols) / 1000))
 block_sums <- function(cols) colSums(rhdf5::h5read(file, name, index = list(NULL, cols)))
 
