@@ -46,11 +46,11 @@ if (has("ff")) {
     ff_file <- file.path(dir, "m.ff")
     strategies[["ff"]] <- list(
         write = function() { unlink(ff_file); x <- ff::ff(m, dim = dim(m), vmode = "double", filename = ff_file,
-                                                          finalizer = "close"); ff::close.ff(x) },
+                                                          finalizer = "close"); close(x) },
         read = function() { x <- ff::ff(filename = ff_file, vmode = "double", dim = dim(m), readonly = TRUE,
-                                        finalizer = "close"); on.exit(ff::close.ff(x)); x[, ] },
+                                        finalizer = "close"); on.exit(close(x)); x[, ] },
         rows = function() { x <- ff::ff(filename = ff_file, vmode = "double", dim = dim(m), readonly = TRUE,
-                                        finalizer = "close"); on.exit(ff::close.ff(x)); x[rows, ] })
+                                        finalizer = "close"); on.exit(close(x)); x[rows, ] })
 }
 if (has("bigmemory")) {
     strategies[["bigmemory (file-backed)"]] <- list(
