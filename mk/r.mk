@@ -6,7 +6,7 @@
 #   make r-bench  the R benchmarks (benchmarks/r/)
 R_PACKAGES := r-base-dev pkg-config r-bioc-rhdf5 r-bioc-hdf5array r-bioc-delayedarray \
 	r-bioc-delayedmatrixstats r-cran-matrix r-cran-testthat r-cran-bench \
-	r-bioc-singlecellexperiment
+	r-bioc-singlecellexperiment r-bioc-matrixgenerics
 R_BENCH_PACKAGES := r-cran-ff r-cran-bigmemory r-cran-data.table r-cran-rsqlite
 APT_PACKAGES += $(R_PACKAGES)
 TEST_TARGETS += r-test

@@ -68,6 +68,30 @@ setMethod("rowMeans", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
     callNextMethod()
 })
 
+# MatrixGenerics' colSums2 & co. (what DelayedMatrixStats, scuttle and scran call) on a
+# whole untransformed H5TurboMatrix: the same native reductions. A subset (rows/cols),
+# a center for the variances or a transformed matrix take DelayedMatrixStats' block route.
+.native_stat <- function(native) {
+    function(x, rows = NULL, cols = NULL, na.rm = FALSE, ..., useNames = NA) {
+        whole <- is.null(rows) && is.null(cols) && length(list(...)) == 0L
+        if (whole && .use_native(x, na.rm, 1)) return(native(x@seed@filepath, x@seed@name))
+        callNextMethod()
+    }
+}
+.native_var <- function(native) {
+    function(x, rows = NULL, cols = NULL, na.rm = FALSE, center = NULL, ..., useNames = NA) {
+        whole <- is.null(rows) && is.null(cols) && is.null(center) && length(list(...)) == 0L
+        if (whole && .use_native(x, na.rm, 1)) return(native(x@seed@filepath, x@seed@name))
+        callNextMethod()
+    }
+}
+setMethod("colSums2", "H5TurboMatrix", .native_stat(h5t_colSums))
+setMethod("rowSums2", "H5TurboMatrix", .native_stat(h5t_rowSums))
+setMethod("colMeans2", "H5TurboMatrix", .native_stat(h5t_colMeans))
+setMethod("rowMeans2", "H5TurboMatrix", .native_stat(h5t_rowMeans))
+setMethod("colVars", "H5TurboMatrix", .native_var(h5t_colVars))
+setMethod("rowVars", "H5TurboMatrix", .native_var(h5t_rowVars))
+
 # Native when the values are numbers and nothing asks for NA handling the file's
 # numbers could need (NaN in floats with na.rm = TRUE).
 .use_native <- function(x, na.rm, dims) {

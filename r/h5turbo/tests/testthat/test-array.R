@@ -49,13 +49,21 @@ test_that("DelayedMatrixStats and delayed operations give HDF5Array's results", 
         expect_equal(rowSums(x), rowSums(h), info = name)
         expect_equal(colMeans(x), colMeans(h), info = name)
         expect_equal(rowMeans(x), rowMeans(h), info = name)
+        expect_equal(DelayedMatrixStats::rowSums2(x), DelayedMatrixStats::rowSums2(h), info = name)
+        expect_equal(DelayedMatrixStats::colMeans2(x), DelayedMatrixStats::colMeans2(h), info = name)
+        expect_equal(DelayedMatrixStats::rowVars(x), DelayedMatrixStats::rowVars(h), info = name)
     }
-    # small blocks: many extract_array calls
+    # small blocks: many extract_array calls (a rows= subset takes the block route)
     old <- DelayedArray::getAutoBlockSize()
     DelayedArray::setAutoBlockSize(4000)
     on.exit(DelayedArray::setAutoBlockSize(old))
     x <- H5TurboArray(f, "counts")
-    expect_equal(DelayedMatrixStats::colSums2(x), colSums(as.matrix(HDF5Array::HDF5Array(f, "counts"))))
+    m <- as.matrix(HDF5Array::HDF5Array(f, "counts"))
+    expect_equal(DelayedMatrixStats::colSums2(x, rows = seq_len(nrow(x))), colSums(m))
+    expect_equal(DelayedMatrixStats::colSums2(x, cols = 3:7), colSums(m[, 3:7]))
+    expect_equal(DelayedMatrixStats::rowVars(x, rows = 2:9), matrixStats::rowVars(m[2:9, ]))
+    centers <- colMeans(m)
+    expect_equal(DelayedMatrixStats::colVars(x, center = centers), matrixStats::colVars(m, center = centers))
 })
 
 test_that("SingleCellExperiment takes an H5TurboMatrix as assay", {
