@@ -49,12 +49,29 @@ impl Threads {
     }
 }
 
+/// The pools of this process, and which process built them.
+#[derive(Default)]
+struct Pools {
+    pid: u32,
+    by_threads: HashMap<usize, Arc<ThreadPool>>,
+}
+
 /// The pool for `threads` threads. The lock guards only the lookup, never a read.
+/// A forked child (R's mclapply, Python's multiprocessing with fork) inherits the
+/// parent's pools without their threads: work sent there would wait forever, so a
+/// new process builds its own pools and leaves the inherited ones untouched.
 pub fn get(threads: Threads) -> Result<Arc<ThreadPool>> {
     let threads = threads.get();
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let pools = POOLS.get_or_init(Default::default);
     let mut pools = pools.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let pid = std::process::id();
+    if pools.pid != pid {
+        // dropping would signal threads that do not exist in this process
+        std::mem::forget(std::mem::take(&mut pools.by_threads));
+        pools.pid = pid;
+    }
+    let pools = &mut pools.by_threads;
     if let Some(pool) = pools.get(&threads) {
         return Ok(pool.clone());
     }

@@ -1,0 +1,99 @@
+# A DelayedArray backend: H5TurboArraySeed reads blocks through h5t_read (all cores);
+# H5TurboArray / H5TurboMatrix wrap it. Dimensions are R's (the HDF5 shape reversed),
+# as for HDF5Array.
+
+setClassUnion("integer_OR_NULL", c("integer", "NULL"))
+
+setClass("H5TurboArraySeed", contains = "Array",
+         representation(filepath = "character", name = "character", dim = "integer",
+                        chunkdim = "integer_OR_NULL", type = "character"))
+
+H5TurboArraySeed <- function(filepath, name) {
+    filepath <- normalizePath(.check_file(filepath))
+    name <- .check_name(name)
+    info <- .h5call(C_info, filepath, name)
+    if (info$rank < 1L)
+        .raise("a DelayedArray needs a dataset with at least one dimension", file = filepath, name = name)
+    if (!info$rtype %in% c("integer", "double", "logical", "character", "raw", "complex"))
+        .raise(sprintf("a DelayedArray holds numbers, logicals, strings or raw bytes, not %s",
+                       info$rtype), file = filepath, name = name)
+    dims <- rev(info$dims)
+    if (any(dims > .Machine$integer.max))
+        .raise("a dimension exceeds R's limit of 2^31 - 1", file = filepath, name = name)
+    chunk <- if (is.null(info$chunk)) NULL else as.integer(rev(info$chunk))
+    new("H5TurboArraySeed", filepath = filepath, name = name, dim = as.integer(dims),
+        chunkdim = chunk, type = info$rtype)
+}
+
+setMethod("dim", "H5TurboArraySeed", function(x) x@dim)
+setMethod("dimnames", "H5TurboArraySeed", function(x) NULL)
+setMethod("chunkdim", "H5TurboArraySeed", function(x) x@chunkdim)
+setMethod("path", "H5TurboArraySeed", function(object, ...) object@filepath)
+setMethod("type", "H5TurboArraySeed", function(x) x@type)
+setMethod("extract_array", "H5TurboArraySeed", function(x, index) {
+    full <- all(vapply(index, is.null, TRUE))
+    h5t_read(x@filepath, x@name, index = if (full) NULL else index)
+})
+
+setClass("H5TurboArray", contains = "DelayedArray", representation(seed = "H5TurboArraySeed"))
+setClass("H5TurboMatrix", contains = c("H5TurboArray", "DelayedMatrix"))
+
+setMethod("matrixClass", "H5TurboArray", function(x) "H5TurboMatrix")
+setMethod("DelayedArray", "H5TurboArraySeed",
+          function(seed) new_DelayedArray(seed, Class = "H5TurboArray"))
+setAs("H5TurboArray", "H5TurboMatrix", function(from) new2("H5TurboMatrix", from))
+setAs("H5TurboMatrix", "H5TurboArray", function(from) from)
+
+H5TurboArray <- function(filepath, name) {
+    seed <- if (is(filepath, "H5TurboArraySeed")) filepath else H5TurboArraySeed(filepath, name)
+    DelayedArray(seed)
+}
+
+# colSums & co. on an untransformed H5TurboMatrix: the native chunk-parallel reductions
+# (a transformed one is a plain DelayedMatrix and takes DelayedArray's block route).
+setMethod("colSums", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
+    if (.use_native(x, na.rm, dims)) return(h5t_colSums(x@seed@filepath, x@seed@name))
+    callNextMethod()
+})
+setMethod("rowSums", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
+    if (.use_native(x, na.rm, dims)) return(h5t_rowSums(x@seed@filepath, x@seed@name))
+    callNextMethod()
+})
+setMethod("colMeans", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
+    if (.use_native(x, na.rm, dims)) return(h5t_colMeans(x@seed@filepath, x@seed@name))
+    callNextMethod()
+})
+setMethod("rowMeans", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
+    if (.use_native(x, na.rm, dims)) return(h5t_rowMeans(x@seed@filepath, x@seed@name))
+    callNextMethod()
+})
+
+# MatrixGenerics' colSums2 & co. (what DelayedMatrixStats, scuttle and scran call) on a
+# whole untransformed H5TurboMatrix: the same native reductions. A subset (rows/cols),
+# a center for the variances or a transformed matrix take DelayedMatrixStats' block route.
+.native_stat <- function(native) {
+    function(x, rows = NULL, cols = NULL, na.rm = FALSE, ..., useNames = NA) {
+        whole <- is.null(rows) && is.null(cols) && length(list(...)) == 0L
+        if (whole && .use_native(x, na.rm, 1)) return(native(x@seed@filepath, x@seed@name))
+        callNextMethod()
+    }
+}
+.native_var <- function(native) {
+    function(x, rows = NULL, cols = NULL, na.rm = FALSE, center = NULL, ..., useNames = NA) {
+        whole <- is.null(rows) && is.null(cols) && is.null(center) && length(list(...)) == 0L
+        if (whole && .use_native(x, na.rm, 1)) return(native(x@seed@filepath, x@seed@name))
+        callNextMethod()
+    }
+}
+setMethod("colSums2", "H5TurboMatrix", .native_stat(h5t_colSums))
+setMethod("rowSums2", "H5TurboMatrix", .native_stat(h5t_rowSums))
+setMethod("colMeans2", "H5TurboMatrix", .native_stat(h5t_colMeans))
+setMethod("rowMeans2", "H5TurboMatrix", .native_stat(h5t_rowMeans))
+setMethod("colVars", "H5TurboMatrix", .native_var(h5t_colVars))
+setMethod("rowVars", "H5TurboMatrix", .native_var(h5t_rowVars))
+
+# Native when the values are numbers and nothing asks for NA handling the file's
+# numbers could need (NaN in floats with na.rm = TRUE).
+.use_native <- function(x, na.rm, dims) {
+    dims == 1 && x@seed@type %in% c("integer", "double") && !(isTRUE(na.rm) && x@seed@type == "double")
+}

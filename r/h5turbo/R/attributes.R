@@ -1,0 +1,21 @@
+# Attributes in rhdf5's order (by name), a value per attribute; one that cannot be read
+# gives NA with a warning, as rhdf5 does.
+h5t_readAttributes <- function(file, name) {
+    file <- .check_file(file)
+    name <- .check_name(name)
+    attrs <- .h5call(C_attributes, file, name)
+    for (k in seq_along(attrs)) {
+        a <- attrs[[k]]
+        if (inherits(a, "h5turbo_failure")) {
+            warning(sprintf("h5turbo: '%s', object '%s', attribute '%s': %s", file, name,
+                            names(attrs)[k], as.character(a)), call. = FALSE)
+            attrs[k] <- list(NA)
+        } else if (is.list(a)) {
+            attrs[[k]] <- .finish(a, TRUE, name)
+        } else if (!is.null(attr(a, "h5turbo_overflow"))) {
+            attrs[[k]] <- .finish(a, TRUE, paste0(name, "@", names(attrs)[k]))
+        }
+    }
+    if (length(attrs) == 0L) return(list())
+    attrs[order(names(attrs), method = "radix")]
+}

@@ -1,0 +1,141 @@
+# h5t_read: rhdf5::h5read's values, types and dimensions. The HDF5 dataset of shape
+# (d1, ..., dk) (row-major) arrives as the R array of dim (dk, ..., d1) (column-major):
+# the same bytes, dimensions reversed, as rhdf5 gives them. `index` is in R's
+# orientation: index[[j]] selects along R dimension j, HDF5 axis k - j (0-based).
+
+h5t_read <- function(file, name, index = NULL, threads = NULL,
+                     bit64conversion = c("int", "double"), compoundAsDataFrame = TRUE,
+                     drop = FALSE) {
+    file <- .check_file(file)
+    name <- .check_name(name)
+    bit64conversion <- match.arg(bit64conversion)
+    threads <- .threads(threads)
+    flags <- if (bit64conversion == "double") 2L else 0L
+    if (is.null(index)) {
+        x <- .h5call(C_read, file, name, NULL, threads, flags)
+    } else {
+        info <- .h5call(C_info, file, name)
+        x <- .read_index(file, name, info, index, threads, flags)
+    }
+    x <- .finish(x, compoundAsDataFrame, name)
+    if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) x <- drop(x)
+    x
+}
+
+# Reads the positions `index` asks for: along each HDF5 axis the sorted unique
+# positions become one strided hyperslab (or their bounding range); along the first
+# HDF5 axis (R's last dimension) they become blocks that share no chunk, so scattered
+# rows do not pull in everything between them. R's `[` then gives the user's order
+# and repeats.
+.read_index <- function(file, name, info, index, threads, flags) {
+    rank <- info$rank
+    if (rank < 1L)
+        .raise("index given for a dataset without dimensions", file = file, name = name)
+    if (!is.list(index) || length(index) != rank)
+        .raise(sprintf("index must be a list with one element (NULL or positions) per dimension: %d",
+                       rank), file = file, name = name)
+    rdims <- rev(info$dims)
+    wanted <- vector("list", rank)
+    for (j in seq_len(rank)) {
+        idx <- index[[j]]
+        if (is.null(idx)) next
+        if (!is.numeric(idx) || anyNA(idx) || any(idx < 1) || any(idx > rdims[j]) || any(idx != floor(idx)))
+            .raise(sprintf("index[[%d]] must hold whole numbers from 1 to %.0f", j, rdims[j]),
+                   file = file, name = name)
+        wanted[[j]] <- as.numeric(idx)
+    }
+    chunk0 <- if (is.null(info$chunk)) 1 else info$chunk[1L]
+    plans <- lapply(seq_len(rank), function(j) {
+        axis <- rank - j
+        if (is.null(wanted[[j]])) return(list(start = 0, count = rdims[j], stride = 1, read = NULL))
+        u <- sort(unique(wanted[[j]]))
+        if (axis == 0L) .plan_blocks(u, chunk0) else .plan_axis(u)
+    })
+    # blocks along HDF5 axis 0 (R's last dimension); the other axes as planned
+    first <- plans[[rank]]
+    blocks <- if (!is.null(first$blocks)) first$blocks else list(first)
+    sel <- lapply(blocks, function(b) {
+        st <- ct <- sd <- numeric(rank)
+        for (axis in 0:(rank - 1L)) {
+            p <- if (axis == 0L) b else plans[[rank - axis]]
+            st[axis + 1L] <- p$start; ct[axis + 1L] <- p$count; sd[axis + 1L] <- p$stride
+        }
+        c(st, ct, sd)
+    })
+    x <- .h5call(C_read, file, name, sel, threads, flags)
+    # positions read along each R dimension, then the user's order and repeats
+    got <- lapply(seq_len(rank), function(j) {
+        p <- plans[[j]]
+        if (!is.null(p$blocks)) unlist(lapply(p$blocks, .positions)) else .positions(p)
+    })
+    subs <- lapply(seq_len(rank), function(j) {
+        if (is.null(wanted[[j]])) return(NULL)
+        m <- match(wanted[[j]], got[[j]])
+        if (length(m) == length(got[[j]]) && all(m == seq_along(m))) NULL else m
+    })
+    if (all(vapply(subs, is.null, TRUE))) return(x)
+    .subset_read(x, subs)
+}
+
+.positions <- function(p) if (p$count == 0) numeric(0) else p$start + 1 + (seq_len(p$count) - 1) * p$stride
+
+# sorted unique 1-based positions -> one hyperslab (0-based start, count, stride)
+.plan_axis <- function(u) {
+    n <- length(u)
+    if (n == 0L) return(list(start = 0, count = 0, stride = 1))
+    if (n == 1L) return(list(start = u - 1, count = 1, stride = 1))
+    step <- u[2L] - u[1L]
+    if (all(diff(u) == step)) return(list(start = u[1L] - 1, count = n, stride = step))
+    list(start = u[1L] - 1, count = u[n] - u[1L] + 1, stride = 1)
+}
+
+# along the first HDF5 axis: groups of positions closer than a chunk, each a hyperslab
+.plan_blocks <- function(u, chunk0) {
+    if (length(u) == 0L) return(list(blocks = list(list(start = 0, count = 0, stride = 1))))
+    breaks <- which(diff(u) > max(chunk0, 1))
+    ends <- c(breaks, length(u))
+    starts <- c(1L, breaks + 1L)
+    list(blocks = Map(function(a, b) .plan_axis(u[a:b]), starts, ends))
+}
+
+.subset_read <- function(x, subs) {
+    args <- lapply(subs, function(s) if (is.null(s)) quote(expr = ) else s)
+    pick <- function(v) {
+        if (is.null(dim(v))) return(v)
+        extra <- length(dim(v)) - length(args)      # opaque bytes: a leading dimension
+        a <- c(rep(list(quote(expr = )), extra), args)
+        do.call(`[`, c(list(v), a, list(drop = FALSE)))
+    }
+    if (is.list(x) && !is.data.frame(x)) {
+        at <- attributes(x)
+        x <- lapply(x, function(col) if (is.list(col)) .subset_read(col, subs) else pick(col))
+        attributes(x) <- at
+        return(x)
+    }
+    pick(x)
+}
+
+# Compounds to data.frames (nested ones too), rhdf5's overflow warning.
+.finish <- function(x, compoundAsDataFrame, name) {
+    if (!is.null(attr(x, "h5turbo_overflow"))) {
+        attr(x, "h5turbo_overflow") <- NULL
+        warning(sprintf(paste0("h5turbo: NAs produced by integer overflow while converting '%s' ",
+                               "(64-bit or unsigned 32-bit integers) to R's 32-bit integers; ",
+                               "choose bit64conversion = 'double' to avoid data loss"), name),
+                call. = FALSE)
+    }
+    if (is.list(x) && !is.data.frame(x) && compoundAsDataFrame) x <- .as_data_frame(x)
+    x
+}
+
+.as_data_frame <- function(cols) {
+    dims <- lapply(cols, function(col) if (is.list(col)) NULL else dim(col))
+    lens <- vapply(cols, function(col) if (is.list(col)) NA_real_ else as.numeric(length(col)), 0)
+    one_dim <- all(vapply(cols, function(col) is.list(col) || length(dim(col)) <= 1L ||
+                              (is.raw(col) && length(dim(col)) == 2L), TRUE))
+    if (!one_dim) return(cols)   # rhdf5 also gives a list for multi-dimensional compounds
+    cols <- lapply(cols, function(col) if (is.list(col)) .as_data_frame(col) else col)
+    n <- if (length(cols) == 0L) 0L else NROW(if (is.raw(cols[[1L]]) && length(dim(cols[[1L]])) == 2L)
+                                                 t(cols[[1L]]) else cols[[1L]])
+    structure(cols, class = "data.frame", row.names = .set_row_names(n))
+}

@@ -1,0 +1,386 @@
+/* Call contexts, errors as values, datatype trees and element conversion. */
+#include <string.h>
+#include <stdio.h>
+#include <limits.h>
+#include <math.h>
+#include "glue.h"
+
+static void call_finalizer(SEXP ptr)
+{
+    call_t *c = (call_t *) R_ExternalPtrAddr(ptr);
+    if (c == NULL) return;
+    call_end(c);
+    free(c);
+    R_ClearExternalPtr(ptr);
+}
+
+call_t *call_begin(SEXP *holder)
+{
+    call_t *c = (call_t *) calloc(1, sizeof(call_t));
+    if (c == NULL) Rf_error("h5turbo: out of memory");
+    *holder = PROTECT(R_MakeExternalPtr(c, R_NilValue, R_NilValue));
+    R_RegisterCFinalizerEx(*holder, call_finalizer, TRUE);
+    return c;
+}
+
+void call_free_strings(call_t *c)
+{
+    if (c->strings != NULL) h5turbo_strings_free(c->strings, c->n_strings);
+    c->strings = NULL;
+    c->n_strings = 0;
+}
+
+void call_end(call_t *c)
+{
+    call_free_strings(c);
+    if (c->attr != NULL) h5turbo_attribute_close(c->attr);
+    if (c->obj != NULL) h5turbo_object_close(c->obj);
+    if (c->file != NULL) h5turbo_file_close(c->file);
+    c->attr = NULL;
+    c->obj = NULL;
+    c->file = NULL;
+}
+
+int call_fail(call_t *c, int code, const char *msg)
+{
+    if (msg == NULL) {
+        const char *last = h5turbo_last_error();
+        msg = (last != NULL && last[0] != '\0') ? last : "unknown error";
+    }
+    if (c->code == H5TURBO_OK) {   /* the first failure is the cause */
+        c->code = code;
+        snprintf(c->msg, MSG_MAX, "%s", msg);
+    }
+    return code;
+}
+
+SEXP call_failure(call_t *c)
+{
+    call_end(c);
+    SEXP out = PROTECT(Rf_mkString(c->msg));
+    Rf_setAttrib(out, Rf_install("code"), Rf_ScalarInteger(c->code));
+    Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("h5turbo_failure"));
+    UNPROTECT(1);
+    return out;
+}
+
+int open_file(call_t *c, SEXP path)
+{
+    if (!Rf_isString(path) || XLENGTH(path) != 1 || STRING_ELT(path, 0) == NA_STRING)
+        return call_fail(c, H5TURBO_E_INVALID, "file must be one path");
+    const char *p = R_ExpandFileName(Rf_translateCharUTF8(STRING_ELT(path, 0)));
+    int rc = h5turbo_file_open(p, &c->file);
+    return rc == H5TURBO_OK ? rc : call_fail(c, rc, NULL);
+}
+
+int open_object(call_t *c, SEXP name)
+{
+    if (!Rf_isString(name) || XLENGTH(name) != 1 || STRING_ELT(name, 0) == NA_STRING)
+        return call_fail(c, H5TURBO_E_INVALID, "name must be one object path");
+    int rc = h5turbo_object_open(c->file, Rf_translateCharUTF8(STRING_ELT(name, 0)), &c->obj);
+    return rc == H5TURBO_OK ? rc : call_fail(c, rc, NULL);
+}
+
+static const char *copy_string(const char *s)
+{
+    size_t n = strlen(s);
+    char *out = R_alloc(n + 1, 1);
+    memcpy(out, s, n + 1);
+    return out;
+}
+
+/* Nesting deeper than this is refused (a hostile file could nest without end). */
+#define MAX_TYPE_DEPTH 32
+
+static int describe_compound(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
+{
+    int rc = h5turbo_datatype_member_count(dt, &t->n_members);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    t->members = (tnode *) R_alloc(t->n_members ? t->n_members : 1, sizeof(tnode));
+    memset(t->members, 0, (t->n_members ? t->n_members : 1) * sizeof(tnode));
+    for (size_t i = 0; i < t->n_members; i++) {
+        const char *name = NULL;
+        size_t offset = 0;
+        h5turbo_datatype *member = NULL;
+        rc = h5turbo_datatype_member(dt, i, &name, &offset, &member);
+        if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+        t->members[i].name = copy_string(name != NULL ? name : "");
+        t->members[i].offset = offset;
+        rc = describe_type(c, member, &t->members[i], depth + 1);
+        h5turbo_datatype_close(member);
+        if (rc != H5TURBO_OK) return rc;
+        if (offset + t->members[i].info.size > t->info.size)
+            return call_fail(c, H5TURBO_E_FORMAT, "compound member lies outside its element");
+    }
+    return H5TURBO_OK;
+}
+
+static int describe_enum(call_t *c, const h5turbo_datatype *dt, tnode *t)
+{
+    int rc = h5turbo_datatype_enum_count(dt, &t->n_enum);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    size_t n = t->n_enum ? t->n_enum : 1;
+    t->enum_names = (const char **) R_alloc(n, sizeof(char *));
+    t->enum_values = (int64_t *) R_alloc(n, sizeof(int64_t));
+    for (size_t i = 0; i < t->n_enum; i++) {
+        const char *name = NULL;
+        rc = h5turbo_datatype_enum_member(dt, i, &name, &t->enum_values[i]);
+        if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+        t->enum_names[i] = copy_string(name != NULL ? name : "");
+    }
+    return H5TURBO_OK;
+}
+
+int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
+{
+    if (depth > MAX_TYPE_DEPTH) return call_fail(c, H5TURBO_E_UNSUPPORTED, "datatype nested too deeply");
+    int rc = h5turbo_datatype_info(dt, &t->info);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    if (t->info.type_class == H5TURBO_COMPOUND) return describe_compound(c, dt, t, depth);
+    if (t->info.type_class == H5TURBO_ENUM) return describe_enum(c, dt, t);
+    return H5TURBO_OK;
+}
+
+/* ---- element conversion ---- */
+
+static int64_t load_signed(const unsigned char *p, size_t size)
+{
+    switch (size) {
+    case 1: { int8_t v; memcpy(&v, p, 1); return v; }
+    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
+    default: { int64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static uint64_t load_unsigned(const unsigned char *p, size_t size)
+{
+    switch (size) {
+    case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    }
+}
+
+static double half_to_double(uint16_t h)
+{
+    int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+    double v;
+    if (exponent == 0) v = ldexp((double) mantissa, -24);
+    else if (exponent == 31) v = mantissa ? NAN : INFINITY;
+    else v = ldexp((double) (mantissa | 0x400), exponent - 25);
+    return sign ? -v : v;
+}
+
+static int integer_size_ok(size_t size)
+{
+    return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
+static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t n, size_t stride,
+                             size_t off, int flags, int *overflow)
+{
+    size_t size = t->info.size;
+    int is_signed = t->info.is_signed;
+    if (!is_signed && size == 1 && !(flags & CONV_ATTRIBUTE)) {
+        SEXP out = PROTECT(Rf_allocVector(RAWSXP, n));
+        Rbyte *r = RAW(out);
+        for (R_xlen_t i = 0; i < n; i++) r[i] = buf[(size_t) i * stride + off];
+        UNPROTECT(1);
+        return out;
+    }
+    int wide = size == 8 || (size == 4 && !is_signed);
+    if (wide && (flags & CONV_DOUBLE64)) {
+        SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+        double *r = REAL(out);
+        for (R_xlen_t i = 0; i < n; i++) {
+            const unsigned char *p = buf + (size_t) i * stride + off;
+            r[i] = is_signed ? (double) load_signed(p, size) : (double) load_unsigned(p, size);
+        }
+        UNPROTECT(1);
+        return out;
+    }
+    SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
+    int *r = INTEGER(out);
+    for (R_xlen_t i = 0; i < n; i++) {
+        const unsigned char *p = buf + (size_t) i * stride + off;
+        if (is_signed) {
+            int64_t v = load_signed(p, size);
+            if (v > INT_MAX || v <= INT_MIN) {
+                r[i] = NA_INTEGER;
+                if (v != INT_MIN || size == 8) *overflow = 1;
+            } else {
+                r[i] = (int) v;
+            }
+        } else {
+            uint64_t v = load_unsigned(p, size);
+            if (v > (uint64_t) INT_MAX) { r[i] = NA_INTEGER; *overflow = 1; }
+            else r[i] = (int) v;
+        }
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP convert_floats(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                           size_t stride, size_t off)
+{
+    size_t size = t->info.size;
+    if (size != 2 && size != 4 && size != 8) {
+        call_fail(c, H5TURBO_E_UNSUPPORTED, "floating-point size other than 2, 4 or 8 bytes");
+        return NULL;
+    }
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+    double *r = REAL(out);
+    for (R_xlen_t i = 0; i < n; i++) {
+        const unsigned char *p = buf + (size_t) i * stride + off;
+        if (size == 8) { memcpy(&r[i], p, 8); }
+        else if (size == 4) { float v; memcpy(&v, p, 4); r[i] = v; }
+        else { uint16_t h; memcpy(&h, p, 2); r[i] = half_to_double(h); }
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* rhdf5 reads an enum as a factor whose levels are the members in the file's order. */
+static SEXP convert_enum(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                         size_t stride, size_t off)
+{
+    size_t size = t->info.size;
+    if (!integer_size_ok(size)) {
+        call_fail(c, H5TURBO_E_UNSUPPORTED, "enum base type of unusual size");
+        return NULL;
+    }
+    SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
+    int *r = INTEGER(out);
+    for (R_xlen_t i = 0; i < n; i++) {
+        const unsigned char *p = buf + (size_t) i * stride + off;
+        int64_t v = t->info.is_signed ? load_signed(p, size) : (int64_t) load_unsigned(p, size);
+        r[i] = NA_INTEGER;
+        for (size_t k = 0; k < t->n_enum; k++) {
+            if (t->enum_values[k] == v) { r[i] = (int) k + 1; break; }
+        }
+    }
+    SEXP levels = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) t->n_enum));
+    for (size_t k = 0; k < t->n_enum; k++)
+        SET_STRING_ELT(levels, (R_xlen_t) k, Rf_mkCharCE(t->enum_names[k], CE_UTF8));
+    Rf_setAttrib(out, R_LevelsSymbol, levels);
+    Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("factor"));
+    UNPROTECT(2);
+    return out;
+}
+
+/* Fixed-length strings inside a compound: the bytes up to the first NUL. */
+static SEXP convert_fixed_strings(const tnode *t, const unsigned char *buf, R_xlen_t n,
+                                  size_t stride, size_t off)
+{
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
+    cetype_t enc = t->info.is_utf8 ? CE_UTF8 : CE_NATIVE;
+    for (R_xlen_t i = 0; i < n; i++) {
+        const char *p = (const char *) buf + (size_t) i * stride + off;
+        size_t len = 0;
+        while (len < t->info.size && p[len] != '\0') len++;
+        SET_STRING_ELT(out, i, Rf_mkCharLenCE(p, (int) len, enc));
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP convert_complex(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                            size_t stride, size_t off)
+{
+    if (t->info.size != 16 && t->info.size != 8) {
+        call_fail(c, H5TURBO_E_UNSUPPORTED, "complex numbers other than 2 x float32 or 2 x float64");
+        return NULL;
+    }
+    SEXP out = PROTECT(Rf_allocVector(CPLXSXP, n));
+    Rcomplex *r = COMPLEX(out);
+    for (R_xlen_t i = 0; i < n; i++) {
+        const unsigned char *p = buf + (size_t) i * stride + off;
+        if (t->info.size == 16) {
+            memcpy(&r[i].r, p, 8);
+            memcpy(&r[i].i, p + 8, 8);
+        } else {
+            float re, im;
+            memcpy(&re, p, 4);
+            memcpy(&im, p + 4, 4);
+            r[i].r = re;
+            r[i].i = im;
+        }
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+static SEXP convert_compound(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                             size_t stride, size_t off, int flags, int *overflow)
+{
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) t->n_members));
+    for (size_t k = 0; k < t->n_members; k++) {
+        const tnode *m = &t->members[k];
+        SEXP col = convert_elements(c, m, buf, n, stride, off, flags, overflow);
+        if (col == NULL) { UNPROTECT(2); return NULL; }
+        SET_VECTOR_ELT(out, (R_xlen_t) k, col);
+        SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m->name, CE_UTF8));
+    }
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(2);
+    return out;
+}
+
+SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                      size_t stride, size_t extra_offset, int flags, int *overflow)
+{
+    size_t off = t->offset + extra_offset;
+    switch (t->info.type_class) {
+    case H5TURBO_INTEGER:
+    case H5TURBO_BITFIELD:
+        if (!integer_size_ok(t->info.size)) break;
+        return convert_integers(t, buf, n, stride, off, flags, overflow);
+    case H5TURBO_FLOAT:
+        return convert_floats(c, t, buf, n, stride, off);
+    case H5TURBO_ENUM:
+        return convert_enum(c, t, buf, n, stride, off);
+    case H5TURBO_COMPLEX:
+        return convert_complex(c, t, buf, n, stride, off);
+    case H5TURBO_COMPOUND:
+        return convert_compound(c, t, buf, n, stride, off, flags, overflow);
+    case H5TURBO_STRING:
+        if (t->info.is_variable_string) {
+            call_fail(c, H5TURBO_E_UNSUPPORTED, "variable-length strings inside a compound");
+            return NULL;
+        }
+        return convert_fixed_strings(t, buf, n, stride, off);
+    case H5TURBO_OPAQUE: {
+        SEXP out = PROTECT(Rf_allocVector(RAWSXP, n * (R_xlen_t) t->info.size));
+        for (R_xlen_t i = 0; i < n; i++)
+            memcpy(RAW(out) + (size_t) i * t->info.size, buf + (size_t) i * stride + off, t->info.size);
+        UNPROTECT(1);
+        return out;
+    }
+    default:
+        break;
+    }
+    char msg[200];
+    static const char *classes[] = {"integer", "float", "string", "bitfield", "opaque", "compound",
+                                    "reference", "enum", "variable-length sequence", "array",
+                                    "time", "complex"};
+    int k = t->info.type_class;
+    snprintf(msg, sizeof msg, "datatype not supported by the R package: %s of %zu bytes",
+             (k >= 0 && k < 12) ? classes[k] : "unknown class", t->info.size);
+    call_fail(c, H5TURBO_E_UNSUPPORTED, msg);
+    return NULL;
+}
+
+SEXP strings_to_r(char **strings, size_t n, int utf8)
+{
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) n));
+    for (size_t i = 0; i < n; i++) {
+        if (strings[i] == NULL) SET_STRING_ELT(out, (R_xlen_t) i, NA_STRING);
+        else SET_STRING_ELT(out, (R_xlen_t) i, Rf_mkCharCE(strings[i], utf8 ? CE_UTF8 : CE_NATIVE));
+    }
+    UNPROTECT(1);
+    return out;
+}

@@ -1,0 +1,69 @@
+/* The R glue's shared pieces: one call's resources (closed even when R unwinds the
+   stack on an allocation error, through an external pointer's finalizer), errors
+   returned to R as values (the R side raises the condition), and datatype trees. */
+#ifndef H5TURBO_R_GLUE_H
+#define H5TURBO_R_GLUE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#define R_NO_REMAP
+#include <R.h>
+#include <Rinternals.h>
+#include <h5turbo.h>
+
+#define MSG_MAX 2048
+
+/* Everything one .Call may hold open. */
+typedef struct {
+    h5turbo_file *file;
+    h5turbo_object *obj;
+    h5turbo_attribute *attr;
+    char **strings;   /* from a *_read_strings or *_names call, freed with their count */
+    size_t n_strings;
+    int code;         /* H5TURBO_OK or the failure's code */
+    char msg[MSG_MAX];
+} call_t;
+
+/* A call context, protected on R's stack (one PROTECT: the caller UNPROTECTs it). */
+call_t *call_begin(SEXP *holder);
+/* Closes what is open; safe to call twice. */
+void call_end(call_t *c);
+/* Records the library's last error (or msg when given) and returns the code. */
+int call_fail(call_t *c, int code, const char *msg);
+/* The failure as an R value: a string with class "h5turbo_failure" and attribute "code". */
+SEXP call_failure(call_t *c);
+/* Frees the strings held by the call. */
+void call_free_strings(call_t *c);
+
+int open_file(call_t *c, SEXP path);
+int open_object(call_t *c, SEXP name);
+
+/* A datatype described once, as a tree (compound members, enum members). Memory from
+   R_alloc: released when the .Call returns. */
+typedef struct tnode {
+    h5turbo_type_info info;
+    size_t offset;              /* within the parent compound */
+    const char *name;           /* member name, NULL at the top */
+    size_t n_members;
+    struct tnode *members;
+    size_t n_enum;
+    const char **enum_names;
+    int64_t *enum_values;
+} tnode;
+
+int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth);
+
+/* Conversion flags */
+#define CONV_ATTRIBUTE 1   /* attributes: 8-bit unsigned as integer (rhdf5) */
+#define CONV_DOUBLE64  2   /* bit64conversion = "double" */
+
+/* Elements at buf + i * stride + t->offset (+ extra_offset), i < n, as an R vector (or a
+   list of columns for a compound). *overflow is set when a 64-bit or unsigned 32-bit
+   value did not fit R's integer. Returns NULL (C) with c->code set when unsupported. */
+SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                      size_t stride, size_t extra_offset, int flags, int *overflow);
+
+/* A character vector from C strings (UTF-8 or ASCII). */
+SEXP strings_to_r(char **strings, size_t n, int utf8);
+
+#endif

@@ -1,0 +1,474 @@
+/* Dataset reads (whole, hyperslabs, and blocks stacked along the first HDF5 axis) and
+   attributes, converted to R values the way rhdf5 gives them. The row-major HDF5
+   buffer of shape (d0, ..., dk) is, byte for byte, R's column-major array of dim
+   (dk, ..., d0): no element moves, R just sees the dimensions reversed. */
+#include <string.h>
+#include <stdio.h>
+#include <limits.h>
+#include "glue.h"
+
+#define MAX_RANK 32
+
+static int threads_arg(SEXP threads)
+{
+    if (Rf_isNull(threads)) return 0;
+    int t = Rf_asInteger(threads);
+    return (t == NA_INTEGER || t < 0) ? 0 : t;
+}
+
+static const char *class_name(int type_class)
+{
+    static const char *names[] = {"INTEGER", "FLOAT", "STRING", "BITFIELD", "OPAQUE", "COMPOUND",
+                                  "REFERENCE", "ENUM", "VLEN", "ARRAY", "TIME", "COMPLEX"};
+    return (type_class >= 0 && type_class < 12) ? names[type_class] : "UNKNOWN";
+}
+
+/* The dataset at c->obj: its rank (-1 null, 0 scalar) and shape. */
+static int dataset_shape(call_t *c, int *rank, uint64_t *dims)
+{
+    int kind = -1;
+    int rc = h5turbo_object_kind(c->obj, &kind);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    if (kind != H5TURBO_DATASET) return call_fail(c, H5TURBO_E_INVALID, "the object is not a dataset");
+    rc = h5turbo_dataset_rank(c->obj, rank);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    if (*rank > MAX_RANK) return call_fail(c, H5TURBO_E_UNSUPPORTED, "more than 32 dimensions");
+    if (*rank > 0) {
+        rc = h5turbo_dataset_shape(c->obj, dims, *rank);
+        if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    }
+    return H5TURBO_OK;
+}
+
+static int dataset_type(call_t *c, tnode *t)
+{
+    h5turbo_datatype *dt = NULL;
+    int rc = h5turbo_dataset_datatype(c->obj, &dt);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    memset(t, 0, sizeof *t);
+    rc = describe_type(c, dt, t, 0);
+    h5turbo_datatype_close(dt);
+    return rc;
+}
+
+/* rhdf5 stores R logicals as integers with the attribute storage.mode = "logical". */
+static int stored_as_logical(call_t *c)
+{
+    h5turbo_attribute *attr = NULL;
+    if (h5turbo_attribute_open(c->obj, "storage.mode", &attr) != H5TURBO_OK) return 0;
+    char **s = NULL;
+    size_t n = 0;
+    int logical = 0;
+    if (h5turbo_attribute_read_strings(attr, &s, &n) == H5TURBO_OK) {
+        logical = n == 1 && s[0] != NULL && strcmp(s[0], "logical") == 0;
+        h5turbo_strings_free(s, n);
+    }
+    h5turbo_attribute_close(attr);
+    return logical;
+}
+
+static SEXP as_logical(SEXP x, size_t size)
+{
+    R_xlen_t n = XLENGTH(x);
+    SEXP out = PROTECT(Rf_allocVector(LGLSXP, n));
+    int *r = LOGICAL(out);
+    const int *v = INTEGER(x);
+    /* NA was written as the smallest value of the stored integer type */
+    int na = size == 1 ? -128 : (size == 2 ? -32768 : NA_INTEGER);
+    for (R_xlen_t i = 0; i < n; i++)
+        r[i] = (v[i] == na || v[i] == NA_INTEGER) ? NA_LOGICAL : (v[i] != 0);
+    UNPROTECT(1);
+    return out;
+}
+
+/* dim = rev(shape) on a value, on every column of a compound; opaque bytes get their
+   element size as a first dimension. */
+static void set_dims(SEXP x, const uint64_t *shape, int rank, R_xlen_t n)
+{
+    if (rank < 1 || (rank == 1 && shape[0] > (uint64_t) INT_MAX)) return;
+    if (TYPEOF(x) == VECSXP) {
+        for (R_xlen_t k = 0; k < XLENGTH(x); k++) set_dims(VECTOR_ELT(x, k), shape, rank, n);
+        return;
+    }
+    R_xlen_t len = XLENGTH(x);
+    int extra = (n > 0 && len != n) ? 1 : 0;
+    SEXP dim = PROTECT(Rf_allocVector(INTSXP, rank + extra));
+    if (extra) INTEGER(dim)[0] = (int) (len / n);
+    for (int k = 0; k < rank; k++) INTEGER(dim)[extra + k] = (int) shape[rank - 1 - k];
+    Rf_setAttrib(x, R_DimSymbol, dim);
+    UNPROTECT(1);
+}
+
+/* Selections: `blocks` is NULL (everything) or a list of numeric vectors, each
+   (start[rank], count[rank], stride[rank]) 0-based in HDF5 order; the blocks are
+   stacked along axis 0 and must agree on the other axes. */
+typedef struct {
+    int n_blocks;
+    uint64_t *start, *count, *stride;   /* n_blocks * rank each */
+    uint64_t total[MAX_RANK];
+    R_xlen_t n;
+} selection_t;
+
+static int parse_blocks(call_t *c, SEXP blocks, int rank, const uint64_t *dims, selection_t *s)
+{
+    int whole = Rf_isNull(blocks);
+    if (!whole && TYPEOF(blocks) != VECSXP) return call_fail(c, H5TURBO_E_INVALID, "bad selection");
+    s->n_blocks = whole ? 1 : (int) XLENGTH(blocks);
+    if (s->n_blocks < 1) return call_fail(c, H5TURBO_E_INVALID, "empty selection");
+    size_t cells = (size_t) s->n_blocks * (rank > 0 ? rank : 1);
+    s->start = (uint64_t *) R_alloc(cells, sizeof(uint64_t));
+    s->count = (uint64_t *) R_alloc(cells, sizeof(uint64_t));
+    s->stride = (uint64_t *) R_alloc(cells, sizeof(uint64_t));
+    for (int b = 0; b < s->n_blocks; b++) {
+        SEXP v = whole ? R_NilValue : VECTOR_ELT(blocks, b);
+        if (!whole && (TYPEOF(v) != REALSXP || XLENGTH(v) != 3 * rank))
+            return call_fail(c, H5TURBO_E_INVALID, "a selection block needs start, count and stride per axis");
+        for (int k = 0; k < rank; k++) {
+            size_t at = (size_t) b * rank + k;
+            double st = whole ? 0 : REAL(v)[k], ct = whole ? (double) dims[k] : REAL(v)[rank + k];
+            double sd = whole ? 1 : REAL(v)[2 * rank + k];
+            if (!(st >= 0 && ct >= 0 && sd >= 1) || (ct > 0 && st + (ct - 1) * sd >= (double) dims[k]))
+                return call_fail(c, H5TURBO_E_INVALID, "selection outside the dataset's shape");
+            s->start[at] = (uint64_t) st;
+            s->count[at] = (uint64_t) ct;
+            s->stride[at] = (uint64_t) sd;
+            if (k > 0 && b > 0 && s->count[at] != s->count[k])
+                return call_fail(c, H5TURBO_E_INVALID, "selection blocks disagree");
+        }
+    }
+    double n = 1;
+    for (int k = 0; k < rank; k++) {
+        uint64_t t = 0;
+        if (k == 0) for (int b = 0; b < s->n_blocks; b++) t += s->count[(size_t) b * rank];
+        else t = s->count[k];
+        s->total[k] = t;
+        if (t > (uint64_t) INT_MAX && rank > 1)   /* one axis: a long vector without dim, as rhdf5 */
+            return call_fail(c, H5TURBO_E_UNSUPPORTED, "a dimension of the selection exceeds R's limit of 2^31 - 1");
+        n *= (double) t;
+    }
+    if (n > (double) R_XLEN_T_MAX || n > 4.0e18)
+        return call_fail(c, H5TURBO_E_INVALID, "selection too large for an R vector");
+    s->n = (R_xlen_t) n;
+    return H5TURBO_OK;
+}
+
+static size_t block_elements(const selection_t *s, int b, int rank)
+{
+    size_t n = 1;
+    for (int k = 0; k < rank; k++) n *= (size_t) s->count[(size_t) b * rank + k];
+    return n;
+}
+
+static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8)
+{
+    SEXP out = PROTECT(Rf_allocVector(STRSXP, s->n));
+    R_xlen_t at = 0;
+    for (int b = 0; b < s->n_blocks; b++) {
+        const uint64_t *st = rank > 0 ? s->start + (size_t) b * rank : NULL;
+        const uint64_t *ct = rank > 0 ? s->count + (size_t) b * rank : NULL;
+        const uint64_t *sd = rank > 0 ? s->stride + (size_t) b * rank : NULL;
+        if (rank > 0 && block_elements(s, b, rank) == 0) continue;
+        int rc = h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
+        if (at + (R_xlen_t) c->n_strings > s->n) {
+            call_fail(c, H5TURBO_E_INTERNAL, "more strings than selected");
+            UNPROTECT(1);
+            return NULL;
+        }
+        for (size_t i = 0; i < c->n_strings; i++) {
+            const char *str = c->strings[i];
+            SET_STRING_ELT(out, at++, str == NULL ? NA_STRING : Rf_mkCharCE(str, utf8 ? CE_UTF8 : CE_NATIVE));
+        }
+        call_free_strings(c);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
+/* Reads the blocks into buf (elem bytes per element), one after the other. */
+static int read_selection(call_t *c, const selection_t *s, int rank, int threads, unsigned char *buf,
+                          size_t elem)
+{
+    size_t at = 0;
+    for (int b = 0; b < s->n_blocks; b++) {
+        size_t n = rank > 0 ? block_elements(s, b, rank) : 1;
+        if (n == 0) continue;
+        const uint64_t *st = rank > 0 ? s->start + (size_t) b * rank : NULL;
+        const uint64_t *ct = rank > 0 ? s->count + (size_t) b * rank : NULL;
+        const uint64_t *sd = rank > 0 ? s->stride + (size_t) b * rank : NULL;
+        int rc = h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads);
+        if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+        at += n;
+    }
+    return H5TURBO_OK;
+}
+
+/* The R vector a plain numeric type can be read into without conversion, or NILSXP. */
+static SEXPTYPE direct_type(const tnode *t, int flags)
+{
+    if (t->info.type_class == H5TURBO_INTEGER && t->info.is_signed && t->info.size == 4) return INTSXP;
+    if (t->info.type_class == H5TURBO_FLOAT && t->info.size == 8) return REALSXP;
+    if (t->info.type_class == H5TURBO_INTEGER && !t->info.is_signed && t->info.size == 1 &&
+        !(flags & CONV_ATTRIBUTE))
+        return RAWSXP;
+    return NILSXP;
+}
+
+static void *vector_data(SEXP x)
+{
+    switch (TYPEOF(x)) {
+    case INTSXP: return INTEGER(x);
+    case REALSXP: return REAL(x);
+    default: return RAW(x);
+    }
+}
+
+static SEXP mark_overflow(SEXP x, int overflow)
+{
+    if (overflow) Rf_setAttrib(x, Rf_install("h5turbo_overflow"), Rf_ScalarLogical(1));
+    return x;
+}
+
+SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads_, SEXP flags_)
+{
+    SEXP holder;
+    call_t *c = call_begin(&holder);
+    int threads = threads_arg(threads_), flags = Rf_asInteger(flags_) & CONV_DOUBLE64;
+    int rank = 0, overflow = 0;
+    uint64_t dims[MAX_RANK];
+    tnode t;
+    selection_t s;
+    memset(&s, 0, sizeof s);
+    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims)) goto fail;
+    if (rank < 0) { call_end(c); UNPROTECT(1); return R_NilValue; }   /* null dataspace */
+    if (dataset_type(c, &t) || parse_blocks(c, blocks, rank, dims, &s)) goto fail;
+
+    SEXP out;
+    if (t.info.type_class == H5TURBO_STRING) {
+        out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8);
+        if (out == NULL) goto fail;
+        PROTECT(out);
+    } else {
+        SEXPTYPE direct = direct_type(&t, flags);
+        if (t.info.size == 0) { call_fail(c, H5TURBO_E_FORMAT, "datatype of size 0"); goto fail; }
+        if ((double) s.n * (double) t.info.size > (double) R_XLEN_T_MAX) {
+            call_fail(c, H5TURBO_E_INVALID, "selection too large for an R vector");
+            goto fail;
+        }
+        if (direct != NILSXP) {
+            out = PROTECT(Rf_allocVector(direct, s.n));
+            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size)) { UNPROTECT(1); goto fail; }
+        } else {
+            SEXP raw = PROTECT(Rf_allocVector(RAWSXP, s.n * (R_xlen_t) t.info.size));
+            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size)) { UNPROTECT(1); goto fail; }
+            out = convert_elements(c, &t, RAW(raw), s.n, t.info.size, 0, flags, &overflow);
+            UNPROTECT(1);
+            if (out == NULL) goto fail;
+            PROTECT(out);
+        }
+        if (t.info.type_class == H5TURBO_INTEGER && TYPEOF(out) == INTSXP && stored_as_logical(c)) {
+            out = as_logical(out, t.info.size);
+            UNPROTECT(1);
+            PROTECT(out);
+        }
+    }
+    set_dims(out, s.total, rank, s.n);
+    mark_overflow(out, overflow);
+    call_end(c);
+    UNPROTECT(2);
+    return out;
+fail:
+    out = call_failure(c);
+    UNPROTECT(1);
+    return out;
+}
+
+/* ---- attributes ---- */
+
+static SEXP read_one_attribute(call_t *c, const char *name)
+{
+    int rank = 0, overflow = 0;
+    uint64_t dims[MAX_RANK];
+    h5turbo_datatype *dt = NULL;
+    tnode t;
+    memset(&t, 0, sizeof t);
+    int rc = h5turbo_attribute_open(c->obj, name, &c->attr);
+    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+    rc = h5turbo_attribute_rank(c->attr, &rank);
+    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+    if (rank > MAX_RANK) { call_fail(c, H5TURBO_E_UNSUPPORTED, "more than 32 dimensions"); return NULL; }
+    if (rank < 0) return R_NilValue;
+    if (rank > 0 && (rc = h5turbo_attribute_shape(c->attr, dims, rank)) != H5TURBO_OK) {
+        call_fail(c, rc, NULL);
+        return NULL;
+    }
+    double n = 1;
+    for (int k = 0; k < rank; k++) n *= (double) dims[k];
+    if ((rc = h5turbo_attribute_datatype(c->attr, &dt)) != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+    rc = describe_type(c, dt, &t, 0);
+    h5turbo_datatype_close(dt);
+    if (rc != H5TURBO_OK) return NULL;
+    SEXP out;
+    if (t.info.type_class == H5TURBO_STRING) {
+        rc = h5turbo_attribute_read_strings(c->attr, &c->strings, &c->n_strings);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+        if ((double) c->n_strings != n) { call_fail(c, H5TURBO_E_INTERNAL, "string count differs from the shape"); return NULL; }
+        out = PROTECT(strings_to_r(c->strings, c->n_strings, t.info.is_utf8));
+        call_free_strings(c);
+    } else {
+        if (t.info.size == 0 || n * (double) t.info.size > 1.0e12) {
+            call_fail(c, H5TURBO_E_FORMAT, "attribute size out of range");
+            return NULL;
+        }
+        SEXP raw = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) t.info.size));
+        rc = h5turbo_attribute_read(c->attr, RAW(raw), (size_t) XLENGTH(raw));
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
+        out = convert_elements(c, &t, RAW(raw), (R_xlen_t) n, t.info.size, 0, CONV_ATTRIBUTE, &overflow);
+        UNPROTECT(1);
+        if (out == NULL) return NULL;
+        PROTECT(out);
+    }
+    set_dims(out, dims, rank, (R_xlen_t) n);
+    mark_overflow(out, overflow);
+    UNPROTECT(1);
+    return out;
+}
+
+/* A named list in the file's (h5py's) order; an attribute that cannot be read is an
+   "h5turbo_failure" value (the R side warns and gives NA, as rhdf5 does). */
+SEXP C_attributes(SEXP path, SEXP name)
+{
+    SEXP holder;
+    call_t *c = call_begin(&holder);
+    SEXP out;
+    if (open_file(c, path) || open_object(c, name)) goto fail;
+    char **names = NULL;
+    size_t n = 0;
+    int rc = h5turbo_attribute_names(c->obj, &names, &n);
+    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); goto fail; }
+    SEXP rnames = PROTECT(strings_to_r(names, n, 1));
+    h5turbo_strings_free(names, n);
+    out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) n));
+    for (size_t i = 0; i < n; i++) {
+        const char *an = Rf_translateCharUTF8(STRING_ELT(rnames, (R_xlen_t) i));
+        SEXP v = read_one_attribute(c, an);
+        if (c->attr != NULL) { h5turbo_attribute_close(c->attr); c->attr = NULL; }
+        call_free_strings(c);
+        if (v == NULL) {
+            char msg[MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", c->msg);
+            int code = c->code;
+            c->code = H5TURBO_OK;
+            v = PROTECT(Rf_mkString(msg));
+            Rf_setAttrib(v, Rf_install("code"), Rf_ScalarInteger(code));
+            Rf_setAttrib(v, R_ClassSymbol, Rf_mkString("h5turbo_failure"));
+            UNPROTECT(1);
+        }
+        SET_VECTOR_ELT(out, (R_xlen_t) i, v);
+    }
+    Rf_setAttrib(out, R_NamesSymbol, rnames);
+    call_end(c);
+    UNPROTECT(3);
+    return out;
+fail:
+    out = call_failure(c);
+    UNPROTECT(1);
+    return out;
+}
+
+/* ---- what a dataset is ---- */
+
+/* The R type h5t_read gives for a datatype (rhdf5's rules). */
+static const char *r_type(const tnode *t, int logical)
+{
+    switch (t->info.type_class) {
+    case H5TURBO_INTEGER:
+    case H5TURBO_BITFIELD:
+        if (logical) return "logical";
+        if (!t->info.is_signed && t->info.size == 1) return "raw";
+        return "integer";
+    case H5TURBO_FLOAT: return "double";
+    case H5TURBO_STRING: return "character";
+    case H5TURBO_ENUM: return "factor";
+    case H5TURBO_COMPOUND: return "data.frame";
+    case H5TURBO_COMPLEX: return "complex";
+    case H5TURBO_OPAQUE: return "raw";
+    default: return "unsupported";
+    }
+}
+
+static SEXP dims_to_r(const uint64_t *dims, int rank)
+{
+    SEXP v = PROTECT(Rf_allocVector(REALSXP, rank > 0 ? rank : 0));
+    for (int k = 0; k < rank; k++) REAL(v)[k] = (double) dims[k];
+    UNPROTECT(1);
+    return v;
+}
+
+SEXP C_info(SEXP path, SEXP name)
+{
+    SEXP holder;
+    call_t *c = call_begin(&holder);
+    int rank = 0, chunked = 0;
+    uint64_t dims[MAX_RANK], chunk[MAX_RANK];
+    uint32_t filter_ids[64];
+    size_t n_filters = 0;
+    tnode t;
+    SEXP out;
+    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims) || dataset_type(c, &t))
+        goto fail;
+    if (rank > 0) {
+        int rc = h5turbo_dataset_chunk_shape(c->obj, chunk, rank, &chunked);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); goto fail; }
+    }
+    if (h5turbo_dataset_filters(c->obj, filter_ids, 64, &n_filters) != H5TURBO_OK) n_filters = 0;
+    if (n_filters > 64) n_filters = 64;
+    int logical = t.info.type_class == H5TURBO_INTEGER && stored_as_logical(c);
+    const char *fields[] = {"rank", "dims", "chunk", "dclass", "size", "signed", "rtype", "filters", ""};
+    out = PROTECT(Rf_mkNamed(VECSXP, fields));
+    SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(rank));
+    SET_VECTOR_ELT(out, 1, dims_to_r(dims, rank < 0 ? 0 : rank));
+    SET_VECTOR_ELT(out, 2, chunked ? dims_to_r(chunk, rank) : R_NilValue);
+    SET_VECTOR_ELT(out, 3, Rf_mkString(class_name(t.info.type_class)));
+    SET_VECTOR_ELT(out, 4, Rf_ScalarReal((double) t.info.size));
+    SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(t.info.is_signed != 0));
+    SET_VECTOR_ELT(out, 6, Rf_mkString(r_type(&t, logical)));
+    SEXP filters = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) n_filters));
+    for (size_t i = 0; i < n_filters; i++) {
+        const char *fname = h5turbo_filter_name(filter_ids[i]);
+        char buf[32];
+        if (fname == NULL) { snprintf(buf, sizeof buf, "filter %u", (unsigned) filter_ids[i]); fname = buf; }
+        SET_STRING_ELT(filters, (R_xlen_t) i, Rf_mkChar(fname));
+    }
+    SET_VECTOR_ELT(out, 7, filters);
+    call_end(c);
+    UNPROTECT(3);
+    return out;
+fail:
+    out = call_failure(c);
+    UNPROTECT(1);
+    return out;
+}
+
+/* ---- reductions ---- */
+
+SEXP C_reduce(SEXP path, SEXP name, SEXP op, SEXP axis, SEXP ddof, SEXP threads, SEXP out_len)
+{
+    SEXP holder;
+    call_t *c = call_begin(&holder);
+    SEXP out;
+    if (open_file(c, path) || open_object(c, name)) goto fail;
+    double len = Rf_asReal(out_len);
+    if (!(len >= 0) || len > (double) R_XLEN_T_MAX) { call_fail(c, H5TURBO_E_INVALID, "bad output length"); goto fail; }
+    out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) len));
+    int rc = h5turbo_dataset_reduce(c->obj, Rf_asInteger(op), Rf_asInteger(axis), Rf_asInteger(ddof), REAL(out),
+                                    (size_t) len, threads_arg(threads));
+    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); goto fail; }
+    call_end(c);
+    UNPROTECT(2);
+    return out;
+fail:
+    out = call_failure(c);
+    UNPROTECT(1);
+    return out;
+}

@@ -1,0 +1,4 @@
+library(testthat)
+library(h5turbo)
+
+test_check("h5turbo")

@@ -1,0 +1,125 @@
+# Files written from Python (h5py + hdf5plugin): every filter next to an unfiltered
+# copy of the same values ("plain/<name>"), which rhdf5 reads; and the dtypes h5py writes.
+skip_if_not_installed("rhdf5")
+
+filters_py <- '
+import sys, h5py, numpy as np, hdf5plugin
+rng = np.random.default_rng(7)
+ints = rng.integers(0, 1000, size=(53, 41), dtype="i4")
+floats = rng.normal(size=(53, 41))
+with h5py.File(sys.argv[1], "w") as f:
+    plain = f.create_group("plain")
+    plain["ints"] = ints
+    plain["floats"] = floats
+    cases = {
+        "gzip": dict(compression="gzip", compression_opts=4),
+        "gzip_shuffle": dict(compression="gzip", shuffle=True),
+        "lzf": dict(compression="lzf"),
+        "fletcher32": dict(fletcher32=True),
+        "zstd": dict(**hdf5plugin.Zstd(clevel=5)),
+        "blosc_lz4": dict(**hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)),
+        "blosc_zstd": dict(**hdf5plugin.Blosc(cname="zstd", clevel=3, shuffle=hdf5plugin.Blosc.BITSHUFFLE)),
+        "lz4": dict(**hdf5plugin.LZ4()),
+        "bitshuffle_lz4": dict(**hdf5plugin.Bitshuffle(cname="lz4")),
+        "bzip2": dict(**hdf5plugin.BZip2()),
+    }
+    for name, kw in cases.items():
+        f.create_dataset("ints_" + name, data=ints, chunks=(16, 12), **kw)
+        f.create_dataset("floats_" + name, data=floats, chunks=(20, 7), **kw)
+    f.create_dataset("scaleoffset", data=ints, chunks=(16, 12), scaleoffset=0)
+'
+
+test_that("every filter reads the values written (rhdf5 reads the unfiltered copy)", {
+    f <- tempfile(fileext = ".h5")
+    run_python(filters_py, f, needs = "hdf5plugin")
+    ref_ints <- rhdf5_read(f, "plain/ints")
+    ref_floats <- rhdf5_read(f, "plain/floats")
+    names <- h5t_ls(f, recursive = FALSE)$name
+    filtered <- setdiff(names, "plain")
+    expect_gte(length(filtered), 21)
+    for (name in filtered) {
+        ref <- if (startsWith(name, "floats")) ref_floats else ref_ints
+        expect_identical(h5t_read(f, name), ref, info = name)
+        expect_identical(h5t_read(f, name, index = list(c(41, 3, 3), 10:30)), ref[c(41, 3, 3), 10:30],
+                         info = name)
+        expect_equal(h5t_colSums(f, name), colSums(ref), tolerance = 1e-12, info = name)
+    }
+})
+
+dtypes_py <- '
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    for t in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f2", "f4", "f8", ">i2", ">i4", ">u4", ">f4", ">f8"]:
+        v = np.array([[0, 1, 2], [100, 120, 127]], dtype=t)
+        f.create_dataset("t_" + t.replace(">", "be"), data=v, chunks=(1, 2))
+    f["big_u4"] = np.array([1, 2**31 - 1, 2**31, 2**32 - 1], dtype="u4")
+    f["big_i8"] = np.array([1, -2**31 + 1, 2**40, -2**40], dtype="i8")
+    f["bools"] = np.array([[True, False], [False, True], [True, True]])
+    e = h5py.enum_dtype({"RED": 0, "GREEN": 5, "BLUE": 2}, basetype="i2")
+    f.create_dataset("enum", data=np.array([[0, 5, 2], [2, 2, 0]], dtype="i2"), dtype=e)
+    f["fixed"] = np.array([b"a", b"bcd", b""], dtype="S4")
+    f["vlen"] = np.array(["x", "héllo", "", "ünïcode"], dtype=h5py.string_dtype())
+    f.create_dataset("vlen_chunked", data=np.array([["a%d" % i for i in range(9)]] * 5, dtype=object),
+                     dtype=h5py.string_dtype(), chunks=(2, 4), compression="gzip")
+    c = np.dtype([("id", "i4"), ("x", "f8"), ("tag", "S3"), ("flag", "?")])
+    f["compound"] = np.array([(1, 0.5, b"ab", True), (2, -1.5, b"cde", False), (3, 2.0, b"", True)], dtype=c)
+    f["scalar"] = 3.25
+    f["scalar_str"] = "just one"
+    f.create_dataset("empty2d", shape=(0, 4), dtype="f8")
+    f.create_dataset("unwritten", shape=(6, 5), chunks=(4, 4), dtype="i4", fillvalue=-7)
+    f["unwritten"][0:4, 0:4] = 1
+'
+
+test_that("h5py dtypes read as rhdf5 reads them", {
+    f <- tempfile(fileext = ".h5")
+    run_python(dtypes_py, f)
+    rh <- function(name) rhdf5_read(f, name)
+    for (name in h5t_ls(f)$name) {
+        ours <- suppressWarnings(h5t_read(f, name))
+        expect_identical(ours, rh(name), info = name)
+    }
+    expect_warning(h5t_read(f, "big_u4"), "integer overflow")
+    expect_warning(h5t_read(f, "big_i8"), "integer overflow")
+    expect_identical(h5t_read(f, "big_i8", bit64conversion = "double"), array(c(1, -2^31 + 1, 2^40, -2^40), 4))
+    expect_identical(h5t_read(f, "big_u4", bit64conversion = "double"), array(c(1, 2^31 - 1, 2^31, 2^32 - 1), 4))
+    expect_identical(levels(h5t_read(f, "enum")), c("BLUE", "GREEN", "RED"))
+    expect_identical(h5t_read(f, "t_u1")[, 2], as.raw(c(100, 120, 127)))
+    expect_identical(h5t_read(f, "vlen")[2], "héllo")
+    expect_identical(h5t_read(f, "unwritten")[5, 6], -7L)
+    expect_identical(h5t_read(f, "vlen_chunked", index = list(c(9, 1), 5)), rh("vlen_chunked")[c(9, 1), 5, drop = FALSE])
+})
+
+nested_py <- '
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    inner = np.dtype([("x", "f4"), ("y", "i2")])
+    c = np.dtype([("a", "i4"), ("n", inner)])
+    f["nested"] = np.array([(1, (0.5, 2)), (2, (1.5, -3))], dtype=c)
+    ds = f.create_dataset("attrs_here", data=np.arange(3))
+    e = h5py.enum_dtype({"OFF": 0, "ON": 1}, basetype="u1")
+    ds.attrs.create("state", np.array([1, 0, 1], dtype="u1"), dtype=e)
+    ds.attrs["pair"] = np.array([(1, 2.5)], dtype=[("a", "i4"), ("b", "f8")])
+    ds.attrs["text"] = "hello"
+    ds.attrs["u8"] = np.uint8(200)
+    ds.attrs["grid"] = np.arange(6.0).reshape(2, 3)
+    ds.attrs["empty"] = h5py.Empty("f8")
+'
+
+test_that("nested compounds and enum/compound attributes, which rhdf5 gives as NA", {
+    f <- tempfile(fileext = ".h5")
+    run_python(nested_py, f)
+    x <- h5t_read(f, "nested")
+    expect_s3_class(x, "data.frame")
+    expect_identical(x$a, array(1:2, 2))
+    expect_s3_class(x$n, "data.frame")
+    expect_identical(x$n$x, array(c(0.5, 1.5), 2))
+    expect_identical(x$n$y, array(c(2L, -3L), 2))
+    a <- h5t_readAttributes(f, "attrs_here")
+    expect_identical(names(a), c("empty", "grid", "pair", "state", "text", "u8"))
+    expect_identical(as.character(a$state), c("ON", "OFF", "ON"))
+    expect_identical(levels(a$state), c("OFF", "ON"))
+    expect_identical(a$pair$b, array(2.5, 1))
+    expect_identical(a$u8, 200L)
+    expect_null(a$empty)
+    expect_identical(a$grid, matrix(c(0, 1, 2, 3, 4, 5), 3, 2))
+})

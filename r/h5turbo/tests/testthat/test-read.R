@@ -1,0 +1,103 @@
+# h5t_read against rhdf5::h5read on files written by rhdf5.
+skip_if_not_installed("rhdf5")
+
+test_that("numeric matrices and arrays read as rhdf5 reads them, dims reversed", {
+    f <- new_h5()
+    set.seed(1)
+    ints <- matrix(sample.int(1000L, 37L * 23L, replace = TRUE), 37L, 23L)
+    dbls <- array(rnorm(5 * 7 * 3), c(5, 7, 3))
+    write_rhdf5(f, "ints", ints)
+    write_rhdf5(f, "ints_chunked", ints, chunk = c(10, 6))        # chunks do not divide 37 x 23
+    write_rhdf5(f, "dbls", dbls, chunk = c(2, 3, 2))
+    write_rhdf5(f, "vec", as.numeric(1:101), chunk = 17)
+    write_rhdf5(f, "scalar_like", 42L)
+    for (name in c("ints", "ints_chunked", "dbls", "vec", "scalar_like")) {
+        expect_identical(h5t_read(f, name), rhdf5_read(f, name), info = name)
+        expect_identical(h5t_read(f, name, threads = 1), rhdf5_read(f, name), info = name)
+    }
+    expect_identical(dim(h5t_read(f, "ints")), c(37L, 23L))
+})
+
+test_that("index subsets: ranges, strides, unsorted, repeats, scattered, empty", {
+    f <- new_h5()
+    x <- matrix(as.integer(1:(60 * 45)), 60, 45)
+    write_rhdf5(f, "x", x, chunk = c(7, 8))
+    a <- array(as.numeric(1:(6 * 5 * 40)), c(6, 5, 40))
+    write_rhdf5(f, "a", a, chunk = c(4, 2, 9))
+    cases <- list(
+        list(1:10, NULL), list(NULL, 3:9), list(seq(2, 60, by = 3), c(45, 1)),
+        list(c(5, 1, 5, 60), c(2, 2, 44)), list(c(3, 59), c(1, 45)),
+        list(NULL, c(1, 2, 30, 31, 45)), list(7, 7), list(sample(60), sample(45)))
+    for (idx in cases) {
+        expect_identical(h5t_read(f, "x", index = idx), rhdf5_read(f, "x", index = idx),
+                         info = deparse(idx))
+        expect_identical(h5t_read(f, "x", index = idx), x[idx[[1]] %||% seq_len(60),
+                                                          idx[[2]] %||% seq_len(45), drop = FALSE])
+    }
+    for (idx in list(list(NULL, NULL, c(40, 1, 20)), list(2:3, c(5, 1), NULL), list(1, 1, 1))) {
+        expect_identical(h5t_read(f, "a", index = idx), rhdf5_read(f, "a", index = idx),
+                         info = deparse(idx))
+    }
+    empty <- h5t_read(f, "x", index = list(integer(0), NULL))
+    expect_identical(dim(empty), c(0L, 45L))
+    expect_identical(h5t_read(f, "x", index = list(1:2, 1), drop = TRUE), x[1:2, 1])
+})
+
+test_that("dtypes: integer sizes, unsigned, floats, logicals", {
+    f <- new_h5()
+    ints <- matrix(as.integer(c(-5:6)), 3, 4)
+    for (mode in c("integer", "double")) write_rhdf5(f, paste0("m_", mode), `storage.mode<-`(ints, mode))
+    rhdf5::h5createDataset(f, "i8", dims = 12, storage.mode = "integer", H5type = "H5T_STD_I8LE")
+    rhdf5::h5write(as.integer(-5:6), f, "i8")
+    rhdf5::h5createDataset(f, "u16", dims = 12, storage.mode = "integer", H5type = "H5T_STD_U16BE")
+    rhdf5::h5write(as.integer(0:11) * 5000L, f, "u16")
+    rhdf5::h5createDataset(f, "f32", dims = c(3, 4), storage.mode = "double", H5type = "H5T_IEEE_F32LE",
+                           chunk = c(2, 3), level = 4)
+    rhdf5::h5write(ints / 4, f, "f32")
+    write_rhdf5(f, "lgl", matrix(c(TRUE, NA, FALSE, TRUE, FALSE, NA), 2, 3))
+    write_rhdf5(f, "special", c(NaN, Inf, -Inf, NA, 0, -0, 1e308, 5e-324))
+    for (name in c("m_integer", "m_double", "i8", "u16", "f32", "lgl", "special")) {
+        expect_identical(h5t_read(f, name), rhdf5_read(f, name), info = name)
+    }
+    expect_type(h5t_read(f, "lgl"), "logical")
+})
+
+test_that("strings, data.frames (compounds) and attributes", {
+    f <- new_h5()
+    s <- matrix(c("a", "bb", "", "dddd", "é ü", "x"), 2, 3)
+    write_rhdf5(f, "strings", s)
+    df <- data.frame(id = 1:4, score = c(0.5, 1.5, NA, -2), tag = c("x", "yy", "zzz", ""),
+                     stringsAsFactors = FALSE)
+    rhdf5::h5write(df, f, "table")
+    rhdf5::h5createGroup(f, "g")
+    rhdf5::h5write(1:3, f, "g/with_attrs")
+    fid <- rhdf5::H5Fopen(f)
+    did <- rhdf5::H5Dopen(fid, "g/with_attrs")
+    rhdf5::h5writeAttribute(2.5, did, "scale")
+    rhdf5::h5writeAttribute(c("u", "vw"), did, "labels")
+    rhdf5::h5writeAttribute(matrix(1:6, 2, 3), did, "grid")
+    rhdf5::h5writeAttribute("text", did, "note")
+    rhdf5::H5Dclose(did)
+    rhdf5::H5Fclose(fid)
+    expect_identical(h5t_read(f, "strings"), rhdf5_read(f, "strings"))
+    expect_identical(h5t_read(f, "table"), rhdf5_read(f, "table"))
+    expect_identical(h5t_read(f, "table", index = list(c(4, 2))),
+                     { d <- rhdf5_read(f, "table"); d <- d[c(4, 2), ]
+                       d[] <- lapply(d, function(col) array(col, length(col))); rownames(d) <- NULL; d })
+    expect_identical(h5t_readAttributes(f, "g/with_attrs"), rhdf5::h5readAttributes(f, "g/with_attrs"))
+    expect_identical(h5t_readAttributes(f, "/"), rhdf5::h5readAttributes(f, "/"))
+})
+
+test_that("h5t_ls lists what rhdf5::h5ls lists", {
+    f <- new_h5()
+    rhdf5::h5createGroup(f, "zeta")
+    rhdf5::h5createGroup(f, "alpha")
+    rhdf5::h5createGroup(f, "alpha/inner")
+    write_rhdf5(f, "alpha/inner/m", matrix(1:6, 2, 3))
+    write_rhdf5(f, "b", "text")
+    write_rhdf5(f, "zeta/v", as.numeric(1:5))
+    cols <- c("group", "name", "otype", "dclass", "dim")
+    expect_identical(h5t_ls(f), rhdf5::h5ls(f)[, cols])
+    expect_identical(h5t_ls(f, recursive = FALSE), rhdf5::h5ls(f, recursive = FALSE)[, cols])
+    expect_identical(h5t_ls(f, recursive = 2), rhdf5::h5ls(f, recursive = 2)[, cols])
+})
