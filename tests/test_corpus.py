@@ -7,8 +7,7 @@ exception type. Files h5py refuses to open are walked with h5turbo alone: every
 access either works or raises h5turbo.Error. One test per file; the failure message
 lists every object that differed.
 
-Corpus location: $H5TURBO_CORPUS, else <repo>/../shared/corpus. Missing corpus: a
-skip, or a failure when CI=true."""
+Corpus location: tests/data/corpus (part of the repository; a missing corpus fails)."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import numpy as np
 import pytest
 
 import h5compare as hc
-from conftest import corpus_dir, import_h5turbo, in_ci
+from conftest import corpus_dir, import_h5turbo
 
 h5turbo = import_h5turbo()
 
@@ -44,8 +43,6 @@ def _is_hdf5(path: Path) -> bool:
 
 def corpus_files() -> list[Path]:
     root = corpus_dir()
-    if not root.is_dir():
-        return []
     return sorted(p for p in root.rglob("*") if p.is_file() and _is_hdf5(p))
 
 
@@ -53,13 +50,7 @@ FILES = corpus_files()
 
 
 def test_corpus_present():
-    if FILES:
-        assert len(FILES) > 10
-        return
-    message = f"HDF5 corpus not found at {corpus_dir()} (set H5TURBO_CORPUS)"
-    if in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
+    assert len(FILES) > 10, f"HDF5 corpus missing or incomplete at {corpus_dir()}"
 
 
 # --------------------------------------------------------------------------- helpers

@@ -14,7 +14,9 @@ from ont_fast5_api.fast5_interface import get_fast5_file
 import h5gen
 import h5turbo
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus" / "fast5"
+from conftest import corpus_dir
+
+CORPUS = corpus_dir() / "fast5"
 CORPUS_FILES = sorted(CORPUS.glob("*.fast5"))
 
 

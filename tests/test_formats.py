@@ -15,7 +15,7 @@ from collections.abc import Mapping
 import numpy as np
 import pytest
 
-from conftest import corpus_dir, in_ci, import_h5turbo
+from conftest import corpus_dir, import_h5turbo
 
 h5turbo = import_h5turbo()
 import anndata  # noqa: E402
@@ -220,10 +220,7 @@ def test_corpus_h5ad(name):
 
 def _corpus(*parts):
     path = corpus_dir().joinpath(*parts)
-    if not path.exists():
-        if in_ci():
-            pytest.fail(f"{path} not present: CI must have the shared corpus")
-        pytest.skip(f"{path} not present")
+    assert path.exists(), f"{path} not present: the corpus is part of the repository"
     return path
 
 

@@ -18,9 +18,9 @@ from h5turbo.cli import main as cli_main
 import json
 from h5compare import difference
 
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-if not CORPUS.is_dir():
-    CORPUS = Path("/work/shared/corpus")
+from conftest import corpus_dir
+
+CORPUS = corpus_dir()
 
 
 def _h5py_readable(path: Path) -> bool:
@@ -39,7 +39,7 @@ def _h5py_readable(path: Path) -> bool:
 
 
 CORPUS_FILES = sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
-                      and _h5py_readable(p)) if CORPUS.is_dir() else []
+                      and _h5py_readable(p))
 
 
 def sha256(path: Path) -> str:

@@ -27,7 +27,10 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
-from numpy.lib.array_utils import normalize_axis_tuple
+try:
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy 1.x keeps it in numpy.core
+    from numpy.core.numeric import normalize_axis_tuple
 
 from ._selection import plan_read
 
