@@ -3,6 +3,7 @@
 //! Layers, data flowing down: [`format`] (bytes to structures) -> [`filters`]
 //! (chunk decoders) -> [`engine`] (selection -> plan -> parallel execution).
 
+pub mod convert;
 pub mod engine;
 pub mod error;
 pub mod formats;

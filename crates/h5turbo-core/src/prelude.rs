@@ -15,18 +15,23 @@
 //! # Ok(()) }
 //! ```
 
-pub use crate::engine::pool::resolve_threads;
+pub use crate::engine::pool::{default_threads, resolve_threads};
+pub use crate::engine::write::{encode_chunks, encode_chunks_into, ChunkedArray};
+pub use crate::filters::encode::{EncodePipeline, FilterSpec};
 pub use crate::engine::reduce::{ElementKind, NumberClass, ReduceOp, Reduced};
 pub use crate::engine::AxisSelection;
 pub use crate::error::{Error, ErrorKind, Result, ResultExt};
 pub use crate::formats::fast5::{self, Fast5Index, ReadGroups};
-pub use crate::file::{AttributeValue, Dataset, File, LayoutKind, Object, ObjectKind};
+pub use crate::file::{AttributeValue, Dataset, File, LayoutKind, Object, ObjectKind, Storage};
+pub use crate::filters::registry::{self as filter_registry, FilterKind};
 pub use crate::format::dataspace::{Dataspace, DataspaceKind};
 pub use crate::format::datatype::{
-    ByteOrder, CharSet, CompoundMember, Datatype, DatatypeClass, EnumMember, FloatLayout, NumpyDtype, ReferenceKind,
+    ByteOrder, CharSet, CompoundMember, Datatype, DatatypeClass, EnumMember, FloatLayout, ReferenceKind,
     StringPadding, VlenKind,
 };
 pub use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 pub use crate::format::links::{Link, LinkTarget};
-pub use crate::format::values::VlenValue;
+pub use crate::convert::numpy_dtype::{has_objects, vlen_element_dtype, DtypeMetadata, NumpyDtype};
+pub use crate::format::reference::{self, Selection as RegionSelection};
+pub use crate::convert::values::VlenValue;
 pub use crate::io::{FileSource, MemSource, ReadAt};

@@ -10,7 +10,7 @@ use h5turbo_core::format::datatype::Datatype;
 use h5turbo_core::format::fill_value::FillValue;
 use h5turbo_core::format::global_heap::GlobalHeapCache;
 use h5turbo_core::format::shared::parse_shared_message;
-use h5turbo_core::format::values::{resolve_vlen_elements, to_numpy_bytes};
+use h5turbo_core::convert::values::{resolve_vlen_elements, to_numpy_bytes};
 use h5turbo_core::format::{FormatContext, Sizes};
 use h5turbo_core::io::MemSource;
 use std::path::Path;

@@ -2,13 +2,8 @@
 //! variable-length data, shaped as h5py returns them.
 
 use crate::errors::{guard, to_py_err};
-use h5turbo_core::engine::AxisSelection;
-use h5turbo_core::file::{AttributeValue, Dataset, Object as CoreObject};
-use h5turbo_core::format::dataspace::DataspaceKind;
-use h5turbo_core::format::datatype::{CharSet, CompoundMember, Datatype, DatatypeClass, NumpyDtype, ReferenceKind, VlenKind};
-use h5turbo_core::format::numpy_dtype::{has_objects, vlen_element_dtype, DtypeMetadata};
-use h5turbo_core::format::reference;
-use h5turbo_core::format::values::VlenValue;
+
+use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, reference, vlen_element_dtype};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

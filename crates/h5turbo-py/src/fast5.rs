@@ -4,10 +4,8 @@
 use crate::convert::attribute_to_py;
 use crate::errors::guard;
 use h5turbo_core::prelude::fast5::{open_file, read_signal, Fast5Index};
-use h5turbo_core::file::{AttributeValue, Object as CoreObject};
-use h5turbo_core::format::dataspace::DataspaceKind;
-use h5turbo_core::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
-use h5turbo_core::Result;
+use h5turbo_core::prelude::{AttributeValue, ByteOrder, DataspaceKind, DatatypeClass, FloatLayout, Object as CoreObject, StringPadding};
+use h5turbo_core::prelude::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};

@@ -6,7 +6,7 @@ use crate::format::attribute::{Attribute, AttributeDatatype};
 use crate::format::attribute_info::{dense_attribute_messages, dense_attribute_messages_by_creation_order, AttributeInfo};
 use super::File;
 use crate::format::dataspace::{Dataspace, DataspaceKind};
-use crate::format::values::{self, VlenValue};
+use crate::convert::values::{self, VlenValue};
 use crate::format::datatype::Datatype;
 use crate::format::shared::SharedMessage;
 use crate::format::object_header::{msg, ObjectHeader};

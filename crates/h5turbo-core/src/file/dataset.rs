@@ -16,7 +16,7 @@ use crate::format::fill_value::FillValue;
 use crate::format::filter_pipeline::FilterPipeline;
 use crate::format::layout::Layout;
 use crate::format::object_header::{msg, HeaderMessage, ObjectHeader};
-use crate::format::values::{self, VlenValue};
+use crate::convert::values::{self, VlenValue};
 use crate::format::FormatContext;
 use crate::io::MemSource;
 use super::external::ExternalSource;
@@ -31,6 +31,13 @@ pub enum LayoutKind {
     Contiguous,
     Chunked,
     Virtual,
+}
+
+/// Space a dataset occupies in its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Storage {
+    pub chunks: u64,
+    pub bytes: u64,
 }
 
 pub struct Dataset {
@@ -53,6 +60,17 @@ pub struct Dataset {
     external_source: OnceLock<Arc<ExternalSource>>,
     /// A virtual dataset's mappings and open source files, on first read.
     virtual_sources: OnceLock<Arc<super::vds::VirtualSources>>,
+}
+
+impl LayoutKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LayoutKind::Compact => "compact",
+            LayoutKind::Contiguous => "contiguous",
+            LayoutKind::Chunked => "chunked",
+            LayoutKind::Virtual => "virtual",
+        }
+    }
 }
 
 impl Dataset {
@@ -148,6 +166,36 @@ impl Dataset {
         }
     }
 
+    /// How the chunks are indexed ("btree_v1", "single_chunk", "implicit",
+    /// "fixed_array", "extensible_array", "btree_v2"); None when not chunked.
+    pub fn chunk_index_type(&self) -> Option<&'static str> {
+        use crate::format::layout::ChunkIndexKind as K;
+        let Layout::Chunked(c) = &self.layout else { return None };
+        Some(match c.index {
+            K::BTreeV1 { .. } => "btree_v1",
+            K::SingleChunk { .. } => "single_chunk",
+            K::Implicit { .. } => "implicit",
+            K::FixedArray { .. } => "fixed_array",
+            K::ExtensibleArray { .. } => "extensible_array",
+            K::BTreeV2 { .. } => "btree_v2",
+        })
+    }
+
+    /// What the dataset occupies in the file: allocated chunks (1 for written
+    /// contiguous or compact data) and stored bytes. Virtual datasets store nothing.
+    pub fn storage(&self, file: &File) -> Result<Storage> {
+        let (chunks, bytes) = match &self.layout {
+            Layout::Chunked(_) => {
+                let index = self.chunk_index(file)?;
+                index.map_or((0, 0), |i| (i.len() as u64, i.stored_bytes()))
+            }
+            Layout::Contiguous { address: Some(_), size } => (1, *size),
+            Layout::Contiguous { address: None, .. } | Layout::Virtual { .. } => (0, 0),
+            Layout::Compact { data } => (1, data.len() as u64),
+        };
+        Ok(Storage { chunks, bytes })
+    }
+
     /// The chunk index (read once, then shared).
     pub fn chunk_index(&self, file: &File) -> Result<Option<Arc<ChunkIndex>>> {
         let Layout::Chunked(chunked) = &self.layout else { return Ok(None) };
@@ -183,7 +231,7 @@ impl Dataset {
 
     /// The fill value in numpy layout (None for types with variable-length parts).
     pub fn fill_numpy(&self) -> Result<Option<Vec<u8>>> {
-        if crate::format::numpy_dtype::has_objects(&self.datatype) {
+        if crate::convert::numpy_dtype::has_objects(&self.datatype) {
             return Ok(None);
         }
         values::to_numpy_bytes(&self.datatype, &self.fill, 1).map(Some)

@@ -13,7 +13,7 @@ mod refs;
 mod vds;
 
 pub use attrs::AttributeValue;
-pub use dataset::{Dataset, LayoutKind};
+pub use dataset::{Dataset, LayoutKind, Storage};
 
 use crate::error::{Error, Result, ResultExt};
 use crate::format::global_heap::GlobalHeapCache;
@@ -246,7 +246,7 @@ impl Object {
 
     /// Read a selection of a dataset with variable-length parts; errors name the file
     /// and the dataset.
-    pub fn read_vlen(&self, sel: &[crate::engine::AxisSelection], threads: usize) -> Result<Vec<crate::format::values::VlenValue>> {
+    pub fn read_vlen(&self, sel: &[crate::engine::AxisSelection], threads: usize) -> Result<Vec<crate::convert::values::VlenValue>> {
         let ds = self.dataset()?;
         ds.read_vlen(&self.file, sel, threads).in_object(&self.name).in_file(self.file.path())
     }

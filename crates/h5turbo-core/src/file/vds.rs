@@ -53,7 +53,7 @@ pub(super) fn read(
     }
     let _nesting = Nesting(depth);
     DEPTH.with(|d| d.set(depth + 1));
-    if crate::format::numpy_dtype::has_objects(&ds.datatype) {
+    if crate::convert::numpy_dtype::has_objects(&ds.datatype) {
         return Err(Error::unsupported("virtual datasets of variable-length or reference types"));
     }
     for (axis, (s, &len)) in sel.iter().zip(dims).enumerate() {

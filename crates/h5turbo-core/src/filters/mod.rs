@@ -23,6 +23,7 @@ mod fletcher32;
 mod lz4;
 mod lzf;
 mod nbit;
+pub mod registry;
 mod scaleoffset;
 mod shuffle;
 mod szip;
@@ -32,21 +33,7 @@ mod zstd;
 use crate::error::{Error, Result};
 use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 
-pub const FILTER_DEFLATE: u16 = 1;
-pub const FILTER_SHUFFLE: u16 = 2;
-pub const FILTER_FLETCHER32: u16 = 3;
-pub const FILTER_SZIP: u16 = 4;
-pub const FILTER_NBIT: u16 = 5;
-pub const FILTER_SCALEOFFSET: u16 = 6;
-pub const FILTER_BZIP2: u16 = 307;
-pub const FILTER_LZF: u16 = 32000;
-pub const FILTER_BLOSC: u16 = 32001;
-pub const FILTER_LZ4: u16 = 32004;
-pub const FILTER_BITSHUFFLE: u16 = 32008;
-pub const FILTER_ZSTD: u16 = 32015;
-pub const FILTER_SZ: u16 = 32017;
-pub const FILTER_VBZ: u16 = 32020;
-pub const FILTER_BLOSC2: u16 = 32026;
+pub use registry::*;
 
 /// Per-thread reusable buffers and codec contexts for multi-stage pipelines
 /// (e.g. inflate into scratch, then unshuffle into out). Buffers only grow, so a
@@ -165,23 +152,27 @@ impl<'a> Codec<'a> {
         })
     }
 
-    fn name(&self) -> &'static str {
+    fn id(&self) -> u16 {
         match self {
-            Codec::Deflate => "deflate",
-            Codec::Shuffle { .. } => "shuffle",
-            Codec::Fletcher32 => "fletcher32",
-            Codec::Lzf => "lzf",
-            Codec::Zstd => "zstd",
-            Codec::Lz4 => "lz4",
-            Codec::Bitshuffle(_) => "bitshuffle",
-            Codec::Bzip2 => "bzip2",
-            Codec::Blosc => "blosc",
-            Codec::Blosc2 => "blosc2",
-            Codec::Vbz(_) => "vbz",
-            Codec::Szip(_) => "szip",
-            Codec::Nbit(_) => "nbit",
-            Codec::ScaleOffset(_) => "scaleoffset",
+            Codec::Deflate => FILTER_DEFLATE,
+            Codec::Shuffle { .. } => FILTER_SHUFFLE,
+            Codec::Fletcher32 => FILTER_FLETCHER32,
+            Codec::Lzf => FILTER_LZF,
+            Codec::Zstd => FILTER_ZSTD,
+            Codec::Lz4 => FILTER_LZ4,
+            Codec::Bitshuffle(_) => FILTER_BITSHUFFLE,
+            Codec::Bzip2 => FILTER_BZIP2,
+            Codec::Blosc => FILTER_BLOSC,
+            Codec::Blosc2 => FILTER_BLOSC2,
+            Codec::Vbz(_) => FILTER_VBZ,
+            Codec::Szip(_) => FILTER_SZIP,
+            Codec::Nbit(_) => FILTER_NBIT,
+            Codec::ScaleOffset(_) => FILTER_SCALEOFFSET,
         }
+    }
+
+    fn name(&self) -> &'static str {
+        filter_name(self.id())
     }
 
     fn size_rule(&self) -> SizeRule {
@@ -245,33 +236,9 @@ impl<'a> Codec<'a> {
     }
 }
 
-fn filter_name(id: u16) -> &'static str {
-    match id {
-        FILTER_DEFLATE => "deflate",
-        FILTER_SHUFFLE => "shuffle",
-        FILTER_FLETCHER32 => "fletcher32",
-        FILTER_SZIP => "szip",
-        FILTER_NBIT => "nbit",
-        FILTER_SCALEOFFSET => "scaleoffset",
-        FILTER_BZIP2 => "bzip2",
-        FILTER_LZF => "lzf",
-        FILTER_BLOSC => "blosc",
-        FILTER_LZ4 => "lz4",
-        FILTER_BITSHUFFLE => "bitshuffle",
-        FILTER_ZSTD => "zstd",
-        FILTER_SZ => "SZ",
-        FILTER_VBZ => "vbz",
-        FILTER_BLOSC2 => "blosc2",
-        305 => "LZO",
-        32013 => "zfp",
-        32024 => "SZ3",
-        _ => "unknown",
-    }
-}
-
 fn unsupported_filter(id: u16, stored_name: Option<&str>) -> Error {
     let name = match stored_name {
-        Some(n) if !n.is_empty() && filter_name(id) == "unknown" => n,
+        Some(n) if !n.is_empty() && lookup(id).is_none() => n,
         _ => filter_name(id),
     };
     crate::unsupported!("filter {} ({}) is not supported", id, name)

@@ -1,12 +1,9 @@
-//! Datatype message (type 0x0003): how one element is laid out, and which numpy
-//! dtype h5py gives it.
+//! Datatype message (type 0x0003): how one element is laid out.
 //!
 //! Every class of the format is parsed (fixed-point, floating-point, time, string,
 //! bitfield, opaque, compound, reference, enum, variable-length, array, complex).
-//! [`Datatype::numpy_dtype`] follows h5py's `h5t.pyx` (`py_dtype` of each type class)
-//! so that the dtype we report is the one h5py reports for the same file.
+//! Which numpy dtype h5py gives each type is `crate::convert::numpy_dtype`'s business.
 
-pub use super::numpy_dtype::NumpyDtype;
 use super::reader::{bytes_needed, ByteReader, Sizes};
 use crate::error::{Error, Result};
 
@@ -156,10 +153,6 @@ impl Datatype {
         decode_int(bytes, order, signed)
     }
 
-    /// The numpy dtype h5py gives this type, or `Unsupported` where h5py raises.
-    pub fn numpy_dtype(&self) -> Result<NumpyDtype> {
-        super::numpy_dtype::numpy_dtype_of(self)
-    }
 }
 
 /// Integer from up to 16 bytes in the given order, sign-extended if `signed`.

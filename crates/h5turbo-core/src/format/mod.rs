@@ -16,13 +16,11 @@ pub mod external;
 pub mod dense_info;
 pub mod fill_value;
 pub mod filter_pipeline;
-pub mod float_convert;
 pub mod fractal_heap;
 pub mod global_heap;
 pub mod layout;
 pub mod links;
 pub mod local_heap;
-pub mod numpy_dtype;
 pub mod object_header;
 pub mod reader;
 pub mod reference;
@@ -32,7 +30,6 @@ pub mod superblock;
 pub mod symbol_table;
 #[cfg(test)]
 pub(crate) mod test_support;
-pub mod values;
 pub mod vds;
 
 pub use context::FormatContext;

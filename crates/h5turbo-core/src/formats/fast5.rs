@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::file::{File, Object};
 use crate::format::datatype::{ByteOrder, DatatypeClass};
 use crate::format::links::LinkTarget;
-use crate::format::values::VlenValue;
+use crate::convert::values::VlenValue;
 use crate::io::{FileSource, MemSource, ReadAt};
 use std::path::Path;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! except FALSE/TRUE which become bool, compounds {r, i} of equal floats become complex,
 //! opaque tags `"NUMPY:<typestr>"` become that dtype, everything else structured.
 
-use super::datatype::{ByteOrder, CharSet, Datatype, DatatypeClass, FloatLayout, ReferenceKind, VlenKind};
+use crate::format::datatype::{ByteOrder, CharSet, Datatype, DatatypeClass, FloatLayout, ReferenceKind, VlenKind};
 use crate::error::{Error, Result};
 
 /// The numpy dtype h5py produces for a datatype.
@@ -32,7 +32,14 @@ const COMPLEX_NAMES: (&str, &str) = ("r", "i");
 /// h5py's default names for the boolean enum (`h5py.get_config().bool_names`).
 const BOOL_NAMES: (&str, &str) = ("FALSE", "TRUE");
 
-pub(crate) fn numpy_dtype_of(dt: &Datatype) -> Result<NumpyDtype> {
+impl Datatype {
+    /// The numpy dtype h5py gives this type, or `Unsupported` where h5py raises.
+    pub fn numpy_dtype(&self) -> Result<NumpyDtype> {
+        numpy_dtype_of(self)
+    }
+}
+
+fn numpy_dtype_of(dt: &Datatype) -> Result<NumpyDtype> {
     match &dt.class {
         DatatypeClass::FixedPoint { order, signed, .. } => integer(*order, if *signed { 'i' } else { 'u' }, dt.size),
         DatatypeClass::Bitfield { order, .. } => integer(*order, 'u', dt.size),

@@ -5,7 +5,7 @@
 //! always has at least the source's range and precision, the conversion is exact: take
 //! the value apart (sign, significand, binary exponent) and re-encode it.
 
-use super::datatype::{decode_int, ByteOrder, FloatLayout};
+use crate::format::datatype::{decode_int, ByteOrder, FloatLayout};
 use crate::error::{Error, Result};
 
 /// An IEEE-style target layout (numpy's f2, f4, f8, or x87 long double in 16 bytes).

@@ -18,10 +18,10 @@
 //! Variable-length data ([`resolve_vlen_elements`]) is returned as a small tree of
 //! byte buffers so that the Python bindings only wrap bytes into Python objects.
 
-use super::context::FormatContext;
-use super::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
-use super::float_convert::{self, TargetFloat};
-use super::global_heap::{GlobalHeapCache, VlenRef};
+use crate::format::context::FormatContext;
+use crate::format::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
+use super::floats::{self as float_convert, TargetFloat};
+use crate::format::global_heap::{GlobalHeapCache, VlenRef};
 use super::numpy_dtype::NumpyDtype;
 use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
 use crate::error::{Error, Result};
@@ -367,7 +367,7 @@ fn normalize_string(src: &[u8], dst: &mut [u8], padding: StringPadding) {
 /// An integer stored in `precision` bits at `bit_offset` (checked by `check_bits`):
 /// shifted down, masked and sign-extended to the full width, in the same byte order.
 fn extract_bits(src: &[u8], dst: &mut [u8], order: ByteOrder, signed: bool, bit_offset: u16, precision: u16) {
-    let raw = super::datatype::decode_int(src, order, false) as u64;
+    let raw = crate::format::datatype::decode_int(src, order, false) as u64;
     let mut v = (raw >> bit_offset) & (u64::MAX >> (64 - precision as u32));
     if signed && precision < 64 && (v >> (precision - 1)) & 1 == 1 {
         v |= u64::MAX << precision;

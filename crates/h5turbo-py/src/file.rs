@@ -1,0 +1,78 @@
+//! `_native.File`: an open file, paths to objects, references.
+
+use crate::errors::{guard, to_py_err};
+use crate::object::Object;
+use h5turbo_core::prelude::{File as CoreFile, RegionSelection};
+use numpy::{IntoPyArray, PyArrayMethods};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+
+#[pyclass(module = "h5turbo._native", frozen)]
+pub struct File {
+    inner: CoreFile,
+}
+
+#[pymethods]
+impl File {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<File> {
+        let inner = py.allow_threads(|| guard(|| CoreFile::open(&path))).map_err(to_py_err)?;
+        Ok(File { inner })
+    }
+
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path().to_path_buf()
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    #[getter]
+    fn userblock_size(&self) -> u64 {
+        self.inner.userblock_size()
+    }
+
+    fn close(&self) {
+        self.inner.close();
+    }
+
+    fn get(&self, py: Python<'_>, path: &str) -> PyResult<Object> {
+        let inner = py.allow_threads(|| guard(|| self.inner.get(path))).map_err(to_py_err)?;
+        Ok(Object { inner })
+    }
+
+    /// The object at an object reference's address and a path to it (None if no link
+    /// reaches it); see _native.pyi.
+    fn dereference(&self, py: Python<'_>, address: u64) -> PyResult<(Object, Option<String>)> {
+        let (inner, path) = py.allow_threads(|| guard(|| self.inner.dereference(address))).map_err(to_py_err)?;
+        Ok((Object { inner }, path))
+    }
+
+    /// A region reference's dataset address and selection: (address, kind, data) with
+    /// kind "none", "all" (data None), "points" (n x rank coordinates), "blocks"
+    /// ((starts, ends), n x rank each, ends inclusive) or "regular" ((start, stride,
+    /// count, block) per axis).
+    fn region<'py>(&self, py: Python<'py>, collection: u64, index: u32) -> PyResult<(u64, &'static str, PyObject)> {
+        let region = py.allow_threads(|| guard(|| self.inner.region(collection, index))).map_err(to_py_err)?;
+        let rows = |v: Vec<u64>, rank: usize| -> PyResult<PyObject> {
+            let n = v.len() / rank.max(1);
+            Ok(v.into_pyarray(py).reshape([n, rank])?.into_any().unbind())
+        };
+        let (kind, data) = match region.selection {
+            RegionSelection::None => ("none", py.None()),
+            RegionSelection::All => ("all", py.None()),
+            RegionSelection::Points { rank, coords } => ("points", rows(coords, rank)?),
+            RegionSelection::Blocks { rank, starts, ends } => {
+                ("blocks", (rows(starts, rank)?, rows(ends, rank)?).into_pyobject(py)?.into_any().unbind())
+            }
+            RegionSelection::Regular { start, stride, count, block } => {
+                ("regular", (start, stride, count, block).into_pyobject(py)?.into_any().unbind())
+            }
+        };
+        Ok((region.object, kind, data))
+    }
+}
+

@@ -1,0 +1,218 @@
+//! `_native.Object`: a group, dataset or committed datatype; metadata, attributes,
+//! reads into numpy arrays and reductions.
+
+use crate::arrays::{parse_selection, writable_buffer};
+use crate::convert;
+use crate::errors::{guard, to_py_err};
+use crate::reduce;
+use crate::threads_arg;
+use h5turbo_core::prelude::{has_objects, Dataset, DataspaceKind, Datatype, LinkTarget, Object as CoreObject, ObjectKind, ResultExt};
+use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+use std::sync::Arc;
+
+#[pyclass(module = "h5turbo._native", frozen)]
+pub struct Object {
+    pub(crate) inner: CoreObject,
+}
+
+impl Object {
+    /// An error naming the object and the file when `dt` has no numpy dtype (an
+    /// HDF5 1.12+ reference type, say).
+    fn check_numpy_dtype(&self, dt: &Datatype, what: &str) -> PyResult<()> {
+        guard(|| dt.numpy_dtype().map(|_| ()).in_object(what).in_file(self.inner.file().path())).map_err(to_py_err)
+    }
+
+    fn dataset(&self) -> PyResult<Arc<Dataset>> {
+        guard(|| self.inner.dataset()).map_err(to_py_err)
+    }
+}
+
+#[pymethods]
+impl Object {
+    #[getter]
+    fn kind(&self) -> &'static str {
+        match self.inner.kind() {
+            ObjectKind::Group => "group",
+            ObjectKind::Dataset => "dataset",
+            ObjectKind::Datatype => "datatype",
+        }
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    #[getter]
+    fn address(&self) -> u64 {
+        self.inner.address()
+    }
+
+    fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let links = py.allow_threads(|| guard(|| self.inner.links())).map_err(to_py_err)?;
+        let items = links
+            .into_iter()
+            .map(|l| {
+                let (kind, target) = match l.target {
+                    LinkTarget::Hard(a) => ("hard", a.into_pyobject(py)?.into_any()),
+                    LinkTarget::Soft(p) => ("soft", p.into_pyobject(py)?.into_any()),
+                    LinkTarget::External { file, path } => ("external", (file, path).into_pyobject(py)?.into_any()),
+                };
+                PyTuple::new(py, [l.name.into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), target])
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
+        let inner = py.allow_threads(|| guard(|| self.inner.child(name))).map_err(to_py_err)?;
+        Ok(Object { inner })
+    }
+
+    fn attr_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        py.allow_threads(|| guard(|| self.inner.attribute_names())).map_err(to_py_err)
+    }
+
+    fn attr(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
+        let value = py.allow_threads(|| guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
+        self.check_numpy_dtype(&value.datatype, &format!("{} (attribute '{}')", self.inner.name(), name))?;
+        convert::attribute_to_py(py, &self.inner, &value)
+    }
+
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let ds = self.dataset()?;
+        if ds.dataspace.kind == DataspaceKind::Null {
+            return Ok(None);
+        }
+        Ok(Some(PyTuple::new(py, ds.dataspace.dims.iter())?))
+    }
+
+    #[getter]
+    fn maxshape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let ds = self.dataset()?;
+        if ds.dataspace.kind == DataspaceKind::Null {
+            return Ok(None);
+        }
+        let dims = ds.dataspace.max_dims.iter().map(|&d| if d == u64::MAX { None } else { Some(d) });
+        Ok(Some(PyTuple::new(py, dims)?))
+    }
+
+    /// The dataset's dtype, or the type a committed datatype object stores.
+    #[getter]
+    fn dtype(&self, py: Python<'_>) -> PyResult<PyObject> {
+        if self.inner.kind() == ObjectKind::Datatype {
+            let dt = guard(|| self.inner.stored_datatype()).map_err(to_py_err)?;
+            return convert::dtype_of(py, &dt);
+        }
+        let ds = self.dataset()?;
+        self.check_numpy_dtype(&ds.datatype, self.inner.name())?;
+        convert::dtype_of(py, &ds.datatype)
+    }
+
+    #[getter]
+    fn layout(&self) -> PyResult<&'static str> {
+        Ok(self.dataset()?.layout_kind().name())
+    }
+
+    /// h5py's `external`: [(file name, offset, size)] of raw data in other files, or None.
+    #[getter]
+    fn external(&self) -> PyResult<Option<Vec<(String, u64, u64)>>> {
+        let ds = self.dataset()?;
+        Ok(ds.external_files().map(|segments| segments.iter().map(|s| (s.name.clone(), s.offset, s.size)).collect()))
+    }
+
+    #[getter]
+    fn chunks<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let ds = self.dataset()?;
+        ds.chunk_dims().map(|c| PyTuple::new(py, c.iter())).transpose()
+    }
+
+    #[getter]
+    fn chunk_index(&self) -> PyResult<Option<&'static str>> {
+        Ok(self.dataset()?.chunk_index_type())
+    }
+
+    #[getter]
+    fn filters<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let ds = self.dataset()?;
+        let items = ds
+            .pipeline
+            .filters
+            .iter()
+            .map(|f| {
+                let name = f.name.clone().unwrap_or_default();
+                (f.id, name, PyTuple::new(py, f.client_data.iter())?).into_pyobject(py)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    #[getter]
+    fn fillvalue(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let ds = self.dataset()?;
+        convert::fill_value_to_py(py, &self.inner, &ds)
+    }
+
+    fn chunk_count(&self, py: Python<'_>) -> PyResult<u64> {
+        let ds = self.dataset()?;
+        py.allow_threads(|| guard(|| ds.storage(self.inner.file()).map(|s| s.chunks))).map_err(to_py_err)
+    }
+
+    fn storage_size(&self, py: Python<'_>) -> PyResult<u64> {
+        let ds = self.dataset()?;
+        py.allow_threads(|| guard(|| ds.storage(self.inner.file()).map(|s| s.bytes))).map_err(to_py_err)
+    }
+
+    #[pyo3(signature = (selection, out, threads=0))]
+    fn read(&self, py: Python<'_>, selection: &Bound<'_, PyList>, out: &Bound<'_, PyUntypedArray>, threads: i64) -> PyResult<()> {
+        let ds = self.dataset()?;
+        let sel = parse_selection(selection)?;
+        let threads = threads_arg(threads);
+        if has_objects(&ds.datatype) {
+            return convert::read_vlen(py, &self.inner, &ds, &sel, out, threads);
+        }
+        let expected = convert::dtype_of(py, &ds.datatype)?;
+        // numpy expands a sub-array dtype into trailing axes of its base type.
+        let expected_base = expected.bind(py).getattr("base")?;
+        let matches = out.dtype().is_equiv_to(expected.downcast_bound(py)?)
+            || out.dtype().is_equiv_to(expected_base.downcast::<numpy::PyArrayDescr>()?);
+        if !matches {
+            return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
+        }
+        let (address, len) = writable_buffer(out)?;
+        py.allow_threads(|| {
+            // SAFETY: `out` stays borrowed (so alive) for this call, and is a writeable
+            // C-contiguous buffer of `len` bytes; as with any numpy extension that
+            // releases the GIL, Python code must not resize it meanwhile.
+            let buf: &mut [u8] = if len == 0 { &mut [] } else { unsafe { std::slice::from_raw_parts_mut(address as *mut u8, len) } };
+            guard(|| self.inner.read_numpy(&sel, buf, threads))
+        })
+        .map_err(to_py_err)
+    }
+
+    /// Reduce an orthogonal selection along the flagged axes; see _native.pyi.
+    #[pyo3(signature = (selection, op, reduce_axis, threads=0))]
+    fn reduce(
+        &self,
+        py: Python<'_>,
+        selection: &Bound<'_, PyList>,
+        op: &str,
+        reduce_axis: Vec<bool>,
+        threads: i64,
+    ) -> PyResult<PyObject> {
+        let ds = self.dataset()?;
+        let sel = parse_selection(selection)?;
+        let op = reduce::parse_op(op)?;
+        let threads = threads_arg(threads);
+        let file = self.inner.file().clone();
+        let reduced = py
+            .allow_threads(|| guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
+            .map_err(to_py_err)?;
+        reduce::to_py(py, reduced)
+    }
+}
+
