@@ -197,3 +197,38 @@ def test_reference_valued_attributes_fail_as_in_h5netcdf():
         _open(path, "h5netcdf")
     with pytest.raises(TypeError, match="has no len"):
         _open(path, ENGINE)
+
+
+@pytest.mark.parametrize("codec", ["lz4", "zstd", "blosc", "bzip2", "gzip_then_zstd", "szip"])
+def test_filter_encoding_named_as_h5netcdf_names_it(tmp_path, codec):
+    """The filter flags and complevel of a variable's encoding, for each plugin filter
+    h5netcdf names (h5netcdf calls the lz4 filter, 32004, "blosc"; a real blosc
+    filter, 32001, sets no flag), match engine="h5netcdf" exactly."""
+    import hdf5plugin
+
+    if codec == "szip" and not h5py.h5z.filter_avail(h5py.h5z.FILTER_SZIP):
+        pytest.skip("this libhdf5 has no szip encoder")
+    options = {"lz4": hdf5plugin.LZ4(), "zstd": hdf5plugin.Zstd(clevel=7), "blosc": hdf5plugin.Blosc(),
+               "bzip2": hdf5plugin.BZip2(blocksize=5), "szip": {"compression": "szip"},
+               "gzip_then_zstd": {"compression": "gzip", "compression_opts": 3}}[codec]
+    path = tmp_path / f"{codec}.h5"
+    with h5py.File(path, "w") as f:
+        if codec == "gzip_then_zstd":  # two compressors: the last with client data sets complevel
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_chunk((4, 5))
+            dcpl.set_deflate(3)
+            dcpl.set_filter(32015, h5py.h5z.FLAG_OPTIONAL, (9,))
+            space = h5py.h5s.create_simple((20, 10))
+            h5py.h5d.create(f.id, b"v", h5py.h5t.NATIVE_INT32, space, dcpl=dcpl)
+            f["v"][...] = np.arange(200, dtype="i4").reshape(20, 10)
+        else:
+            f.create_dataset("v", data=np.arange(200, dtype="i4").reshape(20, 10), chunks=(4, 5),
+                             **options)
+    ref = _open(path, "h5netcdf", phony_dims="sort")
+    got = _open(path, ENGINE, phony_dims="sort")
+    expected = {"lz4": "blosc", "zstd": "zstd", "blosc": None, "bzip2": "bzip2",
+                "gzip_then_zstd": "zstd", "szip": "szip"}[codec]
+    if expected:
+        assert ref["v"].encoding[expected] is True  # the reference's naming, as documented above
+    assert got["v"].encoding == ref["v"].encoding
+    np.testing.assert_array_equal(got["v"].values, ref["v"].values)

@@ -13,12 +13,16 @@ from ._base import HLObject, cached_property
 from ._refs import RegionReference, region_points, region_shape
 from ._selection import ReadPlan, plan_read, split_fields
 from ._types import Empty
+from .filters import H5PY_COMPRESSION, H5PY_NAMED, filter_id
 
 __all__ = ["Dataset"]
 
-# HDF5 filter ids (H5Zpublic.h, and the registered id of h5py's LZF)
-_GZIP, _SHUFFLE, _FLETCHER32, _SZIP, _SCALEOFFSET, _LZF = 1, 2, 3, 4, 6, 32000
-_COMPRESSION_NAMES = {_GZIP: "gzip", _LZF: "lzf", _SZIP: "szip"}
+_GZIP, _SHUFFLE, _FLETCHER32, _SZIP, _SCALEOFFSET = (
+    filter_id(name) for name in ("deflate", "shuffle", "fletcher32", "szip", "scaleoffset"))
+# h5py's Dataset.compression: the first of these present, under h5py's name, else
+# "unknown" when a filter h5py does not name (a plugin) is in the pipeline
+_COMPRESSION_NAMES = {filter_id(name): h5py_name for name, h5py_name in H5PY_COMPRESSION.items()}
+_H5PY_NAMED_IDS = frozenset(filter_id(name) for name in H5PY_NAMED)
 # szip option-mask bits, as h5py decodes them
 _SZIP_EC_OPTION_MASK, _SZIP_NN_OPTION_MASK = 4, 32
 
@@ -125,8 +129,10 @@ class Dataset(HLObject):
 
     @property
     def compression(self) -> Optional[str]:
-        return next((name for fid, name in _COMPRESSION_NAMES.items() if fid in self._filters),
-                    None)
+        named = next((name for fid, name in _COMPRESSION_NAMES.items() if fid in self._filters), None)
+        if named is None and any(fid not in _H5PY_NAMED_IDS for fid in self._filters):
+            return "unknown"
+        return named
 
     @property
     def compression_opts(self) -> Any:

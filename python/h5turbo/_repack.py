@@ -25,13 +25,17 @@ import numpy as np
 
 from ._native import Error as _Error
 from ._write import ArgumentError, CODECS, auto_chunks, write
+from .filters import filter_id
 
 __all__ = ["repack", "KEEP"]
 
 KEEP = "keep"  # compression: keep each dataset's own codec where h5turbo can write it
 
-# h5py filter ids -> our codec names, for compression="keep"
-_KEEPABLE = {1: "gzip", 32000: "lzf", 32015: "zstd", 32004: "lz4"}
+# filter id -> codec name of h5turbo.write, for compression="keep": the one-filter codecs
+# (blosc and bitshuffle carry a sub-codec in their client data and are re-encoded)
+_KEEPABLE = {filter_id(name): codec for name, codec in
+             (("deflate", "gzip"), ("lzf", "lzf"), ("zstd", "zstd"), ("lz4", "lz4"))}
+_SHUFFLE, _FLETCHER32 = filter_id("shuffle"), filter_id("fletcher32")
 _SLAB_BYTES = 256 << 20
 
 
@@ -174,11 +178,11 @@ class _Repack:
         codec, level, shuffle = None, None, False
         for i in range(plist.get_nfilters()):
             fid, _flags, values, _name = plist.get_filter(i)
-            if fid == 2:
+            if fid == _SHUFFLE:
                 shuffle = True
             elif fid in _KEEPABLE:
                 codec = _KEEPABLE[fid]
-                if fid in (1, 32015) and len(values):
+                if CODECS[codec] is not None and len(values):  # a codec with a level
                     level = int(values[0])
         if codec == "gzip" and level is not None:
             level = min(level, 9)
@@ -255,7 +259,7 @@ def _object_key(obj) -> tuple:
 
 def _keepable_filters(ds) -> bool:
     plist = ds.id.get_create_plist()
-    return all(plist.get_filter(i)[0] in (*_KEEPABLE, 2, 3) for i in range(plist.get_nfilters()))
+    return all(plist.get_filter(i)[0] in (*_KEEPABLE, _SHUFFLE, _FLETCHER32) for i in range(plist.get_nfilters()))
 
 
 def _fill_is_set(ds) -> bool:
