@@ -22,12 +22,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import _native
-from ._dataset import Dataset
-from ._file import File
-from ._group import Group
-from ._sparse import SparseDataset
-from ._types import Empty, ExternalLink, SoftLink
-from .filters import filter_name
+from .objects.dataset import Dataset
+from .objects.file import File
+from .objects.group import Group
+from .compute.sparse import SparseDataset
+from .objects.types import Empty, ExternalLink, SoftLink
+from .objects.filters import filter_name
 from .bench.cli import BenchUsageError
 
 __all__ = ["main", "parse_slice"]
@@ -377,8 +377,8 @@ def _parse_chunks(text: str):
 
 
 def cmd_repack(args, out) -> None:
-    from ._repack import KEEP, progress_bar, repack
-    from ._write import ArgumentError
+    from .writing.repack import KEEP, progress_bar, repack
+    from .writing.write import ArgumentError
     compression = {None: KEEP, "none": None}.get(args.compression, args.compression)
     update, close = progress_bar("repack") if not args.quiet else (None, lambda: None)
     try:
@@ -400,7 +400,7 @@ def cmd_repack(args, out) -> None:
 
 
 def cmd_advise(args, out) -> None:
-    from ._advise import measure, suggest
+    from .writing.advise import measure, suggest
     f = _open(args.file)
     with f:
         ds = _lookup(f, args.path)
@@ -477,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print every value (numpy summarises large arrays otherwise)")
     cat.set_defaults(run=cmd_cat)
 
-    from ._write import CODECS
+    from .writing.write import CODECS
     repack = sub.add_parser("repack", help="rewrite a file with new chunks and compression",
                             description="Rewrite SRC into DST with new chunks and compression: "
                             "reads in parallel with h5turbo, compresses in parallel, keeps groups, "

@@ -27,12 +27,12 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from . import _native
-from ._dask import open_cached
-from ._dataset import Dataset
-from ._file import File
-from ._group import Group
-from ._types import Empty
-from .filters import FILTERS
+from .compute.dask import open_cached
+from .objects.dataset import Dataset
+from .objects.file import File
+from .objects.group import Group
+from .objects.types import Empty
+from .objects.filters import FILTERS
 
 try:  # the module must import without xarray (the package does not require it)
     from xarray.backends import BackendArray, BackendEntrypoint

@@ -125,8 +125,8 @@ def _user_file_config(args) -> Config:
     return cfg
 
 
-def _cache_dir() -> Path:
-    from ..demo import _cache_dir as cache
+def cache_dir() -> Path:
+    from ..demo import cache_dir as cache
     return cache() / "bench"
 
 
@@ -145,7 +145,7 @@ def cmd_bench(args, out) -> None:
     cfg = config_from(args)
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
-    workdir = Path(args.workdir) if args.workdir else _cache_dir() / cfg.name
+    workdir = Path(args.workdir) if args.workdir else cache_dir() / cfg.name
     outcome = Runner(cfg, folder, progress=not args.no_progress, workdir=workdir).run()
     report.write_csv(outcome.rows, folder / "results.csv")
     command = "h5turbo " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)
