@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
-from benchlib import interleaved_times, machine, paired_ratio, publish, warm  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "tests"))  # the test suite's file generator and plugin set-up
+from h5turbo.bench.measure import interleaved_times, machine, paired_ratio, warm
+from h5turbo.bench.report import publish
 import conftest  # noqa: E402,F401  (sets up h5py's filter plugins, ONT's vbz among them)
-import h5gen  # noqa: E402
+from support import h5gen  # noqa: E402
 
 
 def signal_lengths(rng: np.random.Generator, n: int, median: int) -> list[int]:

@@ -378,3 +378,65 @@ def test_interleaved_times_runs_every_reader_once_per_round():
     assert paired_ratio([2.0, 4.0, 9.0], [1.0, 1.0, 1.0]) == 4.0
     assert paired_ratio([2.0, 4.0, 9.0], [2.0, 1.0, 9.0]) == 1.0
 
+
+# ---------------------------------------------------------------------- optional dependencies, limits
+
+
+def _small_file(tmp_path):
+    path = tmp_path / "mine.h5"
+    data = np.arange(256 * 32, dtype=np.int32).reshape(256, 32)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=data, chunks=(32, 16), compression="gzip")
+    return path
+
+
+def test_without_matplotlib_the_report_is_written_without_plots(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` raises ImportError
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    status, text = run_cli("bench", "--file", _small_file(tmp_path), "--dataset", "x", "--strategies", "h5turbo",
+                           "--patterns", "read_all", "--cache", "warm", "--threads", "1", "--repeats", "1",
+                           "--no-limits", "--no-progress", "-o", tmp_path / "o")
+    err = capsys.readouterr().err
+    assert status == 0, text + err
+    assert "matplotlib is not installed: the report is written without plots" in err
+    assert "pip install 'h5turbo[bench]'" in err
+    assert (tmp_path / "o" / "report.md").is_file() and (tmp_path / "o" / "results.csv").is_file()
+    assert not list((tmp_path / "o").glob("*.png"))
+
+
+def test_without_h5py_the_bench_stops_before_it_starts_and_names_the_extra(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "h5py", None)
+    status, _ = run_cli("bench", "--shape", "64x16", "--no-progress", "-o", tmp_path / "o")
+    err = capsys.readouterr().err
+    assert status == 1 and "needs h5py" in err and "pip install 'h5turbo[bench]'" in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_missing_strategy_libraries_are_named_before_the_run(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "hidefix", None)
+    status, text = run_cli("bench", "--file", _small_file(tmp_path), "--dataset", "x",
+                           "--strategies", "h5turbo,hidefix", "--patterns", "read_all", "--cache", "warm",
+                           "--threads", "1", "--repeats", "1", "--no-limits", "--no-plots", "--no-progress",
+                           "-o", tmp_path / "o")
+    err = capsys.readouterr().err
+    assert status == 0, text + err
+    assert "not installed: hidefix (pip install 'h5turbo[bench]')" in err
+
+
+def test_codec_limit_rows_come_from_the_native_module(tmp_path, capsys):
+    """The reference rows need no source tree: the limit is measured by h5turbo._native."""
+    path = _small_file(tmp_path)
+    seconds = h5turbo._native.codec_limit(str(path), "x", 1, 2)
+    assert 0 < seconds < 10
+    with pytest.raises(h5turbo.UnsupportedError, match="not chunked"):
+        with h5py.File(tmp_path / "flat.h5", "w") as f:
+            f["y"] = np.zeros((4, 4))
+        h5turbo._native.codec_limit(str(tmp_path / "flat.h5"), "y", 1, 1)
+    assert measure.codec_limit(path, 1, 2, "x") > 0
+    status, text = run_cli("bench", "--file", path, "--dataset", "x", "--strategies", "h5turbo",
+                           "--patterns", "read_all", "--cache", "warm", "--threads", "1", "--repeats", "1",
+                           "--no-plots", "--no-progress", "-o", tmp_path / "o")
+    assert status == 0, text + capsys.readouterr().err
+    codec = [r for r in report.read_csv(tmp_path / "o" / "results.csv") if r["strategy"] == "ref:codec"]
+    assert codec and all(r["status"] == "reference" and float(r["wall_s"]) > 0 for r in codec)
