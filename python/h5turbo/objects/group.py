@@ -21,7 +21,7 @@ def wrap(native_obj, file, name: str) -> HLObject:
     cls = {"group": Group, "dataset": Dataset, "datatype": Datatype}[native_obj.kind]
     obj = cls(native_obj, file, name)
     if cls is Group:
-        from ..compute.sparse import open_group  # _sparse builds on Group: imported when first needed
+        from ..compute.sparse import open_group  # compute.sparse builds on Group: imported when first needed
 
         return open_group(obj)
     return obj
