@@ -30,7 +30,7 @@ from typing import Callable
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-from h5turbo.bench.measure import codec_limit, machine, median_time, warm
+from h5turbo.bench.measure import codec_limit, machine, median_time, size_on_disk, warm
 CHUNK = 512
 
 
@@ -132,10 +132,6 @@ def write_zarr(path: Path, data: np.ndarray, codec: Codec) -> None:
     tmp.rename(path)
 
 
-def size_on_disk(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 
