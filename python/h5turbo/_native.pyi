@@ -158,6 +158,10 @@ def codec_limit(path: str, dataset: str, threads: int = 0, repeats: int = 5) -> 
     threads (0: the default): the codec-only limit of a warm read. The chunks are read
     into memory before timing. UnsupportedError for a dataset without chunks."""
 
+def fast5_limit(paths: Sequence[str], threads: int = 0, repeats: int = 5) -> float:
+    """As codec_limit, for the raw signal of every read in these fast5 files (single-
+    or multi-read), decoded all together: the floor under a fast5 reader."""
+
 def fast5_reads(jobs: Sequence[Tuple[str, int, int]]) -> list[Tuple[Optional[int], Optional[str], list]]:
     """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
     For each job (path, first read, read limit): (reads in the file, None, reads) or

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import h5py
 import numpy as np
 import pytest
 from ont_fast5_api.fast5_interface import get_fast5_file
@@ -266,3 +267,15 @@ def test_unusual_channel_values_are_errors_naming_the_read(unusual):
         [item] = h5turbo.read_fast5(unusual[name])
         assert isinstance(item, h5turbo.Fast5Error), name
         assert item.read_id and problem in item.problem.lower() and "channel_id" in item.problem
+
+
+def test_decode_floor_of_generated_files(generated, tmp_path):
+    """The fast5 benchmark's floor (every Signal chunk decoded from memory) comes from
+    the native module: a positive time for real files, a typed error naming the file
+    for one without raw signal (KeyError, as for any missing group)."""
+    assert 0 < h5turbo._native.fast5_limit([str(p) for p in generated], 2, 2) < 60
+    broken = tmp_path / "no_raw.fast5"
+    with h5py.File(broken, "w") as f:
+        f.create_group("read_0001/channel_id")
+    with pytest.raises(KeyError, match="no_raw.fast5"):
+        h5turbo._native.fast5_limit([str(broken)], 1, 1)
