@@ -129,7 +129,9 @@ pub fn decode(family: Family, data: &[u8]) {
     let pipeline = FilterPipeline { filters: vec![info] };
     let mut out = vec![0u8; out_len];
     let mut scratch = DecodeScratch::default();
-    let _ = filters::decode_chunk(&pipeline, 0, element_size, encoded, &mut out, &mut scratch);
+    // Client data the decoders cannot honour is an error here, as at a dataset's open.
+    let Ok(decoder) = filters::DecodePipeline::new(&pipeline, element_size) else { return };
+    let _ = filters::decode_chunk(&decoder, 0, encoded, &mut out, &mut scratch);
 }
 
 fn split_decode_input(data: &[u8]) -> Option<(usize, usize, Vec<u32>, &[u8])> {

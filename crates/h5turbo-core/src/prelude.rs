@@ -1,17 +1,32 @@
 //! The public API of the core: what a binding (Python, C, R) needs, and nothing
 //! of the format layer's internals. `use h5turbo_core::prelude::*;`
 //!
-//! ```no_run
+//! ```
 //! use h5turbo_core::prelude::*;
 //! # fn main() -> h5turbo_core::Result<()> {
-//! let file = File::open(std::path::Path::new("data.h5"))?;
-//! let object = file.get("/matrix")?;
+//! let file = File::open(std::path::Path::new("tests/data/dense_storage.h5"))?;
+//! let object = file.get("/plain/hard_01")?;
+//! assert_eq!(object.kind(), ObjectKind::Dataset);
 //! let dataset = object.dataset()?;
-//! let shape = dataset.shape().to_vec();
-//! let selection: Vec<AxisSelection> = shape.iter().map(|&n| AxisSelection::all(n)).collect();
-//! let itemsize = dataset.datatype.numpy_dtype()?.itemsize() as usize;
-//! let mut out = vec![0u8; itemsize * shape.iter().product::<u64>() as usize];
+//! assert_eq!(dataset.shape(), &[4]);
+//!
+//! // Read elements 1..4 (a selection per axis) into a caller's buffer, all cores.
+//! let selection = [AxisSelection::Range { start: 1, count: 3, step: 1 }];
+//! let mut out = [0u8; 3 * 4];
 //! object.read_numpy(&selection, &mut out, resolve_threads(0))?;
+//! let values: Vec<i32> = out.chunks(4).map(|b| i32::from_le_bytes(b.try_into().unwrap())).collect();
+//! assert_eq!(values, [1, 2, 3]);
+//!
+//! // Reductions straight from the file, chunk by chunk.
+//! let all = [AxisSelection::all(4)];
+//! let sum = dataset.reduce(&file, &all, &[true], ReduceOp::SumInt, 2)?;
+//! assert_eq!(sum, Reduced::Int(vec![6]));
+//!
+//! // Groups, attributes, the filter registry; errors name the file and the object.
+//! assert_eq!(file.get("/attr_holder")?.attribute_names()?.len(), 31);
+//! assert_eq!(filter_registry::filter_name(32015), "zstd");
+//! let missing = file.get("/no/such/object").err().map(|e| e.kind());
+//! assert_eq!(missing, Some(ErrorKind::NotFound));
 //! # Ok(()) }
 //! ```
 

@@ -2,7 +2,7 @@
 //! decode to exactly the bytes that were written; damaged copies give errors, never
 //! panics.
 
-use h5turbo_core::filters::{check_pipeline, decode_chunk, DecodeScratch};
+use h5turbo_core::filters::{decode_chunk, DecodeScratch, DecodePipeline};
 use h5turbo_core::format::filter_pipeline::{FilterInfo, FilterPipeline};
 use std::path::PathBuf;
 
@@ -60,10 +60,10 @@ fn every_fixture_decodes_exactly() {
     let all = cases();
     assert!(all.len() >= 30);
     for case in &all {
-        check_pipeline(&case.pipeline).unwrap_or_else(|e| panic!("{}: {}", case.name, e));
+        DecodePipeline::new(&case.pipeline, case.element_size).unwrap_or_else(|e| panic!("{}: {}", case.name, e));
         assert_eq!(case.mask, 0, "{}: fixture stored unfiltered; make its data compressible", case.name);
         let mut out = vec![0xA5; case.raw.len()];
-        decode_chunk(&case.pipeline, case.mask, case.element_size, &case.chunk, &mut out, &mut scratch)
+        decode_chunk(&DecodePipeline::new(&case.pipeline, case.element_size).unwrap(), case.mask, &case.chunk, &mut out, &mut scratch)
             .unwrap_or_else(|e| panic!("{}: {}", case.name, e));
         assert!(out == case.raw, "{}: decoded bytes differ", case.name);
     }
@@ -78,7 +78,7 @@ fn fixtures_decode_concurrently_with_one_scratch_per_thread() {
     jobs.par_iter().for_each_init(DecodeScratch::default, |scratch, &i| {
         let case = &all[i];
         let mut out = vec![0x5A; case.raw.len()];
-        decode_chunk(&case.pipeline, case.mask, case.element_size, &case.chunk, &mut out, scratch)
+        decode_chunk(&DecodePipeline::new(&case.pipeline, case.element_size).unwrap(), case.mask, &case.chunk, &mut out, scratch)
             .unwrap_or_else(|e| panic!("{}: {}", case.name, e));
         assert!(out == case.raw, "{}: decoded bytes differ", case.name);
     });
@@ -97,11 +97,11 @@ fn truncated_fixtures_are_errors() {
             if last_byte_is_padding { vec![0, 1, len / 3, len / 2] } else { vec![0, 1, len / 3, len / 2, len - 1] };
         for cut in cuts {
             let r =
-                decode_chunk(&case.pipeline, case.mask, case.element_size, &case.chunk[..cut], &mut out, &mut scratch);
+                decode_chunk(&DecodePipeline::new(&case.pipeline, case.element_size).unwrap(), case.mask, &case.chunk[..cut], &mut out, &mut scratch);
             assert!(r.is_err(), "{}: truncated to {} bytes decoded", case.name, cut);
         }
         let mut short = vec![0; case.raw.len() - 1];
-        let r = decode_chunk(&case.pipeline, case.mask, case.element_size, &case.chunk, &mut short, &mut scratch);
+        let r = decode_chunk(&DecodePipeline::new(&case.pipeline, case.element_size).unwrap(), case.mask, &case.chunk, &mut short, &mut scratch);
         assert!(r.is_err(), "{}: decoded into a buffer one byte short", case.name);
     }
 }
@@ -116,7 +116,7 @@ fn corrupted_fixtures_never_panic_and_checksums_catch_them() {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut bad = case.chunk.clone();
                 bad[i] ^= flip;
-                let r = decode_chunk(&case.pipeline, case.mask, case.element_size, &bad, &mut out, &mut scratch);
+                let r = decode_chunk(&DecodePipeline::new(&case.pipeline, case.element_size).unwrap(), case.mask, &bad, &mut out, &mut scratch);
                 if checksummed {
                     assert!(r.is_err(), "{}: flip at {} passed the checksum", case.name, i);
                 }

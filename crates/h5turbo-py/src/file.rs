@@ -35,6 +35,12 @@ impl File {
         self.inner.userblock_size()
     }
 
+    /// Where the target file of an external link named `name` in this file is, found
+    /// as libhdf5 finds it (NotFoundError when it is nowhere).
+    fn external_link_file(&self, name: &str) -> PyResult<PathBuf> {
+        guard(|| self.inner.external_link_file(name)).map_err(to_py_err)
+    }
+
     fn close(&self) {
         self.inner.close();
     }

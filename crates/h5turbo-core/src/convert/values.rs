@@ -158,11 +158,13 @@ impl ElementConverter {
         Ok(conv)
     }
 
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// Bytes per element in the file and in numpy.
     pub fn sizes(&self) -> (usize, usize) {
         (self.src_size, self.dst_size)
     }
 
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// True if conversion is a plain copy of each element.
     pub fn is_copy(&self) -> bool {
         matches!(self.steps.as_slice(), [Step::Copy { src: 0, dst: 0, len }] if *len == self.src_size && *len == self.dst_size)

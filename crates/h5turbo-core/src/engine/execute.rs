@@ -181,7 +181,7 @@ fn cached_task(
     // the cache can keep.
     let mut decoded = Vec::new();
     grow(&mut decoded, geom.chunk_bytes)?;
-    decode_into(src, geom, stored.filter_mask, &encoded, &mut decoded, scratch)
+    decode_into(src, stored.filter_mask, &encoded, &mut decoded, scratch)
         .map_err(|e| chunk_error(e, geom, task, stored.address))?;
     scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
     cache.insert(coords, decoded);
@@ -236,7 +236,7 @@ fn decode_task(
     let mask = task.stored.map(|s| s.filter_mask).unwrap_or(0);
     if geom.is_direct(task) {
         let dst = out.region(geom.out_offset(task) as usize, geom.chunk_bytes)?;
-        return decode_into(src, geom, mask, encoded, dst, decode_scratch);
+        return decode_into(src, mask, encoded, dst, decode_scratch);
     }
     if src.pipeline.is_empty() {
         // The read was narrowed to the selected span (plan::narrow_to_selection),
@@ -269,13 +269,12 @@ fn decoded_chunk<'a>(
         return Ok(encoded);
     }
     grow(chunk_buf, geom.chunk_bytes)?;
-    decode_into(src, geom, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
+    decode_into(src, mask, encoded, &mut chunk_buf[..geom.chunk_bytes], decode_scratch)?;
     Ok(&chunk_buf[..geom.chunk_bytes])
 }
 
 fn decode_into(
     src: &ArraySource,
-    geom: &Geometry,
     mask: u32,
     encoded: &[u8],
     dst: &mut [u8],
@@ -286,7 +285,7 @@ fn decode_into(
         dst.copy_from_slice(encoded);
         return Ok(());
     }
-    decode_chunk(src.pipeline, mask, geom.element_size, encoded, dst, scratch)
+    decode_chunk(src.pipeline, mask, encoded, dst, scratch)
 }
 
 /// The bytes read for an unfiltered, non-direct chunk (narrowed or whole) must reach

@@ -69,6 +69,7 @@ impl StoredChunks {
     fn add_dataset(&mut self, file: &File, ds: &Arc<Dataset>, path: &Path, name: &str) -> Result<()> {
         let where_ = || format!("{}: {}", path.display(), name);
         let decoded_len = chunk_bytes(ds).ok_or_else(|| Error::unsupported(format!("{}: not chunked", where_())))?;
+        ds.decoder()?; // a filter h5turbo does not decode is an error before anything is read
         let Some(index) = ds.chunk_index(file)? else { return Ok(()) };
         let base = file.superblock().base_address;
         let source = FileSource::open(path)?;
@@ -98,7 +99,7 @@ impl StoredChunks {
     /// into its own region of one pre-faulted buffer, on `threads` threads.
     fn median_decode_seconds(&self, threads: usize, repeats: usize) -> Result<f64> {
         let mut out = prefaulted(self.decoded_bytes).map_err(Error::unsupported)?;
-        let pool = super::pool::get(super::pool::resolve_threads(threads))?;
+        let pool = super::pool::get(super::pool::Threads::resolve(threads))?;
         let mut times = Vec::with_capacity(repeats.max(1));
         for pass in 0..=repeats.max(1) {
             let start = Instant::now();
@@ -120,7 +121,7 @@ impl StoredChunks {
             rest = tail;
         }
         regions.into_par_iter().zip(self.chunks.par_iter()).try_for_each_init(DecodeScratch::default, |scratch, (dst, c)| {
-            decode_chunk(&c.dataset.pipeline, c.filter_mask, c.dataset.element_size(), &c.bytes, dst, scratch)
+            decode_chunk(c.dataset.decoder()?, c.filter_mask, &c.bytes, dst, scratch)
         })
     }
 }

@@ -17,7 +17,7 @@ pub mod write;
 pub use selection::AxisSelection;
 
 use crate::error::{Error, Result};
-use crate::format::filter_pipeline::FilterPipeline;
+use crate::filters::DecodePipeline;
 use crate::io::ReadAt;
 use plan::{make_plan, Geometry};
 
@@ -43,7 +43,7 @@ pub struct ArraySource<'a> {
     pub dims: &'a [u64],
     pub chunk_dims: &'a [u64],
     pub element_size: usize,
-    pub pipeline: &'a FilterPipeline,
+    pub pipeline: &'a DecodePipeline,
     pub store: &'a dyn ChunkStore,
     /// One element: what unwritten chunks read as.
     pub fill: &'a [u8],
@@ -81,13 +81,13 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     if expected == 0 {
         return Ok(());
     }
-    let threads = pool::resolve_threads(threads);
+    let threads = pool::Threads::resolve(threads);
     let unfiltered = src.pipeline.is_empty();
-    let plan = make_plan(&geom, src.store, threads, unfiltered)?;
+    let plan = make_plan(&geom, src.store, threads.get(), unfiltered)?;
     // Unfiltered chunks cost only their (narrowed) read: nothing to keep decoded.
     let cache = src.cache.filter(|c| !unfiltered && fits_in_cache(&plan, geom.chunk_bytes, c));
     let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
-    if threads == 1 || chunks <= 1 {
+    if threads.get() == 1 || chunks <= 1 {
         return execute::run(src, &geom, &plan, out, cache, false);
     }
     pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true))

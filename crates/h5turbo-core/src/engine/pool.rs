@@ -22,17 +22,36 @@ fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1))
 }
 
+/// Most threads one read may use.
+const MAX_THREADS: usize = 1024;
+
 /// A requested thread count, 0 meaning the default.
 pub fn resolve_threads(requested: usize) -> usize {
-    if requested == 0 {
-        default_threads()
-    } else {
-        requested.min(1024)
+    Threads::resolve(requested).get()
+}
+
+/// A thread count resolved once at an entry point of the engine: at least 1, at
+/// most `MAX_THREADS`, the default already applied. Only pools of such counts exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threads(usize);
+
+impl Threads {
+    /// `requested` threads, 0 meaning the default (H5TURBO_THREADS or all cores).
+    pub fn resolve(requested: usize) -> Threads {
+        match requested {
+            0 => Threads(default_threads().clamp(1, MAX_THREADS)),
+            n => Threads(n.min(MAX_THREADS)),
+        }
+    }
+
+    pub fn get(self) -> usize {
+        self.0
     }
 }
 
 /// The pool for `threads` threads. The lock guards only the lookup, never a read.
-pub fn get(threads: usize) -> Result<Arc<ThreadPool>> {
+pub fn get(threads: Threads) -> Result<Arc<ThreadPool>> {
+    let threads = threads.get();
     static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
     let pools = POOLS.get_or_init(Default::default);
     let mut pools = pools.lock().unwrap_or_else(|poisoned| poisoned.into_inner());

@@ -367,7 +367,8 @@ enum Work<'p> {
 }
 
 fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
-    let threads = pool::resolve_threads(threads);
+    let pool_threads = pool::Threads::resolve(threads);
+    let threads = pool_threads.get();
     // Reductions consume whole decoded chunks: no narrowing of unfiltered reads.
     let plan = make_plan(job.geom, job.src.store, threads, false)?;
     // What unallocated chunks hold: built once, only when some are selected.
@@ -378,7 +379,7 @@ fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
     let work: Vec<Work> =
         plan.fills.iter().map(Work::Fill).chain(plan.batches.iter().map(Work::Batch)).collect();
     let workers: Vec<Mutex<Option<Worker<A>>>> = (0..threads).map(|_| Mutex::new(None)).collect();
-    pool::get(threads)?.install(|| {
+    pool::get(pool_threads)?.install(|| {
         work.par_iter().try_for_each(|item| {
             let slot = rayon::current_thread_index().unwrap_or(0) % workers.len();
             let mut guard = workers[slot].lock().unwrap_or_else(|p| p.into_inner());

@@ -15,7 +15,7 @@ struct Fixture {
     dims: Vec<u64>,
     chunk_dims: Vec<u64>,
     chunks: HashMap<Vec<u64>, StoredChunk>,
-    pipeline: FilterPipeline,
+    pipeline: crate::filters::DecodePipeline,
 }
 
 impl ChunkStore for Fixture {
@@ -69,7 +69,7 @@ fn fixture(dims: [u64; 2], chunk: [u64; 2], deflate: bool) -> Fixture {
     } else {
         FilterPipeline::default()
     };
-    Fixture { source: MemSource::new(bytes), dims: dims.to_vec(), chunk_dims: chunk.to_vec(), chunks, pipeline }
+    Fixture { source: MemSource::new(bytes), dims: dims.to_vec(), chunk_dims: chunk.to_vec(), chunks, pipeline: crate::filters::DecodePipeline::new(&pipeline, 4).unwrap() }
 }
 
 /// What unwritten chunks of the fixtures read as.

@@ -145,7 +145,7 @@ pub fn encode_chunks(
         let (data, filter_mask) = pipeline.encode(buf, scratch)?;
         Ok(EncodedChunk { offset: start.iter().map(|&s| s as u64).collect(), data, filter_mask })
     };
-    pool::get(pool::resolve_threads(threads))?.install(|| {
+    pool::get(pool::Threads::resolve(threads))?.install(|| {
         (first..first + count)
             .into_par_iter()
             .map_init(|| (Vec::new(), EncodeScratch::default()), encode_one)
@@ -213,7 +213,7 @@ pub fn encode_chunks_into(
             pipeline.encode_with(buf, scratch, |bytes, mask| (shared.put(bytes), bytes.len(), mask))?;
         Ok(PlacedChunk { offset: start.iter().map(|&s| s as u64).collect(), start: placed?, len, filter_mask })
     };
-    pool::get(pool::resolve_threads(threads))?.install(|| {
+    pool::get(pool::Threads::resolve(threads))?.install(|| {
         (first..first + count)
             .into_par_iter()
             .map_init(|| (Vec::new(), EncodeScratch::default()), encode_one)

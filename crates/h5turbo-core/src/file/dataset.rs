@@ -49,6 +49,8 @@ pub struct Dataset {
     pub fill: Vec<u8>,
     /// Whether the file defines a fill value.
     pub fill_defined: bool,
+    /// The filter pipeline parsed for decoding, on first read, then shared.
+    decoder: OnceLock<filters::DecodePipeline>,
     /// The chunk index, read on first use and kept.
     chunk_index: OnceLock<Arc<ChunkIndex>>,
     /// Compact data as a byte source.
@@ -116,6 +118,7 @@ impl Dataset {
             pipeline,
             fill,
             fill_defined,
+            decoder: OnceLock::new(),
             chunk_index: OnceLock::new(),
             compact,
             cache,
@@ -194,6 +197,16 @@ impl Dataset {
             Layout::Compact { data } => (1, data.len() as u64),
         };
         Ok(Storage { chunks, bytes })
+    }
+
+    /// The filter pipeline ready to decode chunks (parsed once, then shared); an
+    /// `Unsupported` error names a filter h5turbo does not decode.
+    pub fn decoder(&self) -> Result<&filters::DecodePipeline> {
+        if let Some(decoder) = self.decoder.get() {
+            return Ok(decoder);
+        }
+        let parsed = filters::DecodePipeline::new(&self.pipeline, self.element_size())?;
+        Ok(self.decoder.get_or_init(|| parsed))
     }
 
     /// The chunk index (read once, then shared).
@@ -322,23 +335,20 @@ impl Dataset {
 
     /// Present the layout to the engine as a chunked array and call `f` with it.
     fn with_source<R>(&self, file: &File, dims: &[u64], f: impl FnOnce(&engine::ArraySource) -> Result<R>) -> Result<R> {
-        if !self.pipeline.is_empty() {
-            filters::check_pipeline(&self.pipeline)?;
-        }
+        let decoder = self.decoder()?;
         match &self.layout {
             Layout::Chunked(chunked) => {
                 let index = self.chunk_index(file)?.ok_or_else(|| Error::format("chunked dataset without index"))?;
                 let store = IndexStore { index: &index, base: file.ctx().base() };
                 let chunk_dims = if chunked.chunk_dims.is_empty() { vec![1] } else { chunked.chunk_dims.clone() };
-                f(&self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &self.pipeline))
+                f(&self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, decoder))
             }
             Layout::Contiguous { .. } if self.external.is_some() => self.with_external(file, dims, f),
             Layout::Contiguous { address, size } => self.with_contiguous(file, *address, *size, dims, f),
             Layout::Compact { data } => {
                 let source = self.compact.as_ref().ok_or_else(|| Error::format("compact data missing"))?;
                 let store = WholeArray { address: 0, size: data.len() as u64 };
-                let unfiltered = FilterPipeline::default();
-                f(&self.array_source(source, dims, dims, &store, &unfiltered))
+                f(&self.array_source(source, dims, dims, &store, filters::DecodePipeline::unfiltered()))
             }
             Layout::Virtual { .. } => {
                 Err(Error::unsupported("reductions and chunk access on virtual datasets (read them, then reduce)"))
@@ -352,7 +362,7 @@ impl Dataset {
         dims: &'a [u64],
         chunk_dims: &'a [u64],
         store: &'a dyn ChunkStore,
-        pipeline: &'a FilterPipeline,
+        pipeline: &'a filters::DecodePipeline,
     ) -> engine::ArraySource<'a> {
         engine::ArraySource {
             source,
@@ -388,8 +398,7 @@ impl Dataset {
             None => None,
         };
         let store = ContiguousStore { address: store, dims: dims.to_vec(), chunk_dims: chunk_dims.clone(), element_size: elem };
-        let unfiltered = FilterPipeline::default();
-        let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, &unfiltered);
+        let mut src = self.array_source(file.ctx().source().as_ref(), dims, &chunk_dims, &store, filters::DecodePipeline::unfiltered());
         src.allow_short_chunks = true;
         f(&src)
     }
@@ -409,8 +418,7 @@ impl Dataset {
         };
         let chunk_dims = virtual_chunk_dims(dims, elem);
         let store = ContiguousStore { address: Some(0), dims: dims.to_vec(), chunk_dims: chunk_dims.clone(), element_size: elem };
-        let unfiltered = FilterPipeline::default();
-        let mut src = self.array_source(source.as_ref(), dims, &chunk_dims, &store, &unfiltered);
+        let mut src = self.array_source(source.as_ref(), dims, &chunk_dims, &store, filters::DecodePipeline::unfiltered());
         src.allow_short_chunks = true;
         f(&src)
     }

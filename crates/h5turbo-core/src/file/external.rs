@@ -4,9 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::format::external::{Segment, UNLIMITED};
-use super::lookup::{origin_of, under_prefixes};
+use super::lookup::{find_named_file, NamedFile};
 use crate::io::{FileSource, ReadAt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The segments as one byte source: logical offset 0 is the dataset's first byte.
 pub struct ExternalSource {
@@ -32,7 +32,7 @@ impl ExternalSource {
                 break;
             }
             let size = if segment.size == UNLIMITED { needed - start } else { segment.size };
-            let path = find_external(hdf5_path, &segment.name).ok_or_else(|| {
+            let path = find_named_file(NamedFile::ExternalRawData, hdf5_path, &segment.name).ok_or_else(|| {
                 let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
                 Error::io(missing, format!("external raw data file '{}'", segment.name))
             })?;
@@ -79,15 +79,3 @@ impl ReadAt for ExternalSource {
     }
 }
 
-/// Where libhdf5 looks for an external raw data file: under each folder of
-/// HDF5_EXTFILE_PREFIX (`${ORIGIN}` is the HDF5 file's folder), then the name as given
-/// (absolute, or from the working folder); last, next to the HDF5 file (where libhdf5
-/// does not look, but where the file usually is).
-fn find_external(hdf5_path: &Path, name: &str) -> Option<PathBuf> {
-    let named = Path::new(name);
-    let origin = origin_of(hdf5_path);
-    under_prefixes("HDF5_EXTFILE_PREFIX", origin, named)
-        .into_iter()
-        .chain([named.to_path_buf(), origin.join(named)])
-        .find(|p| p.is_file())
-}

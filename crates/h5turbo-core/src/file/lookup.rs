@@ -1,12 +1,54 @@
-//! Where libhdf5 looks for a file named inside another one (VDS sources, external raw
-//! data): the folders of a prefix variable first.
+//! The one place that finds files named inside a file, as libhdf5 finds them:
+//! external links, virtual dataset sources and external raw data.
 
 use std::path::{Path, PathBuf};
+
+/// What names another file; each is looked up in libhdf5's own order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedFile {
+    /// An external link's target file (prefix variable HDF5_EXT_PREFIX).
+    ExternalLink,
+    /// A virtual dataset's source file (HDF5_VDS_PREFIX).
+    VirtualSource,
+    /// A contiguous dataset's external raw data file (HDF5_EXTFILE_PREFIX).
+    ExternalRawData,
+}
+
+impl NamedFile {
+    fn prefix_variable(self) -> &'static str {
+        match self {
+            NamedFile::ExternalLink => "HDF5_EXT_PREFIX",
+            NamedFile::VirtualSource => "HDF5_VDS_PREFIX",
+            NamedFile::ExternalRawData => "HDF5_EXTFILE_PREFIX",
+        }
+    }
+}
+
+/// The first existing file among the places libhdf5 looks for `name`, named inside the
+/// file at `naming_file`:
+/// - an absolute name: itself (raw data files: then next to the naming file too);
+/// - else under each folder of the prefix variable (`${ORIGIN}` is the naming file's
+///   folder), then next to the naming file and from the working folder (raw data
+///   files: the working folder first, as libhdf5; next to the naming file last, where
+///   libhdf5 does not look but where the file usually is).
+pub fn find_named_file(kind: NamedFile, naming_file: &Path, name: &str) -> Option<PathBuf> {
+    let named = Path::new(name);
+    let origin = origin_of(naming_file);
+    let local = [origin.join(named), named.to_path_buf()];
+    let candidates: Vec<PathBuf> = match kind {
+        NamedFile::ExternalRawData => {
+            under_prefixes(kind.prefix_variable(), origin, named).into_iter().chain(local.into_iter().rev()).collect()
+        }
+        _ if named.is_absolute() => vec![named.to_path_buf()],
+        _ => under_prefixes(kind.prefix_variable(), origin, named).into_iter().chain(local).collect(),
+    };
+    candidates.into_iter().find(|p| p.is_file())
+}
 
 /// `name` under each folder of the ':'-separated environment variable `var`, where
 /// `${ORIGIN}` stands for `origin` (the naming file's folder); nothing for an absolute
 /// name.
-pub(super) fn under_prefixes(var: &str, origin: &Path, name: &Path) -> Vec<PathBuf> {
+fn under_prefixes(var: &str, origin: &Path, name: &Path) -> Vec<PathBuf> {
     if name.is_absolute() {
         return Vec::new();
     }
@@ -19,6 +61,26 @@ pub(super) fn under_prefixes(var: &str, origin: &Path, name: &Path) -> Vec<PathB
 }
 
 /// The folder of the naming file (for `${ORIGIN}` and relative names).
-pub(super) fn origin_of(path: &Path) -> &Path {
+fn origin_of(path: &Path) -> &Path {
     path.parent().unwrap_or(Path::new("."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_to_the_naming_file_and_absolute_names() {
+        let dir = std::env::temp_dir().join(format!("h5turbo-lookup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = dir.join("target.h5");
+        std::fs::write(&target, b"x").unwrap();
+        let naming = dir.join("naming.h5");
+        for kind in [NamedFile::ExternalLink, NamedFile::VirtualSource, NamedFile::ExternalRawData] {
+            assert_eq!(find_named_file(kind, &naming, "target.h5"), Some(dir.join("target.h5")));
+            assert_eq!(find_named_file(kind, &naming, target.to_str().unwrap()), Some(target.clone()));
+            assert_eq!(find_named_file(kind, &naming, "missing.h5"), None);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -13,6 +13,7 @@ mod refs;
 mod vds;
 
 pub use attrs::AttributeValue;
+pub use lookup::{find_named_file, NamedFile};
 pub use dataset::{Dataset, LayoutKind, Storage};
 
 use crate::error::{Error, Result, ResultExt};
@@ -102,6 +103,13 @@ impl File {
 
     pub fn userblock_size(&self) -> u64 {
         self.inner.superblock.base_address
+    }
+
+    /// The file an external link of this file names, found as libhdf5 finds it.
+    pub fn external_link_file(&self, name: &str) -> Result<PathBuf> {
+        find_named_file(NamedFile::ExternalLink, self.path(), name).ok_or_else(|| {
+            Error::not_found(format!("external link target file '{}' not found", name)).in_file(self.path())
+        })
     }
 
     pub fn superblock(&self) -> &Superblock {

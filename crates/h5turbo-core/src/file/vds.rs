@@ -11,7 +11,7 @@
 //! sources of another datatype are reported as unsupported.
 
 use super::dataset::Dataset;
-use super::lookup::{origin_of, under_prefixes};
+use super::lookup::{find_named_file, NamedFile};
 use super::File;
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
@@ -441,7 +441,7 @@ impl VirtualSources {
     }
 
     fn open(&self, vds_path: &Path, name: &str) -> Result<Option<File>> {
-        let Some(path) = find_source(vds_path, name) else { return Ok(None) };
+        let Some(path) = find_named_file(NamedFile::VirtualSource, vds_path, name) else { return Ok(None) };
         let mut files = self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(open) = files.get(&path) {
             return Ok(Some(open.clone()));
@@ -452,20 +452,6 @@ impl VirtualSources {
     }
 }
 
-/// Where libhdf5 looks for a source file named `name`: as given when absolute; else
-/// under each folder of HDF5_VDS_PREFIX (`${ORIGIN}` is the virtual dataset's
-/// folder), then next to the virtual dataset's file, then from the working folder.
-fn find_source(vds_path: &Path, name: &str) -> Option<PathBuf> {
-    let named = Path::new(name);
-    if named.is_absolute() {
-        return named.is_file().then(|| named.to_path_buf());
-    }
-    let origin = origin_of(vds_path);
-    under_prefixes("HDF5_VDS_PREFIX", origin, named)
-        .into_iter()
-        .chain([origin.join(named), named.to_path_buf()])
-        .find(|p| p.is_file())
-}
 
 #[cfg(test)]
 mod tests {

@@ -387,6 +387,93 @@ pub(crate) fn transpose8x8(mut x: u64) -> u64 {
     x ^ t ^ (t << 28)
 }
 
+// Encoding (the writer), the inverse of the decoder above.
+
+/// What compresses the bit-transposed blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BitshuffleCodec {
+    None,
+    Lz4,
+    Zstd,
+}
+
+/// Byte planes to bit rows (the inverse of bitshuffle's `untranspose_bits`): for plane
+/// j, row j*8+k holds bit k of every element, element i at bit i%8 of byte i/8.
+fn transpose_bits(planes: &[u8], rows: &mut [u8], count: usize) {
+    let row_len = count / 8;
+    for (plane, group) in planes.chunks_exact(count).zip(rows.chunks_exact_mut(8 * row_len)) {
+        for g in 0..row_len {
+            let mut bytes = [0u8; 8];
+            bytes.copy_from_slice(&plane[g * 8..g * 8 + 8]);
+            let t = transpose8x8(u64::from_le_bytes(bytes)).to_le_bytes();
+            for (k, byte) in t.iter().enumerate() {
+                group[k * row_len + g] = *byte;
+            }
+        }
+    }
+}
+
+/// Bit-transpose one block of `count` elements (a multiple of 8) into `rows`, through
+/// `planes` (the byte shuffle) for multi-byte elements.
+pub(crate) fn encode_block(block: &[u8], rows: &mut [u8], planes: &mut [u8], es: usize) {
+    let count = block.len() / es;
+    if es == 1 {
+        transpose_bits(block, rows, count);
+    } else {
+        super::shuffle::encode(block, planes, es);
+        transpose_bits(planes, rows, count);
+    }
+}
+
+/// The bitshuffle filter (32008): blocks of `block` elements bit-transposed, then
+/// optionally compressed with a 12-byte header and 4-byte block sizes; the last
+/// elements beyond a multiple of 8 are stored unchanged.
+pub(crate) fn encode(
+    src: &[u8],
+    dst: &mut Vec<u8>,
+    es: usize,
+    block: usize,
+    codec: BitshuffleCodec,
+    level: i32,
+    scratch: &mut super::encode::EncodeScratch,
+) -> Result<()> {
+    let elements = src.len() / es;
+    let body = (elements - elements % 8) * es;
+    if codec != BitshuffleCodec::None {
+        dst.extend_from_slice(&(src.len() as u64).to_be_bytes());
+        dst.extend_from_slice(&((block * es) as u32).to_be_bytes());
+    }
+    let mut work = std::mem::take(&mut scratch.work);
+    let block_bytes = block * es;
+    if work.len() < 2 * block_bytes.min(body.max(1)) {
+        work.resize(2 * block_bytes.min(body.max(1)), 0);
+    }
+    let result = (|| {
+        for b in src[..body].chunks(block_bytes) {
+            let half = work.len() / 2;
+            let (rows, planes) = work.split_at_mut(half);
+            let (rows, planes) = (&mut rows[..b.len()], &mut planes[..b.len()]);
+            encode_block(b, rows, planes, es);
+            match codec {
+                BitshuffleCodec::None => dst.extend_from_slice(rows),
+                BitshuffleCodec::Lz4 => super::lz4::encode_sized_block(rows, dst, false)?,
+                BitshuffleCodec::Zstd => {
+                    let at = dst.len();
+                    dst.extend_from_slice(&[0; 4]);
+                    super::zstd::encode(rows, dst, level, &mut scratch.zstd)?;
+                    let n = (dst.len() - at - 4) as u32;
+                    dst[at..at + 4].copy_from_slice(&n.to_be_bytes());
+                }
+            }
+        }
+        Ok(())
+    })();
+    scratch.work = work;
+    result?;
+    dst.extend_from_slice(&src[body..]);
+    Ok(())
+}
+
 #[cfg(test)]
 pub mod reference {
     //! A naive encoder following the definition, for tests.

@@ -205,3 +205,181 @@ pub(super) fn decompress(
             .map_err(|c| corrupt("zstd", zstd::zstd_safe::get_error_name(c).to_string())),
     }
 }
+
+// Encoding (the writer), the inverse of the decoder above.
+
+/// Blosc filter parameters from hdf5plugin's client data: [filter revision, blosc
+/// format, type size, chunk bytes, level, shuffle (0 none, 1 byte, 2 bit), compressor
+/// (0 blosclz, 1 lz4, 2 lz4hc, 3 snappy, 4 zlib, 5 zstd)].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BloscParams {
+    type_size: usize,
+    level: i32,
+    shuffle: u32,
+    compressor: BloscCompressor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BloscCompressor {
+    BloscLz,
+    Lz4,
+    Snappy,
+    Zlib,
+    Zstd,
+}
+
+impl BloscCompressor {
+    /// The codec's number in the frame's flags (bits 5-7).
+    fn format_code(self) -> u8 {
+        match self {
+            BloscCompressor::BloscLz => 0,
+            BloscCompressor::Lz4 => 1,
+            BloscCompressor::Snappy => 2,
+            BloscCompressor::Zlib => 3,
+            BloscCompressor::Zstd => 4,
+        }
+    }
+}
+
+impl BloscParams {
+    pub(crate) fn parse(cd: &[u32], element_size: usize) -> Result<BloscParams> {
+        let type_size = match cd.get(2).copied() {
+            Some(t) if t > 0 && t <= 255 => t as usize,
+            Some(t) if t > 255 => 1, // the filter's rule: blosc's type size is one byte
+            _ => element_size.clamp(1, 255),
+        };
+        let compressor = match cd.get(6).copied().unwrap_or(0) {
+            1 | 2 => BloscCompressor::Lz4,
+            3 => BloscCompressor::Snappy,
+            4 => BloscCompressor::Zlib,
+            5 => BloscCompressor::Zstd,
+            0 => BloscCompressor::BloscLz,
+            c => return Err(crate::unsupported!("blosc: compressor code {}", c)),
+        };
+        Ok(BloscParams {
+            type_size,
+            level: cd.get(4).map_or(5, |&l| l.min(9) as i32),
+            shuffle: cd.get(5).copied().unwrap_or(1),
+            compressor,
+        })
+    }
+}
+
+const BLOSC_HEADER: usize = 16;
+const BLOSC_FLAG_SHUFFLE: u8 = 0x01;
+const BLOSC_FLAG_MEMCPYED: u8 = 0x02;
+const BLOSC_FLAG_BITSHUFFLE: u8 = 0x04;
+/// Every block is one stream (readers honour this flag instead of splitting by type).
+const BLOSC_FLAG_DONT_SPLIT: u8 = 0x10;
+const BLOSC_BLOCK_TARGET: usize = 256 * 1024;
+
+/// A blosc1 frame (format version 2): 16-byte header, block offsets, then one stream per
+/// block, each a 4-byte little-endian size and the data, raw when compression does not
+/// shrink it. Incompressible input is stored whole after the header (memcpyed flag).
+pub(crate) fn encode(src: &[u8], dst: &mut Vec<u8>, p: &BloscParams, scratch: &mut super::encode::EncodeScratch) -> Result<()> {
+    let ts = p.type_size;
+    let block_size = if src.len() <= BLOSC_BLOCK_TARGET { src.len() } else { BLOSC_BLOCK_TARGET / ts * ts };
+    let shuffle_flag = match p.shuffle {
+        1 if ts > 1 => BLOSC_FLAG_SHUFFLE,
+        2 => BLOSC_FLAG_BITSHUFFLE,
+        _ => 0,
+    };
+    let flags = shuffle_flag | BLOSC_FLAG_DONT_SPLIT | (p.compressor.format_code() << 5);
+    let u32_of = |n: usize| u32::try_from(n).map_err(|_| crate::unsupported!("blosc: chunk of {} bytes (over 4 GiB)", n));
+    blosc_header(dst, flags, ts, u32_of(src.len())?, u32_of(block_size)?);
+    if src.is_empty() {
+        return finish_blosc_header(dst);
+    }
+    let nblocks = src.len().div_ceil(block_size);
+    let offsets_at = dst.len();
+    dst.resize(offsets_at + 4 * nblocks, 0);
+    let mut work = std::mem::take(&mut scratch.work);
+    if work.len() < 2 * block_size {
+        work.resize(2 * block_size, 0);
+    }
+    let mut result = Ok(());
+    for (j, block) in src.chunks(block_size).enumerate() {
+        let start = dst.len() as u32;
+        dst[offsets_at + 4 * j..offsets_at + 4 * j + 4].copy_from_slice(&start.to_le_bytes());
+        let (tmp, planes) = work.split_at_mut(block_size);
+        let data = blosc_prefilter(block, shuffle_flag, ts, &mut tmp[..block.len()], &mut planes[..block.len()]);
+        result = blosc_stream(data, dst, p, scratch);
+        if result.is_err() {
+            break;
+        }
+        if dst.len() >= BLOSC_HEADER + src.len() {
+            break; // will not shrink: stored whole below
+        }
+    }
+    scratch.work = work;
+    result?;
+    if dst.len() >= BLOSC_HEADER + src.len() {
+        dst.clear();
+        blosc_header(dst, BLOSC_FLAG_MEMCPYED | BLOSC_FLAG_DONT_SPLIT | (p.compressor.format_code() << 5), ts, src.len() as u32, block_size as u32);
+        dst.extend_from_slice(src);
+    }
+    finish_blosc_header(dst)
+}
+
+fn blosc_header(dst: &mut Vec<u8>, flags: u8, ts: usize, nbytes: u32, block_size: u32) {
+    dst.extend_from_slice(&[2, 1, flags, ts as u8]);
+    dst.extend_from_slice(&nbytes.to_le_bytes());
+    dst.extend_from_slice(&block_size.to_le_bytes());
+    dst.extend_from_slice(&[0; 4]); // total size, set when known
+}
+
+fn finish_blosc_header(dst: &mut [u8]) -> Result<()> {
+    let total = u32::try_from(dst.len()).map_err(|_| crate::unsupported!("blosc: frame over 4 GiB"))?;
+    dst[12..16].copy_from_slice(&total.to_le_bytes());
+    Ok(())
+}
+
+/// The block after blosc's shuffle: byte shuffle of whole elements, or the bit
+/// transpose when the element count is a multiple of 8 (else the block as is).
+fn blosc_prefilter<'a>(block: &'a [u8], flag: u8, ts: usize, tmp: &'a mut [u8], planes: &mut [u8]) -> &'a [u8] {
+    match flag {
+        BLOSC_FLAG_SHUFFLE => {
+            super::shuffle::encode(block, tmp, ts);
+            tmp
+        }
+        BLOSC_FLAG_BITSHUFFLE if (block.len() / ts) % 8 == 0 && block.len() >= ts => {
+            let body = block.len() / ts * ts;
+            super::bitshuffle::encode_block(&block[..body], &mut tmp[..body], &mut planes[..body], ts);
+            tmp[body..].copy_from_slice(&block[body..]);
+            tmp
+        }
+        _ => block,
+    }
+}
+
+/// One stream: 4-byte little-endian size and the compressed data, raw when not smaller.
+fn blosc_stream(data: &[u8], dst: &mut Vec<u8>, p: &BloscParams, scratch: &mut super::encode::EncodeScratch) -> Result<()> {
+    let at = dst.len();
+    dst.extend_from_slice(&[0; 4]);
+    match p.compressor {
+        BloscCompressor::BloscLz => super::blosclz::encode(data, dst, &mut scratch.lzf_table),
+        BloscCompressor::Lz4 => {
+            super::lz4::encode_block(data, dst).ok_or_else(|| crate::format_err!("blosc: lz4 cannot compress a block"))?;
+        }
+        BloscCompressor::Zstd => super::zstd::encode(data, dst, p.level.max(1), &mut scratch.zstd)?,
+        BloscCompressor::Zlib => {
+            let mut out = Vec::new();
+            super::deflate::encode(data, &mut out, scratch.deflater(p.level)?)?;
+            dst.extend_from_slice(&out);
+        }
+        BloscCompressor::Snappy => {
+            let out = snap::raw::Encoder::new()
+                .compress_vec(data)
+                .map_err(|e| crate::format_err!("blosc: snappy cannot compress a block: {}", e))?;
+            dst.extend_from_slice(&out);
+        }
+    }
+    let mut n = dst.len() - at - 4;
+    if n >= data.len() {
+        dst.truncate(at + 4);
+        dst.extend_from_slice(data);
+        n = data.len();
+    }
+    dst[at..at + 4].copy_from_slice(&(n as u32).to_le_bytes());
+    Ok(())
+}

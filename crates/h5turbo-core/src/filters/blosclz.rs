@@ -108,6 +108,41 @@ fn truncated(what: &str) -> Error {
     crate::format_err!("blosclz: corrupt stream ({})", what)
 }
 
+// Encoding (the writer), the inverse of the decoder above.
+
+/// BloscLZ (Blosc's compressor code 0; the format is described in blosclz.rs): greedy
+/// LZ77 like `lzf`, literal runs as LZF's. Distances stay within the short form (at
+/// most 8191: the code for 8192 announces a far match), and the stream starts (the
+/// first byte has no earlier match) and ends with a literal run, as decoders require
+/// (a final match is not copied).
+pub(crate) fn encode(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
+    let shape = super::lzf::LzShape { max_distance: 8191, max_len: usize::MAX, tail: 1 };
+    super::lzf::greedy_lz(src, table, shape, |literals, m| {
+        super::lzf::encode_literals(literals, dst);
+        if let Some((len, distance)) = m {
+            blosclz_match(len, distance, dst);
+        }
+    });
+}
+
+/// A match: length - 2 in the top 3 bits (7: then 255s and a last byte add to 9), the
+/// distance - 1 in the low 5 bits and the next byte.
+fn blosclz_match(len: usize, distance: usize, dst: &mut Vec<u8>) {
+    let d = distance - 1;
+    if len - 2 < 7 {
+        dst.push((((len - 2) << 5) | (d >> 8)) as u8);
+    } else {
+        dst.push(((7 << 5) | (d >> 8)) as u8);
+        let mut rest = len - 9;
+        while rest >= 255 {
+            dst.push(255);
+            rest -= 255;
+        }
+        dst.push(rest as u8);
+    }
+    dst.push((d & 0xff) as u8);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

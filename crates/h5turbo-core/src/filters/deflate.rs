@@ -26,6 +26,15 @@ pub fn decode_up_to(src: &[u8], dst: &mut [u8], inflater: &mut Decompressor) -> 
     }
 }
 
+// Encoding (the writer), the inverse of the decoder above.
+
+pub(crate) fn encode(src: &[u8], dst: &mut Vec<u8>, c: &mut libdeflater::Compressor) -> Result<()> {
+    dst.resize(c.zlib_compress_bound(src.len()), 0);
+    let n = c.zlib_compress(src, dst).map_err(|e| crate::format_err!("deflate: cannot compress: {}", e))?;
+    dst.truncate(n);
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

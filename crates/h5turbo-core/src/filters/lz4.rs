@@ -79,8 +79,56 @@ fn be32(b: &[u8]) -> usize {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize
 }
 
+// Encoding (the writer), the inverse of the decoder above.
+
+pub(crate) fn encode_block(src: &[u8], dst: &mut Vec<u8>) -> Option<usize> {
+    let src_len = i32::try_from(src.len()).ok()?;
+    // SAFETY: LZ4_compressBound is a pure function of the length.
+    let bound = unsafe { lz4_sys::LZ4_compressBound(src_len) };
+    let start = dst.len();
+    // Written into the spare capacity, not a zero-filled tail (see zstd above).
+    dst.reserve(usize::try_from(bound).ok()?);
+    let spare = dst.spare_capacity_mut();
+    // SAFETY: src is valid for src_len bytes and `spare` for at least `bound` bytes, the
+    // most LZ4_compress_default writes; it only writes there, never reads.
+    let n = unsafe { lz4_sys::LZ4_compress_default(src.as_ptr().cast(), spare.as_mut_ptr().cast(), src_len, bound) };
+    let n = usize::try_from(n).ok().filter(|&n| n > 0 || src.is_empty())?;
+    // SAFETY: LZ4_compress_default initialised the first n (<= bound) spare bytes.
+    unsafe { dst.set_len(start + n) };
+    Some(n)
+}
+
+/// Append `block` as LZ4, or raw when LZ4 does not shrink it, after a 4-byte
+/// big-endian size (the HDF5 LZ4 plugin's and bitshuffle's block framing).
+pub(crate) fn encode_sized_block(block: &[u8], dst: &mut Vec<u8>, raw_if_larger: bool) -> Result<()> {
+    let at = dst.len();
+    dst.extend_from_slice(&[0; 4]);
+    let n = encode_block(block, dst).ok_or_else(|| crate::format_err!("lz4: cannot compress a {}-byte block", block.len()))?;
+    let n = if raw_if_larger && n >= block.len() {
+        dst.truncate(at + 4);
+        dst.extend_from_slice(block);
+        block.len()
+    } else {
+        n
+    };
+    dst[at..at + 4].copy_from_slice(&(n as u32).to_be_bytes());
+    Ok(())
+}
+
+/// The HDF5 LZ4 filter (32004): 8-byte big-endian total size, 4-byte big-endian block
+/// size (at most the total), then the blocks.
+pub(crate) fn encode(src: &[u8], dst: &mut Vec<u8>, block_size: usize) -> Result<()> {
+    let block_size = block_size.min(src.len());
+    dst.extend_from_slice(&(src.len() as u64).to_be_bytes());
+    dst.extend_from_slice(&(block_size as u32).to_be_bytes());
+    for block in src.chunks(block_size.max(1)) {
+        encode_sized_block(block, dst, true)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
-pub fn encode(data: &[u8], block_size: usize) -> Vec<u8> {
+pub fn reference_encode(data: &[u8], block_size: usize) -> Vec<u8> {
     let mut out = (data.len() as u64).to_be_bytes().to_vec();
     out.extend_from_slice(&(block_size as u32).to_be_bytes());
     for block in data.chunks(block_size) {
@@ -113,7 +161,7 @@ mod tests {
             *b = (x >> 24) as u8;
         }
         for block_size in [1000, 1024, 4096, 10_000, 1 << 20] {
-            let enc = encode(&data, block_size);
+            let enc = reference_encode(&data, block_size);
             let mut out = vec![0xEE; data.len()];
             decode(&enc, &mut out).unwrap();
             assert_eq!(out, data);
@@ -139,7 +187,7 @@ mod tests {
     #[test]
     fn truncated_and_corrupt_are_errors() {
         let data: Vec<u8> = (0..5000u32).map(|i| (i % 13) as u8).collect();
-        let enc = encode(&data, 1024);
+        let enc = reference_encode(&data, 1024);
         let mut out = vec![0; data.len()];
         for cut in 0..enc.len() {
             assert!(decode(&enc[..cut], &mut out).is_err(), "cut {}", cut);

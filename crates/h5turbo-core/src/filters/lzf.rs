@@ -71,6 +71,88 @@ fn overrun(ip: usize, op: usize, capacity: usize) -> crate::error::Error {
     crate::format_err!("lzf: stream truncated or decodes past {} bytes (input {}, output {})", capacity, ip, op)
 }
 
+// Encoding (the writer), the inverse of the decoder above.
+
+/// LZF (32000, h5py's liblzf format): literal runs of 1..32 bytes and back-references
+/// of 3..264 bytes up to 8192 bytes back, found through a hash of the next 3 bytes.
+pub(crate) fn encode(src: &[u8], dst: &mut Vec<u8>, table: &mut Vec<u32>) {
+    let shape = LzShape { max_distance: 8192, max_len: 264, tail: 0 };
+    greedy_lz(src, table, shape, |literals, m| {
+        encode_literals(literals, dst);
+        if let Some((len, distance)) = m {
+            lzf_match(len, distance, dst);
+        }
+    });
+}
+
+/// The limits of an LZ77 format for `greedy_lz`.
+#[derive(Clone, Copy)]
+pub(crate) struct LzShape {
+    pub(crate) max_distance: usize,
+    pub(crate) max_len: usize,
+    /// Bytes at the end that are always literals (a format that must end with them).
+    pub(crate) tail: usize,
+}
+
+/// Greedy LZ77 over a hash of the next 3 bytes (LZF and BloscLZ): calls `emit` with
+/// each literal run and the (length, distance) match after it; the last call has the
+/// final literals and no match.
+pub(crate) fn greedy_lz(src: &[u8], table: &mut Vec<u32>, shape: LzShape, mut emit: impl FnMut(&[u8], Option<(usize, usize)>)) {
+    const HASH_BITS: u32 = 14;
+    table.clear();
+    table.resize(1 << HASH_BITS, u32::MAX);
+    let hash = |p: usize| -> usize {
+        let v = u32::from(src[p]) << 16 | u32::from(src[p + 1]) << 8 | u32::from(src[p + 2]);
+        (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
+    };
+    let n = src.len();
+    let (mut ip, mut literal_start) = (0usize, 0usize);
+    while ip + 3 + shape.tail <= n {
+        let h = hash(ip);
+        let candidate = table[h] as usize;
+        table[h] = ip as u32;
+        let found =
+            candidate < ip && ip - candidate <= shape.max_distance && src[candidate..candidate + 3] == src[ip..ip + 3];
+        if !found {
+            ip += 1;
+            continue;
+        }
+        let max = (n - ip - shape.tail).min(shape.max_len);
+        let mut len = 3;
+        while len < max && src[candidate + len] == src[ip + len] {
+            len += 1;
+        }
+        emit(&src[literal_start..ip], Some((len, ip - candidate)));
+        // Index the match's last positions so runs keep matching (as liblzf does).
+        for p in (ip + len).saturating_sub(2)..ip + len {
+            if p + 3 <= n {
+                table[hash(p)] = p as u32;
+            }
+        }
+        ip += len;
+        literal_start = ip;
+    }
+    emit(&src[literal_start..], None);
+}
+
+pub(crate) fn encode_literals(bytes: &[u8], dst: &mut Vec<u8>) {
+    for run in bytes.chunks(32) {
+        dst.push((run.len() - 1) as u8);
+        dst.extend_from_slice(run);
+    }
+}
+
+fn lzf_match(len: usize, distance: usize, dst: &mut Vec<u8>) {
+    let (l, d) = (len - 2, distance - 1);
+    if l < 7 {
+        dst.push(((l << 5) | (d >> 8)) as u8);
+    } else {
+        dst.push(((7 << 5) | (d >> 8)) as u8);
+        dst.push((l - 7) as u8);
+    }
+    dst.push((d & 0xff) as u8);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,8 +96,8 @@ fn sized(buf: &mut Vec<u8>, len: usize) -> &mut [u8] {
 }
 
 /// One decoding step, with its client data parsed and validated.
-#[derive(Debug, Clone, Copy)]
-enum Codec<'a> {
+#[derive(Debug, Clone)]
+enum Codec {
     Deflate,
     Shuffle {
         element_size: usize,
@@ -113,7 +113,7 @@ enum Codec<'a> {
     Vbz(vbz::Params),
     Szip(szip::Params),
     /// Client data as stored: the type description is walked per element.
-    Nbit(&'a [u32]),
+    Nbit(Box<[u32]>),
     ScaleOffset(scaleoffset::Params),
 }
 
@@ -127,8 +127,8 @@ enum SizeRule {
     Unrelated,
 }
 
-impl<'a> Codec<'a> {
-    fn parse(info: &'a FilterInfo, element_size: usize) -> Result<Codec<'a>> {
+impl Codec {
+    fn parse(info: &FilterInfo, element_size: usize) -> Result<Codec> {
         let cd = &info.client_data;
         Ok(match info.id {
             FILTER_DEFLATE => Codec::Deflate,
@@ -145,7 +145,7 @@ impl<'a> Codec<'a> {
             FILTER_SZIP => Codec::Szip(szip::Params::parse(cd)?),
             FILTER_NBIT => {
                 nbit::check(cd)?;
-                Codec::Nbit(cd)
+                Codec::Nbit(cd.clone().into_boxed_slice())
             }
             FILTER_SCALEOFFSET => Codec::ScaleOffset(scaleoffset::Params::parse(cd)?),
             id => return Err(unsupported_filter(id, info.name.as_deref())),
@@ -217,21 +217,21 @@ impl<'a> Codec<'a> {
 
     /// Decode `src` into `dst`, which must come out exactly full.
     fn decode(&self, src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
-        match *self {
+        match self {
             Codec::Deflate => deflate::decode(src, dst, ctx.inflater()),
-            Codec::Shuffle { element_size } => shuffle::decode(src, dst, element_size),
+            Codec::Shuffle { element_size } => shuffle::decode(src, dst, *element_size),
             Codec::Fletcher32 => fletcher32::decode(src, dst),
             Codec::Lzf => lzf::decode(src, dst),
             Codec::Zstd => zstd::decode(src, dst, ctx.zstd()),
             Codec::Lz4 => lz4::decode(src, dst),
-            Codec::Bitshuffle(p) => bitshuffle::decode(src, dst, &p, ctx),
+            Codec::Bitshuffle(p) => bitshuffle::decode(src, dst, p, ctx),
             Codec::Bzip2 => bzip2::decode(src, dst),
             Codec::Blosc => blosc::decode(src, dst, ctx),
             Codec::Blosc2 => blosc2::decode(src, dst, ctx),
-            Codec::Vbz(p) => vbz::decode(src, dst, &p, ctx),
-            Codec::Szip(p) => szip::decode(src, dst, &p, ctx),
+            Codec::Vbz(p) => vbz::decode(src, dst, p, ctx),
+            Codec::Szip(p) => szip::decode(src, dst, p, ctx),
             Codec::Nbit(cd) => nbit::decode(src, dst, cd),
-            Codec::ScaleOffset(p) => scaleoffset::decode(src, dst, &p),
+            Codec::ScaleOffset(p) => scaleoffset::decode(src, dst, p),
         }
     }
 }
@@ -244,20 +244,42 @@ fn unsupported_filter(id: u16, stored_name: Option<&str>) -> Error {
     crate::unsupported!("filter {} ({}) is not supported", id, name)
 }
 
-/// Every filter of the pipeline is one we decode, else `ErrorKind::Unsupported` naming
-/// id and name, e.g. "filter 32017 (SZ) is not supported". Client data is validated
-/// too, so a dataset whose parameters we cannot honour fails here, before any read.
-pub fn check_pipeline(pipeline: &FilterPipeline) -> Result<()> {
-    for info in &pipeline.filters {
-        // The element size is not known here; 1 passes validation wherever the
-        // client data carries its own (as libhdf5's set_local callbacks store it).
-        Codec::parse(info, 1)?;
-    }
-    Ok(())
+/// A dataset's filter pipeline parsed and validated once (not per chunk): one decoding
+/// stage per filter, in the pipeline's (write) order.
+#[derive(Debug, Clone, Default)]
+pub struct DecodePipeline {
+    stages: Vec<Codec>,
 }
 
 /// Largest pipeline HDF5 allows; keeps the per-chunk stage list on the stack.
 const MAX_STAGES: usize = 32;
+
+impl DecodePipeline {
+    /// No filters: chunks are stored as they are.
+    pub fn unfiltered() -> &'static DecodePipeline {
+        static UNFILTERED: DecodePipeline = DecodePipeline { stages: Vec::new() };
+        &UNFILTERED
+    }
+
+    /// Every filter must be one we decode, else `ErrorKind::Unsupported` naming id and
+    /// name, e.g. "filter 32017 (SZ) is not supported"; client data is validated too,
+    /// so a dataset whose parameters we cannot honour fails here, before any read.
+    pub fn new(pipeline: &FilterPipeline, element_size: usize) -> Result<DecodePipeline> {
+        if pipeline.filters.len() > MAX_STAGES {
+            return Err(crate::format_err!(
+                "filter pipeline has {} filters (at most {})",
+                pipeline.filters.len(),
+                MAX_STAGES
+            ));
+        }
+        let stages = pipeline.filters.iter().map(|info| Codec::parse(info, element_size)).collect::<Result<_>>()?;
+        Ok(DecodePipeline { stages })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.stages.is_empty()
+    }
+}
 
 /// Decode one stored chunk into `out`. `out.len()` is the chunk's decoded size in bytes;
 /// the decoded data must fill it exactly, a mismatch is a Format error naming the filter.
@@ -266,27 +288,18 @@ const MAX_STAGES: usize = 32;
 /// `out`. `out` may hold garbage on entry. Callable from many threads at once, each with
 /// its own scratch.
 pub fn decode_chunk(
-    pipeline: &FilterPipeline,
+    pipeline: &DecodePipeline,
     filter_mask: u32,
-    element_size: usize,
     encoded: &[u8],
     out: &mut [u8],
     scratch: &mut DecodeScratch,
 ) -> Result<()> {
-    if pipeline.filters.len() > MAX_STAGES {
-        return Err(crate::format_err!(
-            "filter pipeline has {} filters (at most {})",
-            pipeline.filters.len(),
-            MAX_STAGES
-        ));
-    }
-    let mut stages = [Codec::Deflate; MAX_STAGES];
+    let unmasked = |i: &usize| filter_mask & (1u32 << i) == 0;
+    let mut stages: [Option<&Codec>; MAX_STAGES] = [None; MAX_STAGES];
     let mut count = 0;
-    for (i, info) in pipeline.filters.iter().enumerate().rev() {
-        if filter_mask & (1u32 << i) == 0 {
-            stages[count] = Codec::parse(info, element_size)?;
-            count += 1;
-        }
+    for i in (0..pipeline.stages.len()).rev().filter(unmasked) {
+        stages[count] = Some(&pipeline.stages[i]);
+        count += 1;
     }
     run_stages(&stages[..count], encoded, out, scratch)
 }
@@ -307,13 +320,13 @@ impl Input {
     }
 }
 
-fn run_stages(stages: &[Codec<'_>], encoded: &[u8], out: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
+fn run_stages(stages: &[Option<&Codec>], encoded: &[u8], out: &mut [u8], scratch: &mut DecodeScratch) -> Result<()> {
     let Some(last) = stages.len().checked_sub(1) else {
         return copy_exact(encoded, out, "unfiltered chunk");
     };
     let DecodeScratch { stage, codecs } = scratch;
     let mut input = Input::Encoded { len: encoded.len() };
-    for (k, codec) in stages.iter().enumerate() {
+    for (k, codec) in stages.iter().flatten().enumerate() {
         if k == last {
             let src = input_slice(input, encoded, stage);
             return codec.decode(src, out, codecs).map_err(|e| name_error(e, codec));
@@ -360,7 +373,7 @@ enum Target {
 /// compressor, n-bit or scale-offset): the input's size for size-preserving stages
 /// (shuffle), else the size the stage announces in its header, or everything it decodes. Either way at most the chunk's size plus a compressor's
 /// worst-case expansion; a larger claim is an error, not an allocation.
-fn intermediate_target(codec: &Codec<'_>, src: &[u8], out_len: usize) -> Result<Target> {
+fn intermediate_target(codec: &Codec, src: &[u8], out_len: usize) -> Result<Target> {
     let most = out_len.saturating_mul(2).saturating_add(MAX_EXPANSION_SLACK);
     if let SizeRule::Same = codec.size_rule() {
         return Ok(Target::Exact(src.len()));
@@ -390,8 +403,8 @@ fn input_slice<'a>(input: Input, encoded: &'a [u8], stage: &'a [Vec<u8>; 2]) -> 
 
 /// The input size the given remaining stages need to produce `out_len` bytes, or None
 /// when a compressor among them makes it unknowable in advance.
-fn input_size(remaining: &[Codec<'_>], out_len: usize) -> Option<usize> {
-    remaining.iter().rev().try_fold(out_len, |len, codec| match codec.size_rule() {
+fn input_size(remaining: &[Option<&Codec>], out_len: usize) -> Option<usize> {
+    remaining.iter().flatten().rev().try_fold(out_len, |len, codec| match codec.size_rule() {
         SizeRule::Same => Some(len),
         SizeRule::Shrinks(n) => len.checked_add(n),
         SizeRule::Unrelated => None,
@@ -407,7 +420,7 @@ fn copy_exact(src: &[u8], dst: &mut [u8], what: &str) -> Result<()> {
 }
 
 /// Prefix a decoder's message with the filter's name unless it already starts with it.
-fn name_error(e: Error, codec: &Codec<'_>) -> Error {
+fn name_error(e: Error, codec: &Codec) -> Error {
     if e.message().starts_with(codec.name()) {
         return e;
     }
@@ -447,17 +460,17 @@ mod tests {
     #[test]
     fn fletcher_shuffle_deflate_pipeline_reuses_scratch() {
         let p = pipeline(&[filter(FILTER_FLETCHER32, &[]), filter(FILTER_SHUFFLE, &[4]), filter(FILTER_DEFLATE, &[4])]);
-        check_pipeline(&p).unwrap();
+        DecodePipeline::new(&p, 1).map(|_| ()).unwrap();
         let mut scratch = DecodeScratch::default();
         for len in [4000, 400, 4002] {
             let data = sample(len);
-            let enc = zlib(&shuffle::encode(&fletcher32::encode(&data), 4));
+            let enc = zlib(&shuffle::reference_encode(&fletcher32::encode(&data), 4));
             let mut out = vec![0xFF; len];
-            decode_chunk(&p, 0, 4, &enc, &mut out, &mut scratch).unwrap();
+            decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &enc, &mut out, &mut scratch).unwrap();
             assert_eq!(out, data);
-            let mut bad = shuffle::encode(&fletcher32::encode(&data), 4);
+            let mut bad = shuffle::reference_encode(&fletcher32::encode(&data), 4);
             bad[7] ^= 1;
-            let e = decode_chunk(&p, 0, 4, &zlib(&bad), &mut out, &mut scratch).unwrap_err();
+            let e = decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &zlib(&bad), &mut out, &mut scratch).unwrap_err();
             assert!(e.message().contains("fletcher32 checksum mismatch"), "{}", e);
         }
     }
@@ -469,7 +482,7 @@ mod tests {
         let data = sample(1000);
         let enc = fletcher32::encode(&zlib(&data));
         let mut out = vec![0; 1000];
-        decode_chunk(&p, 0, 4, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
+        decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
         assert_eq!(out, data);
     }
 
@@ -480,32 +493,32 @@ mod tests {
         let mut out = vec![0; 600];
         let mut scratch = DecodeScratch::default();
         // Deflate skipped (bit 1): the chunk is shuffled only.
-        decode_chunk(&p, 0b10, 2, &shuffle::encode(&data, 2), &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p, 2).unwrap(), 0b10, &shuffle::reference_encode(&data, 2), &mut out, &mut scratch).unwrap();
         assert_eq!(out, data);
-        decode_chunk(&p, 0b11, 2, &data, &mut out, &mut scratch).unwrap();
+        decode_chunk(&DecodePipeline::new(&p, 2).unwrap(), 0b11, &data, &mut out, &mut scratch).unwrap();
         assert_eq!(out, data);
-        assert!(decode_chunk(&p, 0b11, 2, &data[1..], &mut out, &mut scratch).is_err());
-        decode_chunk(&FilterPipeline::default(), 0, 2, &data, &mut out, &mut scratch).unwrap();
+        assert!(decode_chunk(&DecodePipeline::new(&p, 2).unwrap(), 0b11, &data[1..], &mut out, &mut scratch).is_err());
+        decode_chunk(DecodePipeline::unfiltered(), 0, &data, &mut out, &mut scratch).unwrap();
         assert_eq!(out, data);
     }
 
     #[test]
     fn wrong_decoded_size_names_the_filter() {
         let p = pipeline(&[filter(FILTER_SHUFFLE, &[4]), filter(FILTER_DEFLATE, &[4])]);
-        let enc = zlib(&shuffle::encode(&sample(400), 4));
-        let e = decode_chunk(&p, 0, 4, &enc, &mut vec![0; 404], &mut DecodeScratch::default()).unwrap_err();
+        let enc = zlib(&shuffle::reference_encode(&sample(400), 4));
+        let e = decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &enc, &mut vec![0; 404], &mut DecodeScratch::default()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Format);
         assert!(e.message().starts_with("deflate"), "{}", e);
     }
 
     #[test]
     fn unsupported_filters_are_named() {
-        let e = check_pipeline(&pipeline(&[filter(FILTER_SZ, &[])])).unwrap_err();
+        let e = DecodePipeline::new(&pipeline(&[filter(FILTER_SZ, &[])]), 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported);
         assert_eq!(e.message(), "filter 32017 (SZ) is not supported");
         let mut custom = filter(40000, &[]);
         custom.name = Some("mine".into());
-        let e = check_pipeline(&pipeline(&[custom])).unwrap_err();
+        let e = DecodePipeline::new(&pipeline(&[custom]), 1).unwrap_err();
         assert_eq!(e.message(), "filter 40000 (mine) is not supported");
     }
 
@@ -514,28 +527,28 @@ mod tests {
         // [lz4, zstd] on write: zstd announces the lz4 stream's size in its frame header.
         let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_ZSTD, &[])]);
         let data = sample(5000);
-        let enc = ::zstd::bulk::compress(&lz4::encode(&data, 1024), 3).unwrap();
+        let enc = ::zstd::bulk::compress(&lz4::reference_encode(&data, 1024), 3).unwrap();
         let mut out = vec![0; 5000];
-        decode_chunk(&p, 0, 4, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
+        decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &enc, &mut out, &mut DecodeScratch::default()).unwrap();
         assert_eq!(out, data);
         // A zstd frame claiming a huge size is refused before anything is allocated.
-        let mut huge = ::zstd::bulk::compress(&lz4::encode(&data, 1024), 3).unwrap();
+        let mut huge = ::zstd::bulk::compress(&lz4::reference_encode(&data, 1024), 3).unwrap();
         huge.truncate(4); // keep the magic number
                           // Frame header descriptor 0xE0: single segment, 8-byte content size.
         huge.extend_from_slice(&[0xE0]);
         huge.extend_from_slice(&(1u64 << 40).to_le_bytes());
         huge.extend_from_slice(&[0; 8]);
         let p2 = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_ZSTD, &[])]);
-        let e = decode_chunk(&p2, 0, 4, &huge, &mut out, &mut DecodeScratch::default()).unwrap_err();
+        let e = decode_chunk(&DecodePipeline::new(&p2, 4).unwrap(), 0, &huge, &mut out, &mut DecodeScratch::default()).unwrap_err();
         assert!(e.message().contains("announces"), "{}", e);
         // [lz4, deflate]: deflate announces nothing, so it decodes up to a bound.
         let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_DEFLATE, &[])]);
-        decode_chunk(&p, 0, 4, &zlib(&lz4::encode(&data, 1024)), &mut out, &mut DecodeScratch::default()).unwrap();
+        decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &zlib(&lz4::reference_encode(&data, 1024)), &mut out, &mut DecodeScratch::default()).unwrap();
         assert_eq!(out, data);
         // [lz4, lz4]: the outer stream announces the inner stream's size.
         let p = pipeline(&[filter(FILTER_LZ4, &[]), filter(FILTER_LZ4, &[])]);
-        let twice = lz4::encode(&lz4::encode(&data, 1024), 4096);
-        decode_chunk(&p, 0, 4, &twice, &mut out, &mut DecodeScratch::default()).unwrap();
+        let twice = lz4::reference_encode(&lz4::reference_encode(&data, 1024), 4096);
+        decode_chunk(&DecodePipeline::new(&p, 4).unwrap(), 0, &twice, &mut out, &mut DecodeScratch::default()).unwrap();
         assert_eq!(out, data);
     }
 

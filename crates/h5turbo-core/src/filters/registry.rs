@@ -1,6 +1,6 @@
 //! Every HDF5 filter h5turbo knows, by registered id: the one place a filter's
 //! identity (id and name) is written. The decoder of each is dispatched in
-//! [`super::Codec`], the encoder in [`super::encode`]; the bindings ask this table
+//! `Codec` (filters/mod.rs), the encoder in `filters/encode.rs`; the bindings ask this table
 //! (Python: `h5turbo._native.filters()`, C: `h5turbo_filter_name`).
 
 /// One filter: its registered id, the name h5turbo reports, and what h5turbo does with it.

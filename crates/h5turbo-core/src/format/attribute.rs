@@ -41,6 +41,7 @@ struct Prefix {
 }
 
 impl Attribute {
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// Parse an attribute message body `data` that starts at file address `address`.
     pub fn parse(data: &[u8], address: u64, sizes: Sizes) -> Result<Attribute> {
         Self::parse_with(data, address, sizes, &|_, _| {

@@ -41,6 +41,7 @@ struct NodePointer {
     subtree_records: u64,
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
 /// An opened version-2 B-tree (the header only; nodes are read on traversal).
 #[derive(Debug, Clone)]
 pub struct BTreeV2 {
@@ -114,12 +115,15 @@ impl BTreeV2 {
     pub fn record_size(&self) -> usize {
         self.record_size
     }
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     pub fn total_records(&self) -> u64 {
         self.total_records
     }
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     pub fn depth(&self) -> u16 {
         self.depth
     }
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     pub fn node_size(&self) -> u64 {
         self.node_size
     }

@@ -74,6 +74,7 @@ impl<K: InfoKind> DenseStorageInfo<K> {
         })
     }
 
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// True if the messages live in a fractal heap rather than in the object header.
     pub fn is_dense(&self) -> bool {
         self.heap_address.is_some()

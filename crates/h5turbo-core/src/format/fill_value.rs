@@ -38,6 +38,7 @@ impl FillValue {
         }
     }
 
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// The fill value must be exactly one element of the dataset's datatype.
     pub fn check_size(&self, element_size: usize) -> Result<()> {
         match &self.value {

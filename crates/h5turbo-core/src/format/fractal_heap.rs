@@ -170,6 +170,7 @@ impl FractalHeap {
         Ok(heap)
     }
 
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     pub fn address(&self) -> u64 {
         self.address
     }

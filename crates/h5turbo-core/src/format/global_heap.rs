@@ -34,6 +34,7 @@ pub struct VlenRef {
 }
 
 impl VlenRef {
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// Bytes in a stored vlen element: 4 (length) + offset size + 4 (index).
     pub fn encoded_size(ctx: &FormatContext) -> usize {
         8 + ctx.sizes().offset as usize

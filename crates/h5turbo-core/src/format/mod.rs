@@ -33,4 +33,5 @@ pub(crate) mod test_support;
 pub mod vds;
 
 pub use context::FormatContext;
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))] // for tests and fuzz targets
 pub use reader::{ByteReader, Sizes};

@@ -19,6 +19,7 @@ pub mod msg {
     pub const LINK: u16 = 0x0006;
     pub const EXTERNAL_FILES: u16 = 0x0007;
     pub const LAYOUT: u16 = 0x0008;
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     pub const GROUP_INFO: u16 = 0x000A;
     pub const FILTER_PIPELINE: u16 = 0x000B;
     pub const ATTRIBUTE: u16 = 0x000C;

@@ -44,6 +44,7 @@ pub fn parse_shared_from(r: &mut ByteReader) -> Result<SharedMessage> {
 }
 
 impl SharedMessage {
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     /// The committed object's header address; SOHM heap messages are not read yet.
     pub fn object_header_address(&self) -> Result<u64> {
         match self {

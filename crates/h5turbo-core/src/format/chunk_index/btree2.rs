@@ -58,6 +58,7 @@ fn collect_records(
     })
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
 /// Build a chunk index from the records of an opened v2 B-tree.
 pub fn chunk_index_from_records(
     ctx: &FormatContext,

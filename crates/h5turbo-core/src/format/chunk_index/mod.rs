@@ -13,6 +13,7 @@ mod grid;
 mod implicit;
 mod single;
 
+#[cfg_attr(not(feature = "internals"), allow(unused_imports))] // for tests and fuzz targets
 pub use btree2::{
     chunk_index_from_records, decode_chunk_record, ChunkRecordSource, RECORD_TYPE_FILTERED, RECORD_TYPE_UNFILTERED,
 };
