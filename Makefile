@@ -13,11 +13,15 @@ endif
 
 # System packages the test suites need (Debian names); the front ends add theirs.
 APT_PACKAGES :=
-TEST_TARGETS := rust-test py-test
+TEST_TARGETS := rust-test py-test py-test-oldest-numpy
+
+# The oldest NumPy pyproject.toml declares, tested in a venv of its own; the
+# constraints pin it and what must match it (tests/oldest-numpy.txt).
+OLDEST_NUMPY_VENV := .venv-oldest-numpy
 
 include $(wildcard mk/*.mk)
 
-.PHONY: setup system-packages demo test rust-test py-test bench
+.PHONY: setup system-packages demo test rust-test py-test py-test-oldest-numpy bench
 
 demo: setup
 	$(PYTHON) -m h5turbo.demo
@@ -38,6 +42,18 @@ rust-test:
 
 py-test:
 	$(PYTHON) -m pytest -q tests
+
+# The suite again under the oldest NumPy: the test dependencies (as `make setup`
+# installed them, read from the package's metadata) under tests/oldest-numpy.txt, and
+# this source tree (with the native module `make setup` built into it) on PYTHONPATH.
+py-test-oldest-numpy: setup $(OLDEST_NUMPY_VENV)/bin/python
+	$(PYTHON) tools/extra-requirements.py test > $(OLDEST_NUMPY_VENV)/test-requirements.txt
+	$(OLDEST_NUMPY_VENV)/bin/python -m pip install --quiet -c tests/oldest-numpy.txt numpy \
+	    -r $(OLDEST_NUMPY_VENV)/test-requirements.txt
+	PYTHONPATH=$(CURDIR)/python $(OLDEST_NUMPY_VENV)/bin/python -m pytest -q -p no:cacheprovider tests
+
+$(OLDEST_NUMPY_VENV)/bin/python:
+	$(PYTHON) -m venv $(OLDEST_NUMPY_VENV)
 
 bench: setup
 	$(PYTHON) benchmarks/read_reference.py

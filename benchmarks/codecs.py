@@ -7,9 +7,8 @@ written once per size and codec into a cache folder outside the repository
 (~/.cache/h5turbo/bench, or $H5TURBO_BENCH_DIR) and reused. Every reader gets a
 warm-up read (checked equal to the source array), then the median of --repeats
 timed runs is reported; the page cache is warmed before each reader. The codec-only
-limit is crates/h5turbo-core/examples/codec_limit.rs (every stored chunk decoded from
-memory into a pre-faulted buffer on all cores; build it first with
-`cargo build --release --example codec_limit -p h5turbo-core`).
+limit is h5turbo._native.codec_limit (every stored chunk decoded from memory into a
+pre-faulted buffer on all cores).
 
     python benchmarks/codecs.py [--rows 30000 --cols 20000] [--repeats 5]
                                 [--codecs zstd,gzip,...] [--output FILE.md]
@@ -31,8 +30,7 @@ from typing import Callable
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import codec_limit, machine, median_time, warm  # noqa: E402
+from h5turbo.bench.measure import codec_limit, machine, median_time, size_on_disk, warm
 CHUNK = 512
 
 
@@ -134,10 +132,6 @@ def write_zarr(path: Path, data: np.ndarray, codec: Codec) -> None:
     tmp.rename(path)
 
 
-def size_on_disk(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 

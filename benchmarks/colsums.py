@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import machine, median_time, publish, timing_rows, warm  # noqa: E402
+from h5turbo.bench.measure import machine, median_time, warm
+from h5turbo.bench.report import publish, timing_rows
 
 BLOCK = 1000
 
@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import h5py
     import h5turbo
-    from h5turbo.demo import _cache_dir, write_matrix
+    from h5turbo.demo import cache_dir, write_matrix
 
-    path = _cache_dir() / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
+    path = cache_dir() / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
     if not path.exists():
         write_matrix(path, args.rows, args.cols, args.chunk, args.level)
     def keep_warm():  # before every timed run: see warm()

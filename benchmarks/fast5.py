@@ -15,8 +15,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import re
-import subprocess
 import shlex
 import sys
 from collections.abc import Iterable, Iterator
@@ -25,11 +23,11 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parent / "tests"))
-from benchlib import interleaved_times, machine, paired_ratio, publish, warm  # noqa: E402
+sys.path.insert(0, str(HERE.parent / "tests"))  # the test suite's file generator and plugin set-up
+from h5turbo.bench.measure import interleaved_times, machine, paired_ratio, warm
+from h5turbo.bench.report import publish
 import conftest  # noqa: E402,F401  (sets up h5py's filter plugins, ONT's vbz among them)
-import h5gen  # noqa: E402
+from support import h5gen  # noqa: E402
 
 
 def signal_lengths(rng: np.random.Generator, n: int, median: int) -> list[int]:
@@ -212,18 +210,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def decode_floor(paths, threads: int, repeats: int):
-    """Median seconds of crates/h5turbo-core/examples/fast5_limit.rs on these files: every
-    Signal chunk decoded from memory into a ready buffer, the floor under any reader
-    built on these decoders. None when the example is not built."""
-    binary = Path(__file__).resolve().parent.parent / "target/release/examples/fast5_limit"
-    if not binary.is_file():
-        print("  decode floor not measured: cargo build --release --example fast5_limit -p h5turbo-core",
-              file=sys.stderr)
-        return None
-    cmd = [str(binary), "--threads", str(threads), "--repeats", str(repeats), *map(str, paths)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-    match = re.search(r"median_s=([0-9.]+)", out)
-    return float(match.group(1)) if match else None
+    """Median seconds to decode every Signal chunk of these files from memory into a
+    ready buffer (h5turbo._native.fast5_limit), the floor under any reader built on
+    these decoders."""
+    import h5turbo
+    return h5turbo._native.fast5_limit([str(p) for p in paths], threads, repeats)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import machine, median_time, publish, timing_rows, warm  # noqa: E402
+from h5turbo.bench.measure import machine, median_time, warm
+from h5turbo.bench.report import publish, timing_rows
 
 
 def random_csr(cells: int, per_cell: int, seed: int = 0):
@@ -68,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import anndata
     import h5turbo
-    from h5turbo.demo import _cache_dir
+    from h5turbo.demo import cache_dir
 
-    path = _cache_dir() / f"sparse-{args.cells}x{args.per_cell}-gzip.h5ad"
+    path = cache_dir() / f"sparse-{args.cells}x{args.per_cell}-gzip.h5ad"
     if not path.exists():
         write_file(path, args.cells, args.per_cell)
     if args.write_only:

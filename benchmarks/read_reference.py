@@ -4,7 +4,7 @@ Writes (once, cached) a 30000 x 20000 int32 matrix of random integers 1..100, gz
 level 3, chunks 512 x 512; warms the page cache; then, in one run, times reading the
 whole dataset with h5py, hidefix (if installed), h5turbo on one thread and on all
 cores, and the codec-only limit (every chunk decoded from memory into a pre-faulted
-buffer on all cores: crates/h5turbo-core/examples/codec_limit.rs). Each reader gets a
+buffer on all cores: h5turbo._native.codec_limit). Each reader gets a
 warm-up and the median of --repeats runs; every result is checked against h5py's.
 
     python benchmarks/read_reference.py [--repeats 5] [--rows 30000 --cols 20000]
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchlib import codec_limit, machine, median_time, publish, warm  # noqa: E402
+from h5turbo.bench.measure import codec_limit, machine, median_time, warm
+from h5turbo.bench.report import publish
 
 
 
@@ -41,9 +42,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import h5py
     import h5turbo
-    from h5turbo.demo import _cache_dir, write_matrix
+    from h5turbo.demo import cache_dir, write_matrix
 
-    path = _cache_dir() / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
+    path = cache_dir() / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
     if not path.exists():
         write_matrix(path, args.rows, args.cols, args.chunk, args.level)
     def keep_warm():  # before every timed run: see warm()

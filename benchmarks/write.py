@@ -31,8 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import interleaved_times, machine, paired_ratio  # noqa: E402
+from h5turbo.bench.measure import interleaved_times, machine, paired_ratio
 
 CHUNK = 512
 LEVELS = {"gzip": 3, "zstd": 3, "lz4": None}
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     import h5py
     import h5turbo
     from h5turbo import _native
-    from h5turbo._write import _pipeline
+    from h5turbo.writing.write import _pipeline
 
     matrix = reference_matrix(args.rows, args.cols)
     raw = matrix.nbytes

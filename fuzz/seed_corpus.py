@@ -1,6 +1,6 @@
 """Seed corpora for the fuzz targets, under fuzz/corpus/TARGET/.
 
-open_read: the files of ../shared/corpus (up to 1 MB each).
+open_read: the files of tests/data/corpus (up to 1 MB each).
 decode_FAMILY: the first stored chunk of every one-filter dataset, from the corpus and
 from small files written here with h5py (+ hdf5plugin), prefixed with the header the
 decode targets parse (src/lib.rs: element size - 1, decoded size, client data).
@@ -89,7 +89,7 @@ def synthetic_seed(elem: int, out_len: int, cd: tuple) -> bytes:
 
 
 def main() -> None:
-    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent.parent / "shared" / "corpus"
+    corpus = Path(sys.argv[1]) if len(sys.argv) > 1 else HERE.parent / "tests" / "data" / "corpus"
     out = HERE / "corpus"
     files = sorted(p for p in corpus.rglob("*") if p.is_file() and p.suffix != ".md")
     (out / "open_read").mkdir(parents=True, exist_ok=True)

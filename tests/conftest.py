@@ -4,30 +4,21 @@
   anything imports h5py.
 - The backend switch of the API tests: the h5py-backed test double ('fake') or the
   compiled module ('native').
-- The generated file matrix (written once per session) and the corpus location.
+- The generated file matrix (written once per session). Paths and helpers: support/.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-if str(Path(__file__).resolve().parent) not in sys.path:  # h5gen/h5compare under any import mode
+if str(Path(__file__).resolve().parent) not in sys.path:  # the support package under any import mode
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-
-def vbz_plugin_dir() -> str | None:
-    """The directory of the vbz HDF5 filter plugin shipped inside ont_fast5_api."""
-    spec = importlib.util.find_spec("ont_fast5_api")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(list(spec.submodule_search_locations)[0]) / "vbz_plugin"
-    return str(folder) if folder.is_dir() else None
+from support.common import vbz_plugin_dir  # noqa: E402
 
 
 def _setup_plugins() -> None:
@@ -50,10 +41,10 @@ _setup_plugins()
 # The package under test is this source tree, installed editable (`make setup`), so its
 # compiled module sits beside the Python sources. Without it the suite cannot run.
 import h5turbo  # noqa: E402
-import h5turbo._file  # noqa: E402
+import h5turbo.objects.file  # noqa: E402
 import h5turbo._native as REAL_NATIVE  # noqa: E402
 
-import fake_native  # noqa: E402  (tests/ is on sys.path: pytest's rootdir conftest)
+from support import fake_native  # noqa: E402  (tests/ is on sys.path: pytest's rootdir conftest)
 
 fake_native.use_error_classes(REAL_NATIVE)
 
@@ -64,12 +55,12 @@ BACKENDS = ["fake", "native"]
 def backend(request, monkeypatch):
     """Open files through the h5py-backed double ('fake') or the compiled module ('native')."""
     if request.param == "native":
-        monkeypatch.setattr(h5turbo._file, "_native", REAL_NATIVE)
+        monkeypatch.setattr(h5turbo.objects.file, "_native", REAL_NATIVE)
     else:
-        monkeypatch.setattr(h5turbo._file, "_native", fake_native)
+        monkeypatch.setattr(h5turbo.objects.file, "_native", fake_native)
     return request.param
 
-import h5gen  # noqa: E402  (after the plugin set-up)
+from support import h5gen  # noqa: E402  (after the plugin set-up)
 
 
 
@@ -90,19 +81,3 @@ def open_pairs(matrix_paths):
     for ref, turbo in pairs.values():
         ref.close()
         turbo.close()
-
-
-def corpus_dir() -> Path:
-    return Path(os.environ.get("H5TURBO_CORPUS", REPO_ROOT.parent / "shared" / "corpus"))
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
-
-
-def import_h5turbo():
-    """The package under test: required in CI, a skip elsewhere until it is built."""
-    if in_ci():
-        import h5turbo
-        return h5turbo
-    return pytest.importorskip("h5turbo", reason="h5turbo is not built/installed here")

@@ -11,16 +11,16 @@ The API follows h5py's read side::
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from ._native import ClosedError, Error, FormatError, UnsupportedError, default_threads
-from ._dataset import Dataset
-from ._attrs import AttributeManager
-from ._file import File
-from ._sparse import SparseDataset, is_sparse_group
-from ._group import Datatype, Group
-from ._refs import Reference, RegionReference, ref_dtype, regionref_dtype
-from ._types import Empty, ExternalLink, HardLink, SoftLink
+from .objects.dataset import Dataset
+from .objects.attrs import AttributeManager
+from .objects.file import File
+from .compute.sparse import SparseDataset, is_sparse_group
+from .objects.group import Datatype, Group
+from .objects.references import Reference, RegionReference, ref_dtype, regionref_dtype
+from .objects.types import Empty, ExternalLink, HardLink, SoftLink
 from .formats import Fast5Error, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
-from ._write import ArgumentError, auto_chunks, write
-from ._h5ad import write_h5ad
+from .writing.write import ArgumentError, auto_chunks, write
+from .writing.h5ad import write_h5ad
 
 try:
     __version__ = _dist_version("h5turbo")

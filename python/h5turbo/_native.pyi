@@ -148,6 +148,20 @@ class Object:
 def default_threads() -> int:
     """H5TURBO_THREADS if set and positive, else the number of cores."""
 
+def filters() -> list[Tuple[int, str, bool, bool]]:
+    """Every filter the core knows, sorted by id: (registered id, name, decodes, encodes).
+    Ids known by name only (decodes False) are listed so errors can name them."""
+
+def codec_limit(path: str, dataset: str, threads: int = 0, repeats: int = 5) -> float:
+    """Median seconds, over `repeats` timed passes after one warm-up, to decode every
+    stored chunk of `dataset` from memory into a pre-faulted buffer on `threads`
+    threads (0: the default): the codec-only limit of a warm read. The chunks are read
+    into memory before timing. UnsupportedError for a dataset without chunks."""
+
+def fast5_limit(paths: Sequence[str], threads: int = 0, repeats: int = 5) -> float:
+    """As codec_limit, for the raw signal of every read in these fast5 files (single-
+    or multi-read), decoded all together: the floor under a fast5 reader."""
+
 def fast5_reads(jobs: Sequence[Tuple[str, int, int]]) -> list[Tuple[Optional[int], Optional[str], list]]:
     """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
     For each job (path, first read, read limit): (reads in the file, None, reads) or

@@ -22,11 +22,12 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import _native
-from ._dataset import Dataset
-from ._file import File
-from ._group import Group
-from ._sparse import SparseDataset
-from ._types import Empty, ExternalLink, SoftLink
+from .objects.dataset import Dataset
+from .objects.file import File
+from .objects.group import Group
+from .compute.sparse import SparseDataset
+from .objects.types import Empty, ExternalLink, SoftLink
+from .objects.filters import filter_name
 from .bench.cli import BenchUsageError
 
 __all__ = ["main", "parse_slice"]
@@ -158,17 +159,6 @@ def _logical_bytes(ds: Dataset) -> Optional[int]:
     return ds.size * ds.dtype.itemsize
 
 
-# Registered HDF5 filter ids, for pipelines that store no filter names (pipeline v2
-# leaves them out for the predefined filters).
-_FILTER_NAMES = {1: "deflate", 2: "shuffle", 3: "fletcher32", 4: "szip", 5: "nbit",
-                 6: "scaleoffset", 307: "bzip2", 32000: "lzf", 32001: "blosc",
-                 32004: "lz4", 32008: "bitshuffle", 32015: "zstd", 32020: "vbz"}
-
-
-def _filter_name(fid: int, name: str) -> str:
-    return name or _FILTER_NAMES.get(fid, f"filter {fid}")
-
-
 def dataset_summary(ds: Dataset) -> dict:
     """The storage facts ls and info show for a dataset, as JSON-ready values."""
     stored = ds.storage_size
@@ -181,7 +171,7 @@ def dataset_summary(ds: Dataset) -> dict:
         "layout": ds.layout,
         "chunks": list(ds.chunks) if ds.chunks else None,
         "chunk_count": ds.chunk_count if chunked else None,
-        "filters": [_filter_name(fid, name) for fid, name, _data in ds.filters],
+        "filters": [filter_name(fid, name) for fid, name, _data in ds.filters],
         "storage_size": stored,
         "logical_size": logical,
         "compression_ratio": round(logical / stored, 3) if logical and stored else None,
@@ -301,7 +291,7 @@ def describe(obj) -> dict:
         info.update({
             "maxshape": None if obj.maxshape is None else list(obj.maxshape),
             "chunk_index": obj.chunk_index,
-            "filters": [{"id": fid, "name": _filter_name(fid, name), "client_data": list(data)}
+            "filters": [{"id": fid, "name": filter_name(fid, name), "client_data": list(data)}
                         for fid, name, data in obj.filters],
             "fillvalue": to_jsonable(obj.fillvalue),
         })
@@ -387,8 +377,8 @@ def _parse_chunks(text: str):
 
 
 def cmd_repack(args, out) -> None:
-    from ._repack import KEEP, progress_bar, repack
-    from ._write import ArgumentError
+    from .writing.repack import KEEP, progress_bar, repack
+    from .writing.write import ArgumentError
     compression = {None: KEEP, "none": None}.get(args.compression, args.compression)
     update, close = progress_bar("repack") if not args.quiet else (None, lambda: None)
     try:
@@ -410,7 +400,7 @@ def cmd_repack(args, out) -> None:
 
 
 def cmd_advise(args, out) -> None:
-    from ._advise import measure, suggest
+    from .writing.advise import measure, suggest
     f = _open(args.file)
     with f:
         ds = _lookup(f, args.path)
@@ -487,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="print every value (numpy summarises large arrays otherwise)")
     cat.set_defaults(run=cmd_cat)
 
-    from ._write import CODECS
+    from .writing.write import CODECS
     repack = sub.add_parser("repack", help="rewrite a file with new chunks and compression",
                             description="Rewrite SRC into DST with new chunks and compression: "
                             "reads in parallel with h5turbo, compresses in parallel, keeps groups, "

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
     path = Path(base) / "h5turbo"
     path.mkdir(parents=True, exist_ok=True)
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     import h5py
     import h5turbo
 
-    folder = args.dir or _cache_dir()
+    folder = args.dir or cache_dir()
     path = folder / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
     print(f"h5turbo demo: {args.rows} x {args.cols} int32, gzip {args.level}, chunks {args.chunk} x {args.chunk}")
     if not path.exists():

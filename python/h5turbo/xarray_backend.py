@@ -27,11 +27,12 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from . import _native
-from ._dask import open_cached
-from ._dataset import Dataset
-from ._file import File
-from ._group import Group
-from ._types import Empty
+from .compute.dask import open_cached
+from .objects.dataset import Dataset
+from .objects.file import File
+from .objects.group import Group
+from .objects.types import Empty
+from .objects.filters import FILTERS
 
 try:  # the module must import without xarray (the package does not require it)
     from xarray.backends import BackendArray, BackendEntrypoint
@@ -315,20 +316,29 @@ class H5TurboArray(BackendArray):
 
 
 def _filters_encoding(ds: Dataset) -> dict:
-    """netCDF4-python's var.filters() as h5netcdf reports it."""
-    names = {1: "zlib", 4: "szip", 307: "bzip2", 32004: "blosc", 32015: "zstd"}
+    """netCDF4-python's var.filters() as h5netcdf (1.x, Variable.filters) reports it.
+
+    h5netcdf sets zlib and complevel from h5py's gzip settings, then walks h5py's filter
+    dict, in pipeline order, under its names: szip, bzip2 ("307"), zstd ("32015"), and
+    "blosc" for the lz4 filter ("32004": h5netcdf's own table calls it blosc); the
+    last of those with client data sets complevel (szip: its mask name)."""
     enc = {"zlib": False, "szip": False, "bzip2": False, "blosc": False, "zstd": False,
            "shuffle": ds.shuffle, "fletcher32": ds.fletcher32}
+    if ds.compression == "gzip":
+        enc["zlib"], enc["complevel"] = True, ds.compression_opts
     for fid, _name, data in ds.filters:
-        if fid == 1:
-            enc["zlib"], enc["complevel"] = True, data[0]
-        elif fid in names:
-            enc[names[fid]] = True
-            if fid == 4:
-                enc["complevel"] = ds.compression_opts[0]
-            elif data:
-                enc["complevel"] = data[0]
+        key = _H5NETCDF_FILTER_KEYS.get(FILTERS[fid].name if fid in FILTERS else None)
+        if key is None:
+            continue
+        enc[key] = True
+        opts = ds.compression_opts if key == "szip" else data
+        if opts:
+            enc["complevel"] = opts[0]
     return enc
+
+
+# registry name -> the key h5netcdf's Variable.filters() sets for it
+_H5NETCDF_FILTER_KEYS = {"szip": "szip", "bzip2": "bzip2", "lz4": "blosc", "zstd": "zstd"}
 
 
 class _OpenedGroups:

@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 
+pub use crate::engine::limit::{codec_limit, fast5_limit};
 pub use crate::engine::pool::{default_threads, resolve_threads};
 pub use crate::engine::write::{encode_chunks, encode_chunks_into, ChunkedArray};
 pub use crate::filters::encode::{EncodePipeline, FilterSpec};

@@ -13,9 +13,9 @@ fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("numpy")
 }
 
-/// The Python module holding h5turbo's Reference and RegionReference classes.
+/// The Python package, whose public Reference and RegionReference classes wrap references.
 fn refs_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    py.import("h5turbo._refs")
+    py.import("h5turbo")
 }
 
 /// A stored reference as h5turbo.Reference(address) or

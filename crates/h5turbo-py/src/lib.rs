@@ -10,6 +10,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod arrays;
+mod bench;
 mod convert;
 mod encode;
 mod errors;
@@ -48,5 +49,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_chunks_into, m)?)?;
+    bench::register(m)?;
     Ok(())
 }

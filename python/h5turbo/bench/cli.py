@@ -10,7 +10,8 @@ from dataclasses import replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from . import measure, report
+from . import measure
+from . import report
 from .patterns import ALL as ALL_PATTERNS
 from .presets import CACHES, Config, PRESETS, preset
 from .run import Runner
@@ -125,8 +126,8 @@ def _user_file_config(args) -> Config:
     return cfg
 
 
-def _cache_dir() -> Path:
-    from ..demo import _cache_dir as cache
+def cache_dir() -> Path:
+    from ..demo import cache_dir as cache
     return cache() / "bench"
 
 
@@ -141,11 +142,41 @@ def versions() -> str:
     return ", ".join(parts)
 
 
+# The pip extra that installs what `h5turbo bench` may use.
+BENCH_EXTRA = "pip install 'h5turbo[bench]'"
+
+
+def _importable(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def check_dependencies(cfg: Config, args, log) -> None:
+    """Before anything runs: h5py is required (it writes the stores and reads the
+    reference values); without matplotlib the report is written without plots, without
+    tqdm without a progress bar; strategies whose library is missing are named, with
+    the extra that installs them, and skipped."""
+    if not _importable("h5py"):
+        raise BenchUsageError(f"h5turbo bench needs h5py (it writes the stores and the reference): {BENCH_EXTRA}")
+    if not args.no_plots and not _importable("matplotlib"):
+        args.no_plots = True
+        print(f"matplotlib is not installed: the report is written without plots ({BENCH_EXTRA})", file=log)
+    if not args.no_progress and not _importable("tqdm"):
+        print(f"tqdm is not installed: no progress bar ({BENCH_EXTRA})", file=log)
+    missing = [name for name in cfg.strategies if BY_NAME[name].missing()]
+    if missing:
+        print(f"skipped, their libraries are not installed: {', '.join(missing)} ({BENCH_EXTRA})", file=log)
+
+
 def cmd_bench(args, out) -> None:
     cfg = config_from(args)
+    check_dependencies(cfg, args, sys.stderr)
     folder = Path(args.out)
     folder.mkdir(parents=True, exist_ok=True)
-    workdir = Path(args.workdir) if args.workdir else _cache_dir() / cfg.name
+    workdir = Path(args.workdir) if args.workdir else cache_dir() / cfg.name
     outcome = Runner(cfg, folder, progress=not args.no_progress, workdir=workdir).run()
     report.write_csv(outcome.rows, folder / "results.csv")
     command = "h5turbo " + shlex.join(sys.argv[1:] if args.argv is None else args.argv)

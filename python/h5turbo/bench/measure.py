@@ -1,6 +1,6 @@
 """Timing, CPU time, peak memory and page-cache control for the bench harness.
 
-Also what every script in benchmarks/ shares (benchmarks/benchlib.py re-exports it):
+Also what every script in benchmarks/ shares:
 the machine line of a report, the timing rule (a checked warm-up, then the median of
 repeats), page-cache warming and the codec-only limit.
 """
@@ -12,20 +12,14 @@ import ctypes.util
 import mmap
 import os
 import platform
-import re
 import resource
 import statistics
-import subprocess
 import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
-
-# The source tree, when h5turbo runs from one (the codec-only limit needs cargo and it).
-REPO = Path(__file__).resolve().parents[3]
-
 
 def machine() -> str:
     model = "unknown CPU"
@@ -286,29 +280,15 @@ def measure(run: Callable[[], Any]) -> Sample:
 # ---------------------------------------------------------------------- codec-only limit
 
 
-def codec_limit_command(path: Path, dataset: str, threads: int, repeats: int) -> Optional[list[str]]:
-    """The codec_limit example (crates/h5turbo-core/examples/codec_limit.rs): a built
-    binary if there is one, else through cargo; None outside a source tree."""
-    args = [str(path), dataset, str(threads), str(repeats)]
-    binary = REPO / "target" / "release" / "examples" / "codec_limit"
-    if binary.is_file() and os.access(binary, os.X_OK):
-        return [str(binary)] + args
-    if (REPO / "Cargo.toml").is_file():
-        return ["cargo", "run", "--release", "-q", "--example", "codec_limit", "--"] + args
-    return None
-
-
 def codec_limit(path: Path, threads: int, repeats: int, dataset: str = "matrix") -> float | None:
-    """Median seconds for decoding every chunk of `dataset` from memory on `threads`."""
-    cmd = codec_limit_command(path, dataset, threads, repeats)
-    if cmd is None:
-        print("  codec limit not measured: needs the h5turbo source tree (cargo)", file=sys.stderr)
-        return None
+    """Median seconds for decoding every chunk of `dataset` from memory on `threads`
+    (the native module's codec_limit: chunks read into memory first, then decoded in
+    parallel into a pre-faulted buffer). None, with the reason on stderr, when the
+    dataset cannot be measured (not chunked, a filter h5turbo does not decode)."""
+    from .. import _native
     try:
-        out = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
+        return _native.codec_limit(str(path), dataset, threads, repeats)
+    except _native.Error as exc:
         print(f"  codec limit not measured: {exc}", file=sys.stderr)
         return None
-    match = re.search(r"median_s=([0-9.]+)", out)
-    return float(match.group(1)) if match else None
 

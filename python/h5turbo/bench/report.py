@@ -121,7 +121,7 @@ def write_markdown(outcome: Outcome, cfg, path: Path, command: str, machine: str
         "",
         "'of limit': cold rows against the disk's sequential read bandwidth (scaled by the stored/raw ratio), "
         "warm rows against the codec's decode-only throughput on the same thread count (h5turbo's decoders, "
-        "crates/h5turbo-core/examples/codec_limit.rs; zarr stores with the same codec use the same figure). "
+        "h5turbo._native.codec_limit; zarr stores with the same codec use the same figure). "
         "Peak RSS is this process's; h5py's worker processes are not included. cpu s includes the workers'.",
         "",
         *summary_lines(rows, cfg.source.nbytes),
@@ -287,3 +287,21 @@ def _save(fig, path: Path, plt) -> Path:
     fig.savefig(path, dpi=72)
     plt.close(fig)
     return path
+
+
+# ---------------------------------------------------------------------- the scripts in benchmarks/
+
+
+def timing_rows(rows, base: float) -> list[str]:
+    """Markdown rows `| name | median s | runs (s) | speed-up over base |` for
+    [(name, median, runs)]."""
+    return [f"| {name} | {t:.2f} | {', '.join(f'{x:.2f}' for x in runs)} | {base / t:.2f}x |"
+            for name, t, runs in rows]
+
+
+def publish(lines: list[str], output) -> None:
+    """Print a report and, when `output` (a Path) is given, write it there too."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if output:
+        output.write_text(text)

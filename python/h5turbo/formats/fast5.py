@@ -21,7 +21,7 @@ from typing import Any, Union
 import numpy as np
 
 from .. import _native
-from .._attrs import _h5py_value
+from ..objects.values import attribute_value
 from ._window import Ready, in_order
 
 __all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
@@ -155,7 +155,7 @@ def _groups_of(items: Iterator[str], size: int) -> Iterator[list[str]]:
 def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
     for name, signal, attrs, channel, error, read_id, done in reads:
         if not done:  # a value the native side left to the general path
-            attrs = {key: _h5py_value(value) for key, value in attrs.items()} if attrs is not None else None
+            attrs = {key: attribute_value(value) for key, value in attrs.items()} if attrs is not None else None
             read_id = None
         if read_id is None:
             read_id = _read_id(attrs, name)

@@ -18,11 +18,12 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from .._dataset import Dataset, _string_encoding
-from .._file import File
-from .._group import Group
+from ..objects.dataset import Dataset
+from ..objects.values import string_encoding, text
+from ..objects.file import File
+from ..objects.group import Group
 from .._native import FormatError, UnsupportedError
-from .._sparse import SparseDataset, _text
+from ..compute.sparse import SparseDataset
 
 __all__ = ["read_h5ad"]
 
@@ -74,7 +75,7 @@ def _anndata(obj: Any, slots: dict):
 
 def _spec(obj: Any) -> tuple[str, str]:
     attrs = obj.attrs
-    return tuple(_text(attrs[k]) if k in attrs else "" for k in ("encoding-type", "encoding-version"))
+    return tuple(text(attrs[k]) if k in attrs else "" for k in ("encoding-type", "encoding-version"))
 
 
 class _H5adReader:
@@ -156,7 +157,7 @@ class _H5adReader:
         except ImportError:
             raise UnsupportedError(f"{group.file.filename}: {group.name}: an awkward-array element "
                                    "needs the awkward package (pip install awkward)") from None
-        form, length = _text(_attr(group, "form")), int(_attr(group, "length"))
+        form, length = text(_attr(group, "form")), int(_attr(group, "length"))
         buffers = {name: self.read_elem(_member(group, name)) for name in group}
         try:
             return awkward.from_buffers(form, length, buffers)
@@ -193,7 +194,7 @@ class _H5adReader:
         import pandas as pd
 
         columns = list(_attr(group, "column-order"))
-        index_key = _text(_attr(group, "_index"))
+        index_key = text(_attr(group, "_index"))
         data = {k: read_column(_member(group, k)) for k in columns}
         index = read_column(_member(group, index_key))
         for name, values in data.items():
@@ -291,7 +292,7 @@ class _H5adReader:
 
     def read_legacy_dataset(self, ds: Dataset) -> Any:
         """A dataset without encoding attributes, as anndata's read_dataset."""
-        if _string_encoding(ds.dtype) == "utf-8":
+        if string_encoding(ds.dtype) == "utf-8":
             value = ds.asstr()[()]
         else:
             value = ds.read(threads=self.threads)
@@ -375,7 +376,7 @@ def _from_fixed_length_strings(value: np.ndarray) -> np.ndarray:
         base = field.base
         if issubclass(base.type, np.bytes_):
             field = np.dtype((f"U{base.itemsize}", field.shape)) if field.shape else np.dtype(f"U{base.itemsize}")
-        elif _string_encoding(base) is not None or issubclass(base.type, np.str_):
+        elif string_encoding(base) is not None or issubclass(base.type, np.str_):
             field = np.dtype("O")
         new_dtype.append((name, field))
     return value.astype(new_dtype)
@@ -385,6 +386,6 @@ def _decode_structured(value: np.ndarray, stored: np.dtype) -> np.ndarray:
     """Decode the bytes of utf-8 vlen string fields to str, in place."""
     decode = np.frompyfunc(lambda x: x.decode("utf-8") if isinstance(x, bytes) else x, 1, 1)
     for name, (field, _offset) in stored.fields.items():
-        if _string_encoding(field) == "utf-8":
+        if string_encoding(field) == "utf-8":
             decode(value[name], out=value[name])
     return value

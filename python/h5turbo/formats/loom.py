@@ -16,9 +16,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._dataset import Dataset
-from .._file import File
-from .._group import Group
+from ..objects.dataset import Dataset
+from ..objects.file import File
+from ..objects.group import Group
 from .._native import FormatError
 
 __all__ = ["read_loom"]

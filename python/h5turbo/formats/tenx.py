@@ -16,11 +16,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._dataset import Dataset
-from .._file import File
-from .._group import Group
+from ..objects.dataset import Dataset
+from ..objects.file import File
+from ..objects.group import Group
 from .._native import FormatError
-from .._sparse import check_indices, check_indptr
+from ..compute.sparse import check_indices, check_indptr
 
 __all__ = ["read_10x_h5"]
 

@@ -5,7 +5,7 @@ h5repack (hdf5-tools 1.10.8, Debian 12), which h5py cannot do itself:
     h5repack -s 1 plain.h5 sohm_all.h5          # dataspaces, datatypes, fill values, filters shared
     h5repack -s 1:dspace -L plain.h5 sohm_dspace_latest.h5
 
-The fixtures are kept in the repository (tests/test_sohm.py reads them and compares
+The fixtures are kept in the repository (tests/objects/test_sohm.py reads them and compares
 with h5py); plain.h5 is not."""
 
 import sys

@@ -7,6 +7,7 @@
 
 pub mod cache;
 mod execute;
+pub mod limit;
 pub mod plan;
 pub mod pool;
 pub mod reduce;

@@ -2,17 +2,19 @@
 
 Run from this directory:  python3 make_dense_fixtures.py
 Writes dense_storage.h5 and dense_storage.expect (our fixture), and
-corpus.expect (expectations for files in /work/shared/corpus, read-only).
+corpus.expect (expectations for files in the repository's tests/data/corpus, named
+relative to it).
 
 The expectations come from h5py (libhdf5), the oracle. Message addresses are found
 by walking version-2 object headers here, so the Rust tests need no object-header
 parser of their own.
 """
 import struct
+from pathlib import Path
 import numpy as np
 import h5py
 
-CORPUS = "/work/shared/corpus"
+CORPUS = str(Path(__file__).resolve().parents[4] / "tests" / "data" / "corpus")
 LINK_INFO, LINK, LAYOUT, CONTINUATION, ATTRIBUTE_INFO = 0x02, 0x06, 0x08, 0x10, 0x15
 
 
@@ -151,11 +153,11 @@ def make_corpus_expectations():
         raw = open(full, "rb").read()
         with h5py.File(full, "r") as f:
             for g in groups:
-                lines += group_block(full, raw, f, g)
+                lines += group_block(rel, raw, f, g)
             for o in attrs:
-                lines += attr_block(full, raw, f, o)
+                lines += attr_block(rel, raw, f, o)
             for d in chunks:
-                lines += chunk_block(full, raw, f, d)
+                lines += chunk_block(rel, raw, f, d)
     open("corpus.expect", "w").write("\n".join(lines) + "\n")
 
 

@@ -1,5 +1,5 @@
-"""Record h5py's chunk locations for the chunked datasets of the shared corpus files
-the chunk-index tests read (they skip when /work/shared/corpus is absent).
+"""Record h5py's chunk locations for the chunked datasets of the corpus (tests/data/corpus) files
+the chunk-index tests read (the corpus is the repository's tests/data/corpus).
 
 Run from this directory: python3 make_corpus_expected.py [corpus dir]
 """
@@ -78,7 +78,7 @@ def describe_contiguous(ds):
 
 
 def main():
-    corpus = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/corpus"
+    corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "tests", "data", "corpus")
     expected = {}
     for rel in FILES:
         with h5py.File(os.path.join(corpus, rel), "r") as f:

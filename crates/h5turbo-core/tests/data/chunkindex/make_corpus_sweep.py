@@ -1,4 +1,4 @@
-"""List every chunked dataset of the shared corpus with h5py's chunk count, for the
+"""List every chunked dataset of the corpus (tests/data/corpus) with h5py's chunk count, for the
 whole-corpus sweep test (one line per dataset: file, object header address, dims,
 max dims (U = unlimited), number of filters, allocated chunks, name).
 
@@ -23,7 +23,7 @@ def chunked_datasets(f):
 
 
 def main():
-    corpus = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/corpus"
+    corpus = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "..", "..", "tests", "data", "corpus")
     lines = []
     for path in sorted(glob.glob(os.path.join(corpus, "*", "*"))):
         try:

@@ -4,7 +4,7 @@
 Run from this directory with h5py (3.16, HDF5 2.0 here):
 
     python3 gen_fixtures.py            # fixtures + expected.json
-    python3 gen_fixtures.py --corpus /work/shared/corpus   # also corpus_expected.json
+    python3 gen_fixtures.py --corpus ../../../../../tests/data/corpus   # also corpus_expected.json
 
 For every dataset and attribute, expected.json records what the Rust tests compare:
 - `addr`: object header address (HDF5 address, relative to the base) of the dataset,

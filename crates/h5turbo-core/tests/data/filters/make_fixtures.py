@@ -69,7 +69,7 @@ CASES["blosc_blosclz_bit_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="blosc
 CASES["blosc_zstd_none_i2_big"] = ("<i2", dict(**hdf5plugin.Blosc(cname="zstd", clevel=1, shuffle=hdf5plugin.Blosc.NOSHUFFLE)))
 # Blosc2 frames: 1-D (plain super-chunk), 2-D (B2ND metalayer), several blocks with a
 # leftover one; each filter but truncated precision (lossy: h5py's values are the
-# reference there, see tests/test_filters.py).
+# reference there, see tests/filters/test_filters.py).
 _B2 = hdf5plugin.Blosc2
 for _cname, _flt, _tag, _dt in [("lz4", _B2.SHUFFLE, "byte", "<i4"), ("zstd", _B2.BITSHUFFLE, "bit", "<f8"),
                                 ("blosclz", _B2.DELTA, "delta", "<i2"), ("zlib", _B2.NOFILTER, "none", "u1"),

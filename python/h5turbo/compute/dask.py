@@ -1,0 +1,188 @@
+"""Dataset.to_dask: chunk-aligned dask arrays that need no lock and pickle small.
+
+Each task holds only (path, dataset name, block slices). On a worker it opens the file
+once per process (a module-level cache keyed by path) and reads its block with the
+native engine, which takes no lock: tasks in threads and in processes run side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Optional
+
+import numpy as np
+
+__all__ = ["to_dask", "block_shape", "DatasetSource", "sparse_to_dask", "sparse_layout"]
+
+# Per-process open files, keyed by real path; a worker reuses one File for every task.
+_OPEN_FILES: dict[str, Any] = {}
+
+# Contiguous and compact datasets have no chunk grid; blocks of about this size then.
+_DEFAULT_BLOCK_BYTES = 128 << 20
+
+
+def open_cached(path: str):
+    """The File at path, opened once per process (reopened if someone closed it)."""
+    from ..objects.file import File
+
+    f = _OPEN_FILES.get(path)
+    if f is None or f.closed:
+        f = _OPEN_FILES[path] = File(path)
+    return f
+
+
+class DatasetSource:
+    """What a dask task reads from: picklable as (path, name, shape, dtype) only; the
+    file is opened on first use in whatever process the task runs."""
+
+    def __init__(self, path: str, name: str, shape: tuple, dtype: np.dtype):
+        self.path, self.name = path, name
+        self.shape, self.dtype = tuple(shape), dtype
+        self.ndim = len(self.shape)
+
+    def __reduce__(self):
+        return (DatasetSource, (self.path, self.name, self.shape, self.dtype))
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        return open_cached(self.path)[self.name].read(index, threads=_task_threads())
+
+    def __repr__(self):
+        return f"DatasetSource({self.path!r}, {self.name!r})"
+
+
+def _task_threads() -> Optional[int]:
+    """Dask already runs one task per core: each read decodes on one thread unless the
+    user asks otherwise (H5TURBO_DASK_THREADS), so tasks do not oversubscribe cores."""
+    value = os.environ.get("H5TURBO_DASK_THREADS", "1")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
+def block_shape(shape: tuple, dtype: np.dtype, hdf5_chunks: Optional[tuple],
+                chunks: Any = None) -> tuple:
+    """Per axis the dask block size: the HDF5 chunk by default; a requested size is
+    rounded up to a multiple of the HDF5 chunk so no chunk is split between tasks
+    (-1 or None: the whole axis); 'auto' lets dask pick multiples of the chunks."""
+    import dask.array as da
+
+    if hdf5_chunks is None:  # contiguous or compact: dask's own choice
+        limit = _DEFAULT_BLOCK_BYTES if chunks is None else None
+        request = "auto" if chunks is None else chunks
+        return da.core.normalize_chunks(request, shape, dtype=dtype, limit=limit)
+    if chunks is None:
+        return da.core.normalize_chunks(hdf5_chunks, shape, dtype=dtype)
+    if isinstance(chunks, str):
+        # dask's size may cut below one chunk: take its block sizes as the request
+        chosen = da.core.normalize_chunks(chunks, shape, dtype=dtype,
+                                          previous_chunks=hdf5_chunks)
+        chunks = tuple(axis[0] if axis else 1 for axis in chosen)
+    requested = (chunks,) * len(shape) if np.isscalar(chunks) else tuple(chunks)
+    if len(requested) != len(shape):
+        raise ValueError(f"chunks {chunks!r} has {len(requested)} entries, the dataset "
+                         f"has {len(shape)} axes")
+    sizes = tuple(_aligned(r, c, n) for r, c, n in zip(requested, hdf5_chunks, shape))
+    return da.core.normalize_chunks(sizes, shape, dtype=dtype)
+
+
+def _aligned(requested: Any, chunk: int, length: int) -> int:
+    if requested is None or requested == -1:
+        return max(length, 1)
+    if not isinstance(requested, (int, np.integer)) or requested < 1:
+        raise ValueError(f"block sizes must be positive integers, -1 or None, not {requested!r}")
+    return max(chunk, math.ceil(int(requested) / chunk) * chunk)
+
+
+def to_dask(dataset, chunks: Any = None):
+    """The dask array of a dataset (see Dataset.to_dask)."""
+    import dask.array as da
+    from dask.base import tokenize
+
+    if dataset.shape is None:
+        raise TypeError("Empty datasets have no numpy representation")
+    path = os.path.realpath(dataset.file.filename)
+    blocks = block_shape(dataset.shape, dataset.dtype, dataset.chunks, chunks)
+    source = DatasetSource(path, dataset.name, dataset.shape, dataset.dtype)
+    stamp = os.stat(path)
+    name = "h5turbo-" + tokenize(path, dataset.name, stamp.st_mtime_ns, stamp.st_size, blocks)
+    # lock=False: the native reader is thread- and process-safe; fancy=False: blocks
+    # are read with basic slices only; the source sits once in the graph, not per task.
+    return da.from_array(source, chunks=blocks, name=name, lock=False, fancy=False,
+                         asarray=True, inline_array=False,
+                         meta=np.empty((0,) * len(dataset.shape), dtype=dataset.dtype))
+
+
+# ---------------------------------------------------------------------- sparse groups
+
+# Without a request, a sparse block holds about this many stored values (rounded up to
+# whole chunks of the data dataset), so a task reads a few MiB.
+_SPARSE_BLOCK_NNZ = 1 << 20
+
+
+def sparse_layout(group) -> tuple[str, tuple[int, int]]:
+    """('csr' or 'csc', shape) of a sparse-matrix group (AnnData csr/csc, h5sparse, 10x:
+    what SparseDataset opens); TypeError for any other group."""
+    from .sparse import SparseDataset
+
+    sparse = group if isinstance(group, SparseDataset) else SparseDataset(group)
+    return sparse.format, sparse.shape
+
+
+def _major_bounds(indptr: np.ndarray, step: Optional[int], data_chunk: int) -> list[int]:
+    """Block edges along the compressed axis: every `step` rows/columns when asked,
+    else greedily about _SPARSE_BLOCK_NNZ stored values (whole data chunks) a block."""
+    major = len(indptr) - 1
+    if step is not None:
+        return list(range(0, major, step)) + [major]
+    target = max(data_chunk, 1) * max(1, math.ceil(_SPARSE_BLOCK_NNZ / max(data_chunk, 1)))
+    bounds, start = [0], 0
+    while start < major:
+        stop = int(np.searchsorted(indptr, indptr[start] + target, side="right")) - 1
+        stop = min(major, max(stop, start + 1))
+        bounds.append(stop)
+        start = stop
+    return bounds
+
+
+def read_sparse_block(path: str, name: str, kind: str, start: int, stop: int, minor: int):
+    """One block of rows (CSR) or columns (CSC) as a scipy.sparse matrix."""
+    import scipy.sparse
+
+    group = open_cached(path)[name]
+    ptr = group["indptr"].read(np.s_[start:stop + 1], threads=_task_threads()).astype(np.int64)
+    lo, hi = int(ptr[0]), int(ptr[-1])
+    data = group["data"].read(np.s_[lo:hi], threads=_task_threads())
+    indices = group["indices"].read(np.s_[lo:hi], threads=_task_threads())
+    if kind == "csr":
+        return scipy.sparse.csr_matrix((data, indices, ptr - lo), shape=(stop - start, minor))
+    return scipy.sparse.csc_matrix((data, indices, ptr - lo), shape=(minor, stop - start))
+
+
+def sparse_to_dask(group, chunks: Optional[int] = None):
+    """A dask array of scipy.sparse blocks: CSR groups split by rows, CSC by columns."""
+    import dask.array as da
+    import scipy.sparse
+    from dask.base import tokenize
+    from dask.highlevelgraph import HighLevelGraph
+
+    kind, shape = sparse_layout(group)
+    if chunks is not None and (not isinstance(chunks, (int, np.integer)) or chunks < 1):
+        raise ValueError(f"chunks must be a positive number of rows/columns, not {chunks!r}")
+    indptr = group["indptr"][()]
+    data = group["data"]
+    bounds = _major_bounds(indptr, chunks, (data.chunks or data.shape or (1,))[0])
+    path = os.path.realpath(group.file.filename)
+    stamp = os.stat(path)
+    name = "h5turbo-sparse-" + tokenize(path, group.name, stamp.st_mtime_ns, bounds)
+    major_axis, minor = (0, shape[1]) if kind == "csr" else (1, shape[0])
+    graph = {}
+    for i, (start, stop) in enumerate(zip(bounds[:-1], bounds[1:])):
+        key = (name, i, 0) if kind == "csr" else (name, 0, i)
+        graph[key] = (read_sparse_block, path, group.name, kind, start, stop, minor)
+    sizes = tuple(b - a for a, b in zip(bounds[:-1], bounds[1:])) or (0,)
+    block_chunks = [None, None]
+    block_chunks[major_axis] = sizes
+    block_chunks[1 - major_axis] = (minor,)
+    matrix = scipy.sparse.csr_matrix if kind == "csr" else scipy.sparse.csc_matrix
+    meta = matrix((0, 0), dtype=data.dtype)
+    return da.Array(HighLevelGraph.from_collections(name, graph, dependencies=()), name,
+                    chunks=tuple(block_chunks), meta=meta)

@@ -1,0 +1,191 @@
+"""numpy-style reductions of a Dataset, computed chunk by chunk in the native engine.
+
+Each thread folds whole chunks into its own partial result; the array is never
+materialised. Results follow numpy's dtypes and shapes:
+
+- ``sum``: integer and boolean data sum in int64 (uint64 for unsigned), wrapping
+  modulo 2**64 as numpy does; floats keep their dtype. Float sums are accumulated in
+  float64 whatever the data type, then cast: float32 results can differ from numpy's
+  float32 pairwise sum in the last bits (ours is the more accurate one).
+- ``mean``, ``var``, ``std``: float64 for integer data, the data's float type else.
+  Variances combine per-chunk (count, mean, M2) with Chan et al.'s formula, so they
+  are stable without a second pass.
+- ``min``, ``max``: the dataset dtype; NaN propagates.
+- ``count_nonzero``: a Python int for ``axis=None``, an intp array otherwise.
+
+The native path takes selections that are orthogonal blocks keeping every axis
+(slices with positive or negative steps are read forwards; sorted integer lists).
+Other selections (integers that drop axes, repeated or unordered lists, newaxis) and
+other dtypes (float16, compound, ...) read the selection and let numpy reduce it.
+Virtual datasets (no chunks of their own) are read in slabs along the first axis,
+each reduced by numpy and the partial results combined the same way, so memory stays
+at one slab.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+try:
+    from numpy.lib.array_utils import normalize_axis_tuple
+except ImportError:  # NumPy 1.x keeps it in numpy.core
+    from numpy.core.numeric import normalize_axis_tuple
+
+from ..objects.selection import plan_read
+from .moments import float_result_dtype, merge_moments, sum_dtype
+
+__all__ = ["reduce"]
+
+_OPS = ("sum", "mean", "var", "std", "min", "max", "count_nonzero")
+
+# Bytes of one slab of a virtual dataset read for a reduction.
+SLAB_BYTES = 64 << 20
+
+
+def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 0,
+           keepdims: bool = False, selection: Any = None, threads: int = 0) -> Any:
+    """``numpy.<op>(ds[selection], axis=...)`` without reading the whole selection."""
+    if op not in _OPS:
+        raise ValueError(f"unknown reduction {op!r}")
+    block = _native_block(ds, selection)
+    if block is None:
+        return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
+    axes, shape, local = block
+    reduced = (tuple(range(len(shape))) if axis is None
+               else normalize_axis_tuple(axis, len(shape)))
+    flags = [d in reduced for d in range(len(shape))]
+    count = int(np.prod([n for n, f in zip(shape, flags) if f], dtype=np.int64))
+    kshape = tuple(1 if f else n for n, f in zip(shape, flags))
+    out_shape = kshape if keepdims else tuple(n for n, f in zip(shape, flags) if not f)
+
+    def native(name: str) -> Any:
+        if getattr(ds, "is_virtual", False):
+            return _slab_reduce(ds, name, axes, shape, flags, threads)
+        return ds._obj.reduce(list(axes), name, flags, threads)
+
+    def finish(values: np.ndarray) -> Any:
+        result = np.asarray(values).reshape(kshape)
+        if local is not None:  # reversed axes: the kept ones come out reversed
+            result = np.ascontiguousarray(result[local])
+        result = result.reshape(out_shape)
+        return result if result.ndim else result[()]
+
+    element = ds.dtype
+    if op == "sum":
+        acc = sum_dtype(element) if dtype is None else np.dtype(dtype)
+        if acc.kind not in "biuf":
+            return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
+        values = native("sum_float" if acc.kind == "f" else "sum_int")
+        return finish(values.astype(acc))
+    if op == "mean":
+        result_type = float_result_dtype(element) if dtype is None else np.dtype(dtype)
+        sums = native("sum_float")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return finish((sums / count).astype(result_type))
+    if op in ("var", "std"):
+        result_type = float_result_dtype(element) if dtype is None else np.dtype(dtype)
+        _n, _mean, m2 = native("moments")
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = m2 / max(count - ddof, 0)
+            values = np.sqrt(var) if op == "std" else var
+        return finish(values.astype(result_type))
+    if op in ("min", "max"):
+        if count == 0 and int(np.prod(out_shape)) > 0:
+            name = "minimum" if op == "min" else "maximum"
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        raw = native(op)
+        return finish(np.frombuffer(raw, dtype=element.newbyteorder("=")).copy())
+    counts = finish(native("count_nonzero").astype(np.intp))
+    return int(counts) if axis is None and not keepdims else counts
+
+
+def _slab_reduce(ds: Any, name: str, axes: list, shape: tuple, flags: list, threads: int) -> Any:
+    """What the engine's reduction `name` returns, computed over slabs of the block
+    along its first axis (for virtual datasets): sums in float64 or 64-bit integers,
+    (count, mean, M2) moments combined as the engine combines chunks, min/max raw."""
+    reduced = tuple(d for d, f in enumerate(flags) if f)
+    row_bytes = max(1, int(np.prod(shape[1:], dtype=np.int64)) * ds.dtype.itemsize)
+    rows = max(1, SLAB_BYTES // row_bytes)
+    start, count, step = axes[0]
+    total = None
+    for first in range(0, shape[0], rows):
+        n = min(rows, shape[0] - first)
+        slab = np.empty((n,) + tuple(shape[1:]), dtype=ds.dtype)
+        ds._obj.read([(start + first * step, n, step)] + list(axes[1:]), slab, threads)
+        part = _slab_partial(name, slab.astype(ds.dtype.newbyteorder("="), copy=False), reduced)
+        total = part if total is None else _combine(name, total, part, 0 in reduced)
+    if name in ("min", "max"):
+        return np.ascontiguousarray(total).tobytes()
+    return total
+
+
+def _slab_partial(name: str, data: np.ndarray, reduced: tuple) -> Any:
+    if name == "sum_int":
+        return np.sum(data, axis=reduced, keepdims=True, dtype=sum_dtype(data.dtype))
+    if name == "sum_float":
+        return np.sum(data, axis=reduced, keepdims=True, dtype=np.float64)
+    if name == "count_nonzero":
+        return np.count_nonzero(data, axis=reduced, keepdims=True)
+    if name in ("min", "max"):
+        return (np.min if name == "min" else np.max)(data, axis=reduced, keepdims=True)
+    n = int(np.prod([data.shape[d] for d in reduced], dtype=np.int64))
+    mean = np.mean(data, axis=reduced, keepdims=True, dtype=np.float64)
+    m2 = np.sum(np.square(data - mean, dtype=np.float64), axis=reduced, keepdims=True)
+    return np.full(mean.shape, float(n)), mean, m2
+
+
+def _combine(name: str, a: Any, b: Any, across: bool) -> Any:
+    """Two slabs' partials: merged when the first axis is reduced, else stacked."""
+    if not across:
+        if name == "moments":
+            return tuple(np.concatenate([x, y]) for x, y in zip(a, b))
+        return np.concatenate([a, b])
+    if name in ("min", "max"):
+        return (np.minimum if name == "min" else np.maximum)(a, b)  # NaN propagates, as in numpy
+    if name != "moments":
+        return a + b
+    return merge_moments(a, b)
+
+
+def _native_block(ds: Any, selection: Any) -> Optional[tuple]:
+    """(native axes, block shape, numpy index reordering the block or None) when the
+    engine can reduce this; None otherwise."""
+    shape, dt = ds.shape, ds.dtype
+    if not shape or dt.fields is not None or dt.subdtype is not None:
+        return None
+    if dt.kind not in "biuf" or (dt.kind == "f" and dt.itemsize not in (4, 8)):
+        return None
+    if selection is None:
+        return [(0, n, 1) for n in shape], tuple(shape), None
+    plan = plan_read(selection, shape)
+    if len(plan.out_shape) != len(plan.read_shape) or not _order_free(plan):
+        return None
+    return list(plan.axes), tuple(plan.read_shape), plan.local
+
+
+def _order_free(plan: Any) -> bool:
+    """The selection is the block, possibly with whole axes reversed (negative
+    steps): the same elements, no repeats; only the order of kept axes changes."""
+    if plan.local is None:
+        return True
+    for entry in plan.local:
+        if isinstance(entry, slice):
+            if entry.start is not None or entry.stop is not None:
+                return False
+            continue
+        return False  # index arrays (may repeat), integers, newaxis: let numpy do it
+    return True
+
+
+def _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads) -> Any:
+    data = np.asarray(ds.read(() if selection is None else selection,
+                              threads=threads if threads else None))
+    if op == "count_nonzero":
+        return np.count_nonzero(data, axis=axis, keepdims=keepdims)
+    kwargs: dict = {"axis": axis, "keepdims": keepdims}
+    if op in ("sum", "mean", "var", "std") and dtype is not None:
+        kwargs["dtype"] = dtype
+    if op in ("var", "std"):
+        kwargs["ddof"] = ddof
+    return getattr(np, op)(data, **kwargs)

@@ -1,0 +1,35 @@
+"""Attributes of a group, dataset or committed datatype, as a read-only mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .values import attribute_value
+
+__all__ = ["AttributeManager"]
+
+
+class AttributeManager(Mapping):
+    """``obj.attrs``: attribute name -> value, with the values h5py would give."""
+
+    def __init__(self, native_obj, file):
+        self._obj = native_obj
+        self._file = file
+
+    def __getitem__(self, name: str) -> Any:
+        return attribute_value(self._obj.attr(name))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._obj.attr_names()
+
+    def __iter__(self):
+        return iter(self._obj.attr_names())
+
+    def __len__(self) -> int:
+        return len(self._obj.attr_names())
+
+    def __repr__(self) -> str:
+        if self._file.closed:
+            return "<Attributes of closed HDF5 object>"
+        return f"<Attributes of HDF5 object at {id(self)}>"

@@ -1,0 +1,76 @@
+"""What every object in a file shares: name, file, parent, attrs, identity."""
+
+from __future__ import annotations
+
+import posixpath
+
+from .attrs import AttributeManager
+
+__all__ = ["HLObject", "cached_property"]
+
+
+class HLObject:
+    """A group, dataset or committed datatype reached in an open File."""
+
+    def __init__(self, native_obj, file, name: str):
+        self._obj = native_obj
+        self._file = file
+        self._name = name
+
+    @property
+    def id(self):
+        """The native object (an ``h5turbo._native.Object``)."""
+        return self._obj
+
+    @property
+    def name(self) -> str:
+        """The absolute path this object was reached by (through a soft link: the link's
+        path, as h5py), kept here rather than asked of the native side."""
+        return self._name
+
+    @property
+    def file(self):
+        return self._file
+
+    @property
+    def parent(self):
+        """The group holding the link this object was reached by."""
+        return self._file[posixpath.dirname(self.name)]
+
+    @property
+    def attrs(self) -> AttributeManager:
+        return AttributeManager(self._obj, self._file)
+
+    def _key(self):
+        # two hard links to one object are the same object, as in h5py
+        return (self._file._identity, self._obj.address)
+
+    def __eq__(self, other):
+        return isinstance(other, HLObject) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __bool__(self):
+        """False once the file is closed (h5py's 'valid'); never by emptiness."""
+        return not self._file.closed
+
+
+class cached_property:
+    """functools.cached_property without the lock Python < 3.12 takes there (one per
+    class, shared by every instance): metadata of a read-only file never changes, so two
+    threads racing here at worst both compute the same value."""
+
+    def __init__(self, func):
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value

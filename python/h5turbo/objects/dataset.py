@@ -1,0 +1,524 @@
+"""Dataset: h5py-like metadata and numpy-style reads through the native chunk engine."""
+
+from __future__ import annotations
+
+import itertools
+import posixpath
+from typing import Any, Iterator, Optional
+
+import numpy as np
+
+from ..compute import reductions
+from .base import HLObject, cached_property
+from .references import RegionReference, region_points, region_shape
+from .selection import ReadPlan, plan_read, split_fields
+from .types import Empty
+from .values import string_encoding
+from .filters import H5PY_COMPRESSION, H5PY_NAMED, filter_id
+
+__all__ = ["Dataset"]
+
+_GZIP, _SHUFFLE, _FLETCHER32, _SZIP, _SCALEOFFSET = (
+    filter_id(name) for name in ("deflate", "shuffle", "fletcher32", "szip", "scaleoffset"))
+# h5py's Dataset.compression: the first of these present, under h5py's name, else
+# "unknown" when a filter h5py does not name (a plugin) is in the pipeline
+_COMPRESSION_NAMES = {filter_id(name): h5py_name for name, h5py_name in H5PY_COMPRESSION.items()}
+_H5PY_NAMED_IDS = frozenset(filter_id(name) for name in H5PY_NAMED)
+# szip option-mask bits, as h5py decodes them
+_SZIP_EC_OPTION_MASK, _SZIP_NN_OPTION_MASK = 4, 32
+
+
+def threads_arg(threads: Optional[int]) -> int:
+    """The native `threads` argument: 0 asks for the default (H5TURBO_THREADS or all cores)."""
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be None or a positive integer, not {threads!r}")
+    return int(threads)
+
+
+class Dataset(HLObject):
+    """An HDF5 dataset opened read-only.
+
+    Indexing follows numpy: integers (negative too), slices with any non-zero step
+    (negative steps are read forwards and reversed), Ellipsis, np.newaxis, one integer
+    list/array (any order, repeats allowed) or boolean mask per selection, compound field
+    names as in h5py (``ds["x"]``, ``ds[0:5, "x"]``). Out-of-range indexes raise
+    IndexError as numpy does. Each read fetches only the elements the index touches.
+    """
+
+    def __repr__(self):
+        if not self:
+            return "<Closed HDF5 dataset>"
+        name = posixpath.basename(posixpath.normpath(self.name))
+        return f'<HDF5 dataset "{name}": shape {self.shape}, type "{self.dtype.str}">'
+
+    # ------------------------------------------------------------------ metadata
+
+    @cached_property
+    def shape(self) -> Optional[tuple[int, ...]]:
+        return self._obj.shape
+
+    @cached_property
+    def dtype(self) -> np.dtype:
+        return self._obj.dtype
+
+    @property
+    def ndim(self) -> int:
+        return 0 if self.shape is None else len(self.shape)
+
+    @property
+    def size(self) -> Optional[int]:
+        return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self) -> int:
+        return (self.size or 0) * self.dtype.itemsize
+
+    @cached_property
+    def maxshape(self) -> Optional[tuple]:
+        return self._obj.maxshape
+
+    @cached_property
+    def chunks(self) -> Optional[tuple[int, ...]]:
+        return self._obj.chunks
+
+    @property
+    def layout(self) -> str:
+        return self._obj.layout
+
+    @cached_property
+    def external(self) -> Optional[list[tuple[str, int, int]]]:
+        """h5py's ``external``: [(file name, offset, size)] when the raw data lives in
+        other files (read as libhdf5 reads them: see the README), else None."""
+        return self._obj.external
+
+    @property
+    def is_virtual(self) -> bool:
+        """Whether this is a virtual dataset (VDS), as h5py's ``is_virtual``: its data is
+        read from source datasets in this or other files (see the README)."""
+        return self._obj.layout == "virtual"
+
+    @property
+    def chunk_index(self) -> Optional[str]:
+        """How the chunks are indexed in the file ('btree_v1', 'single_chunk', 'implicit',
+        'fixed_array', 'extensible_array', 'btree_v2'); None unless chunked."""
+        return self._obj.chunk_index
+
+    @property
+    def chunk_count(self) -> int:
+        """Chunks allocated in the file (1 for a contiguous dataset with storage)."""
+        return self._obj.chunk_count()
+
+    @property
+    def storage_size(self) -> int:
+        """Bytes the data takes in the file (after filters), as h5py's id.get_storage_size()."""
+        return self._obj.storage_size()
+
+    @property
+    def filters(self) -> tuple[tuple[int, str, tuple[int, ...]], ...]:
+        """The filter pipeline in order: (filter id, name, client data) per filter."""
+        return tuple((fid, name, tuple(data)) for fid, name, data in self._obj.filters)
+
+    @cached_property
+    def _filters(self) -> dict[int, tuple]:
+        return {fid: tuple(data) for fid, _name, data in self._obj.filters}
+
+    @property
+    def filter_ids(self) -> tuple[int, ...]:
+        return tuple(fid for fid, _name, _data in self._obj.filters)
+
+    @property
+    def compression(self) -> Optional[str]:
+        named = next((name for fid, name in _COMPRESSION_NAMES.items() if fid in self._filters), None)
+        if named is None and any(fid not in _H5PY_NAMED_IDS for fid in self._filters):
+            return "unknown"
+        return named
+
+    @property
+    def compression_opts(self) -> Any:
+        """gzip: the level; szip: (mask name, pixels per block); otherwise None (as h5py)."""
+        if _GZIP in self._filters:
+            return self._filters[_GZIP][0]
+        if _SZIP in self._filters:
+            return _szip_opts(self._filters[_SZIP])
+        return None
+
+    @property
+    def shuffle(self) -> bool:
+        return _SHUFFLE in self._filters
+
+    @property
+    def fletcher32(self) -> bool:
+        return _FLETCHER32 in self._filters
+
+    @property
+    def scaleoffset(self) -> Optional[int]:
+        data = self._filters.get(_SCALEOFFSET)
+        return None if data is None else data[1]
+
+    @cached_property
+    def fillvalue(self) -> Any:
+        return self._obj.fillvalue
+
+    # ------------------------------------------------------------------ length, iteration
+
+    def __len__(self) -> int:
+        return self.len()
+
+    def len(self) -> int:
+        """The size of the first axis; TypeError for scalar and null datasets (as h5py)."""
+        if not self.shape:
+            raise TypeError("Attempt to take len() of scalar dataset")
+        return self.shape[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        """Iterate over the first axis, reading one row at a time."""
+        if not self.shape:
+            raise TypeError("Can't iterate over a scalar dataset")
+        for i in range(self.shape[0]):
+            yield self[i]
+
+    # ------------------------------------------------------------------ reading
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.read(index)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError(
+                "Dataset.__array__ received copy=False but memory allocation "
+                "cannot be avoided on read"
+            )
+        arr = np.asarray(self.read(Ellipsis))
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def read(self, selection: Any = (), out: Optional[np.ndarray] = None,
+             threads: Optional[int] = None) -> Any:
+        """Read ``self[selection]`` (everything by default, like h5py's ``ds[()]``);
+        with ``out``, fill that array and return it.
+
+        ``out`` must be a writeable C-contiguous array of the selection's shape. When it
+        has the dataset's dtype and the selection needs no reordering (no index arrays
+        out of order, no negative steps, no field names) the native reader writes
+        straight into it; otherwise the data goes through a temporary block and is
+        converted to ``out``'s dtype where numpy can cast it (as h5py's read_direct).
+        """
+        if isinstance(selection, RegionReference):
+            return _deliver(self._read_region(selection, threads), out)
+        nthreads = threads_arg(threads)
+        if self.shape is None:
+            return self._read_null(selection, out)
+        index, fields = split_fields(selection)
+        plan = plan_read(index, self.shape)
+        if fields:
+            return _deliver(_select_fields(self._read_plan(plan, nthreads), fields), out)
+        if out is None:
+            return self._read_plan(plan, nthreads)
+        element = self.dtype.base if self.dtype.subdtype else self.dtype
+        trailing = self.dtype.shape
+        direct = plan.local is None and isinstance(out, np.ndarray) and out.dtype == element
+        if direct:
+            _check_out(out, plan.out_shape + trailing, element)
+            self._fill(plan, out.reshape(plan.read_shape + trailing), nthreads)
+            return out
+        return _deliver(self._read_plan(plan, nthreads), out)
+
+    def read_direct(self, dest: np.ndarray, source_sel: Any = None, dest_sel: Any = None,
+                    threads: Optional[int] = None) -> None:
+        """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""
+        if self.shape is None:
+            raise TypeError("Empty datasets have no numpy representation")
+        if not isinstance(dest, np.ndarray) or not dest.flags.c_contiguous:
+            raise TypeError("read_direct needs a C-contiguous numpy array as destination")
+        source = Ellipsis if source_sel is None else source_sel
+        target = dest if dest_sel is None else dest[dest_sel]
+        if _is_view_of(target, dest) and target.flags.c_contiguous and target.dtype == self.dtype:
+            self.read(source, out=target, threads=threads)
+            return
+        data = self.read(source, threads=threads)
+        dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
+
+    def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
+        """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection.
+
+        As h5py: TypeError at once for an unchunked dataset, ValueError for a region that
+        does not lie inside the dataset."""
+        if not self.chunks:
+            raise TypeError("Chunked dataset required")
+        return _chunk_slices(_chunk_region(sel, self.shape), self.chunks)
+
+    def to_dask(self, chunks: Any = None):
+        """A dask array of this dataset, its blocks aligned to the HDF5 chunks.
+
+        ``chunks``: None for one block per HDF5 chunk; an int or a tuple (per axis; -1 or
+        None for a whole axis) for bigger blocks, rounded up to whole HDF5 chunks; 'auto'
+        (or a byte size such as '256MiB') for dask's choice of chunk multiples. Tasks
+        need no lock and carry only (path, name, block): each worker process opens the
+        file once and reads its blocks with the native engine (one thread per task
+        unless H5TURBO_DASK_THREADS says more). Needs dask installed.
+        """
+        from ..compute.dask import to_dask
+
+        return to_dask(self, chunks)
+
+    def astype(self, dtype) -> "AstypeView":
+        """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
+        return AstypeView(self, np.dtype(dtype))
+
+    def asstr(self, encoding: Optional[str] = None, errors: str = "strict") -> "AsStrView":
+        """A view whose reads decode strings to ``str`` (h5py's ``asstr``)."""
+        stored = string_encoding(self.dtype)
+        if stored is None:
+            raise TypeError("dset.asstr() can only be used on datasets with "
+                            "an HDF5 string datatype")
+        return AsStrView(self, encoding or stored, errors)
+
+    # ------------------------------------------------------------------ reductions
+    # numpy semantics (see reductions.py), computed chunk by chunk on all cores without
+    # reading the whole dataset; `selection` reduces ``self[selection]`` instead.
+
+    # `out` is numpy's protocol (np.sum(ds) calls ds.sum(axis=, dtype=, out=)).
+
+    def sum(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, reductions.reduce(self, "sum", axis, dtype, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
+             selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, reductions.reduce(self, "mean", axis, dtype, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def var(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, reductions.reduce(self, "var", axis, dtype, ddof, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def std(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
+            selection: Any = None, threads: Optional[int] = None) -> Any:
+        return _into(out, reductions.reduce(self, "std", axis, dtype, ddof, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def min(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _into(out, reductions.reduce(self, "min", axis, None, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def max(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
+            threads: Optional[int] = None) -> Any:
+        return _into(out, reductions.reduce(self, "max", axis, None, 0, keepdims, selection,
+                                         threads_arg(threads)))
+
+    def count_nonzero(self, axis=None, keepdims: bool = False, *, selection: Any = None,
+                      threads: Optional[int] = None) -> Any:
+        return reductions.reduce(self, "count_nonzero", axis, None, 0, keepdims, selection,
+                              threads_arg(threads))
+
+    # ------------------------------------------------------------------ internals
+
+    def _read_plan(self, plan: ReadPlan, nthreads: int) -> Any:
+        block = np.empty(plan.read_shape, dtype=self.dtype)
+        self._fill(plan, block, nthreads)
+        return plan.finish(block)
+
+    def _fill(self, plan: ReadPlan, block: np.ndarray, nthreads: int) -> None:
+        if not plan.is_empty:
+            self._obj.read(list(plan.axes), block, nthreads)
+
+    def _read_region(self, ref: RegionReference, threads: Optional[int]) -> np.ndarray:
+        """``ds[regref]``: the referenced selection, shaped as h5py shapes it (points and
+        irregular hyperslab unions 1-d, in HDF5's order). Reads only its bounding box."""
+        if not ref:
+            raise ValueError("Invalid HDF5 object reference (null reference)")
+        address, kind, data = self._file._native_file.region(*ref.heap_id)
+        if address != self._obj.address:
+            raise ValueError("Region reference must point to this dataset")
+        if self.shape is None:
+            return Empty(self.dtype)
+        index = region_points(kind, data, self.shape)
+        if index is None:
+            return self.read(Ellipsis, threads=threads)
+        shape = region_shape(kind, index, self.shape)
+        if len(index[0]) == 0:
+            return np.zeros(shape, dtype=self.dtype)
+        lows = [int(i.min()) for i in index]
+        box = tuple(slice(lo, int(i.max()) + 1) for lo, i in zip(lows, index))
+        block = self.read(box, threads=threads)
+        return block[tuple(i - lo for i, lo in zip(index, lows))].reshape(shape)
+
+    def _read_null(self, selection: Any, out: Optional[np.ndarray]) -> Empty:
+        if out is not None:
+            raise TypeError("Empty datasets have no numpy representation")
+        if selection is Ellipsis or (isinstance(selection, tuple) and selection == ()):
+            return Empty(self.dtype)
+        raise ValueError("Empty datasets cannot be sliced")
+
+
+class AstypeView:
+    """``ds.astype(dtype)``: reads convert to another dtype (h5py's AstypeWrapper)."""
+
+    def __init__(self, dataset: Dataset, dtype: np.dtype):
+        self._dataset = dataset
+        self.dtype = dtype
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if isinstance(data, Empty):
+            return Empty(self.dtype)
+        if isinstance(data, np.ndarray):
+            return data.astype(self.dtype)
+        return np.asarray(data).astype(self.dtype)[()]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("AstypeView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[...])
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
+class AsStrView:
+    """``ds.asstr()``: reads give str (scalars) or object arrays of str."""
+
+    def __init__(self, dataset: Dataset, encoding: str, errors: str):
+        self._dataset = dataset
+        self._encoding = encoding
+        self._errors = errors
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if isinstance(data, np.ndarray):
+            decoded = np.empty(data.shape, dtype=object)
+            decoded.reshape(-1)[:] = [self._decode(v) for v in data.ravel()]
+            return decoded
+        return self._decode(data)
+
+    def _decode(self, value: Any) -> Any:
+        if isinstance(value, bytes):  # np.bytes_ included
+            return value.decode(self._encoding, self._errors)
+        return value
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("AsStrView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[...], dtype=object)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _szip_opts(data: tuple) -> tuple:
+    mask, pixels = data[0], data[1]
+    if mask & _SZIP_EC_OPTION_MASK:
+        return ("ec", pixels)
+    if mask & _SZIP_NN_OPTION_MASK:
+        return ("nn", pixels)
+    raise TypeError("Unknown SZIP configuration")
+
+
+def _into(out: Optional[np.ndarray], result: Any) -> Any:
+    """numpy's `out=`: the result written into `out`, which is returned."""
+    if out is None:
+        return result
+    np.copyto(out, result, casting="same_kind")
+    return out
+
+
+def _select_fields(data: Any, fields: list[str]) -> Any:
+    """Compound fields as h5py gives them: one name -> that field, several -> packed record."""
+    if len(fields) == 1:
+        picked = data[fields[0]]
+        return picked.copy() if isinstance(picked, np.ndarray) else picked
+    arr = np.asarray(data)
+    packed = np.empty(arr.shape, dtype=[(n, arr.dtype.fields[n][0]) for n in fields])
+    for name in fields:
+        packed[name] = arr[name]
+    return packed[()] if np.ndim(data) == 0 and not isinstance(data, np.ndarray) else packed
+
+
+def _check_out(out: Any, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    if not isinstance(out, np.ndarray):
+        raise TypeError(f"out must be a numpy array, not {type(out).__name__}")
+    if not np.can_cast(dtype, out.dtype, casting="same_kind"):
+        raise TypeError(f"out has dtype {out.dtype}, the selection reads {dtype}, "
+                        "which does not cast to it (use ds.astype(...) to convert)")
+    if out.shape != tuple(shape):
+        raise ValueError(f"out has shape {out.shape}, the selection has shape {tuple(shape)}")
+    if not out.flags.c_contiguous:
+        raise ValueError("out must be C-contiguous")
+    if not out.flags.writeable:
+        raise ValueError("out must be writeable")
+
+
+def _deliver(data: Any, out: Optional[np.ndarray]) -> Any:
+    if out is None:
+        return data
+    _check_out(out, np.shape(data), np.asarray(data).dtype)
+    np.copyto(out, data, casting="same_kind")
+    return out
+
+
+def _is_view_of(target: np.ndarray, base: np.ndarray) -> bool:
+    """True when writing into `target` writes into `base` (basic indexing gave a view)."""
+    return target is base or target.base is not None and np.shares_memory(target, base)
+
+
+def _broadcastable(data: Any, shape: tuple[int, ...]) -> Any:
+    try:
+        np.broadcast_shapes(np.shape(data), shape)
+    except ValueError:
+        raise TypeError(f"Can't broadcast {np.shape(data)} -> {shape}") from None
+    return data
+
+
+def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
+    """Chunk-grid positions meeting the region in C order, clipped to the region."""
+    grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, chunks)]
+    for position in itertools.product(*grids):
+        yield tuple(
+            slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
+            for r, c, k in zip(region, chunks, position)
+        )
+
+
+def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
+    """The iter_chunks selection as one step-1 range per axis (ints select one element)."""
+    if sel is None:
+        return [range(n) for n in shape]
+    entries = list(sel) if isinstance(sel, tuple) else [sel]
+    if len(entries) != len(shape):
+        raise ValueError("Invalid selection - selection region must have same rank as dataset")
+    return [_chunk_region_axis(entry, n) for entry, n in zip(entries, shape)]
+
+
+def _chunk_region_axis(entry: Any, n: int) -> range:
+    """Like h5py, a region reaching past the dataset is an error, not clipped; negative
+    bounds count from the end, as in numpy."""
+    if isinstance(entry, slice):
+        if entry.step not in (None, 1):
+            raise ValueError("iter_chunks selections must have step 1")
+        start = _from_end(entry.start, n, default=0)
+        stop = _from_end(entry.stop, n, default=n)
+    elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+        start = _from_end(int(entry), n, default=0)
+        stop = start + 1
+    else:
+        raise TypeError(f"{entry!r}: iter_chunks selections are slices or integers")
+    if not 0 <= start < stop <= n:
+        raise ValueError("Invalid selection - selection region must be within dataset space")
+    return range(start, stop)
+
+
+def _from_end(bound: Optional[int], n: int, default: int) -> int:
+    if bound is None:
+        return default
+    return int(bound) + n if bound < 0 else int(bound)

@@ -1,0 +1,274 @@
+"""Groups (h5py-like mapping of link name -> object), committed datatypes, link lookup."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import ItemsView, KeysView, ValuesView
+from typing import Any, Callable
+
+from .. import _native
+from .base import HLObject
+from .dataset import Dataset
+from .references import Reference
+from .types import ExternalLink, HardLink, SoftLink
+
+__all__ = ["Group", "Datatype", "wrap", "has_member"]
+
+
+def wrap(native_obj, file, name: str) -> HLObject:
+    """The Python object for a native one, by kind; a sparse-matrix group opens as a
+    SparseDataset (which is also a Group)."""
+    cls = {"group": Group, "dataset": Dataset, "datatype": Datatype}[native_obj.kind]
+    obj = cls(native_obj, file, name)
+    if cls is Group:
+        from ..compute.sparse import open_group  # compute.sparse builds on Group: imported when first needed
+
+        return open_group(obj)
+    return obj
+
+
+def has_member(group: "Group", name: str) -> bool:
+    """Whether a group has a link ``name`` (one component): one lookup, no path walk."""
+    return _has_link(group.id, name)
+
+
+def _components(path: str) -> list[str]:
+    return [c for c in path.split("/") if c not in ("", ".")]
+
+
+def _as_path(name: Any) -> str:
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"Accessing a group is done with bytes or str, not {type(name)}")
+
+
+class Group(HLObject):
+    """An HDF5 group: link names map to groups, datasets and committed datatypes."""
+
+    # ------------------------------------------------------------------ lookup
+
+    def __getitem__(self, name: Any) -> HLObject:
+        if isinstance(name, Reference):
+            return self._file._dereference(name)
+        return wrap(*self._resolve(_as_path(name)))
+
+    def get(self, name: Any, default: Any = None, getclass: bool = False,
+            getlink: bool = False) -> Any:
+        """The object (or with getlink its HardLink/SoftLink/ExternalLink, with getclass
+        its class) at ``name``; ``default`` when nothing is there, as h5py."""
+        if not (getclass or getlink):
+            try:
+                return self[name]
+            except KeyError:
+                return default
+        if name not in self:
+            return default
+        if not getlink:
+            return type(self[name])
+        link = self._link(_as_path(name))
+        return type(link) if getclass else link
+
+    def __contains__(self, name: Any) -> bool:
+        """True when the path's last link exists (h5py: a dangling soft link or an external
+        link counts, its target is not checked); the components before it must resolve."""
+        path = _as_path(name)
+        if not path or self._file.closed:
+            return False
+        head, tail = posixpath.split(path.rstrip("/") or "/")
+        try:
+            parent_obj = self._resolve(head)[0] if head else self._obj
+        except KeyError:
+            return False
+        if not _components(tail):
+            return True
+        return parent_obj.kind == "group" and _has_link(parent_obj, tail)
+
+    def _resolve(self, path: str):
+        """(native object, File, name) at a path relative to this group, or absolute."""
+        if path.startswith("/"):
+            native_obj, name = self._file._root_native(), "/"
+        else:
+            native_obj, name = self._obj, self.name
+        file = self._file
+        for component in _components(path):
+            native_obj, file, name = _follow(native_obj, component, file, name)
+        return native_obj, file, name
+
+    def _link(self, path: str):
+        """The link (as HardLink/SoftLink/ExternalLink) that ``path`` ends with."""
+        head, tail = posixpath.split(path.rstrip("/"))
+        if not _components(tail):
+            return HardLink()
+        parent_obj = self._resolve(head)[0] if head else self._obj
+        kind, target = _find_link(parent_obj, tail)
+        return _link_value(kind, target)
+
+    # ------------------------------------------------------------------ mapping protocol
+
+    def __iter__(self):
+        return iter(self._link_names())
+
+    def __len__(self) -> int:
+        return len(self._obj.links())
+
+    def keys(self) -> "KeysViewHDF5":
+        return KeysViewHDF5(self)
+
+    def values(self) -> "ValuesViewHDF5":
+        return ValuesViewHDF5(self)
+
+    def items(self) -> "ItemsViewHDF5":
+        return ItemsViewHDF5(self)
+
+    def _link_names(self) -> list[str]:
+        return [name for name, _kind, _target in self._obj.links()]
+
+    # ------------------------------------------------------------------ dask
+
+    def to_dask(self, chunks=None):
+        """A sparse-matrix group (AnnData CSR/CSC, h5sparse, 10x) as a dask array of
+        scipy.sparse blocks: CSR split by rows, CSC by columns, ``chunks`` rows/columns a
+        block (default: about a million stored values a block). Tasks carry only (path,
+        group, range) and need no lock. TypeError for any other group."""
+        from ..compute.dask import sparse_to_dask
+
+        return sparse_to_dask(self, chunks)
+
+    # ------------------------------------------------------------------ visiting
+
+    def visit(self, func: Callable[[str], Any]) -> Any:
+        """Call ``func(name)`` on every object below this group, each once, in name
+        order (names relative to this group); stop at the first non-None result."""
+        return self.visititems(lambda name, _obj: func(name))
+
+    def visititems(self, func: Callable[[str, HLObject], Any]) -> Any:
+        """Like visit, with ``func(name, object)``. Only hard links are followed."""
+        return self._visit_subtree(("", self._obj), func, {self._obj.address})
+
+    def _visit_subtree(self, entry, func, seen: set) -> Any:
+        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
+        prefix, group_obj = entry
+        for name, native_child in _hard_children(group_obj):
+            if native_child.address in seen:
+                continue
+            seen.add(native_child.address)
+            path = prefix + name
+            result = func(path, wrap(native_child, self._file, posixpath.join(self.name, path)))
+            if result is not None:
+                return result
+            if native_child.kind == "group":
+                result = self._visit_subtree((path + "/", native_child), func, seen)
+                if result is not None:
+                    return result
+        return None
+
+    def __repr__(self):
+        if not self:
+            return "<Closed HDF5 group>"
+        return f'<HDF5 group "{self.name}" ({len(self)} members)>'
+
+
+class Datatype(HLObject):
+    """A committed (named) datatype."""
+
+    @property
+    def dtype(self):
+        return self._obj.dtype
+
+    def __repr__(self):
+        if not self:
+            return "<Closed HDF5 named type>"
+        name = posixpath.basename(posixpath.normpath(self.name))
+        return f'<HDF5 named type "{name}" (dtype {self.dtype.str})>'
+
+
+# ---------------------------------------------------------------------- views
+
+
+class KeysViewHDF5(KeysView):
+    def __repr__(self):
+        return f"<KeysViewHDF5 {list(self)}>"
+
+    __str__ = __repr__
+
+
+class ValuesViewHDF5(ValuesView):
+    """Values of a group; a dangling soft link gives None (as h5py)."""
+
+    def __contains__(self, value):
+        return any(value == v for v in self)
+
+    def __iter__(self):
+        group = self._mapping
+        for name in group._link_names():
+            yield group.get(name)
+
+
+class ItemsViewHDF5(ItemsView):
+    """(name, object) pairs; a dangling soft link gives (name, None) (as h5py)."""
+
+    def __contains__(self, item):
+        name, value = item
+        return name in self._mapping and self._mapping.get(name) == value
+
+    def __iter__(self):
+        group = self._mapping
+        for name in group._link_names():
+            yield (name, group.get(name))
+
+
+# ---------------------------------------------------------------------- links
+
+
+def _hard_children(group_obj):
+    """(name, native object) per hard link of a group, in name order (as H5Ovisit)."""
+    names = sorted(name for name, kind, _target in group_obj.links() if kind == "hard")
+    return [(name, group_obj.child(name)) for name in names]
+
+
+def _has_link(group_obj, name: str) -> bool:
+    try:
+        group_obj.child(name)
+    except KeyError:  # a dangling soft link still is a link
+        return any(link_name == name for link_name, _kind, _target in group_obj.links())
+    except _native.ClosedError:
+        raise
+    except _native.Error:  # an external link the native side does not follow
+        return True
+    return True
+
+
+def _find_link(group_obj, name: str):
+    for link_name, kind, target in group_obj.links():
+        if link_name == name:
+            return kind, target
+    raise KeyError(f"Unable to find link '{name}' in '{group_obj.name}'")
+
+
+def _link_value(kind: str, target: Any):
+    if kind == "soft":
+        return SoftLink(target)
+    if kind == "external":
+        filename, path = target
+        return ExternalLink(filename, path)
+    return HardLink()
+
+
+def _follow(group_obj, component: str, file, name: str):
+    """Follow one link: (object, File, name). An external link opens its target file, as
+    h5py does; the name then is the path inside that file."""
+    if group_obj.kind != "group":
+        raise KeyError(f"'{group_obj.name}' is not a group: no member '{component}'")
+    try:
+        return group_obj.child(component), file, posixpath.join(name, component)
+    except _native.ClosedError:
+        raise
+    except _native.Error:
+        kind, target = _find_link(group_obj, component)
+        if kind != "external":
+            raise
+    filename, path = target
+    external_file = file._open_external(filename)
+    return external_file._resolve(path)

@@ -1,0 +1,395 @@
+"""``h5turbo repack``: rewrite an HDF5 file with new chunks and compression, reading in
+parallel with h5turbo and writing in parallel with :func:`h5turbo.write`.
+
+Groups, attributes (object references in them remapped to the new file), dtypes,
+fill values and links (soft, external, and hard links to one object) are kept. A
+dataset is re-encoded when it is chunkable numeric data (numbers, booleans, enums,
+fixed-size bytes; at least one dimension; not compact); anything else (variable-length
+strings, compounds, references, scalars, compact layout, named datatypes) is copied
+through h5py (libhdf5's H5Ocopy) as it is. The new file is written to a temporary
+file in DST's folder, checked (every re-encoded dataset read back with h5turbo and
+compared with SRC), and renamed to DST only then; on any failure or interrupt the
+temporary file is removed. SRC is opened read-only.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+
+from .._native import Error as _Error
+from .write import ArgumentError, CODECS, auto_chunks, write
+from ..objects.filters import filter_id
+
+__all__ = ["repack", "KEEP"]
+
+KEEP = "keep"  # compression: keep each dataset's own codec where h5turbo can write it
+
+# filter id -> codec name of h5turbo.write, for compression="keep": the one-filter codecs
+# (blosc and bitshuffle carry a sub-codec in their client data and are re-encoded)
+_KEEPABLE = {filter_id(name): codec for name, codec in
+             (("deflate", "gzip"), ("lzf", "lzf"), ("zstd", "zstd"), ("lz4", "lz4"))}
+_SHUFFLE, _FLETCHER32 = filter_id("shuffle"), filter_id("fletcher32")
+_SLAB_BYTES = 256 << 20
+
+
+def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Optional[str] = None,
+           threads: Optional[int] = None, verify: bool = True,
+           progress: Optional[Callable[[int, int], None]] = None) -> dict:
+    """Rewrite SRC into DST. ``chunks``: "auto" (:func:`h5turbo.auto_chunks`), "keep"
+    (SRC's chunk shape where it has one, else auto) or a shape tuple (for datasets of
+    its rank, clipped to their shape; datasets of other ranks get auto chunks). ``compression``:
+    "keep" or a codec name of :func:`h5turbo.write` (None: uncompressed).
+    ``datasets``: a glob on the dataset path ("/X/*"); others are copied as they are.
+    Returns a summary {"reencoded": [...], "copied": [...]}.
+    """
+    import h5py
+
+    src, dst = Path(src), Path(dst)
+    if not (chunks in ("auto", "keep") or (isinstance(chunks, tuple) and chunks and min(chunks) >= 1)):
+        raise ArgumentError(f"chunks={chunks!r}: 'auto', 'keep' or a shape of positive sizes")
+    if compression != KEEP and compression not in CODECS:
+        raise ArgumentError(f"unknown compression {compression!r}")
+    if not src.is_file():
+        raise FileNotFoundError(f"{src}: no such file")
+    if dst.exists() and dst.resolve() == src.resolve():
+        raise ArgumentError(f"{dst}: DST must differ from SRC")
+    if not dst.parent.is_dir():
+        raise ArgumentError(f"{dst.parent}: no such folder for DST")
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".h5turbo-tmp", dir=dst.parent)
+    os.close(fd)
+    tmp = Path(tmp_name)
+    try:
+        with h5py.File(src, "r") as fin, h5py.File(tmp, "w", libver=_libver(fin),
+                                                    track_order=_tracks_order(fin["/"])) as fout:
+            job = _Repack(fin, fout, src, chunks, compression, level, datasets, threads, progress)
+            job.run()
+        if verify:
+            job.verify(tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return {"reencoded": job.reencoded, "copied": job.copied}
+
+
+def _libver(f) -> tuple:
+    low, high = f.id.get_access_plist().get_libver_bounds()
+    # at least v108: attributes over 64 KiB need dense storage
+    names = {0: "v108", 1: "v108", 2: "v110", 3: "v112", 4: "v114"}
+    return (names.get(low, "v108"), "latest")
+
+
+def _tracks_order(group) -> bool:
+    return bool(group.id.get_create_plist().get_link_creation_order())
+
+
+class _Repack:
+    def __init__(self, fin, fout, src_path, chunks, compression, level, pattern, threads, progress):
+        self.fin, self.fout, self.src_path = fin, fout, src_path
+        self.chunks, self.compression, self.level = chunks, compression, level
+        self.pattern, self.threads, self.progress = pattern, threads, progress
+        self.done: dict = {}  # SRC object address -> DST path (hard links)
+        self.deferred_attrs: list = []  # (src obj, dst path): after all objects exist
+        self.deferred_refs: list = []  # datasets of references, remapped at the end
+        self.reencoded: list = []
+        self.copied: list = []
+        self.total = self._reencodable_bytes()
+        self.written = 0
+
+    # ----------------------------------------------------------------- walking
+
+    def run(self) -> None:
+        self.deferred_attrs.append((self.fin, "/"))
+        self._copy_members(self.fin, self.fout)
+        for obj, path in self.deferred_refs:
+            _remap_dataset_refs(self.fout[path], obj, self.fin, self.fout)
+        for obj, path in self.deferred_attrs:
+            _copy_attrs(obj, self.fout[path], self.fin, self.fout)
+
+    def _copy_members(self, gin, gout) -> None:
+        import h5py
+        for name in gin:
+            link = gin.get(name, getlink=True)
+            if isinstance(link, h5py.SoftLink):
+                gout[name] = h5py.SoftLink(link.path)
+            elif isinstance(link, h5py.ExternalLink):
+                gout[name] = h5py.ExternalLink(link.filename, link.path)
+            else:
+                self._copy_object(gin, gout, name)
+
+    def _copy_object(self, gin, gout, name: str) -> None:
+        import h5py
+        obj = gin[name]
+        key = _object_key(obj)
+        if key in self.done:
+            gout[name] = self.fout[self.done[key]]  # a second hard link to the same object
+            return
+        path = _join(gout.name, name)
+        if isinstance(obj, h5py.Group):
+            sub = gout.create_group(name, track_order=_tracks_order(obj))
+            self.done[key] = sub.name
+            self.deferred_attrs.append((obj, sub.name))
+            self._copy_members(obj, sub)
+        elif isinstance(obj, h5py.Dataset) and self._reencodable(obj):
+            self._reencode(obj, gout, name)
+            self.done[key] = path
+            self.deferred_attrs.append((obj, path))
+            self.reencoded.append(obj.name)
+        else:  # named datatypes, and datasets we do not re-encode: libhdf5 copies them
+            gin.copy(obj, gout, name=name, without_attrs=True)
+            if isinstance(obj, h5py.Dataset) and _holds_refs(obj.dtype):
+                self.deferred_refs.append((obj, path))
+            self.done[key] = path
+            self.deferred_attrs.append((obj, path))
+            if isinstance(obj, h5py.Dataset):
+                self.copied.append(obj.name)
+
+    # ------------------------------------------------------------- datasets
+
+    def _reencodable(self, ds) -> bool:
+        if self.pattern is not None and not fnmatch.fnmatchcase(ds.name, self.pattern):
+            return False
+        if self.compression == KEEP and not _keepable_filters(ds):
+            return False  # copied with its own filters rather than silently decompressed
+        return _numeric_chunkable(ds)
+
+    def _reencodable_bytes(self) -> int:
+        total = []
+
+        def visit(_name, obj):
+            import h5py
+            if isinstance(obj, h5py.Dataset) and self._reencodable(obj):
+                total.append(obj.size * obj.dtype.itemsize)
+        self.fin.visititems(visit)
+        return sum(total)
+
+    def _codec(self, ds) -> tuple:
+        """(compression, level, shuffle, fletcher32) for the new dataset."""
+        if self.compression != KEEP:
+            return self.compression, self.level, False, False
+        plist = ds.id.get_create_plist()
+        codec, level, shuffle = None, None, False
+        for i in range(plist.get_nfilters()):
+            fid, _flags, values, _name = plist.get_filter(i)
+            if fid == _SHUFFLE:
+                shuffle = True
+            elif fid in _KEEPABLE:
+                codec = _KEEPABLE[fid]
+                if CODECS[codec] is not None and len(values):  # a codec with a level
+                    level = int(values[0])
+        if codec == "gzip" and level is not None:
+            level = min(level, 9)
+        return codec, level, shuffle, bool(ds.fletcher32)
+
+    def _new_chunks(self, ds) -> tuple:
+        shape = ds.shape
+        if self.chunks == "keep" and ds.chunks:
+            return ds.chunks
+        if self.chunks in ("auto", "keep", None):
+            return auto_chunks(shape, ds.dtype.itemsize)
+        chunks = tuple(int(c) for c in self.chunks)
+        if len(chunks) != len(shape):  # the shape is for datasets of its rank
+            return auto_chunks(shape, ds.dtype.itemsize)
+        return tuple(max(1, min(c, s)) for c, s in zip(chunks, shape))
+
+    def _reencode(self, ds, gout, name) -> None:
+        from ..objects.file import File
+        compression, level, shuffle, fletcher32 = self._codec(ds)
+        chunks = self._new_chunks(ds)
+        fill = ds.fillvalue if _fill_is_set(ds) else None
+        maxshape = ds.maxshape if ds.maxshape != ds.shape else None
+        with File(self.src_path) as turbo:
+            source = turbo[ds.name]
+            row_bytes = ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64))
+            step = chunks[0] * max(1, _SLAB_BYTES // max(1, row_bytes * chunks[0]))
+
+            def slabs():
+                for start in range(0, ds.shape[0], step):
+                    yield source.read(np.s_[start:start + step], threads=self.threads)
+
+            before = self.written
+
+            def advance(done):
+                self.written = before + done
+                if self.progress:
+                    self.progress(self.written, self.total)
+
+            write(gout, name, slabs(), chunks=chunks, compression=compression, level=level,
+                  shuffle=shuffle, threads=self.threads, shape=ds.shape, dtype=ds.dtype,
+                  fillvalue=fill, fletcher32=fletcher32, progress=advance, maxshape=maxshape)
+
+    # ---------------------------------------------------------------- checks
+
+    def verify(self, tmp: Path) -> None:
+        """Every re-encoded dataset reads back (with h5turbo) equal to SRC."""
+        from ..objects.file import File
+        with File(self.src_path) as a, File(tmp) as b:
+            for name in self.reencoded:
+                x, y = a[name], b[name]
+                if x.shape != y.shape or x.dtype != y.dtype:
+                    raise RepackError(f"{tmp}: {name} came out {y.shape} {y.dtype}, SRC has {x.shape} {x.dtype}")
+                step = max(1, _SLAB_BYTES // max(1, x.dtype.itemsize * int(np.prod(x.shape[1:], dtype=np.int64))))
+                for start in range(0, x.shape[0], step):
+                    sel = np.s_[start:start + step]
+                    if not np.array_equal(x.read(sel), y.read(sel), equal_nan=x.dtype.kind in "fc"):
+                        raise RepackError(f"{tmp}: {name} differs from SRC in rows {start}..{start + step}")
+
+
+class RepackError(_Error):
+    """The new file did not verify against SRC; DST was not written."""
+
+
+def _join(parent: str, name: str) -> str:
+    return (parent.rstrip("/") + "/" + name) if parent != "/" else "/" + name
+
+
+def _object_key(obj) -> tuple:
+    import h5py
+    info = h5py.h5o.get_info(obj.id)
+    token = getattr(info, "token", None)
+    return (info.fileno, token if token is not None else info.addr)
+
+
+def _keepable_filters(ds) -> bool:
+    plist = ds.id.get_create_plist()
+    return all(plist.get_filter(i)[0] in (*_KEEPABLE, _SHUFFLE, _FLETCHER32) for i in range(plist.get_nfilters()))
+
+
+def _fill_is_set(ds) -> bool:
+    import h5py
+    return ds.id.get_create_plist().fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED
+
+
+def _numeric_chunkable(ds) -> bool:
+    import h5py
+    dt = ds.dtype
+    if ds.ndim == 0 or ds.size == 0 or dt.hasobject or dt.fields is not None or dt.subdtype is not None:
+        return False
+    if dt.kind not in "biufcS" or h5py.check_dtype(ref=dt) or h5py.check_dtype(vlen=dt):
+        return False
+    layout = ds.id.get_create_plist().get_layout()
+    if layout in (h5py.h5d.COMPACT, getattr(h5py.h5d, "VIRTUAL", -1)):
+        return False
+    if ds.external:
+        return False
+    plist = ds.id.get_create_plist()
+    # n-bit and scale-offset change what is stored per element (lossy or packed): keep them
+    return not any(plist.get_filter(i)[0] in (5, 6) for i in range(plist.get_nfilters()))
+
+
+def _holds_refs(dt) -> bool:
+    import h5py
+    if h5py.check_dtype(ref=dt) is not None:
+        return True
+    base = h5py.check_dtype(vlen=dt)
+    if base is not None and not isinstance(base, type) and _holds_refs(np.dtype(base)):
+        return True
+    if dt.fields:
+        return any(_holds_refs(f[0]) for f in dt.fields.values())
+    if dt.subdtype is not None:
+        return _holds_refs(dt.subdtype[0])
+    return False
+
+
+def _remap(value, fin, fout):
+    """A value read from SRC with every reference pointed at the same object in DST (by
+    path), region references with the same selection; null references stay null."""
+    import h5py
+    if isinstance(value, h5py.Reference) and not isinstance(value, h5py.RegionReference):
+        if not value:
+            return h5py.Reference()
+        name = fin[value].name
+        return fout[name].ref if name and name in fout else h5py.Reference()
+    if isinstance(value, h5py.RegionReference):
+        return _remap_region(value, fin, fout)
+    if isinstance(value, np.ndarray):
+        if value.dtype.fields:
+            out = value.copy()
+            for field, (fdt, *_rest) in value.dtype.fields.items():
+                if fdt.hasobject:
+                    out[field] = _remap(value[field], fin, fout)
+            return out
+        if value.dtype.hasobject:
+            out = np.empty(value.shape, dtype=value.dtype)
+            for idx in np.ndindex(value.shape):
+                out[idx] = _remap(value[idx], fin, fout)
+            return out
+        return value
+    if isinstance(value, np.void) and value.dtype.fields:
+        return _remap(np.array(value), fin, fout)[()]
+    return value
+
+
+def _remap_region(ref, fin, fout):
+    """The same selection of the same dataset (by path) in DST; a null reference, or
+    one whose dataset is not in DST under that path, becomes null."""
+    import h5py
+    if not ref:
+        return h5py.RegionReference()
+    source = fin[ref]
+    name = source.name
+    if not name or name not in fout or not isinstance(fout[name], h5py.Dataset):
+        return h5py.RegionReference()
+    target = fout[name]
+    selection = h5py.h5r.get_region(ref, source.id)  # SRC's dataspace with the selection
+    if selection.shape != target.shape:
+        return h5py.RegionReference()
+    return h5py.h5r.create(target.id, b".", h5py.h5r.DATASET_REGION, selection)
+
+
+def _copy_attrs(src_obj, dst_obj, fin, fout) -> None:
+    import h5py
+    for name in src_obj.attrs:
+        aid = src_obj.attrs.get_id(name)
+        dtype = aid.dtype
+        value = src_obj.attrs[name]
+        if isinstance(value, h5py.Empty):
+            dst_obj.attrs.create(name, value)
+            continue
+        if _holds_refs(dtype):
+            value = _remap(np.asarray(value) if isinstance(value, np.ndarray) else value, fin, fout)
+        shape = aid.shape
+        dst_obj.attrs.create(name, value, shape=shape, dtype=dtype)
+
+
+def _remap_dataset_refs(dst_ds, src_ds, fin, fout) -> None:
+    if dst_ds.shape == ():
+        dst_ds[()] = _remap(src_ds[()], fin, fout)
+    else:
+        dst_ds[...] = _remap(src_ds[...], fin, fout)
+
+
+def progress_bar(description: str):
+    """A progress callback (done, total bytes) drawing a tqdm bar on stderr, or a plain
+    percentage when tqdm is not installed; returns (callback, close)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        tqdm = None
+    state = {"bar": None, "last": -1}
+
+    def update(done: int, total: int) -> None:
+        if tqdm is not None:
+            if state["bar"] is None:
+                state["bar"] = tqdm(total=total, unit="B", unit_scale=True, desc=description, file=sys.stderr)
+            state["bar"].update(done - state["bar"].n)
+        else:
+            pct = done * 100 // max(1, total)
+            if pct != state["last"]:
+                state["last"] = pct
+                print(f"\r{description}: {pct:3d}%", end="", file=sys.stderr, flush=True)
+
+    def close() -> None:
+        if state["bar"] is not None:
+            state["bar"].close()
+        elif state["last"] >= 0:
+            print(file=sys.stderr)
+
+    return update, close

@@ -1,0 +1,315 @@
+"""Parallel writing: chunks are cut and compressed on every core by h5turbo's own
+encoders, then handed to libhdf5 through h5py's direct chunk write, so the file, its
+filter pipeline and its chunk index are what h5py (+ hdf5plugin) would have written.
+
+The dataset is created by h5py with the filters asked for; libhdf5 and the plugins
+fill in their client data (element size, chunk size, level); h5turbo reads that
+pipeline back and encodes exactly those filters.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from typing import Optional
+
+import numpy as np
+
+from .. import _native
+from .._native import Error, UnsupportedError
+
+__all__ = ["write", "auto_chunks", "ArgumentError", "CODECS"]
+
+
+class ArgumentError(Error, ValueError):
+    """A bad argument to a writer (codec, level, chunk shape, data): nothing was written."""
+
+
+# codec name -> default level (None: the codec has no level)
+CODECS = {
+    None: None, "gzip": 4, "lzf": None, "zstd": 3, "lz4": None,
+    "blosc": 5, "blosc:lz4": 5, "blosc:lz4hc": 5, "blosc:zlib": 5, "blosc:zstd": 5, "blosc:snappy": 5,
+    "blosc:blosclz": 5,
+    "bitshuffle": None, "bitshuffle:lz4": None, "bitshuffle:zstd": 3,
+}
+
+# One chunk's raw bytes for chunks=None; the encode batch size (memory bound).
+CHUNK_TARGET_BYTES = 1 << 20
+BATCH_BYTES = 64 << 20
+
+
+def auto_chunks(shape: tuple, itemsize: int, target_bytes: int = CHUNK_TARGET_BYTES) -> tuple:
+    """The chunk shape ``chunks=None`` picks: as square as the array allows, each side a
+    power of two (or the whole axis when that is shorter), holding at most
+    ``target_bytes`` (1 MiB) raw. 30000 x 20000 int32 gives 512 x 512; 10**6 x 10 float64
+    gives 8192 x 10; a 1-D array gets 1 MiB runs. Square chunks serve row, column and
+    block reads alike; 1 MiB keeps per-chunk overhead small and a chunk in cache."""
+    if not shape:
+        raise ArgumentError("a scalar has no chunks")
+    budget = max(1, target_bytes // max(1, itemsize))
+    chunks = [0] * len(shape)
+    free = list(range(len(shape)))
+    # Axes shorter than their share take all of it; the rest share what remains.
+    while free:
+        side = budget ** (1.0 / len(free))
+        short = [d for d in free if max(1, shape[d]) <= side]
+        if not short:
+            break
+        for d in short:
+            chunks[d] = max(1, shape[d])
+            budget = max(1, budget // chunks[d])
+            free.remove(d)
+    if free:
+        side = max(1, 2 ** int(math.floor(math.log2(budget ** (1.0 / len(free))) + 1e-9)))
+        for d in free:
+            chunks[d] = min(side, max(1, shape[d]))
+    return tuple(int(c) for c in chunks)
+
+
+def _codec_kwargs(compression: Optional[str], level: Optional[int], shuffle) -> dict:
+    """h5py create_dataset keywords for the codec (hdf5plugin for the plugin filters)."""
+    if compression not in CODECS:
+        raise ArgumentError(f"unknown compression {compression!r}; one of "
+                            f"{', '.join(repr(c) for c in CODECS if c)} or None")
+    if level is not None and CODECS[compression] is None:
+        raise ArgumentError(f"compression {compression!r} takes no level")
+    lvl = CODECS[compression] if level is None else int(level)
+    if compression is None:
+        return {}
+    if compression == "gzip":
+        if not 0 <= lvl <= 9:
+            raise ArgumentError(f"gzip level {lvl} (0-9)")
+        return {"compression": "gzip", "compression_opts": lvl}
+    if compression == "lzf":
+        return {"compression": "lzf"}
+    try:
+        import hdf5plugin
+    except ImportError:  # pragma: no cover - hdf5plugin is a dependency of the writer
+        raise UnsupportedError(f"compression {compression!r} needs hdf5plugin (pip install hdf5plugin)") from None
+    if compression == "zstd":
+        if not -131072 <= lvl <= 22:
+            raise ArgumentError(f"zstd level {lvl} (up to 22)")
+        return dict(hdf5plugin.Zstd(clevel=lvl))
+    if compression == "lz4":
+        return dict(hdf5plugin.LZ4())
+    if compression.startswith("bitshuffle"):
+        cname = compression.partition(":")[2] or "lz4"
+        kw = {"cname": cname} if cname == "lz4" else {"cname": cname, "clevel": lvl}
+        return dict(hdf5plugin.Bitshuffle(**kw))
+    # blosc: shuffle happens inside the blosc frame
+    cname = compression.partition(":")[2] or "lz4"
+    if not 0 <= lvl <= 9:
+        raise ArgumentError(f"blosc level {lvl} (0-9)")
+    mode = {False: hdf5plugin.Blosc.NOSHUFFLE, True: hdf5plugin.Blosc.SHUFFLE,
+            "bit": hdf5plugin.Blosc.BITSHUFFLE}[shuffle]
+    return dict(hdf5plugin.Blosc(cname=cname, clevel=lvl, shuffle=mode))
+
+
+def _pipeline(dset) -> list:
+    """The dataset's filter pipeline as stored: [(id, flags, client data)]."""
+    dcpl = dset.id.get_create_plist()
+    out = []
+    for i in range(dcpl.get_nfilters()):
+        code, flags, values, _name = dcpl.get_filter(i)
+        out.append((int(code), int(flags), [int(v) for v in values]))
+    return out
+
+
+def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
+    dtype = np.dtype(dtype)
+    if dtype.hasobject or dtype.kind in "OUMm":
+        raise UnsupportedError(f"{where}: dtype {dtype} cannot be written by h5turbo "
+                               "(fixed-size numbers, booleans, bytes and structs only; use h5py)")
+    return dtype
+
+
+def _check_chunks(chunks, shape: tuple, where: str) -> tuple:
+    chunks = tuple(int(c) for c in chunks)
+    if len(chunks) != len(shape) or any(c < 1 for c in chunks):
+        raise ArgumentError(f"{where}: chunk shape {chunks} does not fit shape {shape}")
+    return chunks
+
+
+def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
+          level: Optional[int] = None, shuffle=False, threads: Optional[int] = None,
+          mode: str = "a", attrs: Optional[dict] = None, *, shape=None, dtype=None,
+          fillvalue=None, fletcher32: bool = False, maxshape=None, batch_bytes: int = BATCH_BYTES,
+          progress=None):
+    """Write ``data`` as dataset ``name`` of the HDF5 file ``path``, compressing chunks
+    on ``threads`` threads (default: all cores). Returns nothing; the file is standard
+    HDF5 that h5py (with hdf5plugin for zstd, lz4, blosc and bitshuffle) reads.
+
+    ``data``: a numpy array (or anything ``np.asarray`` takes), a dask array (computed
+    one slab of chunk rows at a time), or an iterable of numpy blocks stacked along
+    axis 0 (then ``shape`` and ``dtype`` are required) for arrays larger than memory.
+    ``path`` may also be an open, writable ``h5py.File`` or ``h5py.Group``.
+
+    ``compression``: None, "gzip" (level 0-9, default 4), "lzf", "zstd" (level, default
+    3), "lz4", "blosc" / "blosc:lz4|lz4hc|zlib|zstd|snappy|blosclz" (level 0-9, default 5;
+    ``shuffle`` True or "bit" selects blosc's own byte or bit shuffle),
+    "bitshuffle" / "bitshuffle:lz4" / "bitshuffle:zstd". ``shuffle=True`` adds HDF5's
+    byte-shuffle filter before the compressor (except for blosc, see above).
+    ``chunks=None`` picks :func:`auto_chunks`. ``progress``: called with the number of
+    bytes of raw data written so far (after each batch).
+    """
+    import h5py
+
+    where = f"{getattr(path, 'filename', path)}:{name}"
+    source = _Source.of(data, shape, dtype, where)
+    if source.ndim == 0:
+        raise ArgumentError(f"{where}: cannot chunk a scalar (use h5py for scalars)")
+    chunks = auto_chunks(source.shape, source.dtype.itemsize) if chunks is None \
+        else _check_chunks(chunks, source.shape, where)
+    if shuffle not in (False, True, "bit") or (shuffle == "bit" and not str(compression).startswith("blosc")):
+        raise ArgumentError(f"{where}: shuffle={shuffle!r} (True, False, or 'bit' with blosc)")
+    kwargs = _codec_kwargs(compression, level, shuffle)
+    if shuffle is True and not str(compression).startswith("blosc"):
+        kwargs["shuffle"] = True
+    if threads is not None and int(threads) < 1:
+        raise ArgumentError(f"{where}: threads={threads} (at least 1)")
+    owner = None
+    if isinstance(path, h5py.Group):
+        group = path
+    else:
+        try:
+            owner = group = h5py.File(path, mode)
+        except ValueError as exc:
+            raise ArgumentError(f"{path}: {exc}") from None
+    try:
+        if name in group:
+            raise ArgumentError(f"{where}: an object of that name already exists")
+        if 0 in source.shape:  # nothing to chunk: an empty contiguous dataset, as h5py makes
+            dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, fillvalue=fillvalue)
+        else:
+            dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, chunks=chunks,
+                                        fillvalue=fillvalue, fletcher32=fletcher32, maxshape=maxshape,
+                                        **kwargs)
+        try:
+            _fill(dset, source, chunks, threads, batch_bytes, progress)
+            for key, value in (attrs or {}).items():
+                dset.attrs[key] = value
+        except BaseException:
+            del group[name]  # no half-written dataset left behind
+            raise
+    finally:
+        if owner is not None:
+            owner.close()
+
+
+class _Source:
+    """Where the values come from: one in-memory array, or slabs along axis 0."""
+
+    def __init__(self, shape, dtype, array=None, blocks=None, dask=None):
+        self.shape, self.dtype = tuple(int(s) for s in shape), dtype
+        self.ndim = len(self.shape)
+        self.array, self.blocks, self.dask = array, blocks, dask
+
+    @classmethod
+    def of(cls, data, shape, dtype, where: str) -> "_Source":
+        if hasattr(data, "dask") and hasattr(data, "compute") and hasattr(data, "chunks"):
+            return cls(data.shape, _check_dtype(data.dtype, where), dask=data)
+        if isinstance(data, Iterator):
+            if shape is None or dtype is None:
+                raise ArgumentError(f"{where}: writing from an iterator of blocks needs shape= and dtype=")
+            return cls(shape, _check_dtype(dtype, where), blocks=iter(data))
+        array = np.asarray(data)
+        if dtype is not None:
+            array = array.astype(dtype, copy=False)
+        if shape is not None and tuple(shape) != array.shape:
+            raise ArgumentError(f"{where}: data has shape {array.shape}, shape= says {tuple(shape)}")
+        _check_dtype(array.dtype, where)
+        return cls(array.shape, array.dtype, array=np.ascontiguousarray(array))
+
+    def slabs(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+        """(first row, C-contiguous block) covering the array; every block but the last
+        holds a multiple of ``rows`` rows (so slabs start on chunk boundaries)."""
+        if self.array is not None:
+            yield 0, self.array
+        elif self.dask is not None:
+            for start in range(0, self.shape[0], rows):
+                block = self.dask[start:start + rows].compute()
+                yield start, np.ascontiguousarray(block, dtype=self.dtype)
+        else:
+            yield from self._stacked(rows)
+
+    def _stacked(self, rows: int):
+        pending, have, start = [], 0, 0
+        for block in self.blocks:
+            block = np.asarray(block, dtype=self.dtype)
+            if block.shape[1:] != self.shape[1:]:
+                raise ArgumentError(f"block of shape {block.shape} does not stack into {self.shape}")
+            pending.append(block)
+            have += block.shape[0]
+            if have >= rows:
+                joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+                take = have // rows * rows
+                if start + take > self.shape[0]:
+                    raise ArgumentError(f"blocks hold more than the {self.shape[0]} rows of shape=")
+                yield start, np.ascontiguousarray(joined[:take], dtype=self.dtype)
+                start += take
+                pending, have = [joined[take:]], have - take
+        if have:
+            joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
+            if start + have > self.shape[0]:
+                raise ArgumentError(f"blocks hold more than the {self.shape[0]} rows of shape=")
+            yield start, np.ascontiguousarray(joined, dtype=self.dtype)
+            start += have
+        if start != self.shape[0]:
+            raise ArgumentError(f"blocks hold {start} rows, shape= says {self.shape[0]}")
+
+
+def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progress) -> None:
+    """Encode and write every chunk: slabs of whole chunk rows, each in batches of chunks
+    encoded in parallel (into one of two reused buffers) while the previous batch goes
+    to libhdf5."""
+    if 0 in source.shape:
+        return
+    pipeline = _pipeline(dset)
+    fill = np.asarray(dset.fillvalue, dtype=dset.dtype).tobytes() if dset.fillvalue is not None else b""
+    if len(fill) != dset.dtype.itemsize:
+        fill = b""
+    itemsize = source.dtype.itemsize
+    chunk_bytes = itemsize * math.prod(chunks)
+    per_batch = max(1, batch_bytes // chunk_bytes)
+    row_bytes = itemsize * math.prod(source.shape[1:])
+    slab_rows = chunks[0] * max(1, batch_bytes // max(1, row_bytes * chunks[0]))
+    # Room for the worst case of every codec (incompressible data grows by well under
+    # 1/16 plus headers); a chunk that would not fit is an error, never an overrun.
+    bound = chunk_bytes + chunk_bytes // 16 + 65536
+    buffers = [None, None]
+    written = 0
+    nthreads = int(threads or 0)
+    with ThreadPoolExecutor(max_workers=1) as encoder:
+        for first_row, block in source.slabs(slab_rows):
+            grid = [math.ceil(s / c) for s, c in zip(block.shape, chunks)]
+            total = math.prod(grid)
+
+            def encode(first, which, block=block):
+                count = min(per_batch, total - first)
+                if buffers[which] is None or buffers[which].size < count * bound:
+                    buffers[which] = np.empty(count * bound, np.uint8)
+                out = buffers[which]
+                return out, _native.encode_chunks_into(block, list(chunks), pipeline, fill, first, count, out,
+                                                       nthreads)
+
+            pending = encoder.submit(encode, 0, 0)
+            for k, first in enumerate(range(0, total, per_batch)):
+                out, batch = pending.result()
+                if first + per_batch < total:
+                    pending = encoder.submit(encode, first + per_batch, (k + 1) % 2)
+                _write_batch(dset, batch, first_row, out)
+                written += len(batch) * chunk_bytes
+                if progress is not None:
+                    progress(min(written, itemsize * math.prod(source.shape)))
+
+
+def _write_batch(dset, batch: list, first_row: int, out: np.ndarray) -> None:
+    """Hand a batch of encoded chunks [(offset, start, length, mask)] packed in `out`
+    to libhdf5, at rows shifted by `first_row` (the slab's place in the dataset)."""
+    write_chunk = dset.id.write_direct_chunk
+    view = memoryview(out)
+    for offset, start, length, mask in batch:
+        if first_row:
+            offset = (offset[0] + first_row,) + tuple(offset[1:])
+        write_chunk(offset, view[start:start + length], mask)

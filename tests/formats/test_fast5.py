@@ -1,0 +1,281 @@
+"""h5turbo.read_fast5 against ont_fast5_api: the corpus files and generated ones
+(single- and multi-read, vbz and gzip, several libver settings), read for read and
+bit for bit; broken files give errors naming them without stopping the others."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from ont_fast5_api.fast5_interface import get_fast5_file
+
+from support import h5gen
+import h5turbo
+
+from support.common import corpus_dir
+
+CORPUS = corpus_dir() / "fast5"
+CORPUS_FILES = sorted(CORPUS.glob("*.fast5"))
+
+
+def ont_reads(path: Path) -> list[dict]:
+    """What ont_fast5_api gives for every read of a file; 'error' where it raises."""
+    reads = []
+    with get_fast5_file(str(path), mode="r") as f:
+        for r in f.get_reads():
+            try:
+                signal = r.get_raw_data()
+            except KeyError as exc:
+                reads.append({"error": str(exc)})
+                continue
+            try:
+                channel = r.get_channel_info()
+            except KeyError:
+                channel = None
+            attrs = dict(r.handle[r.raw_dataset_group_name].attrs)
+            reads.append({"read_id": r.read_id, "signal": signal, "channel": channel, "attrs": attrs})
+    return reads
+
+
+def assert_same_value(ours, theirs, what: str) -> None:
+    assert type(ours) is type(theirs), f"{what}: {type(ours)} != {type(theirs)}"
+    if isinstance(theirs, (np.ndarray, np.generic)):  # bit for bit: NaN equals NaN
+        assert ours.dtype == theirs.dtype and np.asarray(ours).tobytes() == np.asarray(theirs).tobytes(), what
+    else:
+        assert ours == theirs, what
+
+
+def assert_matches_ont(paths: list[Path], items: list) -> None:
+    expected = [(p, r) for p in paths for r in ont_reads(p)]
+    assert len(items) == len(expected)
+    for item, (path, ref) in zip(items, expected):
+        if "error" in ref:
+            assert isinstance(item, h5turbo.Fast5Error)
+            assert item.path == str(path) and str(path) in str(item)
+            continue
+        assert isinstance(item, h5turbo.Fast5Read), item
+        assert item.path == str(path)
+        assert item.read_id == ref["read_id"]
+        assert item.signal.dtype == np.int16 and ref["signal"].dtype == np.int16
+        assert np.array_equal(item.signal, ref["signal"]), item.read_id
+        assert item.channel == ref["channel"]
+        if ref["channel"] is not None:
+            for key, value in ref["channel"].items():
+                assert_same_value(item.channel[key], value, f"{item.read_id} channel {key}")
+        assert list(item.attrs) == list(ref["attrs"])
+        for key, value in ref["attrs"].items():
+            assert_same_value(item.attrs[key], value, f"{item.read_id} attr {key}")
+
+
+@pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
+def test_corpus_file_matches_ont(path):
+    assert_matches_ont([path], list(h5turbo.read_fast5(path)))
+
+
+def test_corpus_directory_in_file_order():
+    items = list(h5turbo.read_fast5(CORPUS, threads=2))
+    assert_matches_ont(CORPUS_FILES, items)
+    # the two corpus files with basecalls but no raw signal are errors naming them
+    errors = [i for i in items if isinstance(i, h5turbo.Fast5Error)]
+    assert sorted(Path(e.path).name for e in errors) == ["basecall_2d_file_v1.0.fast5",
+                                                         "read_file_v1.0_single.fast5"]
+    assert all("no Raw" in e.problem for e in errors)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory) -> list[Path]:
+    """Many small single-read files and a few multi-read ones, vbz and gzip, several libvers."""
+    folder = tmp_path_factory.mktemp("fast5")
+    paths = []
+    lengths = np.random.default_rng(5).integers(1, 30000, 200)
+    for i in range(60):
+        filters = h5gen.VBZ if i % 3 else h5gen.GZIP
+        libver = ["earliest", "v110", "latest"][i % 3]
+        p = folder / f"single_{i:03d}.fast5"
+        h5gen.write_fast5_single(p, int(lengths[i]), seed=i, filters=filters, libver=libver)
+        paths.append(p)
+    for i, (filters, libver) in enumerate([(h5gen.VBZ, "earliest"), (h5gen.GZIP, "latest"),
+                                           (h5gen.VBZ, "v110")]):
+        p = folder / f"multi_{i}.fast5"
+        h5gen.write_fast5_multi(p, [int(n) for n in lengths[60 + 40 * i:100 + 40 * i]], seed=100 + i,
+                                filters=filters, libver=libver)
+        paths.append(p)
+    return paths
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_generated_files_match_ont(generated, threads):
+    items = list(h5turbo.read_fast5([str(p) for p in generated], threads=threads))
+    assert_matches_ont(generated, items)
+    assert sum(isinstance(i, h5turbo.Fast5Read) for i in items) == 60 + 3 * 40
+
+
+def test_directory_and_single_path(generated):
+    folder = generated[0].parent
+    by_dir = [r.read_id for r in h5turbo.read_fast5(folder)]
+    by_list = [r.read_id for r in h5turbo.read_fast5(sorted(folder.glob("*.fast5")))]
+    assert by_dir == by_list and len(by_dir) == 180
+    assert [r.read_id for r in h5turbo.read_fast5(generated[0])] == [ont_reads(generated[0])[0]["read_id"]]
+
+
+def test_stopping_early_leaves_no_work_behind(generated):
+    reads = h5turbo.read_fast5(generated, threads=2)
+    first = [next(reads) for _ in range(3)]
+    reads.close()
+    assert all(isinstance(r, h5turbo.Fast5Read) for r in first)
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory, generated) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("fast5_broken")
+    good = generated[1]
+    truncated = folder / "truncated.fast5"
+    truncated.write_bytes(good.read_bytes()[: good.stat().st_size // 2])
+    no_signal = folder / "no_signal.fast5"
+    shutil.copy(generated[2], no_signal)
+    import h5py
+    with h5py.File(no_signal, "a") as f:
+        reads = f["Raw/Reads"]
+        del reads[next(iter(reads))]["Signal"]
+    garbage = folder / "garbage.fast5"
+    garbage.write_bytes(b"not an HDF5 file at all" * 100)
+    chopped_multi = folder / "chopped_multi.fast5"
+    data = generated[-1].read_bytes()
+    chopped_multi.write_bytes(data[: int(len(data) * 0.9)])
+    return {"good": good, "truncated": truncated, "no_signal": no_signal, "garbage": garbage,
+            "missing": folder / "missing.fast5", "chopped_multi": chopped_multi}
+
+
+def test_broken_files_yield_errors_and_the_others_go_on(broken):
+    order = ["good", "truncated", "good", "no_signal", "garbage", "missing", "chopped_multi", "good"]
+    items = list(h5turbo.read_fast5([broken[k] for k in order], threads=2))
+    good_id = ont_reads(broken["good"])[0]["read_id"]
+    # the good file's read appears after every broken one
+    assert [i.read_id for i in items if isinstance(i, h5turbo.Fast5Read)][-1] == good_id
+    errors = [i for i in items if isinstance(i, h5turbo.Fast5Error)]
+    named = {Path(e.path).name for e in errors}
+    assert {"truncated.fast5", "no_signal.fast5", "garbage.fast5", "missing.fast5"} <= named
+    for e in errors:
+        assert isinstance(e, h5turbo.Error) and e.path in str(e) and e.problem
+    no_signal = [e for e in errors if e.path == str(broken["no_signal"])]
+    assert len(no_signal) == 1 and no_signal[0].read_id and "Signal" in no_signal[0].problem
+    missing = [e for e in errors if e.path == str(broken["missing"])]
+    assert missing[0].read_id is None and "no such file" in missing[0].problem.lower()
+
+
+def test_chopped_multi_read_file_keeps_its_readable_reads(broken, generated):
+    items = list(h5turbo.read_fast5(broken["chopped_multi"]))
+    assert any(isinstance(i, h5turbo.Fast5Error) for i in items)
+    uncut = {r["read_id"]: r["signal"] for r in ont_reads(generated[-1])}
+    for read in items:  # whatever is still read is right: the uncut file says so
+        if isinstance(read, h5turbo.Fast5Read):
+            assert np.array_equal(read.signal, uncut[read.read_id])
+
+
+def test_on_error_raise_stops_with_the_file_named(broken):
+    with pytest.raises(h5turbo.Fast5Error, match="truncated.fast5") as info:
+        list(h5turbo.read_fast5([broken["good"], broken["truncated"], broken["good"]], on_error="raise"))
+    assert info.value.path == str(broken["truncated"])
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="on_error"):
+        list(h5turbo.read_fast5([], on_error="ignore"))
+    assert list(h5turbo.read_fast5([])) == []
+
+
+@pytest.mark.parametrize("source", ["single_001.fast5", "multi_0.fast5", "multi_1.fast5"])
+def test_damaged_files_give_reads_or_errors_never_a_crash(generated, tmp_path, source):
+    """Cuts at many lengths and bytes overwritten across the file: every item is a read
+    or a Fast5Error naming the file; a read from a cut file is the uncut file's read."""
+    original = next(p for p in generated if p.name == source)
+    data = original.read_bytes()
+    uncut = {r["read_id"]: r["signal"] for r in ont_reads(original)}
+    rng = np.random.default_rng(len(source))
+    damaged = []
+    for i, cut in enumerate(np.linspace(0, len(data) - 1, 12).astype(int)):
+        damaged.append((tmp_path / f"cut_{i}.fast5", data[:cut]))
+    for i, at in enumerate(rng.integers(0, len(data), 20)):
+        flipped = bytearray(data)
+        flipped[at:at + 8] = bytes(8 * [0xA5])
+        damaged.append((tmp_path / f"flip_{i}.fast5", bytes(flipped)))
+    for path, content in damaged:
+        path.write_bytes(content)
+    for item in h5turbo.read_fast5([p for p, _ in damaged], threads=2):
+        if isinstance(item, h5turbo.Fast5Error):
+            assert item.path in str(item) and item.problem
+            continue
+        assert isinstance(item, h5turbo.Fast5Read) and item.signal.dtype == np.int16
+        if Path(item.path).name.startswith("cut_"):  # a cut file's bytes that remain are intact
+            assert np.array_equal(item.signal, uncut[item.read_id])
+
+
+@pytest.fixture(scope="module")
+def unusual(tmp_path_factory, generated) -> dict[str, Path]:
+    """Reads whose attributes leave the native fast path: arrays, variable-length and
+    big-endian values, an empty attribute, text that is not UTF-8, a read_id that is
+    not text, a channel_number that is not a number."""
+    import h5py
+    folder = tmp_path_factory.mktemp("fast5_unusual")
+    paths = {}
+    for name, edit in [
+        ("odd_values", lambda raw, channel: (
+            raw.attrs.create("levels", np.arange(3, dtype=np.int16)),
+            raw.attrs.create("note", "variable length", dtype=h5py.string_dtype()),
+            raw.attrs.create("big", 7, dtype=">i4"),
+            raw.attrs.create("nothing", h5py.Empty("f8")),
+            channel.attrs.create("offset", 5.5, dtype=">f8"),
+            channel.attrs.create("label", "vlen text", dtype=h5py.string_dtype()))),
+        ("numeric_read_id", lambda raw, channel: (raw.attrs.__delitem__("read_id"),
+                                                  raw.attrs.create("read_id", 12345, dtype="i8"))),
+        ("bad_channel_number", lambda raw, channel: channel.attrs.modify("channel_number", np.bytes_(b"abc"))),
+        ("non_utf8_channel", lambda raw, channel: channel.attrs.modify("channel_number", np.bytes_(b"\xff\xfe"))),
+    ]:
+        path = folder / f"{name}.fast5"
+        shutil.copy(generated[1], path)
+        with h5py.File(path, "a") as f:
+            raw = f["Raw/Reads"][next(iter(f["Raw/Reads"]))]
+            edit(raw, f["UniqueGlobalKey/channel_id"])
+        paths[name] = path
+    return paths
+
+
+def test_unusual_attribute_values_match_h5py_and_ont(unusual):
+    import h5py
+    for name in ["odd_values", "numeric_read_id"]:
+        [read] = h5turbo.read_fast5(unusual[name])
+        [ref] = ont_reads(unusual[name])
+        assert read.channel == ref["channel"]
+        for key, value in ref["channel"].items():
+            assert_same_value(read.channel[key], value, f"{name} channel {key}")
+        assert list(read.attrs) == list(ref["attrs"])
+        for key, value in ref["attrs"].items():
+            if isinstance(value, h5py.Empty):
+                assert isinstance(read.attrs[key], h5turbo.Empty) and read.attrs[key].dtype == value.dtype
+            else:
+                assert_same_value(read.attrs[key], value, f"{name} attr {key}")
+    [numeric] = h5turbo.read_fast5(unusual["numeric_read_id"])
+    # a read_id that is not text: the read's group name stands for it
+    assert numeric.read_id == f"Read_{numeric.attrs['read_number']}"
+
+
+def test_unusual_channel_values_are_errors_naming_the_read(unusual):
+    for name, problem in [("bad_channel_number", "invalid literal"), ("non_utf8_channel", "utf-8")]:
+        [item] = h5turbo.read_fast5(unusual[name])
+        assert isinstance(item, h5turbo.Fast5Error), name
+        assert item.read_id and problem in item.problem.lower() and "channel_id" in item.problem
+
+
+def test_decode_floor_of_generated_files(generated, tmp_path):
+    """The fast5 benchmark's floor (every Signal chunk decoded from memory) comes from
+    the native module: a positive time for real files, a typed error naming the file
+    for one without raw signal (KeyError, as for any missing group)."""
+    assert 0 < h5turbo._native.fast5_limit([str(p) for p in generated], 2, 2) < 60
+    broken = tmp_path / "no_raw.fast5"
+    with h5py.File(broken, "w") as f:
+        f.create_group("read_0001/channel_id")
+    with pytest.raises(KeyError, match="no_raw.fast5"):
+        h5turbo._native.fast5_limit([str(broken)], 1, 1)

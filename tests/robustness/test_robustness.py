@@ -1,0 +1,202 @@
+"""Broken and hostile files: a few hundred mutants of real files, read in child processes.
+
+Each mutant (truncation, bit flips and boundary values in metadata, zeroed blocks,
+splices of two files) is opened, walked and read fully in a worker process under an
+address-space limit. Every operation must return data or raise h5turbo.Error
+(KeyError/ValueError where the API says so): never a crash, a hang, a caught Rust
+panic or a memory blow-up. Failures print the replay command.
+
+H5TURBO_MUTANTS and H5TURBO_MUTANT_SEED change the count and the seed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from support.common import corpus_dir
+from support import robust_mutants
+from support.common import DATA_DIR, REPO_ROOT, SUPPORT_DIR
+
+REGRESSIONS = DATA_DIR / "regressions"
+COUNT = int(os.environ.get("H5TURBO_MUTANTS", "600"))
+SEED = int(os.environ.get("H5TURBO_MUTANT_SEED", "20261122"))
+BATCH = 60
+MUTANT_TIMEOUT = 20.0      # seconds without progress before a mutant counts as a hang
+MAX_BASE_BYTES = 400_000   # keep each mutant cheap to read
+
+
+def _generated(folder: Path) -> list[Path]:
+    """Small files covering the layouts and indexes h5py writes, earliest and latest."""
+    paths = []
+    for libver in ("earliest", "latest"):
+        path = folder / f"gen_{libver}.h5"
+        with h5py.File(path, "w", libver=libver) as f:
+            _fill(f)
+        paths.append(path)
+    return paths
+
+
+def _fill(f) -> None:
+    rng = np.random.default_rng(7)
+    f.attrs["title"] = "robust"
+    f.attrs["vec"] = np.arange(5, dtype="<i8")
+    g = f.create_group("g/sub")
+    for i in range(12):  # enough links for dense storage under 'latest'
+        g.create_dataset(f"d{i}", data=np.full(3, i, dtype="<i2"))
+    data = rng.integers(0, 50, (40, 30), dtype="<i4")
+    f.create_dataset("contig", data=data)
+    _compact(f, "compact", np.arange(6, dtype="<f4"))
+    f.create_dataset("gzip", data=data, chunks=(8, 8), compression="gzip", shuffle=True,
+                     fletcher32=True)
+    f.create_dataset("ext", data=data, chunks=(8, 8), maxshape=(None, 30))
+    f.create_dataset("bt2", data=data, chunks=(8, 8), maxshape=(None, None))
+    f.create_dataset("strings", data=["a", "bb", "ccc"], dtype=h5py.string_dtype())
+    f["soft"] = h5py.SoftLink("/g/sub/d1")
+    for i in range(10):
+        f["gzip"].attrs[f"a{i}"] = np.arange(i + 1)
+    vds = h5py.VirtualLayout(shape=(2, 30), dtype="<i4")  # a virtual dataset over "contig"
+    vds[0] = h5py.VirtualSource(f["contig"])[3, :]
+    vds[1, 0:10] = h5py.VirtualSource(f["contig"])[5, 0:20:2]
+    f.create_virtual_dataset("vds", vds, fillvalue=-3)
+
+
+def _compact(f, name: str, data: np.ndarray) -> None:
+    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+    dcpl.set_layout(h5py.h5d.COMPACT)
+    space = h5py.h5s.create_simple(data.shape)
+    dsid = h5py.h5d.create(f.id, name.encode(), h5py.h5t.py_create(data.dtype), space, dcpl=dcpl)
+    dsid.write(h5py.h5s.ALL, h5py.h5s.ALL, data)
+
+
+def _bases(tmp_path: Path) -> list[Path]:
+    corpus = sorted(p for p in corpus_dir().rglob("*")
+                    if p.is_file() and p.suffix != ".md" and p.stat().st_size <= MAX_BASE_BYTES)
+    sohm = sorted((DATA_DIR / "sohm").glob("*.h5"))  # shared object header messages
+    return corpus + sohm + _generated(tmp_path)
+
+
+def _reader(stream, lines: queue.Queue) -> None:
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def _run_batch(entries: list[tuple[int, dict]], folder: Path) -> tuple[dict, list[int]]:
+    """Run one worker over ``entries``; ({index: failure}, indices it did not reach)."""
+    manifest = folder / f"batch_{entries[0][0]}.json"
+    manifest.write_text(json.dumps(entries))
+    env = dict(os.environ, H5TURBO_THREADS="2", PYTHONPATH=os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(SUPPORT_DIR), os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, str(SUPPORT_DIR / "robust_mutants.py"), "worker",
+                             str(manifest)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+    failures, current, done = {}, None, set()
+    while True:
+        try:
+            line = lines.get(timeout=MUTANT_TIMEOUT)
+        except queue.Empty:
+            proc.kill()
+            failures[current] = f"hang: no progress in {MUTANT_TIMEOUT:.0f} s"
+            break
+        if line is None:
+            break
+        word, _, rest = line.strip().partition(" ")
+        if word == "START":
+            current = int(rest)
+        elif word == "OK":
+            done.add(int(rest))
+        elif word == "BAD":
+            index, _, why = rest.partition(" ")
+            failures[int(index)] = why
+            done.add(int(index))
+    rc = proc.wait()
+    if current is not None and current not in done and current not in failures:
+        failures[current] = f"worker died with return code {rc}"
+    finished = done | set(failures)
+    return failures, [i for i, _ in entries if i not in finished]
+
+
+def _run_all(entries: list[dict], folder: Path) -> dict:
+    """Every mutant through workers; a dead worker is replaced for the rest."""
+    pending = list(enumerate(entries))
+    failures = {}
+    while pending:
+        batch, pending = pending[:BATCH], pending[BATCH:]
+        found, unreached = _run_batch(batch, folder)
+        failures.update(found)
+        pending = [(i, entries[i]) for i in unreached] + pending
+    return failures
+
+
+def _report(failures: dict, entries: list[dict]) -> str:
+    lines = [f"{len(failures)} of {len(entries)} mutants failed (seed {SEED}):"]
+    for i, why in sorted(failures.items()):
+        e = entries[i]
+        lines.append(f"  #{i} {e['kind']} ({e['what']}) of {e['base']}: {why}\n"
+                     f"    replay: python tests/support/robust_mutants.py replay {e['base']} "
+                     f"{e['other']} {e['seed']} {e['kind']} /tmp/mutant.h5")
+    return "\n".join(lines)
+
+
+def test_mutants_error_or_data(tmp_path):
+    """A few hundred mutants: each read gives data or an h5turbo error, nothing worse."""
+    bases = _bases(tmp_path)
+    assert len(bases) >= 20, "the corpus is missing"
+    entries = robust_mutants.make_mutants(bases, COUNT, SEED, tmp_path)
+    failures = _run_all(entries, tmp_path)
+    assert not failures, _report(failures, entries)
+
+
+def test_worker_reports_crashes(tmp_path):
+    """The harness itself: a worker that dies is reported, not taken for a pass."""
+    entries = [(0, {"path": str(tmp_path / "missing.h5")})]
+    manifest = tmp_path / "boom.json"
+    manifest.write_text(json.dumps(entries))
+    code = ("import os, robust_mutants; robust_mutants.exercise = "
+            "lambda p: os.abort(); robust_mutants.worker(%r)" % str(manifest))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(SUPPORT_DIR)))
+    assert proc.returncode < 0 and "START 0" in proc.stdout and "OK 0" not in proc.stdout
+
+
+def test_memory_limit_applies(tmp_path):
+    """Under the worker's address-space limit a huge allocation fails as MemoryError."""
+    code = ("import resource, robust_mutants, numpy as np\n"
+            "lim = robust_mutants.MEMORY_LIMIT\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (lim, lim))\n"
+            "try:\n    np.ones(lim, dtype=np.uint8)\nexcept MemoryError:\n    print('limited')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=str(SUPPORT_DIR)))
+    assert "limited" in proc.stdout, proc.stderr
+
+
+def test_regression_files(tmp_path):
+    """Mutants that once crashed, hung or panicked, under the worker's limits: now
+    data or an h5turbo error."""
+    paths = sorted(REGRESSIONS.glob("*.h5"))
+    assert paths
+    entries = [{"path": str(p), "base": str(p), "other": str(p), "seed": 0, "kind": "file",
+                "what": p.name} for p in paths]
+    failures = _run_all(entries, tmp_path)
+    assert not failures, _report(failures, entries)
+
+
+def test_element_size_mismatch_is_format_error():
+    """Regression: a datatype size that disagrees with the chunked layout's (once an
+    8 GiB chunk buffer and an abort) is a FormatError naming both sizes."""
+    import h5turbo
+    with h5turbo.File(str(REGRESSIONS / "chunk_element_size_mismatch.h5")) as f:
+        with pytest.raises(h5turbo.FormatError, match="32-byte elements.*8388640"):
+            f["DOMAINS"][()]

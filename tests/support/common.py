@@ -1,0 +1,42 @@
+"""Where the suite's inputs are, and the switches every test module may need."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent.parent
+REPO_ROOT = TESTS_DIR.parent
+SUPPORT_DIR = TESTS_DIR / "support"
+DATA_DIR = TESTS_DIR / "data"
+# HDF5 files other programs wrote (origins and licences in its README.md); part of the
+# repository, so a clone alone runs every test.
+CORPUS_DIR = DATA_DIR / "corpus"
+
+
+def corpus_dir() -> Path:
+    return CORPUS_DIR
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def import_h5turbo():
+    """The package under test: required in CI, a skip elsewhere until it is built."""
+    if in_ci():
+        import h5turbo
+        return h5turbo
+    return pytest.importorskip("h5turbo", reason="h5turbo is not built/installed here")
+
+
+def vbz_plugin_dir() -> str | None:
+    """The directory of the vbz HDF5 filter plugin shipped inside ont_fast5_api."""
+    spec = importlib.util.find_spec("ont_fast5_api")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "vbz_plugin"
+    return str(folder) if folder.is_dir() else None

@@ -1,0 +1,222 @@
+"""h5turbo.write: every codec and dtype, 1-D to 4-D, edge chunks, shuffle on and off,
+read back by h5py (+ hdf5plugin) and by h5turbo; iterator and dask sources; write_h5ad
+read back by anndata; advise; bad arguments give typed errors."""
+
+from __future__ import annotations
+
+import json
+import zlib
+
+import h5py
+import numpy as np
+import pytest
+
+import h5turbo
+from h5turbo import _native
+from h5turbo.writing.write import CODECS
+from h5turbo.cli import main as cli_main
+
+DTYPES = ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+          "float16", "float32", "float64", "bool", ">i4", ">f8"]
+SHAPES = [((1000,), (64,)), ((37, 53), (8, 16)), ((9, 10, 11), (4, 3, 5)), ((5, 6, 7, 3), (2, 4, 3, 2))]
+ALL_CODECS = [c for c in CODECS]
+
+
+def sample(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return rng.integers(0, 2, shape).astype(bool)
+    if dt.kind == "f":
+        a = rng.normal(0, 100, shape).astype(dt)
+        a.flat[::7] = np.round(a.flat[::7])
+        return a
+    info = np.iinfo(dt)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), shape, endpoint=True).astype(dt)
+
+
+def read_both(path, name="x"):
+    with h5py.File(path, "r") as f:
+        a = f[name][()]
+    with h5turbo.File(path) as f:
+        b = f[name][()]
+    return a, b
+
+
+@pytest.mark.parametrize("codec", ALL_CODECS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_round_trip_every_codec_and_dtype(tmp_path, codec, dtype):
+    for i, (shape, chunks) in enumerate(SHAPES):
+        data = sample(shape, dtype, i)
+        shuffle = bool(i % 2) if codec is None or not codec.startswith("blosc") else [False, True, "bit", True][i]
+        path = tmp_path / f"{i}.h5"
+        h5turbo.write(path, "x", data, chunks=chunks, compression=codec, shuffle=shuffle, threads=2)
+        a, b = read_both(path)
+        assert a.dtype == data.dtype and a.shape == data.shape
+        assert a.tobytes() == data.tobytes(), (codec, dtype, shape, shuffle)
+        assert b.tobytes() == data.tobytes()
+
+
+@pytest.mark.parametrize("libver", ["earliest", "v110", "latest"])
+@pytest.mark.parametrize("codec,level", [("gzip", 1), ("gzip", 9), ("zstd", 1), ("zstd", 19),
+                                         ("blosc:zlib", 9), ("bitshuffle:zstd", 5)])
+def test_levels_and_chunk_indexes(tmp_path, libver, codec, level):
+    # libver picks the chunk index libhdf5 builds (v1 B-tree, fixed / extensible array, v2 B-tree)
+    data = sample((130, 70), "int32")
+    path = tmp_path / "x.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        h5turbo.write(f, "x", data, chunks=(32, 32), compression=codec, level=level)
+        h5turbo.write(f, "grow", data, chunks=(32, 32), compression=codec, level=level,
+                      maxshape=(None, 70))
+        h5turbo.write(f, "one", data, chunks=(130, 70), compression=codec, level=level)
+    for name in ("x", "grow", "one"):
+        a, b = read_both(path, name)
+        assert np.array_equal(a, data) and np.array_equal(b, data)
+
+
+def test_pipeline_is_what_h5py_writes(tmp_path):
+    """Filter ids and client data equal h5py's own for the same options."""
+    import hdf5plugin
+    data = sample((100, 100), "float32")
+    cases = {"gzip": ({"compression": "gzip", "compression_opts": 4, "shuffle": True}, {"shuffle": True}),
+             "lzf": ({"compression": "lzf"}, {}),
+             "zstd": (dict(hdf5plugin.Zstd(clevel=3)), {}),
+             "lz4": (dict(hdf5plugin.LZ4()), {}),
+             "bitshuffle": (dict(hdf5plugin.Bitshuffle()), {}),
+             "blosc": (dict(hdf5plugin.Blosc(cname="lz4", clevel=5, shuffle=hdf5plugin.Blosc.SHUFFLE)),
+                       {"shuffle": True})}
+    with h5py.File(tmp_path / "x.h5", "w") as f:
+        for codec, (h5py_kwargs, ours) in cases.items():
+            f.create_dataset("ref_" + codec, data=data, chunks=(50, 50), **h5py_kwargs)
+            h5turbo.write(f, codec, data, chunks=(50, 50), compression=codec, **ours)
+            plists = [f[n].id.get_create_plist() for n in ("ref_" + codec, codec)]
+            filters = [[p.get_filter(i)[:3] for i in range(p.get_nfilters())] for p in plists]
+            assert filters[0] == filters[1], codec
+
+
+def test_edge_chunks_are_padded_with_the_fill_value(tmp_path):
+    data = np.arange(10 * 7, dtype="<i4").reshape(10, 7)
+    path = tmp_path / "x.h5"
+    h5turbo.write(path, "x", data, chunks=(4, 4), compression="gzip", fillvalue=-5)
+    with h5py.File(path, "r") as f:
+        ds = f["x"]
+        assert ds.fillvalue == -5
+        mask, raw = ds.id.read_direct_chunk((8, 4))
+        chunk = np.frombuffer(zlib.decompress(raw), "<i4").reshape(4, 4)
+        assert np.array_equal(chunk[:2, :3], data[8:, 4:])
+        assert (chunk[2:] == -5).all() and (chunk[:, 3] == -5).all()
+        assert np.array_equal(ds[()], data)
+
+
+def test_blocks_from_an_iterator_and_from_dask(tmp_path):
+    import dask.array as da
+    data = sample((1000, 30), "float64")
+    blocks = (data[i:i + 77] for i in range(0, 1000, 77))  # not aligned with the chunks
+    path = tmp_path / "x.h5"
+    h5turbo.write(path, "it", blocks, shape=data.shape, dtype=data.dtype, chunks=(64, 16),
+                  compression="zstd", batch_bytes=20_000)
+    h5turbo.write(path, "dask", da.from_array(data, chunks=(300, 30)), chunks=(64, 16),
+                  compression="lz4", batch_bytes=20_000)
+    seen = []
+    h5turbo.write(path, "mem", data, chunks=(64, 16), compression="gzip", batch_bytes=20_000,
+                  progress=seen.append, attrs={"unit": "m"})
+    for name in ("it", "dask", "mem"):
+        a, b = read_both(path, name)
+        assert np.array_equal(a, data) and np.array_equal(b, data), name
+    assert seen[-1] == data.nbytes and seen == sorted(seen) and len(seen) > 1
+    with h5py.File(path, "r") as f:
+        assert f["mem"].attrs["unit"] == "m"
+
+
+def test_auto_chunks_rule():
+    assert h5turbo.auto_chunks((30000, 20000), 4) == (512, 512)
+    assert h5turbo.auto_chunks((10**6, 10), 8) == (8192, 10)
+    assert h5turbo.auto_chunks((10**7,), 4) == (262144,)
+    assert h5turbo.auto_chunks((3, 5), 8) == (3, 5)
+    assert h5turbo.auto_chunks((100, 100, 100, 100), 1) == (32, 32, 32, 32)
+    for shape in [(1,), (7, 1, 3), (0, 5), (10**9, 3, 2)]:
+        c = h5turbo.auto_chunks(shape, 4)
+        assert len(c) == len(shape) and all(1 <= x for x in c) and np.prod(c) * 4 <= 1 << 20
+
+
+def test_empty_array(tmp_path):
+    h5turbo.write(tmp_path / "x.h5", "x", np.zeros((0, 5), "f4"), compression="gzip")
+    a, _ = read_both(tmp_path / "x.h5")
+    assert a.shape == (0, 5)
+
+
+def test_bad_arguments_are_typed_errors(tmp_path):
+    path = tmp_path / "x.h5"
+    data = np.zeros((10, 10), "i4")
+    bad = [dict(compression="snappy"), dict(compression="lz4", level=3), dict(compression="gzip", level=10),
+           dict(chunks=(5,)), dict(chunks=(0, 5)), dict(threads=0), dict(shuffle="bit"),
+           dict(shuffle="yes", compression="gzip"), dict(compression="blosc", level=11)]
+    for kwargs in bad:
+        with pytest.raises(h5turbo.ArgumentError):
+            h5turbo.write(path, "x", data, **kwargs)
+    with pytest.raises(h5turbo.Error):
+        h5turbo.write(path, "x", data, chunks=(5,))
+    with pytest.raises(h5turbo.ArgumentError, match="scalar"):
+        h5turbo.write(path, "s", np.float64(3))
+    with pytest.raises(h5turbo.UnsupportedError, match="dtype"):
+        h5turbo.write(path, "o", np.array(["a", "b"], dtype=object))
+    with pytest.raises(h5turbo.ArgumentError, match="shape= and dtype="):
+        h5turbo.write(path, "i", iter([data]))
+    with pytest.raises(h5turbo.ArgumentError, match="rows"):
+        h5turbo.write(path, "i", iter([data]), shape=(20, 10), dtype="i4")
+    h5turbo.write(path, "x", data)
+    with pytest.raises(h5turbo.ArgumentError, match="already exists"):
+        h5turbo.write(path, "x", data)
+    with h5py.File(path, "r") as f:
+        assert list(f) == ["x"], "a failed write leaves no dataset behind"
+
+
+def test_encode_chunks_rejects_bad_pipelines():
+    a = np.zeros((4, 4), "i4")
+    with pytest.raises(h5turbo.UnsupportedError, match="szip"):
+        _native.encode_chunks(a, [2, 2], [(4, 0, [])], b"", 0, 4)
+    with pytest.raises(ValueError):
+        _native.encode_chunks(a, [2, 2], [], b"", 3, 4)
+    with pytest.raises(ValueError):
+        _native.encode_chunks(a[:, ::2], [2, 2], [], b"", 0, 1)
+
+
+def test_write_h5ad_reads_back_with_anndata(tmp_path):
+    import anndata as ad
+    import pandas as pd
+    import scipy.sparse as sp
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 120, density=0.1, format="csr", dtype=np.float32, random_state=1)
+    obs = pd.DataFrame({"cell_type": pd.Categorical(rng.choice(["a", "b"], 300)),
+                        "n": rng.integers(0, 9, 300)}, index=[f"c{i}" for i in range(300)])
+    var = pd.DataFrame({"gene": [f"g{i}" for i in range(120)]}, index=[f"g{i}" for i in range(120)])
+    adata = ad.AnnData(X=X, obs=obs, var=var, uns={"note": "hi"}, obsm={"pca": rng.normal(size=(300, 5))})
+    adata.layers["counts"] = rng.integers(0, 50, (300, 120)).astype(np.int32)
+    adata.layers["csc"] = sp.csc_matrix(X)
+    for compression in ("gzip", "zstd"):
+        path = tmp_path / f"{compression}.h5ad"
+        h5turbo.write_h5ad(adata, path, compression=compression)
+        back = ad.read_h5ad(path)
+        assert (back.X != adata.X).nnz == 0 and back.X.format == "csr"
+        assert np.array_equal(back.layers["counts"], adata.layers["counts"])
+        assert (back.layers["csc"] != adata.layers["csc"]).nnz == 0 and back.layers["csc"].format == "csc"
+        pd.testing.assert_frame_equal(back.obs, adata.obs)
+        pd.testing.assert_frame_equal(back.var, adata.var)
+        assert back.uns["note"] == "hi" and np.array_equal(back.obsm["pca"], adata.obsm["pca"])
+    dense = ad.AnnData(X=rng.normal(size=(40, 7)))
+    h5turbo.write_h5ad(dense, tmp_path / "d.h5ad", compression="lz4")
+    assert np.array_equal(ad.read_h5ad(tmp_path / "d.h5ad").X, dense.X)
+
+
+def test_advise_cli(tmp_path, capsys):
+    path = tmp_path / "x.h5"
+    h5turbo.write(path, "m", sample((2000, 300), "int32"), compression="gzip")
+    assert cli_main(["advise", str(path), "/m", "--pattern", "rows", "--json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["chunks"] == [873, 300] and advice["compression"] == "zstd"
+    assert cli_main(["advise", str(path), "/m", "--pattern", "cols", "--measure", "--json"]) == 0
+    advice = json.loads(capsys.readouterr().out)
+    assert advice["chunks"] == [2000, 131]
+    assert len(advice["measured"]) >= 4 and all(r["read_s"] > 0 for r in advice["measured"])
+    assert cli_main(["advise", str(path), "/nothing", "--pattern", "rows"]) == 1
+    assert cli_main(["advise", str(path), "/m", "--pattern", "diagonal"]) == 2
