@@ -164,7 +164,9 @@ def main(argv=None) -> int:
     p.add_argument("--before", default=None, help="folder with an earlier h5turbo package, timed beside this one")
     p.add_argument("--no-h5py", action="store_true")
     p.add_argument("--modes", default="cold,warm")
-    p.add_argument("--io-depth", default=None, help="h5turbo's io_depth argument (default: its own default)")
+    p.add_argument("--io-depth", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--depths", default=None,
+                   help="comma-separated io_depth values to time this h5turbo at (e.g. 0,4M,32M; default: its default)")
     p.add_argument("--output", type=Path, default=None)
     args = p.parse_args(argv)
     if args.worker:
@@ -175,10 +177,13 @@ def main(argv=None) -> int:
     modes = [m for m in args.modes.split(",") if m]
     prepare(args.data, cases)
     here = str(REPO / "python")
-    impls = {} if args.no_h5py else {"h5py": here}
+    impls = {} if args.no_h5py else {"h5py": (here, None)}
     if args.before:
-        impls["h5turbo before"] = str(Path(args.before).resolve())
-    impls["h5turbo"] = here
+        impls["h5turbo before"] = (str(Path(args.before).resolve()), None)
+    if args.depths:
+        impls.update({f"h5turbo io_depth={d}": (here, d) for d in args.depths.split(",")})
+    else:
+        impls["h5turbo"] = (here, None)
     load_before = load_average()
     times: dict = {}
     disk: dict = {c: [] for c in cases}
@@ -191,9 +196,8 @@ def main(argv=None) -> int:
                 raise SystemExit(f"{case}: {note}")
             disk[case].append((seconds, nbytes))
             for mode in modes:
-                for name, pythonpath in impls.items():
+                for name, (pythonpath, depth) in impls.items():
                     impl = "h5py" if name == "h5py" else "h5turbo"
-                    depth = args.io_depth if name == "h5turbo" else None
                     r = timed(impl, case, path, mode, pythonpath, depth)
                     times.setdefault((case, mode, name), []).append(r["seconds"])
                     # every implementation must see the same data (signal sums / sampled sums)
@@ -215,28 +219,20 @@ def main(argv=None) -> int:
         "every run; warm: every byte read just before; disk-only: cold sequential read of the same files, "
         "16 MiB reads",
         "",
-        "| case | MB on disk | disk-only s (GB/s) | h5py cold | h5py warm | "
-        + ("before cold | before warm | " if args.before else "")
-        + "h5turbo cold | h5turbo warm | cold / max(disk, warm) | cold vs h5py |",
-        "|---|---:|---:|---:|---:|" + ("---:|---:|" if args.before else "") + "---:|---:|---:|---:|",
+        "| case | MB on disk | disk-only s (GB/s) | reader | cold s | warm s | cold / max(disk, warm) | cold vs h5py |",
+        "|---|---:|---:|---|---:|---:|---:|---:|",
     ]
     for case in cases:
         d = statistics.median(s for s, _ in disk[case])
         nbytes = disk[case][0][1]
-
-        def cell(mode, name):
-            v = med.get((case, mode, name))
-            return f"{v:.3f}" if v is not None else "-"
-        row = [case, f"{nbytes / 1e6:.0f}", f"{d:.3f} ({nbytes / d / 1e9:.2f})",
-               cell("cold", "h5py"), cell("warm", "h5py")]
-        if args.before:
-            row += [cell("cold", "h5turbo before"), cell("warm", "h5turbo before")]
-        row += [cell("cold", "h5turbo"), cell("warm", "h5turbo")]
-        cold, warm_t = med.get((case, "cold", "h5turbo")), med.get((case, "warm", "h5turbo"))
-        row.append(f"{cold / max(d, warm_t):.2f}" if cold and warm_t else "-")
         h5 = med.get((case, "cold", "h5py"))
-        row.append(f"{h5 / cold:.1f}x" if h5 and cold else "-")
-        lines.append("| " + " | ".join(row) + " |")
+        for name in impls:
+            cold, warm_t = med.get((case, "cold", name)), med.get((case, "warm", name))
+            cells = [f"{v:.3f}" if v is not None else "-" for v in (cold, warm_t)]
+            ratio = f"{cold / max(d, warm_t):.2f}" if cold and warm_t else "-"
+            vs = f"{h5 / cold:.1f}x" if h5 and cold else "-"
+            lines.append(f"| {case} | {nbytes / 1e6:.0f} | {d:.3f} ({nbytes / d / 1e9:.2f}) | {name} | "
+                         f"{cells[0]} | {cells[1]} | {ratio} | {vs} |")
     lines += ["", "Runs (s), round by round:", ""]
     for (case, mode, name), v in times.items():
         lines.append(f"- {case} {mode} {name}: {', '.join(f'{x:.3f}' for x in v)}")

@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from ._native import ClosedError, Error, FormatError, UnsupportedError, default_threads
 from ._dataset import Dataset
+from ._io import io_depth
 from ._attrs import AttributeManager
 from ._file import File
 from ._sparse import SparseDataset, is_sparse_group
@@ -32,7 +33,7 @@ __all__ = [
     "Empty", "HardLink", "SoftLink", "ExternalLink",
     "Reference", "RegionReference", "ref_dtype", "regionref_dtype",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
-    "default_threads", "__version__",
+    "default_threads", "io_depth", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
     "read_fast5", "Fast5Read", "Fast5Error",
     "write", "write_h5ad", "auto_chunks", "ArgumentError",

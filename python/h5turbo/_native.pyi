@@ -148,7 +148,7 @@ class Object:
 def default_threads() -> int:
     """H5TURBO_THREADS if set and positive, else the number of cores."""
 
-def fast5_reads(jobs: Sequence[Tuple[str, int, int]]) -> list[Tuple[Optional[int], Optional[str], list]]:
+def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list]]:
     """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
     For each job (path, first read, read limit): (reads in the file, None, reads) or
     (None, error message naming the file, []). A read is (group path, int16 signal or
@@ -175,3 +175,11 @@ def encode_chunks_into(array: Any, chunk: Sequence[int], filters: Sequence[tuple
     writeable C-contiguous uint8 array, reused between calls: no allocation per chunk).
     Returns [(chunk offset, start in out, length, filter mask)] in chunk order; ValueError
     if `out` is too small."""
+
+
+def swap_io_depth(bytes: Optional[int]) -> Optional[int]:
+    """Set this thread's read-ahead window (None: the default); returns the previous one."""
+
+
+def io_depth() -> int:
+    """The read-ahead window, in bytes, of a read started now on this thread."""

@@ -29,4 +29,4 @@ pub use crate::format::datatype::{
 pub use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 pub use crate::format::links::{Link, LinkTarget};
 pub use crate::format::values::VlenValue;
-pub use crate::io::{FileSource, MemSource, ReadAt};
+pub use crate::io::{read_ahead, FileSource, MemSource, ReadAt};

@@ -10,6 +10,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod convert;
 mod errors;
 mod fast5;
+mod io_depth;
 
 use errors::{guard, to_py_err};
 use h5turbo_core::engine::reduce::{ReduceOp, Reduced};
@@ -521,6 +522,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Object>()?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(io_depth::swap_io_depth, m)?)?;
+    m.add_function(wrap_pyfunction!(io_depth::io_depth, m)?)?;
     m.add_function(wrap_pyfunction!(encode_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(encode_chunks_into, m)?)?;
     Ok(())
