@@ -155,7 +155,8 @@ mod tests {
         for &(offset, len, taken) in hinted.iter() {
             assert_eq!(len, MIB);
             // never the batch being read; less than the window beyond the next one to take
-            assert!(offset > taken as u64 * MIB && offset < (taken as u64 + 1) * MIB + 3 * MIB, "{:?}", *hinted);
+            // (`taken` is recorded inside `f`, so it may lag the engine's count by one)
+            assert!(offset > taken as u64 * MIB && offset < (taken as u64 + 2) * MIB + 3 * MIB, "{:?}", *hinted);
         }
     }
 
