@@ -24,12 +24,12 @@ const MIN_HINTED_BYTES: u64 = 4 << 20;
 /// of the next batch to be taken (`taken`: how many have been), skipping those taken
 /// already, until every batch is hinted or `stop` is set.
 fn hint_ahead(source: &dyn ReadAt, batches: &[Batch], starts: &[u64], window: u64, taken: &AtomicUsize, stop: &AtomicBool) {
-    let mut hinted = 0;
+    let mut hinted = 1; // the first batch is being read already
     while hinted < batches.len() && !stop.load(Ordering::Relaxed) {
         let current = taken.load(Ordering::Relaxed).min(batches.len() - 1);
         let limit = starts[current].saturating_add(window);
-        if hinted <= current {
-            hinted = current + 1; // being read already: too late to hint
+        if hinted < current {
+            hinted = current; // taken already: too late to hint
         } else if starts[hinted] < limit {
             source.prefetch(batches[hinted].start, batches[hinted].len);
             hinted += 1;
@@ -41,8 +41,10 @@ fn hint_ahead(source: &dyn ReadAt, batches: &[Batch], starts: &[u64], window: u6
 }
 
 /// Run `f` on every batch with per-thread state from `init`: on the current pool when
-/// `parallel`, else on the calling thread, in address order either way, reading
-/// `window` bytes ahead (0: no hints). Stops at the first error, which it returns.
+/// `parallel`, else on the calling thread. Reads of `MIN_HINTED_BYTES` and more from a
+/// file with a `window` (0: none) take their batches in address order with the hint
+/// thread ahead; others split the batches as the pool likes. Stops at the first error,
+/// which it returns.
 pub(super) fn for_each_batch<S>(
     source: &dyn ReadAt,
     batches: &[Batch],
@@ -61,6 +63,11 @@ pub(super) fn for_each_batch<S>(
         .collect();
     let total = batches.iter().fold(0u64, |sum, b| sum.saturating_add(b.len));
     let hinted = window > 0 && batches.len() > 1 && total >= MIN_HINTED_BYTES && !source.in_memory();
+    if !hinted && parallel {
+        // Without hints, the pool's own split of the batches: measured, in-order
+        // hand-out alone was slower cold (the threads read and decode in step).
+        return batches.par_iter().try_for_each_init(init, f);
+    }
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
@@ -154,7 +161,7 @@ mod tests {
         }
         for &(offset, len, taken) in hinted.iter() {
             assert_eq!(len, MIB);
-            // never the batch being read; less than the window beyond the next one to take
+            // never a batch taken already; less than the window beyond the next one to take
             // (`taken` is recorded inside `f`, so it may lag the engine's count by one)
             assert!(offset > taken as u64 * MIB && offset < (taken as u64 + 2) * MIB + 3 * MIB, "{:?}", *hinted);
         }
