@@ -18,6 +18,7 @@ from .compute.sparse import SparseDataset, is_sparse_group
 from .objects.group import Datatype, Group
 from .objects.references import Reference, RegionReference, ref_dtype, regionref_dtype
 from .objects.types import Empty, ExternalLink, HardLink, SoftLink
+from .readahead import io_depth
 from .formats import Fast5Error, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
 from .writing.write import ArgumentError, auto_chunks, write
 from .writing.h5ad import write_h5ad
@@ -32,7 +33,7 @@ __all__ = [
     "Empty", "HardLink", "SoftLink", "ExternalLink",
     "Reference", "RegionReference", "ref_dtype", "regionref_dtype",
     "Error", "FormatError", "UnsupportedError", "ClosedError",
-    "default_threads", "__version__",
+    "default_threads", "io_depth", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
     "read_fast5", "Fast5Read", "Fast5Error",
     "write", "write_h5ad", "auto_chunks", "ArgumentError",

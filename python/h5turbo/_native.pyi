@@ -162,7 +162,7 @@ def fast5_limit(paths: Sequence[str], threads: int = 0, repeats: int = 5) -> flo
     """As codec_limit, for the raw signal of every read in these fast5 files (single-
     or multi-read), decoded all together: the floor under a fast5 reader."""
 
-def fast5_reads(jobs: Sequence[Tuple[str, int, int]]) -> list[Tuple[Optional[int], Optional[str], list]]:
+def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list]]:
     """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
     For each job (path, first read, read limit): (reads in the file, None, reads) or
     (None, error message naming the file, []). A read is (group path, int16 signal or
@@ -189,3 +189,11 @@ def encode_chunks_into(array: Any, chunk: Sequence[int], filters: Sequence[tuple
     writeable C-contiguous uint8 array, reused between calls: no allocation per chunk).
     Returns [(chunk offset, start in out, length, filter mask)] in chunk order; ValueError
     if `out` is too small."""
+
+
+def swap_io_depth(bytes: Optional[int]) -> Optional[int]:
+    """Set this thread's read-ahead window (None: the default); returns the previous one."""
+
+
+def io_depth() -> int:
+    """The read-ahead window, in bytes, of a read started now on this thread."""

@@ -24,6 +24,10 @@ pub trait ReadAt: Send + Sync {
     }
     /// Give back what the source holds (a file descriptor); later reads fail.
     fn close(&self) {}
+    /// A hint that `offset..offset + len` will be read soon: a file asks the system to
+    /// start reading it in the background (see `read_ahead`). Never fails; a no-op
+    /// where there is nothing to gain.
+    fn prefetch(&self, _offset: u64, _len: u64) {}
 }
 
 /// A file on disk, read with `pread` (Unix) / `seek_read` (Windows).
@@ -79,6 +83,14 @@ impl ReadAt for FileSource {
     fn close(&self) {
         let mut guard = self.file.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         guard.take();
+    }
+
+    fn prefetch(&self, offset: u64, len: u64) {
+        let guard = self.file.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(file) = guard.as_ref() {
+            let end = offset.saturating_add(len).min(self.len);
+            read_ahead::hint(file, offset, end.saturating_sub(offset));
+        }
     }
 }
 
@@ -139,6 +151,126 @@ pub fn check_range(offset: u64, len: u64, size: u64) -> Result<()> {
             "read of {} bytes at offset {} goes past the end of the file ({} bytes)",
             len, offset, size
         ))),
+    }
+}
+
+/// Reading ahead of the decoders: how many bytes, and the hint to the system.
+///
+/// The engine asks the system to read the next bytes of a read (the next batches of
+/// chunks, the next files) while the threads decode the current ones, so the disk is
+/// kept busy: `posix_fadvise(POSIX_FADV_WILLNEED)` starts the reads into the page
+/// cache and returns at once; the positional read that follows finds the bytes there
+/// or already on their way. (Measured against a pool of reader threads and io_uring:
+/// benchmarks/results/cold.md.) The window bounds the bytes hinted and not yet
+/// consumed, so memory (page cache, which the system can always reclaim) stays bounded.
+pub mod read_ahead {
+    use std::cell::Cell;
+    use std::sync::OnceLock;
+
+    /// Default window: 32 MiB keeps a local SSD (2 GB/s, about 100 us per request)
+    /// streaming and is modest for a network file system, whose client turns the hint
+    /// into read-ahead requests of its own.
+    pub const DEFAULT_BYTES: u64 = 32 << 20;
+    /// Hints are issued in pieces of this size: Linux caps one hint at the device's
+    /// read-ahead size (128 KiB by default), so a longer one would be cut short.
+    const PIECE_BYTES: u64 = 128 << 10;
+
+    thread_local! {
+        /// A per-call window (the `io_depth` argument), for reads started on this thread.
+        static OVERRIDE: Cell<Option<u64>> = const { Cell::new(None) };
+    }
+
+    /// The window for a read started on this thread: the `io_depth` of the call if
+    /// one is in force (see `with_window`), else `H5TURBO_IO_DEPTH`, else the default.
+    /// 0 turns reading ahead off.
+    pub fn window() -> u64 {
+        OVERRIDE.with(|o| o.get()).unwrap_or_else(env_window)
+    }
+
+    /// Run `f` with reads started on this thread using `bytes` of read-ahead window
+    /// (None: the default).
+    pub fn with_window<R>(bytes: Option<u64>, f: impl FnOnce() -> R) -> R {
+        struct Restore(Option<u64>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                OVERRIDE.with(|o| o.set(self.0));
+            }
+        }
+        let _restore = Restore(OVERRIDE.with(|o| o.replace(bytes.or(o.get()))));
+        f()
+    }
+
+    /// Set the window of reads started on this thread from now on (None: the
+    /// default), returning the one it replaces: for bindings whose calls cannot run
+    /// inside `with_window` (a Python context manager).
+    pub fn swap_window(bytes: Option<u64>) -> Option<u64> {
+        OVERRIDE.with(|o| o.replace(bytes))
+    }
+
+    /// `H5TURBO_IO_DEPTH` (bytes, with an optional K, M or G suffix), read once.
+    fn env_window() -> u64 {
+        static WINDOW: OnceLock<u64> = OnceLock::new();
+        *WINDOW.get_or_init(|| {
+            std::env::var("H5TURBO_IO_DEPTH").ok().and_then(|v| parse_bytes(&v)).unwrap_or(DEFAULT_BYTES)
+        })
+    }
+
+    /// "4096", "64K", "32M", "1G" (binary units, case-insensitive, "iB"/"B" allowed).
+    pub fn parse_bytes(text: &str) -> Option<u64> {
+        let t = text.trim().to_ascii_uppercase();
+        let t = t.strip_suffix("IB").or_else(|| t.strip_suffix('B')).unwrap_or(&t);
+        let (digits, shift) = match t.chars().last()? {
+            'K' => (&t[..t.len() - 1], 10),
+            'M' => (&t[..t.len() - 1], 20),
+            'G' => (&t[..t.len() - 1], 30),
+            _ => (t, 0),
+        };
+        digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+    }
+
+    /// Ask the system to start reading `offset..offset + len` of `file`.
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    pub(super) fn hint(file: &std::fs::File, offset: u64, len: u64) {
+        use std::os::unix::io::AsRawFd;
+        let mut at = offset;
+        let end = offset.saturating_add(len);
+        while at < end {
+            let piece = PIECE_BYTES.min(end - at);
+            // SAFETY: a plain system call on a descriptor the caller keeps open; the
+            // result is only a hint, so its error is of no consequence.
+            unsafe {
+                libc::posix_fadvise(file.as_raw_fd(), at as libc::off_t, piece as libc::off_t, libc::POSIX_FADV_WILLNEED);
+            }
+            at += piece;
+        }
+    }
+
+    /// Elsewhere no hint: reads still work, without overlap.
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+    pub(super) fn hint(_file: &std::fs::File, _offset: u64, _len: u64) {}
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn byte_sizes_parse() {
+            assert_eq!(super::parse_bytes("0"), Some(0));
+            assert_eq!(super::parse_bytes("4096"), Some(4096));
+            assert_eq!(super::parse_bytes("64k"), Some(64 << 10));
+            assert_eq!(super::parse_bytes(" 32MiB "), Some(32 << 20));
+            assert_eq!(super::parse_bytes("1G"), Some(1 << 30));
+            assert_eq!(super::parse_bytes("lots"), None);
+            assert_eq!(super::parse_bytes(""), None);
+        }
+
+        #[test]
+        fn a_call_window_wins_and_is_restored() {
+            let outer = super::window();
+            super::with_window(Some(7), || {
+                assert_eq!(super::window(), 7);
+                super::with_window(None, || assert_eq!(super::window(), 7));
+            });
+            assert_eq!(super::window(), outer);
+        }
     }
 }
 

@@ -50,4 +50,4 @@ pub use crate::format::links::{Link, LinkTarget};
 pub use crate::convert::numpy_dtype::{has_objects, vlen_element_dtype, DtypeMetadata, NumpyDtype};
 pub use crate::format::reference::{self, Selection as RegionSelection};
 pub use crate::convert::values::VlenValue;
-pub use crate::io::{FileSource, MemSource, ReadAt};
+pub use crate::io::{read_ahead, FileSource, MemSource, ReadAt};

@@ -3,8 +3,8 @@
 
 use crate::convert::attribute_to_py;
 use crate::errors::guard;
-use h5turbo_core::prelude::fast5::{open_file, read_record, scalar, Fast5Index, ReadRecord, Scalar};
-use h5turbo_core::prelude::{AttributeValue, Object as CoreObject};
+use h5turbo_core::prelude::fast5::{read_record, scalar, Fast5Index, OpenAhead, ReadRecord, Scalar};
+use h5turbo_core::prelude::{read_ahead, AttributeValue, File as CoreFile, Object as CoreObject};
 use h5turbo_core::prelude::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
@@ -24,10 +24,21 @@ struct JobOut {
 /// what h5py gives; channel values are plain Python (int, float, str) as ont_fast5_api
 /// gives them. `done` is false when some value took the general path (an array, a
 /// null dataspace, bytes that are not UTF-8 ...): the Python side finishes those.
+/// `io_depth`: bytes of the next files hinted to the system while the current ones
+/// decode (None: `H5TURBO_IO_DEPTH` or the default; 0: none).
 #[pyfunction]
-pub fn fast5_reads<'py>(py: Python<'py>, jobs: Vec<(PathBuf, usize, usize)>) -> PyResult<Bound<'py, PyList>> {
-    let gathered: Vec<Result<JobOut>> =
-        py.allow_threads(|| jobs.iter().map(|(path, first, limit)| guard(|| gather(path, *first, *limit))).collect());
+#[pyo3(signature = (jobs, io_depth=None))]
+pub fn fast5_reads<'py>(
+    py: Python<'py>,
+    jobs: Vec<(PathBuf, usize, usize)>,
+    io_depth: Option<u64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let gathered: Vec<Result<JobOut>> = py.allow_threads(|| {
+        read_ahead::with_window(io_depth, || {
+            let files = OpenAhead::new(jobs.iter().map(|(path, _, _)| path.clone()), read_ahead::window());
+            files.zip(&jobs).map(|((_, file), (_, first, limit))| guard(|| gather(file?, *first, *limit))).collect()
+        })
+    });
     let types = ScalarTypes::new(py)?;
     let items = gathered
         .into_iter()
@@ -42,8 +53,7 @@ pub fn fast5_reads<'py>(py: Python<'py>, jobs: Vec<(PathBuf, usize, usize)>) -> 
     PyList::new(py, items)
 }
 
-fn gather(path: &std::path::Path, first: usize, limit: usize) -> Result<JobOut> {
-    let file = open_file(path)?;
+fn gather(file: CoreFile, first: usize, limit: usize) -> Result<JobOut> {
     let index = Fast5Index::open(&file)?;
     let stop = first.saturating_add(limit).min(index.len());
     let reads = (first.min(stop)..stop).map(|i| gather_read(&index, i)).collect();

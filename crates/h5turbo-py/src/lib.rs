@@ -16,6 +16,7 @@ mod encode;
 mod errors;
 mod fast5;
 mod file;
+mod io_depth;
 mod object;
 mod reduce;
 
@@ -47,6 +48,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(filters, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(io_depth::swap_io_depth, m)?)?;
+    m.add_function(wrap_pyfunction!(io_depth::io_depth, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_chunks, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_chunks_into, m)?)?;
     bench::register(m)?;

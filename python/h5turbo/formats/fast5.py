@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import _native
 from ..objects.values import attribute_value
+from ..readahead import parse_io_depth
 from ._window import Ready, in_order
 
 __all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
@@ -73,22 +74,25 @@ class Fast5Read:
 
 
 def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
-               on_error: str = "yield") -> Iterator[Fast5Read | Fast5Error]:
+               on_error: str = "yield", io_depth: int | str | None = None) -> Iterator[Fast5Read | Fast5Error]:
     """Yield every read of the given fast5 files, in file order then read order.
 
     paths: a file, a directory (its ``*.fast5`` files, recursively, in name order) or
     an iterable of those. threads: worker threads (default: ``h5turbo.default_threads()``).
     on_error: ``"yield"`` (default) puts a :class:`Fast5Error` naming the file (and
     read) where the read(s) would have been and goes on with the others; ``"raise"``
-    raises it and stops.
+    raises it and stops. io_depth: bytes of the next files (and of each file's signals)
+    fetched ahead while the current ones decode (an int or "64M"; 0: none; default
+    ``H5TURBO_IO_DEPTH`` or 32 MiB; see :func:`h5turbo.io_depth`).
     """
     if on_error not in ("yield", "raise"):
         raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
+    depth = parse_io_depth(io_depth)
     threads = threads if threads and threads > 0 else _native.default_threads()
     window = 2 * threads
     pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
     try:
-        for item in _reads_in_order(pool, _expand(paths), window):
+        for item in _reads_in_order(pool, _expand(paths), window, depth):
             if isinstance(item, Fast5Error) and on_error == "raise":
                 raise item
             yield item
@@ -108,17 +112,17 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
             yield p
 
 
-def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
+def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
     """Files go to the native reader in groups (their first reads each); the reads a
     multi-read file has beyond those become further tasks in the same ordered stream,
     so the pool stays busy across file boundaries."""
-    for items in in_order(pool, _tasks(pool, paths, window), window):
+    for items in in_order(pool, _tasks(pool, paths, window, depth), window):
         yield from items
 
 
-def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Iterator:
+def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
     """Ready lists of reads and native tasks for the rest, in output order."""
-    groups = (partial(_native_task, [(p, 0, FIRST_READS) for p in group])
+    groups = (partial(_native_task, [(p, 0, FIRST_READS) for p in group], depth)
               for group in _groups_of(paths, FILES_PER_TASK))
     for results in in_order(pool, groups, window):
         ready: list = []
@@ -127,18 +131,19 @@ def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int) -> Itera
             if error is None and total > FIRST_READS:
                 yield Ready(ready)
                 ready = []
-                yield from (partial(_more_reads, path, first) for first in range(FIRST_READS, total, READS_PER_TASK))
+                yield from (partial(_more_reads, path, first, depth)
+                            for first in range(FIRST_READS, total, READS_PER_TASK))
         yield Ready(ready)
 
 
-def _more_reads(path: str, first: int) -> list:
-    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)])
+def _more_reads(path: str, first: int, depth: int | None) -> list:
+    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], depth)
     return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
 
 
-def _native_task(jobs: list[tuple[str, int, int]]) -> list:
+def _native_task(jobs: list[tuple[str, int, int]], depth: int | None) -> list:
     """Runs on a pool thread; the native side releases the GIL while it reads."""
-    return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs)))
+    return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs, depth)))
 
 
 def _groups_of(items: Iterator[str], size: int) -> Iterator[list[str]]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 
+from .. import readahead
 from ..compute import reductions
 from .base import HLObject, cached_property
 from .references import RegionReference, region_points, region_shape
@@ -194,9 +195,11 @@ class Dataset(HLObject):
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
     def read(self, selection: Any = (), out: Optional[np.ndarray] = None,
-             threads: Optional[int] = None) -> Any:
+             threads: Optional[int] = None, io_depth: Union[int, str, None] = None) -> Any:
         """Read ``self[selection]`` (everything by default, like h5py's ``ds[()]``);
-        with ``out``, fill that array and return it.
+        with ``out``, fill that array and return it. ``io_depth``: bytes read ahead of
+        the decoding threads (an int or "64M"; 0: none; default ``H5TURBO_IO_DEPTH``
+        or 32 MiB; see :func:`h5turbo.io_depth`).
 
         ``out`` must be a writeable C-contiguous array of the selection's shape. When it
         has the dataset's dtype and the selection needs no reordering (no index arrays
@@ -204,6 +207,9 @@ class Dataset(HLObject):
         straight into it; otherwise the data goes through a temporary block and is
         converted to ``out``'s dtype where numpy can cast it (as h5py's read_direct).
         """
+        if io_depth is not None:
+            with readahead.io_depth(io_depth):
+                return self.read(selection, out, threads)
         if isinstance(selection, RegionReference):
             return _deliver(self._read_region(selection, threads), out)
         nthreads = threads_arg(threads)

@@ -5,6 +5,7 @@
 //! and contiguous there) or into the thread's scratch buffer and scattered. Chunks
 //! are disjoint, so threads write disjoint bytes of the output.
 
+use super::ahead;
 use super::plan::{Batch, ChunkTask, Geometry, Plan};
 use super::selection::InChunk;
 use super::cache::ChunkCache;
@@ -148,7 +149,16 @@ impl Drop for KeptScratch {
     }
 }
 
-pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8], cache: Option<&ChunkCache>, parallel: bool) -> Result<()> {
+/// Execute `plan`, reading `window` bytes ahead of the decoding threads (see `ahead`).
+pub fn run(
+    src: &ArraySource,
+    geom: &Geometry,
+    plan: &Plan,
+    out: &mut [u8],
+    cache: Option<&ChunkCache>,
+    parallel: bool,
+    window: u64,
+) -> Result<()> {
     let shared = SharedOut { ptr: out.as_mut_ptr(), len: out.len() };
     for_each(&plan.fills, parallel, || (), |_, task| fill_task(src, geom, task, shared))?;
     if let Some(cache) = cache {
@@ -157,7 +167,9 @@ pub fn run(src: &ArraySource, geom: &Geometry, plan: &Plan, out: &mut [u8], cach
             cached_task(src, geom, task, shared, cache, &mut scratch.0.decode)
         });
     }
-    for_each(&plan.batches, parallel, KeptScratch::take, |scratch, batch| run_batch(src, geom, batch, shared, &mut scratch.0))
+    ahead::for_each_batch(src.source, &plan.batches, window, parallel, KeptScratch::take, |scratch, batch| {
+        run_batch(src, geom, batch, shared, &mut scratch.0)
+    })
 }
 
 /// One chunk of a small read: from the cache, or read, decoded and kept there.

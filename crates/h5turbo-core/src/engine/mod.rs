@@ -5,6 +5,7 @@
 //! Contiguous and compact datasets are presented to it as chunked ones by the
 //! object model.
 
+mod ahead;
 pub mod cache;
 mod execute;
 pub mod limit;
@@ -87,10 +88,12 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     // Unfiltered chunks cost only their (narrowed) read: nothing to keep decoded.
     let cache = src.cache.filter(|c| !unfiltered && fits_in_cache(&plan, geom.chunk_bytes, c));
     let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
+    // Taken here, on the caller's thread: a per-call window is set there.
+    let window = crate::io::read_ahead::window();
     if threads.get() == 1 || chunks <= 1 {
-        return execute::run(src, &geom, &plan, out, cache, false);
+        return execute::run(src, &geom, &plan, out, cache, false, window);
     }
-    pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true))
+    pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true, window))
 }
 
 /// A read whose stored chunks fill at most half the cache goes through it: small,

@@ -8,8 +8,10 @@ use crate::error::{Error, Result};
 /// Gaps up to this many bytes between two stored chunks are read through rather than
 /// splitting the read: one larger pread beats two syscalls for small gaps.
 const MAX_COALESCE_GAP: u64 = 4096;
-/// Upper bound on one coalesced read.
-const MAX_BATCH_BYTES: u64 = 16 << 20;
+/// Upper bound on one coalesced read. Cold, a batch is read before any of it is
+/// decoded: 4 MiB batches keep several in the read-ahead window (see `ahead`) and the
+/// threads out of step with each other; warm, a read per 4 MiB costs nothing.
+const MAX_BATCH_BYTES: u64 = 4 << 20;
 
 /// The geometry of a read: dataset shape, chunk shape, element size and the
 /// per-axis pieces of the selection.

@@ -376,20 +376,24 @@ fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
         true => Vec::new(),
         false => job.src.fill.repeat(job.geom.chunk_bytes / job.src.element_size),
     };
-    let work: Vec<Work> =
-        plan.fills.iter().map(Work::Fill).chain(plan.batches.iter().map(Work::Batch)).collect();
     let workers: Vec<Mutex<Option<Worker<A>>>> = (0..threads).map(|_| Mutex::new(None)).collect();
+    let with_worker = |item: Work| {
+        let slot = rayon::current_thread_index().unwrap_or(0) % workers.len();
+        let mut guard = workers[slot].lock().unwrap_or_else(|p| p.into_inner());
+        let worker = guard.get_or_insert_with(|| Worker {
+            partial: vec![A::identity(); job.out_len],
+            local: Vec::new(),
+            scratch: Scratch::default(),
+            swapped: Vec::new(),
+        });
+        do_work::<T, A>(job, &fill_chunk, &item, worker)
+    };
+    // Taken on the caller's thread, where a per-call window is set.
+    let window = crate::io::read_ahead::window();
     pool::get(pool_threads)?.install(|| {
-        work.par_iter().try_for_each(|item| {
-            let slot = rayon::current_thread_index().unwrap_or(0) % workers.len();
-            let mut guard = workers[slot].lock().unwrap_or_else(|p| p.into_inner());
-            let worker = guard.get_or_insert_with(|| Worker {
-                partial: vec![A::identity(); job.out_len],
-                local: Vec::new(),
-                scratch: Scratch::default(),
-                swapped: Vec::new(),
-            });
-            do_work::<T, A>(job, &fill_chunk, item, worker)
+        plan.fills.par_iter().try_for_each(|task| with_worker(Work::Fill(task)))?;
+        super::ahead::for_each_batch(job.src.source, &plan.batches, window, threads > 1, || (), |_, batch| {
+            with_worker(Work::Batch(batch))
         })
     })?;
     Ok(combine(workers, job.out_len))

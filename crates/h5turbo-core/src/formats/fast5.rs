@@ -24,15 +24,69 @@ use std::sync::Arc;
 /// read where needed, as any HDF5 file.
 const READ_WHOLE_BYTES: u64 = 1 << 20;
 
+/// Files opened ahead at most (each holds a descriptor until its turn).
+const MAX_FILES_AHEAD: usize = 64;
+
 /// Open a fast5 file for reading its reads (see `READ_WHOLE_BYTES`).
 pub fn open_file(path: &Path) -> Result<File> {
-    let source = FileSource::open(path)?;
+    file_from_source(FileSource::open(path)?, path)
+}
+
+fn file_from_source(source: FileSource, path: &Path) -> Result<File> {
     if source.len() > READ_WHOLE_BYTES {
         return File::from_source(Arc::new(source), path);
     }
     let mut bytes = vec![0u8; source.len() as usize];
     source.read_exact_at(&mut bytes, 0)?;
     File::from_source(Arc::new(MemSource::new(bytes)), path)
+}
+
+/// Fast5 files opened in turn, the next ones opened early and their bytes hinted to
+/// the system (`ReadAt::prefetch`, from the start of each file: the superblock, the
+/// object headers and the chunk index come first, then the signals) while the current
+/// ones are parsed and decoded: files ahead up to `window` bytes of hints, and at most
+/// `MAX_FILES_AHEAD` files. A window of 0 opens each file only when its turn comes.
+pub struct OpenAhead<I> {
+    paths: I,
+    window: u64,
+    queue: std::collections::VecDeque<(std::path::PathBuf, Result<FileSource>, u64)>,
+    /// Bytes hinted for the files in `queue`.
+    hinted: u64,
+}
+
+impl<I: Iterator<Item = std::path::PathBuf>> OpenAhead<I> {
+    pub fn new(paths: I, window: u64) -> Self {
+        OpenAhead { paths, window, queue: Default::default(), hinted: 0 }
+    }
+
+    fn fill(&mut self) {
+        while self.queue.is_empty() || (self.queue.len() < MAX_FILES_AHEAD && self.hinted < self.window) {
+            let Some(path) = self.paths.next() else { return };
+            let source = FileSource::open(&path);
+            let hint = match &source {
+                Ok(s) if self.window > 0 => s.len().min(self.window),
+                _ => 0,
+            };
+            if let Ok(s) = &source {
+                s.prefetch(0, hint);
+            }
+            self.hinted += hint;
+            self.queue.push_back((path, source, hint));
+        }
+    }
+}
+
+impl<I: Iterator<Item = std::path::PathBuf>> Iterator for OpenAhead<I> {
+    /// A file's path and the file opened for its reads.
+    type Item = (std::path::PathBuf, Result<File>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.fill();
+        let (path, source, hint) = self.queue.pop_front()?;
+        self.hinted -= hint;
+        let file = source.and_then(|s| file_from_source(s, &path));
+        Some((path, file))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,0 +1,248 @@
+"""Cold and warm page cache: h5py against h5turbo (and optionally an earlier h5turbo
+build) on the four cases of issue 16, with the disk's own sequential time measured in
+the same run.
+
+Cases (data written once under --data, default /work/bench-data, outside the repo):
+  dense  12000 x 20000 int32 (random 1..100), chunks 256 x 1024, no compression, read all
+  lz4    the same with LZ4 (hdf5plugin, filter 32004)
+  single 2000 single-read vbz fast5 files (benchmarks/fast5.py's generator)
+  multi  50 multi-read vbz fast5 files, 400 reads each
+
+Every timed run is its own process (so one implementation's memory or threads never
+touch another's, and an earlier h5turbo build can be timed beside this one through
+--before DIR: a folder holding an `h5turbo` package with its _native extension). Runs
+are interleaved round by round: for each round, each case, each mode (cold: the files
+evicted with posix_fadvise(DONTNEED) and checked with mincore; warm: every byte read
+first), each implementation once. Disk-only: a cold sequential read of the same files
+(1 MiB reads, one file after another), the lower bound for any cold reader.
+
+    python benchmarks/cold.py [--cases dense,lz4,single,multi] [--rounds 3]
+                              [--before DIR] [--output benchmarks/results/cold.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "python"))
+from h5turbo.bench.measure import disk_bandwidth, evict, load_average, machine, warm  # noqa: E402
+
+SHAPE, CHUNKS = (12000, 20000), (256, 1024)
+CASES = ("dense", "lz4", "single", "multi")
+
+
+# ---------------------------------------------------------------------- data
+
+def make_dense(path: Path, lz4: bool) -> None:
+    if path.exists():
+        return
+    import h5py
+    kwargs = {}
+    if lz4:
+        import hdf5plugin
+        kwargs = dict(hdf5plugin.LZ4())
+    tmp = path.with_suffix(".tmp")
+    rng = np.random.default_rng(16)
+    with h5py.File(tmp, "w") as f:
+        ds = f.create_dataset("matrix", SHAPE, "<i4", chunks=CHUNKS, **kwargs)
+        for row in range(0, SHAPE[0], CHUNKS[0]):
+            stop = min(row + CHUNKS[0], SHAPE[0])
+            ds[row:stop] = rng.integers(1, 101, (stop - row, SHAPE[1]), dtype="<i4")
+    tmp.rename(path)
+
+
+def make_fast5(folder: Path) -> tuple[list[Path], list[Path]]:
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(REPO / "tests"))
+    import fast5  # benchmarks/fast5.py: the same generator as the warm fast5 benchmark
+    return fast5.make_files(folder, 2000, 50, 400, 30000)
+
+
+def case_paths(data: Path, case: str) -> Path:
+    """The file, or folder of files, a case reads."""
+    return {"dense": data / "dense.h5", "lz4": data / "lz4.h5",
+            "single": data / "fast5" / "single", "multi": data / "fast5" / "multi"}[case]
+
+
+def prepare(data: Path, cases: list[str]) -> None:
+    data.mkdir(parents=True, exist_ok=True)
+    if "dense" in cases:
+        make_dense(case_paths(data, "dense"), lz4=False)
+    if "lz4" in cases:
+        make_dense(case_paths(data, "lz4"), lz4=True)
+    if "single" in cases or "multi" in cases:
+        make_fast5(data / "fast5")
+
+
+# ---------------------------------------------------------------------- one timed run (a worker process)
+
+def fast5_files(folder: Path) -> list[str]:
+    return sorted(str(p) for p in folder.glob("*.fast5"))
+
+
+def run_h5py(case: str, path: Path):
+    import h5py
+    if case in ("dense", "lz4"):
+        import hdf5plugin  # noqa: F401  (registers the LZ4 filter)
+        with h5py.File(path, "r") as f:
+            a = f["matrix"][()]
+        return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
+    sys.path.insert(0, str(REPO / "tests"))
+    import conftest  # noqa: F401  (ONT's vbz plugin for h5py)
+    reads = samples = 0
+    for p in fast5_files(path):
+        with h5py.File(p, "r") as f:
+            groups = f["Raw/Reads"].values() if "Raw" in f else [g["Raw"] for g in f.values()]
+            for g in groups:
+                s = g["Signal"][()]
+                dict(g.attrs)
+                reads, samples = reads + 1, samples + int(s.sum(dtype=np.int64))
+    return samples, reads
+
+
+def run_h5turbo(case: str, path: Path, io_depth):
+    import h5turbo
+    extra = {} if io_depth is None else {"io_depth": io_depth}
+    if case in ("dense", "lz4"):
+        with h5turbo.File(path) as f:
+            a = f["matrix"].read(**extra)
+        return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
+    reads = samples = 0
+    for r in h5turbo.read_fast5(fast5_files(path), on_error="raise", **extra):
+        reads, samples = reads + 1, samples + int(r.signal.sum(dtype=np.int64))
+    return samples, reads
+
+
+def worker(args) -> None:
+    path = Path(args.path)
+    if args.mode == "cold":
+        ev = evict(path)
+        if not ev.ok:
+            raise SystemExit(ev.note())
+    else:
+        warm(path)
+    start = time.perf_counter()
+    if args.impl == "h5py":
+        check = run_h5py(args.case, path)
+    else:
+        check = run_h5turbo(args.case, path, args.io_depth)
+    wall = time.perf_counter() - start
+    print(json.dumps({"seconds": wall, "check": list(check)}))
+
+
+# ---------------------------------------------------------------------- driver
+
+def timed(impl: str, case: str, path: Path, mode: str, pythonpath: str, io_depth) -> dict:
+    cmd = [sys.executable, __file__, "--worker", impl, case, str(path), mode]
+    if io_depth is not None:
+        cmd += ["--io-depth", str(io_depth)]
+    env = dict(os.environ, PYTHONPATH=pythonpath)
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{impl} {case} {mode}: {out.stderr.strip()[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--worker", nargs=4, metavar=("IMPL", "CASE", "PATH", "MODE"), help=argparse.SUPPRESS)
+    p.add_argument("--cases", default=",".join(CASES))
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--data", type=Path, default=Path("/work/bench-data"))
+    p.add_argument("--before", default=None, help="folder with an earlier h5turbo package, timed beside this one")
+    p.add_argument("--no-h5py", action="store_true")
+    p.add_argument("--modes", default="cold,warm")
+    p.add_argument("--io-depth", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--depths", default=None,
+                   help="comma-separated io_depth values to time this h5turbo at (e.g. 0,4M,32M; default: its default)")
+    p.add_argument("--output", type=Path, default=None)
+    args = p.parse_args(argv)
+    if args.worker:
+        args.impl, args.case, args.path, args.mode = args.worker
+        return worker(args) or 0
+
+    cases = [c for c in args.cases.split(",") if c]
+    modes = [m for m in args.modes.split(",") if m]
+    prepare(args.data, cases)
+    here = str(REPO / "python")
+    impls = {} if args.no_h5py else {"h5py": (here, None)}
+    if args.before:
+        impls["h5turbo before"] = (str(Path(args.before).resolve()), None)
+    if args.depths:
+        impls.update({f"h5turbo io_depth={d}": (here, d) for d in args.depths.split(",")})
+    else:
+        impls["h5turbo"] = (here, None)
+    load_before = load_average()
+    times: dict = {}
+    disk: dict = {c: [] for c in cases}
+    checks: dict = {}
+    for rnd in range(args.rounds):
+        for case in cases:
+            path = case_paths(args.data, case)
+            # 1 MiB reads: the kernel's read-ahead streams them (16 MiB reads measured slower here)
+            seconds, nbytes, note = disk_bandwidth(path, block=1 << 20)
+            if note:
+                raise SystemExit(f"{case}: {note}")
+            disk[case].append((seconds, nbytes))
+            for mode in modes:
+                for name, (pythonpath, depth) in impls.items():
+                    impl = "h5py" if name == "h5py" else "h5turbo"
+                    r = timed(impl, case, path, mode, pythonpath, depth)
+                    times.setdefault((case, mode, name), []).append(r["seconds"])
+                    # every implementation must see the same data (signal sums / sampled sums)
+                    ref = checks.setdefault(case, r["check"][0])
+                    if ref != r["check"][0]:
+                        raise SystemExit(f"{case}: {name} read {r['check']}, expected {ref}")
+                    print(f"round {rnd + 1} {case} {mode} {name}: {r['seconds']:.3f} s "
+                          f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+    load_after = load_average()
+    med = {k: statistics.median(v) for k, v in times.items()}
+    lines = [
+        "# Cold and warm reads (issue 16)", "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"- machine: {machine()}",
+        f"- command: `python benchmarks/cold.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+        f"- load average (1, 5, 15 min) before: {load_before}; after: {load_after} "
+        "(other work shares the 2 cores)",
+        f"- {args.rounds} rounds, medians; cold: files evicted (posix_fadvise DONTNEED, mincore-checked) before "
+        "every run; warm: every byte read just before; disk-only: cold sequential read of the same files, "
+        "1 MiB reads",
+        "",
+        "| case | MB on disk | disk-only s (GB/s) | reader | cold s | warm s | cold / max(disk, warm) | cold vs h5py |",
+        "|---|---:|---:|---|---:|---:|---:|---:|",
+    ]
+    for case in cases:
+        d = statistics.median(s for s, _ in disk[case])
+        nbytes = disk[case][0][1]
+        h5 = med.get((case, "cold", "h5py"))
+        for name in impls:
+            cold, warm_t = med.get((case, "cold", name)), med.get((case, "warm", name))
+            cells = [f"{v:.3f}" if v is not None else "-" for v in (cold, warm_t)]
+            ratio = f"{cold / max(d, warm_t):.2f}" if cold and warm_t else "-"
+            vs = f"{h5 / cold:.1f}x" if h5 and cold else "-"
+            lines.append(f"| {case} | {nbytes / 1e6:.0f} | {d:.3f} ({nbytes / d / 1e9:.2f}) | {name} | "
+                         f"{cells[0]} | {cells[1]} | {ratio} | {vs} |")
+    lines += ["", "Runs (s), round by round:", ""]
+    for (case, mode, name), v in times.items():
+        lines.append(f"- {case} {mode} {name}: {', '.join(f'{x:.3f}' for x in v)}")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.output:
+        args.output.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""The read-ahead window (``io_depth``): how many bytes beyond those being decoded
+h5turbo asks the system to fetch while it decodes (see docs: "Cold reads").
+
+Default: ``H5TURBO_IO_DEPTH`` (bytes, with an optional K, M or G suffix) if set, else
+32 MiB. 0 turns reading ahead off. The setting of a ``with h5turbo.io_depth(...)``
+block applies to reads started on the calling thread inside it, on any read path
+(datasets, reductions, sparse matrices, read_h5ad ...)."""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Iterator, Optional, Union
+
+from . import _native
+
+_UNITS = {"": 0, "K": 10, "M": 20, "G": 30}
+
+
+def parse_io_depth(value: Union[int, str, None]) -> Optional[int]:
+    """Bytes from an int or a string such as "64M" / "512KiB"; None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:I?B)?\s*", value.upper())
+        if not m:
+            raise ValueError(f"io_depth must be a byte count such as 33554432 or '32M', not {value!r}")
+        return int(m.group(1)) << _UNITS[m.group(2)]
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"io_depth must be a byte count >= 0 (or a string such as '32M'), not {value!r}")
+    return int(value)
+
+
+@contextmanager
+def io_depth(value: Union[int, str, None]) -> Iterator[int]:
+    """Read ahead ``value`` bytes (an int, or "64M"; 0: off; None: the default) for
+    reads started on this thread inside the block; yields the window in force."""
+    previous = _native.swap_io_depth(parse_io_depth(value))
+    try:
+        yield _native.io_depth()
+    finally:
+        _native.swap_io_depth(previous)
