@@ -16,6 +16,7 @@ mod errors;
 mod fast5;
 mod file;
 mod object;
+mod pyfile;
 mod reduce;
 
 use h5turbo_core::prelude::{default_threads as core_default_threads, filter_registry};
