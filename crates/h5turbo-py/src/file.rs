@@ -24,7 +24,7 @@ impl File {
     /// `name` stands for the file in messages.
     #[staticmethod]
     fn from_fileobj(py: Python<'_>, obj: Bound<'_, PyAny>, name: PathBuf) -> PyResult<File> {
-        let source = crate::pyfile::source_for(py, obj, &name)?;
+        let source = crate::pyfile::source_for(obj, &name)?;
         let inner = py.allow_threads(|| guard(|| CoreFile::from_source(source, &name))).map_err(to_py_err)?;
         Ok(File { inner })
     }

@@ -28,8 +28,8 @@ const FILENO_PROBE: usize = 4096;
 /// The source for `obj`: its descriptor when `fileno()` names a regular file holding
 /// the same bytes (size and first bytes compared: a member of a tar archive, say, has
 /// the archive's descriptor), else reads through the object.
-pub fn source_for(py: Python<'_>, obj: Bound<'_, PyAny>, name: &Path) -> PyResult<Arc<dyn ReadAt>> {
-    let through_object = PyFileSource::new(py, obj.clone(), name)?;
+pub fn source_for(obj: Bound<'_, PyAny>, name: &Path) -> PyResult<Arc<dyn ReadAt>> {
+    let through_object = PyFileSource::new(obj.clone(), name)?;
     if let Some(native) = native_source(&obj, &through_object, name) {
         return Ok(Arc::new(native));
     }
@@ -116,7 +116,7 @@ pub struct PyFileSource {
 }
 
 impl PyFileSource {
-    fn new(py: Python<'_>, obj: Bound<'_, PyAny>, name: &Path) -> PyResult<PyFileSource> {
+    fn new(obj: Bound<'_, PyAny>, name: &Path) -> PyResult<PyFileSource> {
         for method in ["seek", "read"] {
             if !obj.hasattr(method)? {
                 return Err(PyTypeError::new_err(format!(
@@ -128,7 +128,6 @@ impl PyFileSource {
         }
         let has_readinto = obj.hasattr("readinto")?;
         let len = object_size(&obj).map_err(|e| crate::errors::to_py_err(e.in_file(name)))?;
-        let _ = py;
         Ok(PyFileSource {
             obj: Mutex::new(Some(obj.unbind())),
             name: name.to_path_buf(),
