@@ -83,3 +83,23 @@ fn bad_addresses_and_closed_files_are_typed_errors() {
     file.close();
     assert_eq!(file.dereference(address).err().map(|e| e.kind()), Some(ErrorKind::Closed));
 }
+
+#[test]
+fn a_broken_object_elsewhere_does_not_break_other_references() {
+    let name = "refs_earliest.h5";
+    let mut bytes = std::fs::read(data_dir().join(name)).unwrap();
+    let expect = expected(name);
+    let (_, z_address, _) = expect.iter().find(|(_, _, n)| n == "/z").cloned().unwrap();
+    bytes[z_address as usize] = 0xEE; // the object header version of /z: unreadable
+    let file = File::from_source(std::sync::Arc::new(MemSource::new(bytes)), Path::new(name)).unwrap();
+    let addresses = cell_addresses(&file);
+    for (index, address, name) in expect {
+        let result = file.dereference(addresses[index]);
+        if address == z_address {
+            let err = result.err().expect("the broken object itself is an error");
+            assert!(err.to_string().contains(&format!("object reference to address {}", z_address)), "{}", err);
+        } else {
+            assert_eq!(result.unwrap().1.as_deref(), Some(name.as_str()), "reference {}", index);
+        }
+    }
+}

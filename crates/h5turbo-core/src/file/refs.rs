@@ -49,7 +49,8 @@ impl File {
     /// For each object, the first path met when visiting the groups depth first, each
     /// in its storage order, as libhdf5 names a dereferenced object
     /// (H5G_get_name_by_addr), so names agree with h5py's. Groups reached twice are
-    /// visited once.
+    /// visited once; unreadable objects are not entered (libhdf5 would fail the name;
+    /// the object itself may be fine).
     fn walk_paths(&self) -> Result<HashMap<u64, String>> {
         let root = self.root()?;
         let mut paths = HashMap::from([(root.address(), "/".to_string())]);
@@ -65,13 +66,17 @@ impl File {
             let path = group.child_path(&link.name);
             paths.entry(child).or_insert_with(|| path.clone());
             if visited.insert(child) {
-                let obj = self.object_at(child, path)?;
+                // An object whose header or links cannot be read is a leaf here: a
+                // broken object elsewhere must not make every reference fail.
+                let Ok(obj) = self.object_at(child, path) else { continue };
                 if obj.kind() == ObjectKind::Group {
-                    let links = reversed(obj.native_links()?);
-                    stack.push((obj, links));
+                    if let Ok(links) = obj.native_links() {
+                        stack.push((obj, reversed(links)));
+                    }
                 }
             }
         }
+        self.check_open()?; // closed meanwhile: the walk may have skipped everything
         Ok(paths)
     }
 }
