@@ -22,6 +22,11 @@ class UnsupportedError(Error):
 class ClosedError(Error):
     """The file was closed."""
 
+class FileObjectError(Error):
+    """A file-like object given to File.from_fileobj failed: it raised (that exception
+    is the ``__cause__``), returned fewer bytes than it holds, returned something other
+    than bytes (a file opened in text mode), or misreported a byte count."""
+
 # Errors of kind NotFound are raised as KeyError, InvalidArgument as ValueError,
 # a missing file as FileNotFoundError, other OS errors as OSError; a Rust panic
 # is caught and raised as Error.
@@ -34,6 +39,23 @@ AxisSelection = Union[Tuple[int, int, int], np.ndarray]
 class File:
     def __init__(self, path: str) -> None:
         """Open read-only; parses the superblock and root group only."""
+    @staticmethod
+    def from_fileobj(obj: Any, name: str) -> "File":
+        """Open a Python file-like object read-only (h5py's ``File(fileobj)``); ``name``
+        stands for the file in messages and is ``path``.
+
+        The object needs ``seek`` and ``read`` (``readinto`` is used when present: no
+        bytes object per read); its size is where ``seek(0, 2)`` lands (its return
+        value, else ``tell()``). When ``fileno()`` names a regular file of that size
+        whose first bytes are the object's (an ``open(path, 'rb')`` file, not a member
+        of an archive), that descriptor (duplicated) is read natively instead and the
+        object is not used again. Otherwise each positional read takes the GIL only for
+        the object's seek + read calls, one read at a time per object; decoding runs in
+        parallel with the GIL released. Closing the File does not close the object.
+
+        Raises TypeError for an object without seek/read, FileObjectError when the
+        object raises (the exception is the cause), ends early, or returns something
+        other than bytes; then FormatError etc. as for a path."""
     @property
     def path(self) -> "os.PathLike[str]":
         """The path the file was opened with (a pathlib.Path)."""

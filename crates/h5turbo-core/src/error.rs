@@ -78,6 +78,13 @@ impl Error {
         self
     }
 
+    /// The same error with `context` before its message; kind, offset, file, object
+    /// and the operating system's (or a binding's) cause are kept.
+    pub fn context(mut self, context: impl fmt::Display) -> Self {
+        self.message = format!("{}: {}", context, self.message);
+        self
+    }
+
     /// Attach the object path (kept if already set by a deeper layer).
     pub fn in_object(mut self, object: impl Into<String>) -> Self {
         if self.object.is_none() {

@@ -51,6 +51,13 @@ impl FileSource {
         Ok(FileSource { file: RwLock::new(Some(file)), len, path: path.to_path_buf() })
     }
 
+    /// An already open file (a descriptor a binding was handed), named `path` in
+    /// messages; its size is taken now.
+    pub fn from_file(file: File, path: &Path) -> Result<Self> {
+        let len = file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(path))?.len();
+        Ok(FileSource { file: RwLock::new(Some(file)), len, path: path.to_path_buf() })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

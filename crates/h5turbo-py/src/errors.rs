@@ -9,6 +9,28 @@ create_exception!(_native, H5TurboError, PyException, "Base of every h5turbo err
 create_exception!(_native, FormatError, H5TurboError, "The file is broken or malformed where we looked.");
 create_exception!(_native, UnsupportedError, H5TurboError, "Valid HDF5 that h5turbo does not read yet.");
 create_exception!(_native, ClosedError, H5TurboError, "The file was closed.");
+create_exception!(
+    _native,
+    FileObjectError,
+    H5TurboError,
+    "A file-like object failed: it raised (the exception is the __cause__), returned fewer bytes than it holds, or returned something other than bytes."
+);
+
+/// What a file-like object did wrong, carried through the core as the source of an
+/// Io error and raised as FileObjectError (with the Python exception as its cause).
+#[derive(Debug)]
+pub struct FileObjectFailure {
+    pub message: String,
+    pub cause: Option<PyErr>,
+}
+
+impl std::fmt::Display for FileObjectFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for FileObjectFailure {}
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -16,6 +38,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("ClosedError", py.get_type::<ClosedError>())?;
+    m.add("FileObjectError", py.get_type::<FileObjectError>())?;
     Ok(())
 }
 
@@ -27,11 +50,22 @@ pub fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Closed => ClosedError::new_err(msg),
         ErrorKind::NotFound => PyKeyError::new_err(msg),
         ErrorKind::InvalidArgument => PyValueError::new_err(msg),
+        ErrorKind::Io if file_object_failure(&e).is_some() => {
+            let err = FileObjectError::new_err(msg);
+            if let Some(cause) = file_object_failure(&e).and_then(|f| f.cause.as_ref()) {
+                Python::with_gil(|py| err.set_cause(py, Some(cause.clone_ref(py))));
+            }
+            err
+        }
         ErrorKind::Io => match e.io_error().map(|io| io.kind()) {
             Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(msg),
             _ => PyOSError::new_err(msg),
         },
     }
+}
+
+fn file_object_failure(e: &Error) -> Option<&FileObjectFailure> {
+    e.io_error()?.get_ref()?.downcast_ref::<FileObjectFailure>()
 }
 
 /// Run `f`, turning a panic into an h5turbo error instead of unwinding into Python.

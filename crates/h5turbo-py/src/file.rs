@@ -20,6 +20,15 @@ impl File {
         Ok(File { inner })
     }
 
+    /// Open a Python file-like object (read/readinto and seek; see _native.pyi);
+    /// `name` stands for the file in messages.
+    #[staticmethod]
+    fn from_fileobj(py: Python<'_>, obj: Bound<'_, PyAny>, name: PathBuf) -> PyResult<File> {
+        let source = crate::pyfile::source_for(obj, &name)?;
+        let inner = py.allow_threads(|| guard(|| CoreFile::from_source(source, &name))).map_err(to_py_err)?;
+        Ok(File { inner })
+    }
+
     #[getter]
     fn path(&self) -> PathBuf {
         self.inner.path().to_path_buf()

@@ -18,6 +18,7 @@ mod fast5;
 mod file;
 mod io_depth;
 mod object;
+mod pyfile;
 mod reduce;
 
 use h5turbo_core::prelude::{default_threads as core_default_threads, filter_registry};

@@ -335,12 +335,8 @@ fn check_unfiltered_size(stored: usize, expected: usize) -> Result<()> {
 fn chunk_error(e: Error, geom: &Geometry, task: &ChunkTask, address: u64) -> Error {
     let coords = geom.chunk_coords(task);
     let origin: Vec<u64> = coords.iter().zip(&geom.chunk_dims).map(|(c, d)| c * d).collect();
-    let msg = format!("chunk at {:?} (file address {}): {}", origin, address, e.message());
-    let mut err = Error::new(e.kind(), msg);
-    if let Some(o) = e.offset() {
-        err = err.at(o);
-    }
-    err
+    // the source's cause kept: a binding maps it (a file-like object's exception)
+    e.context(format_args!("chunk at {:?} (file address {})", origin, address))
 }
 
 /// Where scattered elements come from.

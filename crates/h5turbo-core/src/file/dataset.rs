@@ -236,6 +236,12 @@ impl Dataset {
 
     /// Read `sel` of a datatype with variable-length parts, resolved from the global heap.
     pub fn read_vlen(&self, file: &File, sel: &[AxisSelection], threads: usize) -> Result<Vec<VlenValue>> {
+        if let Layout::Virtual { heap_address, heap_index } = self.layout {
+            // heap ids name the heaps of the sources' files: resolved mapping by mapping
+            file.check_open()?;
+            let (dims, sel) = self.engine_selection(sel)?;
+            return super::vds::read_vlen(self, file, (heap_address, heap_index), &dims, &sel, threads);
+        }
         let n = selection_len(sel)?;
         let mut raw = vec![0u8; checked_bytes(n, self.element_size())?];
         self.read_raw(file, sel, &mut raw, threads)?;
@@ -264,21 +270,7 @@ impl Dataset {
 
     fn read_raw_with(&self, file: &File, sel: &[AxisSelection], out: &mut [u8], threads: usize, use_cache: bool) -> Result<()> {
         file.check_open()?;
-        match self.dataspace.kind {
-            DataspaceKind::Null => {
-                return Err(Error::invalid_argument("the dataset has a null dataspace and holds no data"))
-            }
-            DataspaceKind::Scalar if !sel.is_empty() => {
-                return Err(Error::invalid_argument("a scalar dataset takes an empty selection"))
-            }
-            _ => {}
-        }
-        // The engine reads arrays of rank >= 1: a scalar is a 1-element array.
-        let (dims, sel): (Vec<u64>, Vec<AxisSelection>) = if self.dataspace.kind == DataspaceKind::Scalar {
-            (vec![1], vec![AxisSelection::all(1)])
-        } else {
-            (self.dataspace.dims.clone(), sel.to_vec())
-        };
+        let (dims, sel) = self.engine_selection(sel)?;
         if let Layout::Virtual { heap_address, heap_index } = self.layout {
             return super::vds::read(self, file, (heap_address, heap_index), &dims, &sel, out, threads);
         }
@@ -286,6 +278,19 @@ impl Dataset {
             let cache = if use_cache { src.cache } else { None };
             engine::read_selection(&engine::ArraySource { cache, ..*src }, &sel, out, threads)
         })
+    }
+
+    /// The dataset's shape and `sel` as the engine reads them: arrays of rank >= 1, a
+    /// scalar being a 1-element array; errors for a null dataspace.
+    fn engine_selection(&self, sel: &[AxisSelection]) -> Result<(Vec<u64>, Vec<AxisSelection>)> {
+        match self.dataspace.kind {
+            DataspaceKind::Null => Err(Error::invalid_argument("the dataset has a null dataspace and holds no data")),
+            DataspaceKind::Scalar if !sel.is_empty() => {
+                Err(Error::invalid_argument("a scalar dataset takes an empty selection"))
+            }
+            DataspaceKind::Scalar => Ok((vec![1], vec![AxisSelection::all(1)])),
+            _ => Ok((self.dataspace.dims.clone(), sel.to_vec())),
+        }
     }
 
     /// Reduce `sel` (one entry per axis) along the axes flagged in `reduce_axis`,

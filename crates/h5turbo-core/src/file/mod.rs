@@ -47,6 +47,9 @@ struct FileInner {
     /// Each group's links, parsed once, by object header address: path lookups in a
     /// group of n members would otherwise re-read all n links every time.
     groups: Mutex<HashMap<u64, Arc<group::GroupLinks>>>,
+    /// The path libhdf5 gives each object when dereferencing, by object header
+    /// address: walked once, on the first dereference (refs.rs).
+    object_paths: Mutex<Option<Arc<HashMap<u64, String>>>>,
 }
 
 /// What an object is, decided by the messages in its header.
@@ -91,6 +94,7 @@ impl File {
             global_heap: GlobalHeapCache::default(),
             datasets: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
+            object_paths: Mutex::new(None),
         };
         let file = File { inner: Arc::new(inner) };
         file.root()?; // fail at open, not at first use, if the root group is unreadable
@@ -124,6 +128,7 @@ impl File {
         self.inner.ctx.source().close();
         self.inner.datasets.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.inner.groups.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.inner.object_paths.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     pub fn is_closed(&self) -> bool {

@@ -9,12 +9,18 @@
 //! writes: `layout[i, :] = VirtualSource(...)`, strided and offset slices). Point
 //! selections, unions of several blocks, unlimited and printf-named mappings, and
 //! sources of another datatype are reported as unsupported.
+//!
+//! Types with variable-length parts (strings, sequences) and references are read
+//! value by value (`read_vlen`): a stored heap id names a heap of the source's file,
+//! so each mapping's values are resolved in their source, then put in place.
 
 use super::dataset::Dataset;
 use super::lookup::{find_named_file, NamedFile};
 use super::File;
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
+use crate::convert::numpy_dtype::has_objects;
+use crate::convert::values::{resolve_vlen_elements, VlenValue};
 use crate::format::reference::Selection;
 use crate::format::vds::{parse_mappings, Mapping, SourceFile};
 use std::cell::Cell;
@@ -40,21 +46,12 @@ pub(super) fn read(
     out: &mut [u8],
     threads: usize,
 ) -> Result<()> {
-    let depth = DEPTH.with(|d| d.get());
-    if depth >= MAX_DEPTH {
-        return Err(Error::format(format!("virtual datasets nested more than {} deep (a cycle of mappings?)", MAX_DEPTH)));
-    }
-    /// Restores the depth however the read ends (a panic is caught at the bindings).
-    struct Nesting(usize);
-    impl Drop for Nesting {
-        fn drop(&mut self) {
-            DEPTH.with(|d| d.set(self.0));
-        }
-    }
-    let _nesting = Nesting(depth);
-    DEPTH.with(|d| d.set(depth + 1));
-    if crate::convert::numpy_dtype::has_objects(&ds.datatype) {
-        return Err(Error::unsupported("virtual datasets of variable-length or reference types"));
+    let _nesting = Nesting::enter()?;
+    if has_objects(&ds.datatype) {
+        // Heap ids and region references name the source's file: resolved per mapping.
+        return Err(Error::invalid_argument(
+            "raw bytes of a virtual dataset of variable-length or region reference types (read it with read_vlen)",
+        ));
     }
     for (axis, (s, &len)) in sel.iter().zip(dims).enumerate() {
         s.validate(len, axis)?;
@@ -76,9 +73,71 @@ pub(super) fn read(
     let request = Request::new(sel);
     for mapping in &sources.mappings {
         let what = || format!("virtual dataset mapping from '{}'", mapping.dataset);
-        apply(ds, file, mapping, dims, &request, out, threads, &sources).in_object(&what())?;
+        let Some(piece) = plan(ds, file, mapping, dims, &request, &sources).in_object(&what())? else { continue };
+        let mut values = vec![0u8; piece.count() * element];
+        piece.source.read_raw(&piece.file, &piece.selection, &mut values, threads).in_object(&mapping.dataset).in_file(piece.file.path())?;
+        scatter(&values, &piece.landing, piece.base, element, out);
     }
     Ok(())
+}
+
+/// Read `sel` of the virtual dataset `ds` (shape `dims`) of a type with
+/// variable-length parts or references, as libhdf5 reads it: each mapping's elements
+/// resolved in its source dataset (their heap objects live in the source's file), the
+/// fill value elsewhere (empty strings and sequences unless the dataset sets one).
+pub(super) fn read_vlen(
+    ds: &Dataset,
+    file: &File,
+    (heap_address, heap_index): (u64, u32),
+    dims: &[u64],
+    sel: &[AxisSelection],
+    threads: usize,
+) -> Result<Vec<VlenValue>> {
+    let _nesting = Nesting::enter()?;
+    for (axis, (s, &len)) in sel.iter().zip(dims).enumerate() {
+        s.validate(len, axis)?;
+    }
+    let n = sel.iter().try_fold(1u64, |acc, s| acc.checked_mul(s.count())).and_then(|n| usize::try_from(n).ok());
+    let n = n.ok_or_else(|| Error::invalid_argument("selection too large"))?;
+    let sources = ds.virtual_sources(|| VirtualSources::read(file, heap_address, heap_index))?;
+    let fill = resolve_vlen_elements(file.ctx(), file.global_heap(), &ds.datatype, &ds.fill, 1)
+        .in_object("the virtual dataset's fill value")?
+        .pop()
+        .ok_or_else(|| Error::format("virtual dataset fill value without an element"))?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| Error::invalid_argument(format!("cannot hold {} elements", n)))?;
+    out.resize(n, fill);
+    let request = Request::new(sel);
+    for mapping in &sources.mappings {
+        let what = || format!("virtual dataset mapping from '{}'", mapping.dataset);
+        let Some(piece) = plan(ds, file, mapping, dims, &request, &sources).in_object(&what())? else { continue };
+        let values = piece.source.read_vlen(&piece.file, &piece.selection, threads).in_object(&mapping.dataset).in_file(piece.file.path())?;
+        for (value, at) in values.into_iter().zip(landing_offsets(&piece.landing, piece.base)) {
+            out[at] = value;
+        }
+    }
+    Ok(out)
+}
+
+/// Virtual datasets read while reading a virtual dataset, on this thread: bounded, and
+/// restored however the read ends (a panic is caught at the bindings).
+struct Nesting(usize);
+
+impl Nesting {
+    fn enter() -> Result<Nesting> {
+        let depth = DEPTH.with(|d| d.get());
+        if depth >= MAX_DEPTH {
+            return Err(Error::format(format!("virtual datasets nested more than {} deep (a cycle of mappings?)", MAX_DEPTH)));
+        }
+        DEPTH.with(|d| d.set(depth + 1));
+        Ok(Nesting(depth))
+    }
+}
+
+impl Drop for Nesting {
+    fn drop(&mut self) {
+        DEPTH.with(|d| d.set(self.0));
+    }
 }
 
 /// The requested indices along each axis, and where each element goes in the output.
@@ -297,33 +356,51 @@ fn spread_axes(runs: &[Axis]) -> Vec<usize> {
     (0..runs.len()).filter(|&d| runs[d].len() > 1).collect()
 }
 
-#[allow(clippy::too_many_arguments)]
-fn apply(
+/// What one mapping contributes to a request: the source elements to read and where
+/// each lands in the output.
+struct Piece {
+    file: File,
+    source: std::sync::Arc<Dataset>,
+    /// The source elements to read, axis by axis.
+    selection: Vec<AxisSelection>,
+    /// Per source axis, the output element offset of each index read.
+    landing: Vec<Vec<usize>>,
+    /// The output element offset of the axes the mapping holds to one index.
+    base: usize,
+}
+
+impl Piece {
+    fn count(&self) -> usize {
+        self.landing.iter().map(Vec::len).product()
+    }
+}
+
+/// The piece `mapping` contributes to `request`; None when it contributes nothing
+/// (not requested, or its source file or dataset does not exist).
+fn plan(
     ds: &Dataset,
     file: &File,
     mapping: &Mapping,
     dims: &[u64],
     request: &Request,
-    out: &mut [u8],
-    threads: usize,
     sources: &VirtualSources,
-) -> Result<()> {
-    let Some(virtual_runs) = axis_runs(&mapping.virtual_selection, dims, "virtual")? else { return Ok(()) };
+) -> Result<Option<Piece>> {
+    let Some(virtual_runs) = axis_runs(&mapping.virtual_selection, dims, "virtual")? else { return Ok(None) };
     // per axis: (output index, position in the mapping) of the requested indices it covers
     let mut covered: Vec<Vec<(u64, u64)>> = Vec::with_capacity(dims.len());
     for (run, wanted) in virtual_runs.iter().zip(&request.indices) {
         let pairs: Vec<(u64, u64)> =
             wanted.iter().enumerate().filter_map(|(i, &x)| run.position(x).map(|k| (i as u64, k))).collect();
         if pairs.is_empty() {
-            return Ok(()); // the request does not touch this mapping
+            return Ok(None); // the request does not touch this mapping
         }
         covered.push(pairs);
     }
-    let Some((source_file, source)) = sources.dataset(file, mapping)? else { return Ok(()) };
+    let Some((source_file, source)) = sources.dataset(file, mapping)? else { return Ok(None) };
     if source.datatype != ds.datatype {
         return Err(Error::unsupported("a source dataset of another datatype than the virtual dataset's"));
     }
-    let Some(source_runs) = axis_runs(&mapping.source_selection, source.shape(), "source")? else { return Ok(()) };
+    let Some(source_runs) = axis_runs(&mapping.source_selection, source.shape(), "source")? else { return Ok(None) };
     let (v_axes, s_axes) = (spread_axes(&virtual_runs), spread_axes(&source_runs));
     let v_lens: Vec<u64> = v_axes.iter().map(|&d| virtual_runs[d].len()).collect();
     let s_lens: Vec<u64> = s_axes.iter().map(|&d| source_runs[d].len()).collect();
@@ -359,12 +436,7 @@ fn apply(
         .filter(|d| !v_axes.contains(d))
         .map(|d| covered[d][0].0 as usize * request.strides[d])
         .sum();
-    let element = ds.element_size();
-    let n: usize = landing.iter().map(Vec::len).product();
-    let mut values = vec![0u8; n * element];
-    source.read_raw(&source_file, &source_sel, &mut values, threads).in_object(&mapping.dataset).in_file(source_file.path())?;
-    scatter(&values, &landing, base, element, out);
-    Ok(())
+    Ok(Some(Piece { file: source_file, source, selection: source_sel, landing, base }))
 }
 
 /// Strictly increasing indices as an engine selection (a range when evenly spaced).
@@ -404,6 +476,16 @@ fn scatter(values: &[u8], landing: &[Vec<usize>], base: usize, element: usize, o
             counter[axis] = 0;
         }
     }
+}
+
+/// The output element offsets of the values read, in their (row-major) order: `base`
+/// plus one landing offset per axis.
+fn landing_offsets(landing: &[Vec<usize>], base: usize) -> Vec<usize> {
+    let mut offsets = vec![base];
+    for axis in landing {
+        offsets = offsets.iter().flat_map(|&o| axis.iter().map(move |&l| o + l)).collect();
+    }
+    offsets
 }
 
 /// A virtual dataset's mappings (parsed once) and the source files opened so far, kept

@@ -1,0 +1,295 @@
+//! Python file-like objects as a positional-read source (`_native.File.from_fileobj`).
+//!
+//! The core reads with `read_exact_at` from many threads while the GIL is released
+//! (decoding runs in parallel). Here each read takes the GIL only around the Python
+//! calls, and one read at a time per object (a seek and a read are a pair that another
+//! thread must not split). An object with a usable `fileno()` (a real file, the same
+//! bytes) is read with the native positional path instead, without the GIL.
+//!
+//! Lock order, which keeps this free of deadlocks: a reader first takes the GIL, then
+//! waits for its turn on the object with the GIL released (a thread holding the turn
+//! may need the GIL back: `read()` of a real file releases it during the system call),
+//! then takes the GIL again. No thread ever waits for the turn while holding the GIL.
+
+use crate::errors::FileObjectFailure;
+use h5turbo_core::prelude::{Error, FileSource, ReadAt, Result};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PySlice};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+
+/// The largest piece read with one `readinto` call: the bounce buffer's size.
+const MAX_PIECE: usize = 4 << 20;
+
+/// Bytes compared between the object and its `fileno()` before trusting the latter.
+const FILENO_PROBE: usize = 4096;
+
+/// The source for `obj`: its descriptor when `fileno()` names a regular file holding
+/// the same bytes (size and first bytes compared: a member of a tar archive, say, has
+/// the archive's descriptor), else reads through the object.
+pub fn source_for(obj: Bound<'_, PyAny>, name: &Path) -> PyResult<Arc<dyn ReadAt>> {
+    let through_object = PyFileSource::new(obj.clone(), name)?;
+    if let Some(native) = native_source(&obj, &through_object, name) {
+        return Ok(Arc::new(native));
+    }
+    Ok(Arc::new(through_object))
+}
+
+/// The native positional source behind `obj.fileno()`, if it reads the same bytes.
+#[cfg(unix)]
+fn native_source(obj: &Bound<'_, PyAny>, through_object: &PyFileSource, name: &Path) -> Option<FileSource> {
+    use std::os::fd::BorrowedFd;
+    let fd: i32 = obj.call_method0("fileno").ok()?.extract().ok()?;
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: the descriptor is open (fileno() just returned it) for the length of this
+    // call, and is duplicated at once: the source owns its copy, whatever the object
+    // does with its own later.
+    let owned = unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?;
+    let file = std::fs::File::from(owned);
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() != through_object.len() {
+        return None;
+    }
+    let native = FileSource::from_file(file, name).ok()?;
+    let probe = FILENO_PROBE.min(native.len() as usize);
+    let (mut a, mut b) = (vec![0u8; probe], vec![0u8; probe]);
+    // Both reads run with the GIL held by this thread: the object's read re-enters it.
+    (native.read_exact_at(&mut a, 0).is_ok() && through_object.read_exact_at(&mut b, 0).is_ok() && a == b)
+        .then_some(native)
+}
+
+#[cfg(not(unix))]
+fn native_source(_: &Bound<'_, PyAny>, _: &PyFileSource, _: &Path) -> Option<FileSource> {
+    None
+}
+
+/// One reader at a time on an object. A flag and a condition variable rather than a
+/// mutex guard: the wait happens with the GIL released (`allow_threads` takes only
+/// `Send` closures and results, which a `MutexGuard` is not).
+#[derive(Default)]
+struct Turn {
+    busy: Mutex<bool>,
+    freed: Condvar,
+}
+
+impl Turn {
+    fn wait(&self) {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        while *busy {
+            busy = self.freed.wait(busy).unwrap_or_else(|p| p.into_inner());
+        }
+        *busy = true;
+    }
+
+    fn end(&self) {
+        *self.busy.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        self.freed.notify_one();
+    }
+}
+
+/// Ends the turn however the read ends.
+struct TurnHeld<'a>(&'a Turn);
+
+impl Drop for TurnHeld<'_> {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
+/// A Python object with `read` (or `readinto`) and `seek`, read at any offset.
+pub struct PyFileSource {
+    /// None once closed (the object is given back to Python; it is not closed: h5py
+    /// does not close file-like objects it was given either).
+    obj: Mutex<Option<Py<PyAny>>>,
+    name: PathBuf,
+    len: u64,
+    has_readinto: bool,
+    /// `readinto` fills this Python-owned buffer, copied out after each call. Not the
+    /// caller's memory: a memoryview over Rust memory can outlive the call (a slice of
+    /// it shares the buffer, and `release()` cannot see it), so a misbehaving object
+    /// could write there later; here it can only write into its own bytearray.
+    bounce: Mutex<Option<Py<PyByteArray>>>,
+    turn: Turn,
+}
+
+impl PyFileSource {
+    fn new(obj: Bound<'_, PyAny>, name: &Path) -> PyResult<PyFileSource> {
+        for method in ["seek", "read"] {
+            if !obj.hasattr(method)? {
+                return Err(PyTypeError::new_err(format!(
+                    "a file-like object needs read() (or readinto()) and seek(); {} has no {}()",
+                    obj.get_type().name()?,
+                    method
+                )));
+            }
+        }
+        let has_readinto = obj.hasattr("readinto")?;
+        let len = object_size(&obj).map_err(|e| crate::errors::to_py_err(e.in_file(name)))?;
+        Ok(PyFileSource {
+            obj: Mutex::new(Some(obj.unbind())),
+            name: name.to_path_buf(),
+            len,
+            has_readinto,
+            bounce: Mutex::new(None),
+            turn: Turn::default(),
+        })
+    }
+
+    fn object(&self, py: Python<'_>) -> Result<Py<PyAny>> {
+        let obj = self.obj.lock().unwrap_or_else(|p| p.into_inner());
+        obj.as_ref().map(|o| o.clone_ref(py)).ok_or_else(|| Error::closed().in_file(&self.name))
+    }
+
+    /// Fill `buf` from `offset`, with the GIL and this object's turn held.
+    fn read_locked(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, buf: &mut [u8], offset: u64) -> Result<()> {
+        obj.call_method1("seek", (offset,)).map_err(|e| failure(py, e, format!("seek({}) failed", offset)))?;
+        let mut filled = 0;
+        while filled < buf.len() {
+            let got = if self.has_readinto {
+                self.readinto(py, obj, &mut buf[filled..])?
+            } else {
+                read_some(py, obj, &mut buf[filled..])?
+            };
+            if got == 0 {
+                return Err(short_read(filled, buf.len(), offset));
+            }
+            filled += got;
+        }
+        Ok(())
+    }
+
+    /// One `readinto` call into the bounce buffer, copied to `out`: the bytes read.
+    fn readinto(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<usize> {
+        let piece = out.len().min(MAX_PIECE);
+        let bounce = self.bounce_buffer(py, piece)?;
+        let view = py
+            .import("builtins")
+            .and_then(|b| b.getattr("memoryview")?.call1((&bounce,)))
+            .and_then(|v| v.get_item(PySlice::new(py, 0, piece as isize, 1)))
+            .map_err(|e| failure(py, e, "cannot make a memoryview".into()))?;
+        let result = obj.call_method1("readinto", (&view,));
+        let _ = view.call_method0("release");
+        let returned = result.map_err(|e| failure(py, e, format!("readinto() of {} bytes failed", piece)))?;
+        let got: usize = if returned.is_none() {
+            return Err(object_error(format!(
+                "readinto() returned None (a non-blocking object with no data ready) for {} bytes",
+                piece
+            )));
+        } else {
+            returned.extract().map_err(|e| failure(py, e, "readinto() did not return a byte count".into()))?
+        };
+        if got > piece {
+            return Err(object_error(format!("readinto() claims {} bytes read into a buffer of {}", got, piece)));
+        }
+        // SAFETY: the GIL is held and no Python code runs while the slice is alive, so
+        // nothing resizes or writes the bytearray meanwhile.
+        let bytes = unsafe { bounce.as_bytes() };
+        let bytes = bytes.get(..got).ok_or_else(|| object_error("the read buffer shrank during readinto()".into()))?;
+        out[..got].copy_from_slice(bytes);
+        Ok(got)
+    }
+
+    /// The bounce bytearray, at least `size` bytes long (kept between reads).
+    fn bounce_buffer<'py>(&self, py: Python<'py>, size: usize) -> Result<Bound<'py, PyByteArray>> {
+        let mut bounce = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = bounce.as_ref().map(|b| b.bind(py).clone()) {
+            if existing.len() >= size {
+                return Ok(existing);
+            }
+        }
+        let fresh = PyByteArray::new_with(py, size, |_| Ok(()))
+            .map_err(|e| failure(py, e, format!("cannot allocate a read buffer of {} bytes", size)))?;
+        *bounce = Some(fresh.clone().unbind());
+        Ok(fresh)
+    }
+}
+
+impl ReadAt for PyFileSource {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+        if offset.checked_add(buf.len() as u64).is_none_or(|end| end > self.len) {
+            return Err(Error::format(format!(
+                "read of {} bytes at offset {} goes past the end of the file-like object ({} bytes)",
+                buf.len(),
+                offset,
+                self.len
+            ))
+            .in_file(&self.name));
+        }
+        if buf.is_empty() {
+            return Ok(());
+        }
+        Python::with_gil(|py| {
+            let obj = self.object(py)?;
+            let turn = &self.turn;
+            py.allow_threads(|| turn.wait());
+            let _held = TurnHeld(turn);
+            self.read_locked(py, obj.bind(py), buf, offset)
+        })
+        .map_err(|e| e.in_file(&self.name))
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn close(&self) {
+        // Dropped without the GIL: pyo3 defers the decref until a thread holds it.
+        self.obj.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.bounce.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+}
+
+/// The object's size: where `seek(0, SEEK_END)` lands (its return value, or `tell()`
+/// for objects whose seek returns nothing).
+fn object_size(obj: &Bound<'_, PyAny>) -> Result<u64> {
+    let py = obj.py();
+    let end = obj.call_method1("seek", (0, 2)).map_err(|e| failure(py, e, "seek(0, SEEK_END) failed".into()))?;
+    let end = if end.is_none() {
+        obj.call_method0("tell").map_err(|e| failure(py, e, "tell() failed after seek(0, SEEK_END)".into()))?
+    } else {
+        end
+    };
+    end.extract::<u64>().map_err(|e| failure(py, e, "seek(0, SEEK_END) did not give a position".into()))
+}
+
+/// One `read(n)` call, copied to `out`: the bytes read (0 at the end of the object).
+fn read_some(py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<usize> {
+    let want = out.len().min(MAX_PIECE);
+    let data = obj.call_method1("read", (want,)).map_err(|e| failure(py, e, format!("read({}) failed", want)))?;
+    let bytes = data.downcast::<PyBytes>().map(|b| b.as_bytes().to_vec()).or_else(|_| {
+        // bytearray, memoryview or any other buffer; not str (a file opened in text mode)
+        data.extract::<Vec<u8>>().map_err(|_| {
+            object_error(format!(
+                "read() returned {}, not bytes (open the file in binary mode, 'rb')",
+                data.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })
+    })?;
+    if bytes.len() > want {
+        return Err(object_error(format!("read({}) returned {} bytes", want, bytes.len())));
+    }
+    out[..bytes.len()].copy_from_slice(&bytes);
+    Ok(bytes.len())
+}
+
+fn short_read(filled: usize, wanted: usize, offset: u64) -> Error {
+    object_error(format!(
+        "the file-like object ended after {} of the {} bytes asked for at offset {} (did it shrink, or does it return short reads at its end?)",
+        filled, wanted, offset
+    ))
+}
+
+/// An h5turbo error for a misbehaving object (`_native.FileObjectError`).
+fn object_error(message: String) -> Error {
+    Error::io(std::io::Error::other(FileObjectFailure { message, cause: None }), "file-like object")
+}
+
+/// An h5turbo error for a Python exception raised by the object: the exception
+/// becomes the `__cause__` of the error Python sees.
+fn failure(py: Python<'_>, err: PyErr, what: String) -> Error {
+    let message = format!("{}: {}", what, err.value(py).repr().map(|r| r.to_string()).unwrap_or_default());
+    Error::io(std::io::Error::other(FileObjectFailure { message, cause: Some(err) }), "file-like object")
+}
