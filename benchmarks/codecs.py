@@ -31,6 +31,7 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 from h5turbo.bench.measure import codec_limit, machine, median_time, size_on_disk, warm
+from h5turbo.bench.report import publish
 CHUNK = 512
 
 
@@ -258,7 +259,7 @@ def ratio(a: float | None, b: float | None, fmt="{:.2f}x") -> str:
     return fmt.format(a / b) if a and b else "n/a"
 
 
-def report(rows: list[Row], args, argv, started: str) -> str:
+def report(rows: list[Row], args, argv, started: str) -> list[str]:
     shape = f"{args.rows} x {args.cols}"
     lines = [
         f"# Read-all per codec: {shape} int32 (random 1..100), chunks {CHUNK} x {CHUNK} (1 MiB), warm page cache",
@@ -297,7 +298,7 @@ def report(rows: list[Row], args, argv, started: str) -> str:
         notes = [r.codec.note] if r.codec.note else []
         notes += [f"{k} skipped: {v}" for k, v in r.skipped.items()]
         lines.append(f"- {r.codec.name}: {runs}" + (f". {'; '.join(notes)}" if notes else ""))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -319,10 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             prepare(c, data)
         return 0
     rows = [run_codec(c, data, args) for c in codecs]
-    text = report(rows, args, argv, started)
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    publish(report(rows, args, argv, started), args.output)
     return 0
 
 

@@ -38,6 +38,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "python"))
 from h5turbo.bench.measure import disk_bandwidth, evict, load_average, machine, warm  # noqa: E402
+from h5turbo.bench.report import publish  # noqa: E402
 
 SHAPE, CHUNKS = (12000, 20000), (256, 1024)
 CASES = ("dense", "lz4", "single", "multi")
@@ -237,10 +238,7 @@ def main(argv=None) -> int:
     lines += ["", "Runs (s), round by round:", ""]
     for (case, mode, name), v in times.items():
         lines.append(f"- {case} {mode} {name}: {', '.join(f'{x:.3f}' for x in v)}")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    publish(lines, args.output)
     return 0
 
 

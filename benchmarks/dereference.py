@@ -19,9 +19,7 @@ To import h5turbo from a checkout's built extension: PYTHONPATH=$PWD/python.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -29,7 +27,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from benchlib import interleaved_times, machine, paired_ratio, publish  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from h5turbo.bench.measure import interleaved_times, paired_ratio  # noqa: E402
+from h5turbo.bench.report import publish, run_header  # noqa: E402
 
 import h5turbo  # noqa: E402
 
@@ -99,14 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         return (f"| {what} | {med['h5py']:.3f} | {med['h5turbo']:.3f} | {per_ref['h5py']:.3f} | "
                 f"{per_ref['h5turbo']:.3f} | {paired_ratio(times['h5py'], times['h5turbo']):.2f}x |")
 
-    lines = [
-        f"# Following {args.refs} object references in a file of {args.objects} objects (MATLAB-style cell array)",
-        "",
-        f"- date: {datetime.datetime.fromtimestamp(started, datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- machine: {machine()}",
-        f"- load average (1, 5, 15 min) before / after: {', '.join(f'{x:.2f}' for x in load_before)}"
-        f" / {', '.join(f'{x:.2f}' for x in load_after)}",
-        f"- command: `python benchmarks/{Path(__file__).name} {shlex.join(sys.argv[1:])}`",
+    title = f"Following {args.refs} object references in a file of {args.objects} objects (MATLAB-style cell array)"
+    lines = run_header(title, started, load_before, load_after, __file__, sys.argv[1:]) + [
         f"- versions: h5turbo {getattr(h5turbo, '__version__', '?')}, h5py {h5py.__version__} "
         f"(HDF5 {h5py.version.hdf5_version}), numpy {np.__version__}",
         f"- each file opened afresh per read (h5turbo's path map is built inside every timing); "

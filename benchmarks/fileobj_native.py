@@ -13,10 +13,8 @@ To import h5turbo from a checkout's built extension: PYTHONPATH=$PWD/python.
 from __future__ import annotations
 
 import argparse
-import datetime
 import io
 import os
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -24,7 +22,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from benchlib import interleaved_times, machine, publish  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+from h5turbo.bench.measure import interleaved_times  # noqa: E402
+from h5turbo.bench.report import publish, run_header  # noqa: E402
 
 from h5turbo import _native, default_threads  # noqa: E402
 
@@ -85,15 +85,9 @@ def main(argv: list[str] | None = None) -> int:
     times = interleaved_times(readers, args.rounds, lambda got: np.testing.assert_array_equal(got, want))
     load_after = os.getloadavg()
     base = sorted(times["h5py, File(BytesIO)"])[args.rounds // 2]
-    lines = [
-        f"# Read-all of a chunked dataset through a file-like object ({args.rows} x {args.cols} float32, gzip + shuffle, "
-        f"chunks 250 x 250, {len(data) / 1e6:.1f} MB stored)",
-        "",
-        f"- date: {datetime.datetime.fromtimestamp(started, datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-        f"- machine: {machine()}",
-        f"- load average (1, 5, 15 min) before / after: {', '.join(f'{x:.2f}' for x in load_before)}"
-        f" / {', '.join(f'{x:.2f}' for x in load_after)}",
-        f"- command: `python benchmarks/{Path(__file__).name} {shlex.join(sys.argv[1:])}`",
+    title = (f"Read-all of a chunked dataset through a file-like object ({args.rows} x {args.cols} float32, "
+             f"gzip + shuffle, chunks 250 x 250, {len(data) / 1e6:.1f} MB stored)")
+    lines = run_header(title, started, load_before, load_after, __file__, sys.argv[1:]) + [
         f"- versions: h5py {h5py.__version__} (HDF5 {h5py.version.hdf5_version}), numpy {np.__version__}",
         f"- a file opened afresh per read; a checked warm-up, then {args.rounds} interleaved rounds, medians",
         "",

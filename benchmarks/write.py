@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from h5turbo.bench.measure import interleaved_times, machine, paired_ratio
+from h5turbo.bench.report import publish
 
 CHUNK = 512
 LEVELS = {"gzip": 3, "zstd": 3, "lz4": None}
@@ -151,10 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     lines.append("Runs (s): " + "; ".join(
         f"{c}: h5py {', '.join(f'{x:.2f}' for x in rh)} / h5turbo {', '.join(f'{x:.2f}' for x in rt)}"
         f" / encode {', '.join(f'{x:.2f}' for x in re)}" for c, _, rh, _, rt, _, re, _, _ in results))
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        args.output.write_text(text)
+    publish(lines, args.output)
     return 0
 
 

@@ -194,23 +194,18 @@ def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = 
     took the general path (the caller finishes those: numpy values, Empty). The GIL is
     released while the files are walked and the signals decoded (one thread per call)."""
 
-def encode_chunks(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
-                  fill: bytes, first: int, count: int, threads: int = 0) -> list[tuple[tuple[int, ...], bytes, int]]:
-    """Encode chunks first .. first+count (C order over the chunk grid) of a C-contiguous
-    numpy array through a filter pipeline [(filter id, flags, client data)] as libhdf5
-    stores it, in parallel with the GIL released. Edge chunks are padded to the full
-    chunk shape with `fill` (one element's bytes; b'' for zeros). Returns
-    [(chunk offset in elements, stored bytes, filter mask)] for H5Dwrite_chunk.
-    Filters: deflate, shuffle, fletcher32, lzf, zstd, lz4, bitshuffle, blosc (not
-    blosclz); others raise UnsupportedError. Bad shapes or ranges raise ValueError."""
-
 def encode_chunks_into(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
                        fill: bytes, first: int, count: int, out: Any,
                        threads: int = 0) -> list[tuple[tuple[int, ...], int, int, int]]:
-    """encode_chunks, with the stored bytes packed one after another into `out` (a
-    writeable C-contiguous uint8 array, reused between calls: no allocation per chunk).
-    Returns [(chunk offset, start in out, length, filter mask)] in chunk order; ValueError
-    if `out` is too small."""
+    """Encode chunks first .. first+count (C order over the chunk grid) of a C-contiguous
+    numpy array through a filter pipeline [(filter id, flags, client data)] as libhdf5
+    stores it, in parallel with the GIL released, the stored bytes packed one after
+    another into `out` (a writeable C-contiguous uint8 array, reused between calls: no
+    allocation per chunk). Edge chunks are padded to the full chunk shape with `fill`
+    (one element's bytes; b'' for zeros). Returns [(chunk offset in elements, start in
+    out, length, filter mask)] in chunk order, for H5Dwrite_chunk. Filters: deflate,
+    shuffle, fletcher32, lzf, zstd, lz4, bitshuffle, blosc (not blosclz); others raise
+    UnsupportedError. Bad shapes or ranges, or an `out` too small, raise ValueError."""
 
 
 def swap_io_depth(bytes: Optional[int]) -> Optional[int]:

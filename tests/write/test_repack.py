@@ -294,10 +294,11 @@ def test_failed_verification_leaves_no_dst(tmp_path, monkeypatch):
 
     def corrupting(dset, batch, first_row, out):  # store every chunk of /g/m as zeros
         if dset.name == "/g/m":
-            zeros = _write._native.encode_chunks(np.zeros((50, 50), "i2"), [50, 50], _write._pipeline(dset),
-                                                 b"", 0, 1)[0][1]
-            out = np.frombuffer(zeros, np.uint8)
-            batch = [(o, 0, len(zeros), m) for o, _, _, m in batch]
+            out = np.empty(1 << 16, np.uint8)
+            [(_, start, length, _)] = _write._native.encode_chunks_into(
+                np.zeros((50, 50), "i2"), [50, 50], _write._pipeline(dset), b"", 0, 1, out)
+            out = out[start:start + length]
+            batch = [(o, 0, length, m) for o, _, _, m in batch]
         real(dset, batch, first_row, out)
     monkeypatch.setattr(_write, "_write_batch", corrupting)
     with pytest.raises(_repack.RepackError, match="/g/m differs"):

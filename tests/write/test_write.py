@@ -173,12 +173,15 @@ def test_bad_arguments_are_typed_errors(tmp_path):
 
 def test_encode_chunks_rejects_bad_pipelines():
     a = np.zeros((4, 4), "i4")
+    out = np.empty(1 << 10, np.uint8)
     with pytest.raises(h5turbo.UnsupportedError, match="szip"):
-        _native.encode_chunks(a, [2, 2], [(4, 0, [])], b"", 0, 4)
+        _native.encode_chunks_into(a, [2, 2], [(4, 0, [])], b"", 0, 4, out)
     with pytest.raises(ValueError):
-        _native.encode_chunks(a, [2, 2], [], b"", 3, 4)
+        _native.encode_chunks_into(a, [2, 2], [], b"", 3, 4, out)
     with pytest.raises(ValueError):
-        _native.encode_chunks(a[:, ::2], [2, 2], [], b"", 0, 1)
+        _native.encode_chunks_into(a[:, ::2], [2, 2], [], b"", 0, 1, out)
+    with pytest.raises(ValueError):
+        _native.encode_chunks_into(a, [2, 2], [], b"", 0, 4, out[:20])
 
 
 def test_write_h5ad_reads_back_with_anndata(tmp_path):

@@ -8,9 +8,9 @@ use h5turbo_core::prelude::{ChunkedArray, EncodePipeline, FilterSpec};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyList, PyTuple};
 
-/// What both chunk-encoding entry points take from their arguments: the source array's
+/// What the chunk encoder takes from its arguments: the source array's
 /// buffer (checked C-contiguous), its shape and element size, the filter pipeline and
 /// the thread count (0: the default pool).
 struct EncodeInput {
@@ -57,40 +57,9 @@ impl EncodeInput {
 
 /// Encode chunks `first .. first + count` (C order over the chunk grid) of a
 /// C-contiguous array through a filter pipeline [(id, flags, client data)], in parallel
-/// with the GIL released; returns [(chunk offset, bytes, filter mask)]. See _native.pyi.
-#[pyfunction]
-#[pyo3(signature = (array, chunk, filters, fill, first, count, threads=0))]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn encode_chunks<'py>(
-    py: Python<'py>,
-    array: &Bound<'py, PyUntypedArray>,
-    chunk: Vec<usize>,
-    filters: Vec<(u16, u32, Vec<u32>)>,
-    fill: Vec<u8>,
-    first: usize,
-    count: usize,
-    threads: i64,
-) -> PyResult<Bound<'py, PyList>> {
-    use h5turbo_core::prelude::encode_chunks as encode;
-    let input = EncodeInput::new(array, filters, threads)?;
-    let encoded = py
-        .allow_threads(|| {
-            // SAFETY: `array` stays borrowed (so alive) for this call; only read here.
-            let data = unsafe { input.data() };
-            let a = ChunkedArray { data, shape: &input.shape, chunk: &chunk, element_size: input.element_size, fill: &fill };
-            guard(|| encode(&a, &input.pipeline, first, count, input.threads))
-        })
-        .map_err(to_py_err)?;
-    let items = encoded
-        .into_iter()
-        .map(|c| (PyTuple::new(py, c.offset)?, PyBytes::new(py, &c.data), c.filter_mask).into_pyobject(py))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyList::new(py, items)
-}
-
-/// Like encode_chunks, but the stored bytes are packed into `out` (a writeable
-/// C-contiguous uint8 array, reused between calls); returns [(chunk offset, start,
-/// length, filter mask)]. See _native.pyi.
+/// with the GIL released, the stored bytes packed into `out` (a writeable C-contiguous
+/// uint8 array, reused between calls); returns [(chunk offset, start, length, filter
+/// mask)]. See _native.pyi.
 #[pyfunction]
 #[pyo3(signature = (array, chunk, filters, fill, first, count, out, threads=0))]
 #[allow(clippy::too_many_arguments)]

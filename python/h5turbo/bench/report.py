@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import csv
+import datetime
+import shlex
 import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from .measure import machine
 from .patterns import DESCRIPTIONS
 from .run import COLUMNS, Outcome, Row
 
@@ -305,3 +308,17 @@ def publish(lines: list[str], output) -> None:
     print(text)
     if output:
         output.write_text(text)
+
+
+def run_header(title: str, started: float, load_before, load_after, script: str, argv: list[str]) -> list[str]:
+    """The opening lines every report in benchmarks/results shares: title, UTC date,
+    machine, load averages before and after (1, 5, 15 min) and the command."""
+    loads = " / ".join(", ".join(f"{x:.2f}" for x in load) for load in (load_before, load_after))
+    return [
+        f"# {title}",
+        "",
+        f"- date: {datetime.datetime.fromtimestamp(started, datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- machine: {machine()}",
+        f"- load average (1, 5, 15 min) before / after: {loads}",
+        f"- command: `python benchmarks/{Path(script).name} {shlex.join(argv)}`",
+    ]

@@ -272,29 +272,11 @@ fn plan(dt: &Datatype, src: usize, dst: usize, steps: &mut Vec<Step>) -> Result<
     }
     let len = dt.size;
     match &dt.class {
-        DatatypeClass::FixedPoint { order, signed, bit_offset, precision } => {
+        DatatypeClass::FixedPoint { order, bit_offset, precision, .. }
+        | DatatypeClass::Bitfield { order, bit_offset, precision } => {
             check_bits(len, *bit_offset, *precision)?;
-            steps.push(Step::Bits {
-                src,
-                dst,
-                len,
-                order: *order,
-                signed: *signed,
-                bit_offset: *bit_offset,
-                precision: *precision,
-            });
-        }
-        DatatypeClass::Bitfield { order, bit_offset, precision } => {
-            check_bits(len, *bit_offset, *precision)?;
-            steps.push(Step::Bits {
-                src,
-                dst,
-                len,
-                order: *order,
-                signed: false,
-                bit_offset: *bit_offset,
-                precision: *precision,
-            });
+            let signed = matches!(dt.class, DatatypeClass::FixedPoint { signed: true, .. });
+            steps.push(Step::Bits { src, dst, len, order: *order, signed, bit_offset: *bit_offset, precision: *precision });
         }
         DatatypeClass::String { padding, .. } => steps.push(Step::String { src, dst, len, padding: *padding }),
         DatatypeClass::FloatingPoint(layout) => {
