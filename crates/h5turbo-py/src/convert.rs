@@ -31,7 +31,7 @@ fn reference_to_py(py: Python<'_>, kind: ReferenceKind, raw: &[u8]) -> PyResult<
             let (collection, index) = guard(|| reference::region_heap_id(raw)).map_err(to_py_err)?.unwrap_or((0, 0));
             Ok(module.getattr("RegionReference")?.call1((collection, index))?.unbind())
         }
-        ReferenceKind::Other(k) => Err(to_py_err(h5turbo_core::Error::unsupported(format!(
+        ReferenceKind::Other(k) => Err(to_py_err(h5turbo_core::prelude::Error::unsupported(format!(
             "reference type {} (HDF5 1.12+ references)",
             k
         )))),

@@ -1,6 +1,6 @@
 //! h5turbo errors as Python exceptions; panics caught before they reach Python.
 
-use h5turbo_core::{Error, ErrorKind};
+use h5turbo_core::prelude::{Error, ErrorKind};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -69,7 +69,7 @@ fn file_object_failure(e: &Error) -> Option<&FileObjectFailure> {
 }
 
 /// Run `f`, turning a panic into an h5turbo error instead of unwinding into Python.
-pub fn guard<T>(f: impl FnOnce() -> h5turbo_core::Result<T>) -> h5turbo_core::Result<T> {
+pub fn guard<T>(f: impl FnOnce() -> h5turbo_core::prelude::Result<T>) -> h5turbo_core::prelude::Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => {
