@@ -54,13 +54,32 @@ int call_fail(call_t *c, int code, const char *msg)
     return code;
 }
 
-SEXP call_failure(call_t *c)
+SEXP call_fail_null(call_t *c, int code, const char *msg)
 {
-    call_end(c);
-    SEXP out = PROTECT(Rf_mkString(c->msg));
-    Rf_setAttrib(out, Rf_install("code"), Rf_ScalarInteger(c->code));
+    call_fail(c, code, msg);
+    return NULL;
+}
+
+SEXP failure_value(const char *msg, int code)
+{
+    SEXP out = PROTECT(Rf_mkString(msg));
+    Rf_setAttrib(out, Rf_install("code"), Rf_ScalarInteger(code));
     Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("h5turbo_failure"));
     UNPROTECT(1);
+    return out;
+}
+
+static SEXP call_failure(call_t *c)
+{
+    call_end(c);
+    return failure_value(c->msg, c->code);
+}
+
+SEXP call_return(call_t *c, SEXP out)
+{
+    if (out == NULL) out = call_failure(c);
+    else call_end(c);   /* closes library handles only: no R allocation, out stays safe */
+    UNPROTECT(1);       /* call_begin's holder */
     return out;
 }
 
@@ -81,12 +100,19 @@ int open_object(call_t *c, SEXP name)
     return rc == H5TURBO_OK ? rc : call_fail(c, rc, NULL);
 }
 
-static const char *copy_string(const char *s)
+const char *r_strdup(const char *s)
 {
     size_t n = strlen(s);
     char *out = R_alloc(n + 1, 1);
     memcpy(out, s, n + 1);
     return out;
+}
+
+const char *type_class_name(int type_class)
+{
+    static const char *names[] = {"INTEGER", "FLOAT", "STRING", "BITFIELD", "OPAQUE", "COMPOUND",
+                                  "REFERENCE", "ENUM", "VLEN", "ARRAY", "TIME", "COMPLEX"};
+    return (type_class >= 0 && type_class < 12) ? names[type_class] : "UNKNOWN";
 }
 
 /* Nesting deeper than this is refused (a hostile file could nest without end). */
@@ -104,7 +130,7 @@ static int describe_compound(call_t *c, const h5turbo_datatype *dt, tnode *t, in
         h5turbo_datatype *member = NULL;
         rc = h5turbo_datatype_member(dt, i, &name, &offset, &member);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
-        t->members[i].name = copy_string(name != NULL ? name : "");
+        t->members[i].name = r_strdup(name != NULL ? name : "");
         t->members[i].offset = offset;
         rc = describe_type(c, member, &t->members[i], depth + 1);
         h5turbo_datatype_close(member);
@@ -126,7 +152,7 @@ static int describe_enum(call_t *c, const h5turbo_datatype *dt, tnode *t)
         const char *name = NULL;
         rc = h5turbo_datatype_enum_member(dt, i, &name, &t->enum_values[i]);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
-        t->enum_names[i] = copy_string(name != NULL ? name : "");
+        t->enum_names[i] = r_strdup(name != NULL ? name : "");
     }
     return H5TURBO_OK;
 }
@@ -143,16 +169,6 @@ int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
 
 /* ---- element conversion ---- */
 
-static int64_t load_signed(const unsigned char *p, size_t size)
-{
-    switch (size) {
-    case 1: { int8_t v; memcpy(&v, p, 1); return v; }
-    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
-    }
-}
-
 static uint64_t load_unsigned(const unsigned char *p, size_t size)
 {
     switch (size) {
@@ -161,6 +177,16 @@ static uint64_t load_unsigned(const unsigned char *p, size_t size)
     case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
     default: { uint64_t v; memcpy(&v, p, 8); return v; }
     }
+}
+
+/* The same bits sign-extended from size bytes (two's complement), without the
+   implementation-defined conversion of a large unsigned value to int64_t. */
+static int64_t load_signed(const unsigned char *p, size_t size)
+{
+    uint64_t u = load_unsigned(p, size);
+    uint64_t sign = (uint64_t) 1 << (8 * size - 1);
+    if (!(u & sign)) return (int64_t) u;
+    return -(int64_t) (~u & (sign - 1)) - 1;
 }
 
 static double half_to_double(uint16_t h)
