@@ -1,7 +1,7 @@
 //! Element types of datasets and attributes.
 
 use crate::errors::*;
-use crate::handles::{close_handle, give_handle, guard_put, out_handle};
+use crate::handles::{close_handle, give_handle, guard_put, out_handle, put_wanted};
 use crate::native::is_plain;
 use crate::objects::h5turbo_object;
 use h5turbo_core::prelude::{
@@ -169,6 +169,11 @@ pub unsafe extern "C" fn h5turbo_datatype_info(dt: *const h5turbo_datatype, info
     guard_put(info, "info", || Ok(deref(dt, "dt")?.info()))
 }
 
+/// Member `i` of a compound or an enum (`what`), or an error naming the count.
+fn nth_member<'a, T>(members: &'a [T], i: usize, what: &str) -> Result<&'a T, Error> {
+    members.get(i).ok_or_else(|| invalid(format!("member {} of {} of {}", i, what, members.len())))
+}
+
 fn compound_members(dt: &h5turbo_datatype) -> Result<&[h5turbo_core::prelude::CompoundMember], Error> {
     match &dt.datatype.class {
         DatatypeClass::Compound { members } => Ok(members),
@@ -195,14 +200,9 @@ pub unsafe extern "C" fn h5turbo_datatype_member(
 ) -> c_int {
     guard(|| {
         let dt = deref(dt, "dt")?;
-        let members = compound_members(dt)?;
-        let m = members.get(i).ok_or_else(|| invalid(format!("member {} of a compound of {}", i, members.len())))?;
-        if !name.is_null() {
-            *name = dt.member_names[i].as_ptr();
-        }
-        if !offset.is_null() {
-            *offset = member_offset(dt, &m.name, m.offset)?;
-        }
+        let m = nth_member(compound_members(dt)?, i, "a compound")?;
+        put_wanted(name, || Ok(dt.member_names[i].as_ptr()))?;
+        put_wanted(offset, || member_offset(dt, &m.name, m.offset))?;
         if !member.is_null() {
             give_datatype(m.datatype.clone(), member);
         }
@@ -245,15 +245,9 @@ pub unsafe extern "C" fn h5turbo_datatype_enum_member(
     value: *mut i64,
 ) -> c_int {
     guard(|| {
-        let members = enum_members(deref(dt, "dt")?)?;
-        let (n, v) = members.get(i).ok_or_else(|| invalid(format!("member {} of an enum of {}", i, members.len())))?;
-        if !name.is_null() {
-            *name = n.as_ptr();
-        }
-        if !value.is_null() {
-            *value = *v;
-        }
-        Ok(())
+        let (n, v) = nth_member(enum_members(deref(dt, "dt")?)?, i, "an enum")?;
+        put_wanted(name, || Ok(n.as_ptr()))?;
+        put_wanted(value, || Ok(*v))
     })
 }
 

@@ -17,6 +17,14 @@ pub(crate) unsafe fn guard_put<T>(out: *mut T, what: &str, value: impl FnOnce() 
     })
 }
 
+/// Write what an optional output asks for: nothing (and no work) when it is NULL.
+pub(crate) unsafe fn put_wanted<T>(out: *mut T, value: impl FnOnce() -> Result<T, Error>) -> Result<(), Error> {
+    if !out.is_null() {
+        out.write(value()?);
+    }
+    Ok(())
+}
+
 /// Check the pointer a new handle is given through and set the handle to NULL until
 /// the call succeeds.
 pub(crate) unsafe fn out_handle<T>(handle: *mut *mut T, what: &str) -> Result<*mut *mut T, Error> {

@@ -199,6 +199,12 @@ static double half_to_double(uint16_t h)
     return sign ? -v : v;
 }
 
+/* Element i of a buffer of elements `stride` bytes apart, at `off` within each. */
+static const unsigned char *element(const unsigned char *buf, R_xlen_t i, size_t stride, size_t off)
+{
+    return buf + (size_t) i * stride + off;
+}
+
 static int integer_size_ok(size_t size)
 {
     return size == 1 || size == 2 || size == 4 || size == 8;
@@ -212,7 +218,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
     if (!is_signed && size == 1 && !(flags & CONV_ATTRIBUTE)) {
         SEXP out = PROTECT(Rf_allocVector(RAWSXP, n));
         Rbyte *r = RAW(out);
-        for (R_xlen_t i = 0; i < n; i++) r[i] = buf[(size_t) i * stride + off];
+        for (R_xlen_t i = 0; i < n; i++) r[i] = *element(buf, i, stride, off);
         UNPROTECT(1);
         return out;
     }
@@ -221,7 +227,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
         SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
         double *r = REAL(out);
         for (R_xlen_t i = 0; i < n; i++) {
-            const unsigned char *p = buf + (size_t) i * stride + off;
+            const unsigned char *p = element(buf, i, stride, off);
             r[i] = is_signed ? (double) load_signed(p, size) : (double) load_unsigned(p, size);
         }
         UNPROTECT(1);
@@ -230,7 +236,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
     SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
     int *r = INTEGER(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         if (is_signed) {
             int64_t v = load_signed(p, size);
             if (v > INT_MAX || v <= INT_MIN) {
@@ -253,14 +259,12 @@ static SEXP convert_floats(call_t *c, const tnode *t, const unsigned char *buf, 
                            size_t stride, size_t off)
 {
     size_t size = t->info.size;
-    if (size != 2 && size != 4 && size != 8) {
-        call_fail(c, H5TURBO_E_UNSUPPORTED, "floating-point size other than 2, 4 or 8 bytes");
-        return NULL;
-    }
+    if (size != 2 && size != 4 && size != 8)
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "floating-point size other than 2, 4 or 8 bytes");
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *r = REAL(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         if (size == 8) { memcpy(&r[i], p, 8); }
         else if (size == 4) { float v; memcpy(&v, p, 4); r[i] = v; }
         else { uint16_t h; memcpy(&h, p, 2); r[i] = half_to_double(h); }
@@ -274,14 +278,12 @@ static SEXP convert_enum(call_t *c, const tnode *t, const unsigned char *buf, R_
                          size_t stride, size_t off)
 {
     size_t size = t->info.size;
-    if (!integer_size_ok(size)) {
-        call_fail(c, H5TURBO_E_UNSUPPORTED, "enum base type of unusual size");
-        return NULL;
-    }
+    if (!integer_size_ok(size))
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "enum base type of unusual size");
     SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
     int *r = INTEGER(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         int64_t v = t->info.is_signed ? load_signed(p, size) : (int64_t) load_unsigned(p, size);
         r[i] = NA_INTEGER;
         for (size_t k = 0; k < t->n_enum; k++) {
@@ -304,7 +306,7 @@ static SEXP convert_fixed_strings(const tnode *t, const unsigned char *buf, R_xl
     SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
     cetype_t enc = t->info.is_utf8 ? CE_UTF8 : CE_NATIVE;
     for (R_xlen_t i = 0; i < n; i++) {
-        const char *p = (const char *) buf + (size_t) i * stride + off;
+        const char *p = (const char *) element(buf, i, stride, off);
         size_t len = 0;
         while (len < t->info.size && p[len] != '\0') len++;
         SET_STRING_ELT(out, i, Rf_mkCharLenCE(p, (int) len, enc));
@@ -316,14 +318,12 @@ static SEXP convert_fixed_strings(const tnode *t, const unsigned char *buf, R_xl
 static SEXP convert_complex(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                             size_t stride, size_t off)
 {
-    if (t->info.size != 16 && t->info.size != 8) {
-        call_fail(c, H5TURBO_E_UNSUPPORTED, "complex numbers other than 2 x float32 or 2 x float64");
-        return NULL;
-    }
+    if (t->info.size != 16 && t->info.size != 8)
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "complex numbers other than 2 x float32 or 2 x float64");
     SEXP out = PROTECT(Rf_allocVector(CPLXSXP, n));
     Rcomplex *r = COMPLEX(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         if (t->info.size == 16) {
             memcpy(&r[i].r, p, 8);
             memcpy(&r[i].i, p + 8, 8);
@@ -374,15 +374,13 @@ SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xle
     case H5TURBO_COMPOUND:
         return convert_compound(c, t, buf, n, stride, off, flags, overflow);
     case H5TURBO_STRING:
-        if (t->info.is_variable_string) {
-            call_fail(c, H5TURBO_E_UNSUPPORTED, "variable-length strings inside a compound");
-            return NULL;
-        }
+        if (t->info.is_variable_string)
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "variable-length strings inside a compound");
         return convert_fixed_strings(t, buf, n, stride, off);
     case H5TURBO_OPAQUE: {
         SEXP out = PROTECT(Rf_allocVector(RAWSXP, n * (R_xlen_t) t->info.size));
         for (R_xlen_t i = 0; i < n; i++)
-            memcpy(RAW(out) + (size_t) i * t->info.size, buf + (size_t) i * stride + off, t->info.size);
+            memcpy(RAW(out) + (size_t) i * t->info.size, element(buf, i, stride, off), t->info.size);
         UNPROTECT(1);
         return out;
     }
@@ -396,8 +394,7 @@ SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xle
     int k = t->info.type_class;
     snprintf(msg, sizeof msg, "datatype not supported by the R package: %s of %zu bytes",
              (k >= 0 && k < 12) ? classes[k] : "unknown class", t->info.size);
-    call_fail(c, H5TURBO_E_UNSUPPORTED, msg);
-    return NULL;
+    return call_fail_null(c, H5TURBO_E_UNSUPPORTED, msg);
 }
 
 SEXP strings_to_r(char **strings, size_t n, int utf8)

@@ -32,6 +32,14 @@ call_t *call_begin(SEXP *holder);
    is open closed, or the failure as an R value; releases call_begin's protection, so
    the body must leave R's protection stack as it found it. */
 SEXP call_return(call_t *c, SEXP out);
+/* The whole of a .Call entry point: body(c, ...) run in a call context, whose value
+   (or failure) the entry point returns. */
+#define CALL_BODY(body, ...)                                    \
+    do {                                                        \
+        SEXP holder_;                                           \
+        call_t *c_ = call_begin(&holder_);                      \
+        return call_return(c_, body(c_, __VA_ARGS__));          \
+    } while (0)
 /* Closes what is open; safe to call twice. */
 void call_end(call_t *c);
 /* Records the library's last error (or msg when given) and returns the code. */

@@ -171,9 +171,7 @@ static SEXP list_objects(call_t *c, SEXP path, SEXP group, SEXP depth_)
 
 SEXP C_ls(SEXP path, SEXP group, SEXP depth)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    return call_return(c, list_objects(c, path, group, depth));
+    CALL_BODY(list_objects, path, group, depth);
 }
 
 SEXP C_version(void)

@@ -150,14 +150,23 @@ static size_t block_elements(const selection_t *s, int b, int rank)
     return n;
 }
 
+/* Block b's start, count and stride arguments (NULL for a scalar, which takes none). */
+static void block_args(const selection_t *s, int b, int rank, const uint64_t **start, const uint64_t **count,
+                       const uint64_t **stride)
+{
+    size_t at = (size_t) b * rank;
+    *start = rank > 0 ? s->start + at : NULL;
+    *count = rank > 0 ? s->count + at : NULL;
+    *stride = rank > 0 ? s->stride + at : NULL;
+}
+
 static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8)
 {
     SEXP out = PROTECT(Rf_allocVector(STRSXP, s->n));
     R_xlen_t at = 0;
     for (int b = 0; b < s->n_blocks; b++) {
-        const uint64_t *st = rank > 0 ? s->start + (size_t) b * rank : NULL;
-        const uint64_t *ct = rank > 0 ? s->count + (size_t) b * rank : NULL;
-        const uint64_t *sd = rank > 0 ? s->stride + (size_t) b * rank : NULL;
+        const uint64_t *st, *ct, *sd;
+        block_args(s, b, rank, &st, &ct, &sd);
         if (rank > 0 && block_elements(s, b, rank) == 0) continue;
         int rc = h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads);
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
@@ -184,9 +193,8 @@ static int read_selection(call_t *c, const selection_t *s, int rank, int threads
     for (int b = 0; b < s->n_blocks; b++) {
         size_t n = rank > 0 ? block_elements(s, b, rank) : 1;
         if (n == 0) continue;
-        const uint64_t *st = rank > 0 ? s->start + (size_t) b * rank : NULL;
-        const uint64_t *ct = rank > 0 ? s->count + (size_t) b * rank : NULL;
-        const uint64_t *sd = rank > 0 ? s->stride + (size_t) b * rank : NULL;
+        const uint64_t *st, *ct, *sd;
+        block_args(s, b, rank, &st, &ct, &sd);
         int rc = h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
         at += n;
@@ -268,10 +276,8 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
 
 SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads, SEXP flags)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    return call_return(c, read_dataset(c, path, name, blocks, threads_arg(threads),
-                                       Rf_asInteger(flags) & CONV_DOUBLE64));
+    CALL_BODY(read_dataset, path, name, blocks, threads_arg(threads),
+                                       Rf_asInteger(flags) & CONV_DOUBLE64);
 }
 
 /* ---- attributes ---- */
@@ -356,9 +362,7 @@ static SEXP read_attributes(call_t *c, SEXP path, SEXP name)
 
 SEXP C_attributes(SEXP path, SEXP name)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    return call_return(c, read_attributes(c, path, name));
+    CALL_BODY(read_attributes, path, name);
 }
 
 /* ---- what a dataset is ---- */
@@ -436,9 +440,7 @@ static SEXP dataset_info(call_t *c, SEXP path, SEXP name)
 
 SEXP C_info(SEXP path, SEXP name)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    return call_return(c, dataset_info(c, path, name));
+    CALL_BODY(dataset_info, path, name);
 }
 
 /* ---- reductions ---- */
@@ -458,7 +460,5 @@ static SEXP reduce_dataset(call_t *c, SEXP path, SEXP name, SEXP op, SEXP axis, 
 
 SEXP C_reduce(SEXP path, SEXP name, SEXP op, SEXP axis, SEXP ddof, SEXP threads, SEXP out_len)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    return call_return(c, reduce_dataset(c, path, name, op, axis, ddof, threads, out_len));
+    CALL_BODY(reduce_dataset, path, name, op, axis, ddof, threads, out_len);
 }
