@@ -228,8 +228,8 @@ static SEXP mark_overflow(SEXP x, int overflow)
     return x;
 }
 
-/* The selection of the dataset as an R value (NULL for a null dataspace), or NULL
-   (C) with c->code set. */
+/* The selection of the dataset as an R value (R's NULL for a null dataspace), or
+   NULL (C) with c->code set. */
 static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threads, int flags)
 {
     int rank = 0, overflow = 0;
@@ -276,8 +276,7 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
 
 SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads, SEXP flags)
 {
-    CALL_BODY(read_dataset, path, name, blocks, threads_arg(threads),
-                                       Rf_asInteger(flags) & CONV_DOUBLE64);
+    CALL_BODY(read_dataset, path, name, blocks, threads_arg(threads), Rf_asInteger(flags) & CONV_DOUBLE64);
 }
 
 /* ---- attributes ---- */
