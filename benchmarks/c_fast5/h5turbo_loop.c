@@ -7,22 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "path_list.h"
 
 int main(int argc, char **argv) {
     if (argc < 3) { fprintf(stderr, "usage: h5turbo_loop THREADS LISTFILE [BATCH]\n"); return 2; }
     int threads = atoi(argv[1]);
     size_t batch_size = argc > 3 ? strtoul(argv[3], NULL, 10) : 1000;
-    FILE *list = fopen(argv[2], "r");
-    if (!list) { perror("h5turbo_loop"); return 2; }
     char **paths = NULL;
-    size_t n = 0, cap = 0;
-    char line[4096];
-    while (fgets(line, sizeof line, list)) {
-        line[strcspn(line, "\n")] = 0;
-        if (n == cap) paths = realloc(paths, (cap = cap ? 2 * cap : 1024) * sizeof *paths);
-        paths[n++] = strdup(line);
-    }
-    fclose(list);
+    size_t n = 0;
+    if (read_path_list(argv[2], &paths, &n) != 0) { perror("h5turbo_loop"); return 2; }
     h5turbo_fast5 *f5 = NULL;
     if (h5turbo_fast5_open((const char *const *)paths, n, threads, 0, &f5) != H5TURBO_OK) {
         fprintf(stderr, "h5turbo_loop: %s\n", h5turbo_last_error());

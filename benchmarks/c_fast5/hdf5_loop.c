@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "path_list.h"
 
 typedef struct { unsigned long long reads, samples; long long signal_sum; double channel_sum; } totals;
 
@@ -96,17 +97,9 @@ int main(int argc, char **argv) {
     if (argc != 3) { fprintf(stderr, "usage: hdf5_loop PROCESSES LISTFILE\n"); return 2; }
     int procs = atoi(argv[1]);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are counted, not printed */
-    FILE *list = fopen(argv[2], "r");
-    if (!list || procs < 1) { perror("hdf5_loop"); return 2; }
     char **paths = NULL;
-    size_t n = 0, cap = 0;
-    char line[4096];
-    while (fgets(line, sizeof line, list)) {
-        line[strcspn(line, "\n")] = 0;
-        if (n == cap) paths = realloc(paths, (cap = cap ? 2 * cap : 1024) * sizeof *paths);
-        paths[n++] = strdup(line);
-    }
-    fclose(list);
+    size_t n = 0;
+    if (read_path_list(argv[2], &paths, &n) != 0 || procs < 1) { perror("hdf5_loop"); return 2; }
     int pipes[64][2];
     if (procs > 64) procs = 64;
     for (int p = 0; p < procs; p++) {

@@ -17,31 +17,28 @@ dir <- tempfile("strategies")
 dir.create(dir)
 has <- function(pkg) requireNamespace(pkg, quietly = TRUE)
 
-strategies <- list()
-h5_plain <- file.path(dir, "plain.h5")
-h5_gzip <- file.path(dir, "gzip.h5")
 write_h5 <- function(f, chunked) {
     unlink(f)
     h5createFile(f)
     if (chunked) h5createDataset(f, "m", dim(m), chunk = c(500, 100), level = 6)
     h5write(m, f, "m")
 }
-strategies[["rhdf5 (contiguous)"]] <- list(
-    write = function() write_h5(h5_plain, FALSE),
-    read = function() h5read(h5_plain, "m"),
-    rows = function() h5read(h5_plain, "m", index = list(rows, NULL)))
-strategies[["h5turbo (contiguous; file by rhdf5)"]] <- list(
-    write = NULL,
-    read = function() h5t_read(h5_plain, "m"),
-    rows = function() h5t_read(h5_plain, "m", index = list(rows, NULL)))
-strategies[["rhdf5 (chunked, gzip 6)"]] <- list(
-    write = function() write_h5(h5_gzip, TRUE),
-    read = function() h5read(h5_gzip, "m"),
-    rows = function() h5read(h5_gzip, "m", index = list(rows, NULL)))
-strategies[["h5turbo (chunked, gzip 6; file by rhdf5)"]] <- list(
-    write = NULL,
-    read = function() h5t_read(h5_gzip, "m"),
-    rows = function() h5t_read(h5_gzip, "m", index = list(rows, NULL)))
+# One HDF5 layout: rhdf5 writes and reads the file f, h5turbo reads the same file.
+hdf5_strategies <- function(f, chunked, layout) {
+    force(f)
+    force(chunked)
+    out <- list(
+        list(write = function() write_h5(f, chunked),
+             read = function() h5read(f, "m"),
+             rows = function() h5read(f, "m", index = list(rows, NULL))),
+        list(write = NULL,
+             read = function() h5t_read(f, "m"),
+             rows = function() h5t_read(f, "m", index = list(rows, NULL))))
+    names(out) <- c(sprintf("rhdf5 (%s)", layout), sprintf("h5turbo (%s; file by rhdf5)", layout))
+    out
+}
+strategies <- c(hdf5_strategies(file.path(dir, "plain.h5"), FALSE, "contiguous"),
+                hdf5_strategies(file.path(dir, "gzip.h5"), TRUE, "chunked, gzip 6"))
 if (has("ff")) {
     ff_file <- file.path(dir, "m.ff")
     strategies[["ff"]] <- list(

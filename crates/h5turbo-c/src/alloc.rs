@@ -41,42 +41,37 @@ fn choice() -> u8 {
     }
 }
 
+/// One GlobalAlloc call, made on the allocator chosen for the process.
+macro_rules! forward {
+    ($method:ident($($arg:expr),*)) => {
+        if choice() == SYSTEM {
+            System.$method($($arg),*)
+        } else {
+            mimalloc::MiMalloc.$method($($arg),*)
+        }
+    };
+}
+
 // SAFETY: every call is forwarded to one of two allocators, the same one for the
 // whole life of the process, so memory is always freed by the allocator that made it.
 unsafe impl GlobalAlloc for Allocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if choice() == SYSTEM {
-            System.alloc(layout)
-        } else {
-            mimalloc::MiMalloc.alloc(layout)
-        }
+        forward!(alloc(layout))
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if choice() == SYSTEM {
-            System.alloc_zeroed(layout)
-        } else {
-            mimalloc::MiMalloc.alloc_zeroed(layout)
-        }
+        forward!(alloc_zeroed(layout))
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if choice() == SYSTEM {
-            System.dealloc(ptr, layout)
-        } else {
-            mimalloc::MiMalloc.dealloc(ptr, layout)
-        }
+        forward!(dealloc(ptr, layout))
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if choice() == SYSTEM {
-            System.realloc(ptr, layout, new_size)
-        } else {
-            mimalloc::MiMalloc.realloc(ptr, layout, new_size)
-        }
+        forward!(realloc(ptr, layout, new_size))
     }
 }

@@ -3,6 +3,7 @@
 use crate::dataset::{in_object, rank_of, string_elements};
 use crate::datatype::{give_datatype, h5turbo_datatype};
 use crate::errors::*;
+use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
@@ -24,10 +25,7 @@ pub unsafe extern "C" fn h5turbo_attribute_names(
     count: *mut usize,
 ) -> c_int {
     guard(|| {
-        let names = out_ptr(names, "names")?;
-        let count = out_ptr(count, "count")?;
-        *names = std::ptr::null_mut();
-        *count = 0;
+        let (names, count) = out_strings(names, "names", count, "count")?;
         let obj = &deref(obj, "obj")?.object;
         let list = in_object(obj, obj.attribute_names())?;
         give_strings(list.iter().map(String::as_bytes), names, count);
@@ -43,12 +41,11 @@ pub unsafe extern "C" fn h5turbo_attribute_open(
     attr: *mut *mut h5turbo_attribute,
 ) -> c_int {
     guard(|| {
-        let out = out_ptr(attr, "attr")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(attr, "attr")?;
         let object = deref(obj, "obj")?.object.clone();
         let name = text(name, "name")?;
         let value = in_object(&object, object.attribute(name))?;
-        *out = Box::into_raw(Box::new(h5turbo_attribute { object, value }));
+        give_handle(out, h5turbo_attribute { object, value });
         Ok(())
     })
 }
@@ -56,9 +53,7 @@ pub unsafe extern "C" fn h5turbo_attribute_open(
 /// Close an attribute (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_close(attr: *mut h5turbo_attribute) {
-    if !attr.is_null() {
-        guard_void(|| drop(Box::from_raw(attr)));
-    }
+    close_handle(attr);
 }
 
 /// The attribute's element type (a new handle: close it with h5turbo_datatype_close).
@@ -68,8 +63,7 @@ pub unsafe extern "C" fn h5turbo_attribute_datatype(
     dt: *mut *mut h5turbo_datatype,
 ) -> c_int {
     guard(|| {
-        let out = out_ptr(dt, "dt")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(dt, "dt")?;
         give_datatype(deref(attr, "attr")?.value.datatype.clone(), out);
         Ok(())
     })
@@ -78,11 +72,7 @@ pub unsafe extern "C" fn h5turbo_attribute_datatype(
 /// The rank of an attribute: 0 for a scalar, -1 for a null dataspace.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_rank(attr: *const h5turbo_attribute, rank: *mut c_int) -> c_int {
-    guard(|| {
-        let out = out_ptr(rank, "rank")?;
-        *out = rank_of(&deref(attr, "attr")?.value.dataspace)?;
-        Ok(())
-    })
+    guard_put(rank, "rank", || rank_of(&deref(attr, "attr")?.value.dataspace))
 }
 
 /// The dimensions of an attribute into `dims` (room for max_rank; nothing for a scalar).
@@ -128,10 +118,7 @@ pub unsafe extern "C" fn h5turbo_attribute_read_strings(
     n: *mut usize,
 ) -> c_int {
     guard(|| {
-        let strings = out_ptr(strings, "strings")?;
-        let n = out_ptr(n, "n")?;
-        *strings = std::ptr::null_mut();
-        *n = 0;
+        let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let attr = deref(attr, "attr")?;
         let value = &attr.value;
         let values = string_elements(

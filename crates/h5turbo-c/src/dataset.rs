@@ -2,6 +2,7 @@
 
 use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
+use crate::handles::{guard_put, out_strings};
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
@@ -52,11 +53,7 @@ pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -
 /// The rank of a dataset: 0 for a scalar, -1 for a null dataspace.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_rank(ds: *const h5turbo_object, rank: *mut c_int) -> c_int {
-    guard(|| {
-        let out = out_ptr(rank, "rank")?;
-        *out = rank_of(&dataset_of(ds)?.1.dataspace)?;
-        Ok(())
-    })
+    guard_put(rank, "rank", || rank_of(&dataset_of(ds)?.1.dataspace))
 }
 
 /// The dimensions of a dataset into `dims` (room for max_rank; nothing for a scalar).
@@ -240,10 +237,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
     threads: c_int,
 ) -> c_int {
     guard(|| {
-        let strings = out_ptr(strings, "strings")?;
-        let n = out_ptr(n, "n")?;
-        *strings = std::ptr::null_mut();
-        *n = 0;
+        let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let threads = threads_arg(threads)?;
         let (obj, dataset) = dataset_of(ds)?;
         let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;

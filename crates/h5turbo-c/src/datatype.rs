@@ -1,6 +1,7 @@
 //! Element types of datasets and attributes.
 
 use crate::errors::*;
+use crate::handles::{close_handle, give_handle, guard_put, out_handle, put_wanted};
 use crate::native::is_plain;
 use crate::objects::h5turbo_object;
 use h5turbo_core::prelude::{
@@ -137,7 +138,7 @@ fn class_order_sign(dt: &Datatype) -> (c_int, Option<ByteOrder>, bool) {
 }
 
 pub(crate) unsafe fn give_datatype(datatype: Datatype, out: *mut *mut h5turbo_datatype) {
-    *out = Box::into_raw(Box::new(h5turbo_datatype::new(datatype)));
+    give_handle(out, h5turbo_datatype::new(datatype));
 }
 
 /// The element type of a dataset (or the type a committed datatype object stores).
@@ -145,8 +146,7 @@ pub(crate) unsafe fn give_datatype(datatype: Datatype, out: *mut *mut h5turbo_da
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_datatype(ds: *const h5turbo_object, dt: *mut *mut h5turbo_datatype) -> c_int {
     guard(|| {
-        let out = out_ptr(dt, "dt")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(dt, "dt")?;
         let obj = &deref(ds, "ds")?.object;
         let datatype = match obj.kind() {
             ObjectKind::Datatype => obj.stored_datatype()?,
@@ -160,19 +160,18 @@ pub unsafe extern "C" fn h5turbo_dataset_datatype(ds: *const h5turbo_object, dt:
 /// Close a datatype handle (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_close(dt: *mut h5turbo_datatype) {
-    if !dt.is_null() {
-        guard_void(|| drop(Box::from_raw(dt)));
-    }
+    close_handle(dt);
 }
 
 /// Class, size, byte order, sign and string kind of a type.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_info(dt: *const h5turbo_datatype, info: *mut h5turbo_type_info) -> c_int {
-    guard(|| {
-        let out = out_ptr(info, "info")?;
-        *out = deref(dt, "dt")?.info();
-        Ok(())
-    })
+    guard_put(info, "info", || Ok(deref(dt, "dt")?.info()))
+}
+
+/// Member `i` of a compound or an enum (`what`), or an error naming the count.
+fn nth_member<'a, T>(members: &'a [T], i: usize, what: &str) -> Result<&'a T, Error> {
+    members.get(i).ok_or_else(|| invalid(format!("member {} of {} of {}", i, what, members.len())))
 }
 
 fn compound_members(dt: &h5turbo_datatype) -> Result<&[h5turbo_core::prelude::CompoundMember], Error> {
@@ -185,11 +184,7 @@ fn compound_members(dt: &h5turbo_datatype) -> Result<&[h5turbo_core::prelude::Co
 /// The number of members of a compound type.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_member_count(dt: *const h5turbo_datatype, n: *mut usize) -> c_int {
-    guard(|| {
-        let out = out_ptr(n, "n")?;
-        *out = compound_members(deref(dt, "dt")?)?.len();
-        Ok(())
-    })
+    guard_put(n, "n", || Ok(compound_members(deref(dt, "dt")?)?.len()))
 }
 
 /// Member `i` of a compound type: its name (owned by `dt`), its byte offset in an
@@ -205,14 +200,9 @@ pub unsafe extern "C" fn h5turbo_datatype_member(
 ) -> c_int {
     guard(|| {
         let dt = deref(dt, "dt")?;
-        let members = compound_members(dt)?;
-        let m = members.get(i).ok_or_else(|| invalid(format!("member {} of a compound of {}", i, members.len())))?;
-        if !name.is_null() {
-            *name = dt.member_names[i].as_ptr();
-        }
-        if !offset.is_null() {
-            *offset = member_offset(dt, &m.name, m.offset)?;
-        }
+        let m = nth_member(compound_members(dt)?, i, "a compound")?;
+        put_wanted(name, || Ok(dt.member_names[i].as_ptr()))?;
+        put_wanted(offset, || member_offset(dt, &m.name, m.offset))?;
         if !member.is_null() {
             give_datatype(m.datatype.clone(), member);
         }
@@ -242,11 +232,7 @@ fn enum_members(dt: &h5turbo_datatype) -> Result<&[(CString, i64)], Error> {
 /// The number of members of an enum type.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_enum_count(dt: *const h5turbo_datatype, n: *mut usize) -> c_int {
-    guard(|| {
-        let out = out_ptr(n, "n")?;
-        *out = enum_members(deref(dt, "dt")?)?.len();
-        Ok(())
-    })
+    guard_put(n, "n", || Ok(enum_members(deref(dt, "dt")?)?.len()))
 }
 
 /// Member `i` of an enum type: its name (owned by `dt`) and value (an unsigned 64-bit
@@ -259,15 +245,9 @@ pub unsafe extern "C" fn h5turbo_datatype_enum_member(
     value: *mut i64,
 ) -> c_int {
     guard(|| {
-        let members = enum_members(deref(dt, "dt")?)?;
-        let (n, v) = members.get(i).ok_or_else(|| invalid(format!("member {} of an enum of {}", i, members.len())))?;
-        if !name.is_null() {
-            *name = n.as_ptr();
-        }
-        if !value.is_null() {
-            *value = *v;
-        }
-        Ok(())
+        let (n, v) = nth_member(enum_members(deref(dt, "dt")?)?, i, "an enum")?;
+        put_wanted(name, || Ok(n.as_ptr()))?;
+        put_wanted(value, || Ok(*v))
     })
 }
 
@@ -275,8 +255,7 @@ pub unsafe extern "C" fn h5turbo_datatype_enum_member(
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_base(dt: *const h5turbo_datatype, base: *mut *mut h5turbo_datatype) -> c_int {
     guard(|| {
-        let out = out_ptr(base, "base")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(base, "base")?;
         let base_type = match &deref(dt, "dt")?.datatype.class {
             DatatypeClass::Enum { base, .. }
             | DatatypeClass::Array { base, .. }

@@ -3,6 +3,7 @@
 //! through an index built on first use. A broken file or read is reported in its place.
 
 use crate::errors::*;
+use crate::handles::{close_handle, give_handle, guard_put, out_handle};
 use crate::objects::path_arg;
 use h5turbo_core::prelude::fast5::{open_file, read_record, scalar, Fast5Index, ReadRecord, Scalar};
 use h5turbo_core::prelude::{Error, File, ResultExt};
@@ -144,8 +145,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
     f5: *mut *mut h5turbo_fast5,
 ) -> c_int {
     guard(|| {
-        let out = out_ptr(f5, "f5")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(f5, "f5")?;
         let threads = threads_arg(threads)?;
         if n_paths > 0 && paths.is_null() {
             return Err(invalid("paths is NULL"));
@@ -174,7 +174,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             index: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
         };
-        *out = Box::into_raw(Box::new(handle));
+        give_handle(out, handle);
         Ok(())
     })
 }
@@ -182,19 +182,13 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
 /// The number of fast5 files found (after walking folders).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_file_count(f5: *const h5turbo_fast5, n: *mut usize) -> c_int {
-    guard(|| {
-        let out = out_ptr(n, "n")?;
-        *out = deref(f5, "f5")?.files.len();
-        Ok(())
-    })
+    guard_put(n, "n", || Ok(deref(f5, "f5")?.files.len()))
 }
 
 /// Close (NULL is fine). Batches already taken stay valid.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_close(f5: *mut h5turbo_fast5) {
-    if !f5.is_null() {
-        guard_void(|| drop(Box::from_raw(f5)));
-    }
+    close_handle(f5);
 }
 
 fn open_reads(path: &Path) -> Result<Arc<(File, Fast5Index)>, Arc<Error>> {
@@ -470,8 +464,7 @@ pub unsafe extern "C" fn h5turbo_fast5_next_batch(
     batch: *mut *mut h5turbo_fast5_batch,
 ) -> c_int {
     guard(|| {
-        let out = out_ptr(batch, "batch")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(batch, "batch")?;
         let f5 = deref(f5, "f5")?;
         if max_reads == 0 {
             return Err(invalid("max_reads is 0"));
@@ -533,8 +526,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
     one: *mut *mut h5turbo_fast5_batch,
 ) -> c_int {
     guard(|| {
-        let out = out_ptr(one, "one")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(one, "one")?;
         let f5 = deref(f5, "f5")?;
         let id = text(read_id, "read_id")?;
         let (file_no, read) = f5.index().find(id)?;
@@ -551,19 +543,24 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
 /// Free a batch (NULL is fine): every read's strings and signal, and the batch.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_batch_free(batch: *mut h5turbo_fast5_batch) {
-    if batch.is_null() {
-        return;
-    }
-    guard_void(|| {
-        // SAFETY: made by batch_of: an OwnedBatch whose first field is the batch.
-        let owned = Box::from_raw(batch.cast::<OwnedBatch>());
-        if owned.batch.n > 0 {
-            let reads = Box::from_raw(std::ptr::slice_from_raw_parts_mut(owned.batch.reads, owned.batch.n));
+    // SAFETY: made by batch_of: an OwnedBatch whose first field is the batch.
+    close_handle(batch.cast::<OwnedBatch>());
+}
+
+impl Drop for OwnedBatch {
+    fn drop(&mut self) {
+        if self.batch.n == 0 {
+            return;
+        }
+        // SAFETY: batch_of made `reads` a boxed slice of n reads, each read's strings
+        // and signal its own; nothing else frees them.
+        unsafe {
+            let reads = Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.batch.reads, self.batch.n));
             for read in reads.iter() {
                 free_read(read);
             }
         }
-    });
+    }
 }
 
 unsafe fn free_read(read: &h5turbo_fast5_read) {

@@ -15,6 +15,7 @@ mod dataset;
 mod datatype;
 mod errors;
 mod fast5;
+mod handles;
 mod native;
 mod objects;
 mod strings;

@@ -1,6 +1,7 @@
 //! Files, objects and group members.
 
 use crate::errors::*;
+use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{Error, File, LinkTarget, Object, ObjectKind, ResultExt};
 use std::ffi::{c_char, c_int, CStr, CString, OsStr};
@@ -10,6 +11,13 @@ use std::path::Path;
 /// An open HDF5 file (read-only). May be used from many threads at once.
 pub struct h5turbo_file {
     pub(crate) file: File,
+}
+
+/// Closing the handle closes the file (for every object still open on it).
+impl Drop for h5turbo_file {
+    fn drop(&mut self) {
+        self.file.close();
+    }
 }
 
 /// A group, dataset or committed datatype of an open file.
@@ -53,11 +61,10 @@ pub(crate) unsafe fn path_arg<'a>(ptr: *const c_char, what: &str) -> Result<&'a 
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_file_open(path: *const c_char, file: *mut *mut h5turbo_file) -> c_int {
     guard(|| {
-        let out = out_ptr(file, "file")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(file, "file")?;
         let path = path_arg(path, "path")?;
         let opened = File::open(path).in_file(path)?;
-        *out = Box::into_raw(Box::new(h5turbo_file { file: opened }));
+        give_handle(out, h5turbo_file { file: opened });
         Ok(())
     })
 }
@@ -66,13 +73,7 @@ pub unsafe extern "C" fn h5turbo_file_open(path: *const c_char, file: *mut *mut 
 /// H5TURBO_E_CLOSED; close them too. No other thread may be using `file` itself.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_file_close(file: *mut h5turbo_file) {
-    if file.is_null() {
-        return;
-    }
-    guard_void(|| {
-        let file = Box::from_raw(file);
-        file.file.close();
-    });
+    close_handle(file);
 }
 
 /// Open the object at `path` ("/", "/group/dataset"; soft links followed).
@@ -83,12 +84,11 @@ pub unsafe extern "C" fn h5turbo_object_open(
     obj: *mut *mut h5turbo_object,
 ) -> c_int {
     guard(|| {
-        let out = out_ptr(obj, "obj")?;
-        *out = std::ptr::null_mut();
+        let out = out_handle(obj, "obj")?;
         let file = deref(file, "file")?;
         let path = text(path, "path")?;
         let object = file.file.get(path).in_object(path).in_file(file.file.path())?;
-        *out = Box::into_raw(Box::new(h5turbo_object::new(object)));
+        give_handle(out, h5turbo_object::new(object));
         Ok(())
     })
 }
@@ -96,46 +96,32 @@ pub unsafe extern "C" fn h5turbo_object_open(
 /// Close an object (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_close(obj: *mut h5turbo_object) {
-    if !obj.is_null() {
-        guard_void(|| drop(Box::from_raw(obj)));
-    }
+    close_handle(obj);
 }
 
 /// The kind of an object: H5TURBO_GROUP, H5TURBO_DATASET or H5TURBO_NAMED_DATATYPE.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_kind(obj: *const h5turbo_object, kind: *mut c_int) -> c_int {
-    guard(|| {
-        let out = out_ptr(kind, "kind")?;
-        let obj = deref(obj, "obj")?;
-        *out = match obj.object.kind() {
+    guard_put(kind, "kind", || {
+        Ok(match deref(obj, "obj")?.object.kind() {
             ObjectKind::Group => H5TURBO_GROUP,
             ObjectKind::Dataset => H5TURBO_DATASET,
             ObjectKind::Datatype => H5TURBO_NAMED_DATATYPE,
-        };
-        Ok(())
+        })
     })
 }
 
 /// The object's path in the file, as it was opened (a pointer owned by `obj`).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_path(obj: *const h5turbo_object, path: *mut *const c_char) -> c_int {
-    guard(|| {
-        let out = out_ptr(path, "path")?;
-        let obj = deref(obj, "obj")?;
-        *out = obj.path.as_ptr();
-        Ok(())
-    })
+    guard_put(path, "path", || Ok(deref(obj, "obj")?.path.as_ptr()))
 }
 
 /// The object's address in the file: two paths reach the same object (hard links)
 /// exactly when their addresses are equal.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_address(obj: *const h5turbo_object, address: *mut u64) -> c_int {
-    guard(|| {
-        let out = out_ptr(address, "address")?;
-        *out = deref(obj, "obj")?.object.address();
-        Ok(())
-    })
+    guard_put(address, "address", || Ok(deref(obj, "obj")?.object.address()))
 }
 
 /// The member names of a group in h5py's order (creation order where the group tracks
@@ -148,10 +134,7 @@ pub unsafe extern "C" fn h5turbo_group_members(
     count: *mut usize,
 ) -> c_int {
     guard(|| {
-        let names = out_ptr(names, "names")?;
-        let count = out_ptr(count, "count")?;
-        *names = std::ptr::null_mut();
-        *count = 0;
+        let (names, count) = out_strings(names, "names", count, "count")?;
         let group = &deref(group, "group")?.object;
         if group.kind() != ObjectKind::Group {
             return Err(invalid("not a group").in_object(group.name()).in_file(group.file().path()));
@@ -166,16 +149,14 @@ pub unsafe extern "C" fn h5turbo_group_members(
 /// (walkers that visit each object once, as H5Ovisit, follow hard links only).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_link_kind(group: *const h5turbo_object, name: *const c_char, kind: *mut c_int) -> c_int {
-    guard(|| {
-        let out = out_ptr(kind, "kind")?;
+    guard_put(kind, "kind", || {
         let group = &deref(group, "group")?.object;
         let name = text(name, "name")?;
         let link = group.link(name).in_object(group.name()).in_file(group.file().path())?;
-        *out = match link.target {
+        Ok(match link.target {
             LinkTarget::Hard(_) => H5TURBO_LINK_HARD,
             LinkTarget::Soft(_) => H5TURBO_LINK_SOFT,
             LinkTarget::External { .. } => H5TURBO_LINK_EXTERNAL,
-        };
-        Ok(())
+        })
     })
 }

@@ -51,22 +51,16 @@ H5TurboArray <- function(filepath, name) {
 
 # colSums & co. on an untransformed H5TurboMatrix: the native chunk-parallel reductions
 # (a transformed one is a plain DelayedMatrix and takes DelayedArray's block route).
-setMethod("colSums", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
-    if (.use_native(x, na.rm, dims)) return(h5t_colSums(x@seed@filepath, x@seed@name))
-    callNextMethod()
-})
-setMethod("rowSums", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
-    if (.use_native(x, na.rm, dims)) return(h5t_rowSums(x@seed@filepath, x@seed@name))
-    callNextMethod()
-})
-setMethod("colMeans", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
-    if (.use_native(x, na.rm, dims)) return(h5t_colMeans(x@seed@filepath, x@seed@name))
-    callNextMethod()
-})
-setMethod("rowMeans", "H5TurboMatrix", function(x, na.rm = FALSE, dims = 1) {
-    if (.use_native(x, na.rm, dims)) return(h5t_rowMeans(x@seed@filepath, x@seed@name))
-    callNextMethod()
-})
+.native_sum <- function(native) {
+    function(x, na.rm = FALSE, dims = 1) {
+        if (.use_native(x, na.rm, dims)) return(native(x@seed@filepath, x@seed@name))
+        callNextMethod()
+    }
+}
+setMethod("colSums", "H5TurboMatrix", .native_sum(h5t_colSums))
+setMethod("rowSums", "H5TurboMatrix", .native_sum(h5t_rowSums))
+setMethod("colMeans", "H5TurboMatrix", .native_sum(h5t_colMeans))
+setMethod("rowMeans", "H5TurboMatrix", .native_sum(h5t_rowMeans))
 
 # MatrixGenerics' colSums2 & co. (what DelayedMatrixStats, scuttle and scran call) on a
 # whole untransformed H5TurboMatrix: the same native reductions. A subset (rows/cols),

@@ -54,13 +54,32 @@ int call_fail(call_t *c, int code, const char *msg)
     return code;
 }
 
-SEXP call_failure(call_t *c)
+SEXP call_fail_null(call_t *c, int code, const char *msg)
 {
-    call_end(c);
-    SEXP out = PROTECT(Rf_mkString(c->msg));
-    Rf_setAttrib(out, Rf_install("code"), Rf_ScalarInteger(c->code));
+    call_fail(c, code, msg);
+    return NULL;
+}
+
+SEXP failure_value(const char *msg, int code)
+{
+    SEXP out = PROTECT(Rf_mkString(msg));
+    Rf_setAttrib(out, Rf_install("code"), Rf_ScalarInteger(code));
     Rf_setAttrib(out, R_ClassSymbol, Rf_mkString("h5turbo_failure"));
     UNPROTECT(1);
+    return out;
+}
+
+static SEXP call_failure(call_t *c)
+{
+    call_end(c);
+    return failure_value(c->msg, c->code);
+}
+
+SEXP call_return(call_t *c, SEXP out)
+{
+    if (out == NULL) out = call_failure(c);
+    else call_end(c);   /* closes library handles only: no R allocation, out stays safe */
+    UNPROTECT(1);       /* call_begin's holder */
     return out;
 }
 
@@ -81,12 +100,19 @@ int open_object(call_t *c, SEXP name)
     return rc == H5TURBO_OK ? rc : call_fail(c, rc, NULL);
 }
 
-static const char *copy_string(const char *s)
+const char *r_strdup(const char *s)
 {
     size_t n = strlen(s);
     char *out = R_alloc(n + 1, 1);
     memcpy(out, s, n + 1);
     return out;
+}
+
+const char *type_class_name(int type_class)
+{
+    static const char *names[] = {"INTEGER", "FLOAT", "STRING", "BITFIELD", "OPAQUE", "COMPOUND",
+                                  "REFERENCE", "ENUM", "VLEN", "ARRAY", "TIME", "COMPLEX"};
+    return (type_class >= 0 && type_class < 12) ? names[type_class] : "UNKNOWN";
 }
 
 /* Nesting deeper than this is refused (a hostile file could nest without end). */
@@ -104,7 +130,7 @@ static int describe_compound(call_t *c, const h5turbo_datatype *dt, tnode *t, in
         h5turbo_datatype *member = NULL;
         rc = h5turbo_datatype_member(dt, i, &name, &offset, &member);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
-        t->members[i].name = copy_string(name != NULL ? name : "");
+        t->members[i].name = r_strdup(name != NULL ? name : "");
         t->members[i].offset = offset;
         rc = describe_type(c, member, &t->members[i], depth + 1);
         h5turbo_datatype_close(member);
@@ -126,7 +152,7 @@ static int describe_enum(call_t *c, const h5turbo_datatype *dt, tnode *t)
         const char *name = NULL;
         rc = h5turbo_datatype_enum_member(dt, i, &name, &t->enum_values[i]);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
-        t->enum_names[i] = copy_string(name != NULL ? name : "");
+        t->enum_names[i] = r_strdup(name != NULL ? name : "");
     }
     return H5TURBO_OK;
 }
@@ -143,16 +169,6 @@ int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
 
 /* ---- element conversion ---- */
 
-static int64_t load_signed(const unsigned char *p, size_t size)
-{
-    switch (size) {
-    case 1: { int8_t v; memcpy(&v, p, 1); return v; }
-    case 2: { int16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { int32_t v; memcpy(&v, p, 4); return v; }
-    default: { int64_t v; memcpy(&v, p, 8); return v; }
-    }
-}
-
 static uint64_t load_unsigned(const unsigned char *p, size_t size)
 {
     switch (size) {
@@ -163,6 +179,16 @@ static uint64_t load_unsigned(const unsigned char *p, size_t size)
     }
 }
 
+/* The same bits sign-extended from size bytes (two's complement), without the
+   implementation-defined conversion of a large unsigned value to int64_t. */
+static int64_t load_signed(const unsigned char *p, size_t size)
+{
+    uint64_t u = load_unsigned(p, size);
+    uint64_t sign = (uint64_t) 1 << (8 * size - 1);
+    if (!(u & sign)) return (int64_t) u;
+    return -(int64_t) (~u & (sign - 1)) - 1;
+}
+
 static double half_to_double(uint16_t h)
 {
     int sign = (h >> 15) & 1, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
@@ -171,6 +197,12 @@ static double half_to_double(uint16_t h)
     else if (exponent == 31) v = mantissa ? NAN : INFINITY;
     else v = ldexp((double) (mantissa | 0x400), exponent - 25);
     return sign ? -v : v;
+}
+
+/* Element i of a buffer of elements `stride` bytes apart, at `off` within each. */
+static const unsigned char *element(const unsigned char *buf, R_xlen_t i, size_t stride, size_t off)
+{
+    return buf + (size_t) i * stride + off;
 }
 
 static int integer_size_ok(size_t size)
@@ -186,7 +218,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
     if (!is_signed && size == 1 && !(flags & CONV_ATTRIBUTE)) {
         SEXP out = PROTECT(Rf_allocVector(RAWSXP, n));
         Rbyte *r = RAW(out);
-        for (R_xlen_t i = 0; i < n; i++) r[i] = buf[(size_t) i * stride + off];
+        for (R_xlen_t i = 0; i < n; i++) r[i] = *element(buf, i, stride, off);
         UNPROTECT(1);
         return out;
     }
@@ -195,7 +227,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
         SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
         double *r = REAL(out);
         for (R_xlen_t i = 0; i < n; i++) {
-            const unsigned char *p = buf + (size_t) i * stride + off;
+            const unsigned char *p = element(buf, i, stride, off);
             r[i] = is_signed ? (double) load_signed(p, size) : (double) load_unsigned(p, size);
         }
         UNPROTECT(1);
@@ -204,7 +236,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
     SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
     int *r = INTEGER(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         if (is_signed) {
             int64_t v = load_signed(p, size);
             if (v > INT_MAX || v <= INT_MIN) {
@@ -227,14 +259,12 @@ static SEXP convert_floats(call_t *c, const tnode *t, const unsigned char *buf, 
                            size_t stride, size_t off)
 {
     size_t size = t->info.size;
-    if (size != 2 && size != 4 && size != 8) {
-        call_fail(c, H5TURBO_E_UNSUPPORTED, "floating-point size other than 2, 4 or 8 bytes");
-        return NULL;
-    }
+    if (size != 2 && size != 4 && size != 8)
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "floating-point size other than 2, 4 or 8 bytes");
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *r = REAL(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         if (size == 8) { memcpy(&r[i], p, 8); }
         else if (size == 4) { float v; memcpy(&v, p, 4); r[i] = v; }
         else { uint16_t h; memcpy(&h, p, 2); r[i] = half_to_double(h); }
@@ -248,14 +278,12 @@ static SEXP convert_enum(call_t *c, const tnode *t, const unsigned char *buf, R_
                          size_t stride, size_t off)
 {
     size_t size = t->info.size;
-    if (!integer_size_ok(size)) {
-        call_fail(c, H5TURBO_E_UNSUPPORTED, "enum base type of unusual size");
-        return NULL;
-    }
+    if (!integer_size_ok(size))
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "enum base type of unusual size");
     SEXP out = PROTECT(Rf_allocVector(INTSXP, n));
     int *r = INTEGER(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         int64_t v = t->info.is_signed ? load_signed(p, size) : (int64_t) load_unsigned(p, size);
         r[i] = NA_INTEGER;
         for (size_t k = 0; k < t->n_enum; k++) {
@@ -278,7 +306,7 @@ static SEXP convert_fixed_strings(const tnode *t, const unsigned char *buf, R_xl
     SEXP out = PROTECT(Rf_allocVector(STRSXP, n));
     cetype_t enc = t->info.is_utf8 ? CE_UTF8 : CE_NATIVE;
     for (R_xlen_t i = 0; i < n; i++) {
-        const char *p = (const char *) buf + (size_t) i * stride + off;
+        const char *p = (const char *) element(buf, i, stride, off);
         size_t len = 0;
         while (len < t->info.size && p[len] != '\0') len++;
         SET_STRING_ELT(out, i, Rf_mkCharLenCE(p, (int) len, enc));
@@ -290,14 +318,12 @@ static SEXP convert_fixed_strings(const tnode *t, const unsigned char *buf, R_xl
 static SEXP convert_complex(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                             size_t stride, size_t off)
 {
-    if (t->info.size != 16 && t->info.size != 8) {
-        call_fail(c, H5TURBO_E_UNSUPPORTED, "complex numbers other than 2 x float32 or 2 x float64");
-        return NULL;
-    }
+    if (t->info.size != 16 && t->info.size != 8)
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "complex numbers other than 2 x float32 or 2 x float64");
     SEXP out = PROTECT(Rf_allocVector(CPLXSXP, n));
     Rcomplex *r = COMPLEX(out);
     for (R_xlen_t i = 0; i < n; i++) {
-        const unsigned char *p = buf + (size_t) i * stride + off;
+        const unsigned char *p = element(buf, i, stride, off);
         if (t->info.size == 16) {
             memcpy(&r[i].r, p, 8);
             memcpy(&r[i].i, p + 8, 8);
@@ -348,15 +374,13 @@ SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xle
     case H5TURBO_COMPOUND:
         return convert_compound(c, t, buf, n, stride, off, flags, overflow);
     case H5TURBO_STRING:
-        if (t->info.is_variable_string) {
-            call_fail(c, H5TURBO_E_UNSUPPORTED, "variable-length strings inside a compound");
-            return NULL;
-        }
+        if (t->info.is_variable_string)
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "variable-length strings inside a compound");
         return convert_fixed_strings(t, buf, n, stride, off);
     case H5TURBO_OPAQUE: {
         SEXP out = PROTECT(Rf_allocVector(RAWSXP, n * (R_xlen_t) t->info.size));
         for (R_xlen_t i = 0; i < n; i++)
-            memcpy(RAW(out) + (size_t) i * t->info.size, buf + (size_t) i * stride + off, t->info.size);
+            memcpy(RAW(out) + (size_t) i * t->info.size, element(buf, i, stride, off), t->info.size);
         UNPROTECT(1);
         return out;
     }
@@ -370,8 +394,7 @@ SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xle
     int k = t->info.type_class;
     snprintf(msg, sizeof msg, "datatype not supported by the R package: %s of %zu bytes",
              (k >= 0 && k < 12) ? classes[k] : "unknown class", t->info.size);
-    call_fail(c, H5TURBO_E_UNSUPPORTED, msg);
-    return NULL;
+    return call_fail_null(c, H5TURBO_E_UNSUPPORTED, msg);
 }
 
 SEXP strings_to_r(char **strings, size_t n, int utf8)

@@ -12,6 +12,8 @@
 #include <h5turbo.h>
 
 #define MSG_MAX 2048
+/* Datasets and attributes of more dimensions are refused. */
+#define MAX_RANK 32
 
 /* Everything one .Call may hold open. */
 typedef struct {
@@ -24,14 +26,29 @@ typedef struct {
     char msg[MSG_MAX];
 } call_t;
 
-/* A call context, protected on R's stack (one PROTECT: the caller UNPROTECTs it). */
+/* A call context, protected on R's stack (one PROTECT, released by call_return). */
 call_t *call_begin(SEXP *holder);
+/* The end of every .Call: `out` (the body's value, or NULL when it failed) with what
+   is open closed, or the failure as an R value; releases call_begin's protection, so
+   the body must leave R's protection stack as it found it. */
+SEXP call_return(call_t *c, SEXP out);
+/* The whole of a .Call entry point: body(c, ...) run in a call context, whose value
+   (or failure) the entry point returns. */
+#define CALL_BODY(body, ...)                                    \
+    do {                                                        \
+        SEXP holder_;                                           \
+        call_t *c_ = call_begin(&holder_);                      \
+        return call_return(c_, body(c_, __VA_ARGS__));          \
+    } while (0)
 /* Closes what is open; safe to call twice. */
 void call_end(call_t *c);
 /* Records the library's last error (or msg when given) and returns the code. */
 int call_fail(call_t *c, int code, const char *msg);
-/* The failure as an R value: a string with class "h5turbo_failure" and attribute "code". */
-SEXP call_failure(call_t *c);
+/* call_fail for functions that give an R value: returns NULL. */
+SEXP call_fail_null(call_t *c, int code, const char *msg);
+/* A failure as an R value: the message with class "h5turbo_failure" and attribute
+   "code" (the R side raises the condition). */
+SEXP failure_value(const char *msg, int code);
 /* Frees the strings held by the call. */
 void call_free_strings(call_t *c);
 
@@ -62,6 +79,11 @@ int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth);
    value did not fit R's integer. Returns NULL (C) with c->code set when unsupported. */
 SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                       size_t stride, size_t extra_offset, int flags, int *overflow);
+
+/* A copy of s in R_alloc memory (released when the .Call returns). */
+const char *r_strdup(const char *s);
+/* rhdf5's name of a type class ("INTEGER", "FLOAT" ...; h5ls's dclass). */
+const char *type_class_name(int type_class);
 
 /* A character vector from C strings (UTF-8 or ASCII). */
 SEXP strings_to_r(char **strings, size_t n, int utf8);

@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include "glue.h"
 
-#define MAX_RANK 32
-
 typedef struct {
     size_t n, cap;
     const char **group, **name, **otype, **dclass, **dim;
@@ -31,14 +29,6 @@ static int seen_before(rows_t *r, uint64_t address)
     return 0;
 }
 
-static const char *dup_r(const char *s)
-{
-    size_t n = strlen(s);
-    char *out = R_alloc(n + 1, 1);
-    memcpy(out, s, n + 1);
-    return out;
-}
-
 static void rows_grow(rows_t *r)
 {
     size_t cap = r->cap ? 2 * r->cap : 64;
@@ -56,13 +46,6 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(const char *const *) a, *(const char *const *) b);
 }
 
-static const char *class_name(int type_class)
-{
-    static const char *names[] = {"INTEGER", "FLOAT", "STRING", "BITFIELD", "OPAQUE", "COMPOUND",
-                                  "REFERENCE", "ENUM", "VLEN", "ARRAY", "TIME", "COMPLEX"};
-    return (type_class >= 0 && type_class < 12) ? names[type_class] : "UNKNOWN";
-}
-
 /* dclass and dim of a dataset, rhdf5's way: dims reversed, "( 0 )" for a scalar. */
 static void describe_dataset(const h5turbo_object *ds, const char **dclass, const char **dim)
 {
@@ -71,7 +54,7 @@ static void describe_dataset(const h5turbo_object *ds, const char **dclass, cons
     *dclass = "";
     *dim = "";
     if (h5turbo_dataset_datatype(ds, &dt) == H5TURBO_OK) {
-        if (h5turbo_datatype_info(dt, &info) == H5TURBO_OK) *dclass = class_name(info.type_class);
+        if (h5turbo_datatype_info(dt, &info) == H5TURBO_OK) *dclass = type_class_name(info.type_class);
         h5turbo_datatype_close(dt);
     }
     int rank = 0;
@@ -84,7 +67,7 @@ static void describe_dataset(const h5turbo_object *ds, const char **dclass, cons
     for (int k = rank - 1; k >= 0; k--)
         at += (size_t) snprintf(buf + at, sizeof buf - at, "%s%llu", k == rank - 1 ? "" : " x ",
                                 (unsigned long long) dims[k]);
-    *dim = dup_r(buf);
+    *dim = r_strdup(buf);
 }
 
 static char *join_path(const char *group, const char *name)
@@ -106,7 +89,7 @@ static int list_group(call_t *c, h5turbo_object *obj, const char *group, int dep
     int rc = h5turbo_group_members(obj, &members, &n);
     if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
     const char **names = (const char **) R_alloc(n ? n : 1, sizeof(char *));
-    for (size_t i = 0; i < n; i++) names[i] = dup_r(members[i]);
+    for (size_t i = 0; i < n; i++) names[i] = r_strdup(members[i]);
     h5turbo_strings_free(members, n);
     qsort(names, n, sizeof(char *), by_name);
     for (size_t i = 0; i < n; i++) {
@@ -162,35 +145,33 @@ static SEXP column(const char **values, size_t n)
     return out;
 }
 
-SEXP C_ls(SEXP path, SEXP group, SEXP depth_)
+/* The listing as a list of columns, or NULL (c->code set). */
+static SEXP list_objects(call_t *c, SEXP path, SEXP group, SEXP depth_)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
     rows_t rows;
     memset(&rows, 0, sizeof rows);
-    SEXP out;
     int kind = -1, depth = Rf_asInteger(depth_);
-    if (open_file(c, path) || open_object(c, group)) goto fail;
+    if (open_file(c, path) || open_object(c, group)) return NULL;
     int rc = h5turbo_object_kind(c->obj, &kind);
-    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); goto fail; }
-    if (kind != H5TURBO_GROUP) { call_fail(c, H5TURBO_E_INVALID, "the object is not a group"); goto fail; }
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+    if (kind != H5TURBO_GROUP) return call_fail_null(c, H5TURBO_E_INVALID, "the object is not a group");
     uint64_t root = 0;
     if (h5turbo_object_address(c->obj, &root) == H5TURBO_OK) seen_before(&rows, root);
-    if (list_group(c, c->obj, dup_r(Rf_translateCharUTF8(STRING_ELT(group, 0))), depth, &rows, 0)) goto fail;
+    if (list_group(c, c->obj, r_strdup(Rf_translateCharUTF8(STRING_ELT(group, 0))), depth, &rows, 0)) return NULL;
     const char *fields[] = {"group", "name", "otype", "dclass", "dim", ""};
-    out = PROTECT(Rf_mkNamed(VECSXP, fields));
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, fields));
     SET_VECTOR_ELT(out, 0, column(rows.group, rows.n));
     SET_VECTOR_ELT(out, 1, column(rows.name, rows.n));
     SET_VECTOR_ELT(out, 2, column(rows.otype, rows.n));
     SET_VECTOR_ELT(out, 3, column(rows.dclass, rows.n));
     SET_VECTOR_ELT(out, 4, column(rows.dim, rows.n));
-    call_end(c);
-    UNPROTECT(2);
-    return out;
-fail:
-    out = call_failure(c);
     UNPROTECT(1);
     return out;
+}
+
+SEXP C_ls(SEXP path, SEXP group, SEXP depth)
+{
+    CALL_BODY(list_objects, path, group, depth);
 }
 
 SEXP C_version(void)

@@ -7,20 +7,11 @@
 #include <limits.h>
 #include "glue.h"
 
-#define MAX_RANK 32
-
 static int threads_arg(SEXP threads)
 {
     if (Rf_isNull(threads)) return 0;
     int t = Rf_asInteger(threads);
     return (t == NA_INTEGER || t < 0) ? 0 : t;
-}
-
-static const char *class_name(int type_class)
-{
-    static const char *names[] = {"INTEGER", "FLOAT", "STRING", "BITFIELD", "OPAQUE", "COMPOUND",
-                                  "REFERENCE", "ENUM", "VLEN", "ARRAY", "TIME", "COMPLEX"};
-    return (type_class >= 0 && type_class < 12) ? names[type_class] : "UNKNOWN";
 }
 
 /* The dataset at c->obj: its rank (-1 null, 0 scalar) and shape. */
@@ -159,14 +150,23 @@ static size_t block_elements(const selection_t *s, int b, int rank)
     return n;
 }
 
+/* Block b's start, count and stride arguments (NULL for a scalar, which takes none). */
+static void block_args(const selection_t *s, int b, int rank, const uint64_t **start, const uint64_t **count,
+                       const uint64_t **stride)
+{
+    size_t at = (size_t) b * rank;
+    *start = rank > 0 ? s->start + at : NULL;
+    *count = rank > 0 ? s->count + at : NULL;
+    *stride = rank > 0 ? s->stride + at : NULL;
+}
+
 static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8)
 {
     SEXP out = PROTECT(Rf_allocVector(STRSXP, s->n));
     R_xlen_t at = 0;
     for (int b = 0; b < s->n_blocks; b++) {
-        const uint64_t *st = rank > 0 ? s->start + (size_t) b * rank : NULL;
-        const uint64_t *ct = rank > 0 ? s->count + (size_t) b * rank : NULL;
-        const uint64_t *sd = rank > 0 ? s->stride + (size_t) b * rank : NULL;
+        const uint64_t *st, *ct, *sd;
+        block_args(s, b, rank, &st, &ct, &sd);
         if (rank > 0 && block_elements(s, b, rank) == 0) continue;
         int rc = h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads);
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
@@ -193,9 +193,8 @@ static int read_selection(call_t *c, const selection_t *s, int rank, int threads
     for (int b = 0; b < s->n_blocks; b++) {
         size_t n = rank > 0 ? block_elements(s, b, rank) : 1;
         if (n == 0) continue;
-        const uint64_t *st = rank > 0 ? s->start + (size_t) b * rank : NULL;
-        const uint64_t *ct = rank > 0 ? s->count + (size_t) b * rank : NULL;
-        const uint64_t *sd = rank > 0 ? s->stride + (size_t) b * rank : NULL;
+        const uint64_t *st, *ct, *sd;
+        block_args(s, b, rank, &st, &ct, &sd);
         int rc = h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
         at += n;
@@ -229,41 +228,38 @@ static SEXP mark_overflow(SEXP x, int overflow)
     return x;
 }
 
-SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads_, SEXP flags_)
+/* The selection of the dataset as an R value (R's NULL for a null dataspace), or
+   NULL (C) with c->code set. */
+static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threads, int flags)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    int threads = threads_arg(threads_), flags = Rf_asInteger(flags_) & CONV_DOUBLE64;
     int rank = 0, overflow = 0;
     uint64_t dims[MAX_RANK];
     tnode t;
     selection_t s;
     memset(&s, 0, sizeof s);
-    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims)) goto fail;
-    if (rank < 0) { call_end(c); UNPROTECT(1); return R_NilValue; }   /* null dataspace */
-    if (dataset_type(c, &t) || parse_blocks(c, blocks, rank, dims, &s)) goto fail;
+    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims)) return NULL;
+    if (rank < 0) return R_NilValue;   /* null dataspace */
+    if (dataset_type(c, &t) || parse_blocks(c, blocks, rank, dims, &s)) return NULL;
 
     SEXP out;
     if (t.info.type_class == H5TURBO_STRING) {
         out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8);
-        if (out == NULL) goto fail;
+        if (out == NULL) return NULL;
         PROTECT(out);
     } else {
         SEXPTYPE direct = direct_type(&t, flags);
-        if (t.info.size == 0) { call_fail(c, H5TURBO_E_FORMAT, "datatype of size 0"); goto fail; }
-        if ((double) s.n * (double) t.info.size > (double) R_XLEN_T_MAX) {
-            call_fail(c, H5TURBO_E_INVALID, "selection too large for an R vector");
-            goto fail;
-        }
+        if (t.info.size == 0) return call_fail_null(c, H5TURBO_E_FORMAT, "datatype of size 0");
+        if ((double) s.n * (double) t.info.size > (double) R_XLEN_T_MAX)
+            return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
         if (direct != NILSXP) {
             out = PROTECT(Rf_allocVector(direct, s.n));
-            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size)) { UNPROTECT(1); goto fail; }
+            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size)) { UNPROTECT(1); return NULL; }
         } else {
             SEXP raw = PROTECT(Rf_allocVector(RAWSXP, s.n * (R_xlen_t) t.info.size));
-            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size)) { UNPROTECT(1); goto fail; }
+            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size)) { UNPROTECT(1); return NULL; }
             out = convert_elements(c, &t, RAW(raw), s.n, t.info.size, 0, flags, &overflow);
             UNPROTECT(1);
-            if (out == NULL) goto fail;
+            if (out == NULL) return NULL;
             PROTECT(out);
         }
         if (t.info.type_class == H5TURBO_INTEGER && TYPEOF(out) == INTSXP && stored_as_logical(c)) {
@@ -274,13 +270,13 @@ SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads_, SEXP flags_)
     }
     set_dims(out, s.total, rank, s.n);
     mark_overflow(out, overflow);
-    call_end(c);
-    UNPROTECT(2);
-    return out;
-fail:
-    out = call_failure(c);
     UNPROTECT(1);
     return out;
+}
+
+SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads, SEXP flags)
+{
+    CALL_BODY(read_dataset, path, name, blocks, threads_arg(threads), Rf_asInteger(flags) & CONV_DOUBLE64);
 }
 
 /* ---- attributes ---- */
@@ -293,33 +289,29 @@ static SEXP read_one_attribute(call_t *c, const char *name)
     tnode t;
     memset(&t, 0, sizeof t);
     int rc = h5turbo_attribute_open(c->obj, name, &c->attr);
-    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
     rc = h5turbo_attribute_rank(c->attr, &rank);
-    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
-    if (rank > MAX_RANK) { call_fail(c, H5TURBO_E_UNSUPPORTED, "more than 32 dimensions"); return NULL; }
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+    if (rank > MAX_RANK) return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "more than 32 dimensions");
     if (rank < 0) return R_NilValue;
-    if (rank > 0 && (rc = h5turbo_attribute_shape(c->attr, dims, rank)) != H5TURBO_OK) {
-        call_fail(c, rc, NULL);
-        return NULL;
-    }
+    if (rank > 0 && (rc = h5turbo_attribute_shape(c->attr, dims, rank)) != H5TURBO_OK)
+        return call_fail_null(c, rc, NULL);
     double n = 1;
     for (int k = 0; k < rank; k++) n *= (double) dims[k];
-    if ((rc = h5turbo_attribute_datatype(c->attr, &dt)) != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+    if ((rc = h5turbo_attribute_datatype(c->attr, &dt)) != H5TURBO_OK) return call_fail_null(c, rc, NULL);
     rc = describe_type(c, dt, &t, 0);
     h5turbo_datatype_close(dt);
     if (rc != H5TURBO_OK) return NULL;
     SEXP out;
     if (t.info.type_class == H5TURBO_STRING) {
         rc = h5turbo_attribute_read_strings(c->attr, &c->strings, &c->n_strings);
-        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
-        if ((double) c->n_strings != n) { call_fail(c, H5TURBO_E_INTERNAL, "string count differs from the shape"); return NULL; }
+        if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+        if ((double) c->n_strings != n) return call_fail_null(c, H5TURBO_E_INTERNAL, "string count differs from the shape");
         out = PROTECT(strings_to_r(c->strings, c->n_strings, t.info.is_utf8));
         call_free_strings(c);
     } else {
-        if (t.info.size == 0 || n * (double) t.info.size > 1.0e12) {
-            call_fail(c, H5TURBO_E_FORMAT, "attribute size out of range");
-            return NULL;
-        }
+        if (t.info.size == 0 || n * (double) t.info.size > 1.0e12)
+            return call_fail_null(c, H5TURBO_E_FORMAT, "attribute size out of range");
         SEXP raw = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) t.info.size));
         rc = h5turbo_attribute_read(c->attr, RAW(raw), (size_t) XLENGTH(raw));
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
@@ -334,46 +326,42 @@ static SEXP read_one_attribute(call_t *c, const char *name)
     return out;
 }
 
-/* A named list in the file's (h5py's) order; an attribute that cannot be read is an
-   "h5turbo_failure" value (the R side warns and gives NA, as rhdf5 does). */
-SEXP C_attributes(SEXP path, SEXP name)
+/* The failure c holds as the value of one attribute (the R side warns and gives NA, as
+   rhdf5 does); c is cleared for the next attribute. */
+static SEXP attribute_failure(call_t *c)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    SEXP out;
-    if (open_file(c, path) || open_object(c, name)) goto fail;
+    SEXP v = failure_value(c->msg, c->code);
+    c->code = H5TURBO_OK;
+    return v;
+}
+
+/* A named list in the file's (h5py's) order; an attribute that cannot be read is an
+   "h5turbo_failure" value. */
+static SEXP read_attributes(call_t *c, SEXP path, SEXP name)
+{
+    if (open_file(c, path) || open_object(c, name)) return NULL;
     char **names = NULL;
     size_t n = 0;
     int rc = h5turbo_attribute_names(c->obj, &names, &n);
-    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); goto fail; }
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
     SEXP rnames = PROTECT(strings_to_r(names, n, 1));
     h5turbo_strings_free(names, n);
-    out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) n));
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) n));
     for (size_t i = 0; i < n; i++) {
         const char *an = Rf_translateCharUTF8(STRING_ELT(rnames, (R_xlen_t) i));
         SEXP v = read_one_attribute(c, an);
         if (c->attr != NULL) { h5turbo_attribute_close(c->attr); c->attr = NULL; }
         call_free_strings(c);
-        if (v == NULL) {
-            char msg[MSG_MAX];
-            snprintf(msg, sizeof msg, "%s", c->msg);
-            int code = c->code;
-            c->code = H5TURBO_OK;
-            v = PROTECT(Rf_mkString(msg));
-            Rf_setAttrib(v, Rf_install("code"), Rf_ScalarInteger(code));
-            Rf_setAttrib(v, R_ClassSymbol, Rf_mkString("h5turbo_failure"));
-            UNPROTECT(1);
-        }
-        SET_VECTOR_ELT(out, (R_xlen_t) i, v);
+        SET_VECTOR_ELT(out, (R_xlen_t) i, v != NULL ? v : attribute_failure(c));
     }
     Rf_setAttrib(out, R_NamesSymbol, rnames);
-    call_end(c);
-    UNPROTECT(3);
+    UNPROTECT(2);
     return out;
-fail:
-    out = call_failure(c);
-    UNPROTECT(1);
-    return out;
+}
+
+SEXP C_attributes(SEXP path, SEXP name)
+{
+    CALL_BODY(read_attributes, path, name);
 }
 
 /* ---- what a dataset is ---- */
@@ -405,34 +393,13 @@ static SEXP dims_to_r(const uint64_t *dims, int rank)
     return v;
 }
 
-SEXP C_info(SEXP path, SEXP name)
+/* The filter names of the dataset's pipeline (rhdf5's; "filter N" for unknown ids). */
+static SEXP filter_names(call_t *c)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    int rank = 0, chunked = 0;
-    uint64_t dims[MAX_RANK], chunk[MAX_RANK];
     uint32_t filter_ids[64];
     size_t n_filters = 0;
-    tnode t;
-    SEXP out;
-    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims) || dataset_type(c, &t))
-        goto fail;
-    if (rank > 0) {
-        int rc = h5turbo_dataset_chunk_shape(c->obj, chunk, rank, &chunked);
-        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); goto fail; }
-    }
     if (h5turbo_dataset_filters(c->obj, filter_ids, 64, &n_filters) != H5TURBO_OK) n_filters = 0;
     if (n_filters > 64) n_filters = 64;
-    int logical = t.info.type_class == H5TURBO_INTEGER && stored_as_logical(c);
-    const char *fields[] = {"rank", "dims", "chunk", "dclass", "size", "signed", "rtype", "filters", ""};
-    out = PROTECT(Rf_mkNamed(VECSXP, fields));
-    SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(rank));
-    SET_VECTOR_ELT(out, 1, dims_to_r(dims, rank < 0 ? 0 : rank));
-    SET_VECTOR_ELT(out, 2, chunked ? dims_to_r(chunk, rank) : R_NilValue);
-    SET_VECTOR_ELT(out, 3, Rf_mkString(class_name(t.info.type_class)));
-    SET_VECTOR_ELT(out, 4, Rf_ScalarReal((double) t.info.size));
-    SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(t.info.is_signed != 0));
-    SET_VECTOR_ELT(out, 6, Rf_mkString(r_type(&t, logical)));
     SEXP filters = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) n_filters));
     for (size_t i = 0; i < n_filters; i++) {
         const char *fname = h5turbo_filter_name(filter_ids[i]);
@@ -440,35 +407,57 @@ SEXP C_info(SEXP path, SEXP name)
         if (fname == NULL) { snprintf(buf, sizeof buf, "filter %u", (unsigned) filter_ids[i]); fname = buf; }
         SET_STRING_ELT(filters, (R_xlen_t) i, Rf_mkChar(fname));
     }
-    SET_VECTOR_ELT(out, 7, filters);
-    call_end(c);
-    UNPROTECT(3);
-    return out;
-fail:
-    out = call_failure(c);
+    UNPROTECT(1);
+    return filters;
+}
+
+static SEXP dataset_info(call_t *c, SEXP path, SEXP name)
+{
+    int rank = 0, chunked = 0;
+    uint64_t dims[MAX_RANK], chunk[MAX_RANK];
+    tnode t;
+    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims) || dataset_type(c, &t))
+        return NULL;
+    if (rank > 0) {
+        int rc = h5turbo_dataset_chunk_shape(c->obj, chunk, rank, &chunked);
+        if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+    }
+    int logical = t.info.type_class == H5TURBO_INTEGER && stored_as_logical(c);
+    const char *fields[] = {"rank", "dims", "chunk", "dclass", "size", "signed", "rtype", "filters", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, fields));
+    SET_VECTOR_ELT(out, 0, Rf_ScalarInteger(rank));
+    SET_VECTOR_ELT(out, 1, dims_to_r(dims, rank < 0 ? 0 : rank));
+    SET_VECTOR_ELT(out, 2, chunked ? dims_to_r(chunk, rank) : R_NilValue);
+    SET_VECTOR_ELT(out, 3, Rf_mkString(type_class_name(t.info.type_class)));
+    SET_VECTOR_ELT(out, 4, Rf_ScalarReal((double) t.info.size));
+    SET_VECTOR_ELT(out, 5, Rf_ScalarLogical(t.info.is_signed != 0));
+    SET_VECTOR_ELT(out, 6, Rf_mkString(r_type(&t, logical)));
+    SET_VECTOR_ELT(out, 7, filter_names(c));
     UNPROTECT(1);
     return out;
 }
 
+SEXP C_info(SEXP path, SEXP name)
+{
+    CALL_BODY(dataset_info, path, name);
+}
+
 /* ---- reductions ---- */
+
+static SEXP reduce_dataset(call_t *c, SEXP path, SEXP name, SEXP op, SEXP axis, SEXP ddof, SEXP threads,
+                           SEXP out_len)
+{
+    if (open_file(c, path) || open_object(c, name)) return NULL;
+    double len = Rf_asReal(out_len);
+    if (!(len >= 0) || len > (double) R_XLEN_T_MAX) return call_fail_null(c, H5TURBO_E_INVALID, "bad output length");
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) len));
+    int rc = h5turbo_dataset_reduce(c->obj, Rf_asInteger(op), Rf_asInteger(axis), Rf_asInteger(ddof), REAL(out),
+                                    (size_t) len, threads_arg(threads));
+    UNPROTECT(1);
+    return rc == H5TURBO_OK ? out : call_fail_null(c, rc, NULL);
+}
 
 SEXP C_reduce(SEXP path, SEXP name, SEXP op, SEXP axis, SEXP ddof, SEXP threads, SEXP out_len)
 {
-    SEXP holder;
-    call_t *c = call_begin(&holder);
-    SEXP out;
-    if (open_file(c, path) || open_object(c, name)) goto fail;
-    double len = Rf_asReal(out_len);
-    if (!(len >= 0) || len > (double) R_XLEN_T_MAX) { call_fail(c, H5TURBO_E_INVALID, "bad output length"); goto fail; }
-    out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t) len));
-    int rc = h5turbo_dataset_reduce(c->obj, Rf_asInteger(op), Rf_asInteger(axis), Rf_asInteger(ddof), REAL(out),
-                                    (size_t) len, threads_arg(threads));
-    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); goto fail; }
-    call_end(c);
-    UNPROTECT(2);
-    return out;
-fail:
-    out = call_failure(c);
-    UNPROTECT(1);
-    return out;
+    CALL_BODY(reduce_dataset, path, name, op, axis, ddof, threads, out_len);
 }

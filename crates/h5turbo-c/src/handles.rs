@@ -1,0 +1,62 @@
+//! The caller's output pointers and the handles given through them, done one way for
+//! every entry point: an output pointer is checked before anything else, handle and
+//! array outputs are cleared first (a failed call leaves NULL behind, never a stale
+//! value), and a handle is a boxed Rust value dropped by its `*_close` / `*_free`.
+
+use crate::errors::{guard, guard_void, out_ptr};
+use h5turbo_core::prelude::Error;
+use std::ffi::{c_char, c_int};
+
+/// Run an entry point whose result is one value written through `out`: the pointer is
+/// checked first, then `value` computes what it receives.
+pub(crate) unsafe fn guard_put<T>(out: *mut T, what: &str, value: impl FnOnce() -> Result<T, Error>) -> c_int {
+    guard(|| {
+        let out = out_ptr(out, what)?;
+        out.write(value()?);
+        Ok(())
+    })
+}
+
+/// Write what an optional output asks for: nothing (and no work) when it is NULL.
+pub(crate) unsafe fn put_wanted<T>(out: *mut T, value: impl FnOnce() -> Result<T, Error>) -> Result<(), Error> {
+    if !out.is_null() {
+        out.write(value()?);
+    }
+    Ok(())
+}
+
+/// Check the pointer a new handle is given through and set the handle to NULL until
+/// the call succeeds.
+pub(crate) unsafe fn out_handle<T>(handle: *mut *mut T, what: &str) -> Result<*mut *mut T, Error> {
+    let out = out_ptr(handle, what)?;
+    *out = std::ptr::null_mut();
+    Ok(out)
+}
+
+/// Give `value` to the caller as a new handle through `out` (checked by out_handle).
+pub(crate) unsafe fn give_handle<T>(out: *mut *mut T, value: T) {
+    *out = Box::into_raw(Box::new(value));
+}
+
+/// Drop a handle made by give_handle (NULL is fine); a panic while dropping it stays
+/// inside the library.
+pub(crate) unsafe fn close_handle<T>(handle: *mut T) {
+    if !handle.is_null() {
+        guard_void(|| drop(Box::from_raw(handle)));
+    }
+}
+
+/// Check the pointers a string array (for strings::give_strings) and its count are
+/// given through, and set them to NULL and 0 until the call succeeds.
+pub(crate) unsafe fn out_strings(
+    strings: *mut *mut *mut c_char,
+    strings_what: &str,
+    count: *mut usize,
+    count_what: &str,
+) -> Result<(*mut *mut *mut c_char, *mut usize), Error> {
+    let strings = out_ptr(strings, strings_what)?;
+    let count = out_ptr(count, count_what)?;
+    *strings = std::ptr::null_mut();
+    *count = 0;
+    Ok((strings, count))
+}
