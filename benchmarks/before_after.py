@@ -126,7 +126,7 @@ def run_once(build: Path, name: str, files: list[Path]) -> tuple[float, int]:
 
 
 def all_workloads() -> list[str]:
-    return (["read_reference", "read_reference, 1 thread", "colsums", "fast5-single", "fast5-multi"]
+    return (["read_reference", "read_reference 1 thread", "colsums", "fast5-single", "fast5-multi"]
             + [f"codecs:{c}" for c in CODECS])
 
 
