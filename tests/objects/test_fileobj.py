@@ -276,3 +276,10 @@ def assert_same_as_h5py_values(f, h) -> None:
     for name in ("chunked", "contiguous", "strings", "compound", "group/big_be"):
         assert f[name][()].tolist() == h[name][()].tolist(), name
     assert f["group"].attrs["label"] == h["group"].attrs["label"]
+
+
+def test_to_dask_needs_a_path(h5file):
+    pytest.importorskip("dask")
+    with h5turbo.File(io.BytesIO(h5file.read_bytes())) as f:
+        with pytest.raises(h5turbo.UnsupportedError, match="file opened by path"):
+            f["chunked"].to_dask()
