@@ -337,7 +337,7 @@ class Dataset(HLObject):
         irregular hyperslab unions 1-d, in HDF5's order). Reads only its bounding box."""
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")
-        address, kind, data = self._file._native_file.region(*ref.heap_id)
+        address, kind, data = self._file._region_of(ref)
         if address != self._obj.address:
             raise ValueError("Region reference must point to this dataset")
         if self.shape is None:

@@ -155,9 +155,16 @@ class File(Group):
             raise ValueError("Invalid HDF5 object reference (null reference)")
         address = ref.address
         if isinstance(ref, RegionReference):
-            address = self._native_file.region(*ref.heap_id)[0]
+            address = self._region_of(ref)[0]
         native_obj, path = self._native_file.dereference(address)
         return wrap(native_obj, self, path)
+
+    def _region_of(self, ref: RegionReference):
+        """(dataset address, kind, data) of a region reference: kept by one made with
+        ``regionref``, read from the global heap for one read from the file."""
+        if ref._region is not None:
+            return ref._region
+        return self._native_file.region(*ref.heap_id)
 
     def _open_external(self, filename: str) -> "File":
         """The target file of an external link, found where libhdf5 looks (the native
