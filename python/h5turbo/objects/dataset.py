@@ -11,6 +11,7 @@ import numpy as np
 from .. import readahead
 from ..compute import reductions
 from .base import HLObject, cached_property
+from .dims import DimensionManager, is_scale
 from .references import RegionReference, region_points, region_shape
 from .selection import ReadPlan, plan_read, split_fields
 from .types import Empty
@@ -93,6 +94,17 @@ class Dataset(HLObject):
         """h5py's ``external``: [(file name, offset, size)] when the raw data lives in
         other files (read as libhdf5 reads them: see the README), else None."""
         return self._obj.external
+
+    @property
+    def dims(self) -> "DimensionManager":
+        """The dimension scales per axis (h5py's ``dims``): ``ds.dims[0].label``,
+        ``ds.dims[0][0]`` (a scale by position), ``ds.dims[0]["name"]`` (by name)."""
+        return DimensionManager(self)
+
+    @property
+    def is_scale(self) -> bool:
+        """Whether this dataset is a dimension scale (h5py's ``is_scale``)."""
+        return is_scale(self)
 
     @property
     def is_virtual(self) -> bool:
