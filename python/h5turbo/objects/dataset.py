@@ -284,6 +284,12 @@ class Dataset(HLObject):
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
         return AstypeView(self, np.dtype(dtype))
 
+    def fields(self, names: Union[str, list]) -> "FieldsView":
+        """A view reading only some fields of a compound dataset (h5py's ``fields``):
+        one name gives arrays of that field's dtype, a list a compound of those fields
+        in that order. ``ds.fields(["x", "y"])[10:20]``."""
+        return FieldsView(self, names)
+
     def asstr(self, encoding: Optional[str] = None, errors: str = "strict") -> "AsStrView":
         """A view whose reads decode strings to ``str`` (h5py's ``asstr``)."""
         stored = string_encoding(self.dtype)
@@ -373,7 +379,28 @@ class Dataset(HLObject):
         raise ValueError("Empty datasets cannot be sliced")
 
 
-class AstypeView:
+class _View:
+    """What h5py's views (astype, asstr, fields) share: the dataset's shape and length."""
+
+    _dataset: Dataset
+
+    @property
+    def shape(self):
+        return self._dataset.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._dataset.ndim
+
+    @property
+    def size(self):
+        return self._dataset.size
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
+class AstypeView(_View):
     """``ds.astype(dtype)``: reads convert to another dtype (h5py's AstypeWrapper)."""
 
     def __init__(self, dataset: Dataset, dtype: np.dtype):
@@ -399,7 +426,49 @@ class AstypeView:
         return len(self._dataset)
 
 
-class AsStrView:
+class FieldsView(_View):
+    """``ds.fields(names)`` (h5py's FieldsView): reads give only those fields."""
+
+    def __init__(self, dataset: Dataset, names: Union[str, list]):
+        self._dataset = dataset
+        self._single = names if isinstance(names, str) else None
+        self._names = [names] if isinstance(names, str) else list(names)
+        base = dataset.dtype
+        if base.names is None:
+            raise ValueError("Field names only allowed for compound types")
+        for name in self._names:
+            if name not in base.names:
+                raise ValueError(f"Field {name} does not appear in this type.")
+        self._read_dtype = np.dtype([(name, base.fields[name][0]) for name in self._names])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._read_dtype[self._single] if self._single is not None else self._read_dtype
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if self._single is not None:
+            picked = data[self._single]
+            return picked.copy() if isinstance(picked, np.ndarray) else picked
+        return _select_fields(data, self._names) if len(self._names) > 1 else _as_record(data, self._read_dtype)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("FieldsView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[()])
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+
+def _as_record(data: Any, dtype: np.dtype) -> Any:
+    """A one-field compound of the selected records (h5py's fields([name]))."""
+    arr = np.asarray(data)
+    packed = np.empty(arr.shape, dtype=dtype)
+    packed[dtype.names[0]] = arr[dtype.names[0]]
+    return packed if isinstance(data, np.ndarray) else packed[()]
+
+
+class AsStrView(_View):
     """``ds.asstr()``: reads give str (scalars) or object arrays of str."""
 
     def __init__(self, dataset: Dataset, encoding: str, errors: str):
