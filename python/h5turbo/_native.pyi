@@ -63,6 +63,12 @@ class File:
     def closed(self) -> bool: ...
     @property
     def userblock_size(self) -> int: ...
+    def external_link_file(self, name: str) -> "os.PathLike[str]":
+        """Where the target file of an external link naming ``name`` is, found as
+        libhdf5 finds it (the core's one lookup, shared with VDS sources and external
+        raw data): an absolute name as given; else under each folder of
+        HDF5_EXT_PREFIX (':'-separated; ``${ORIGIN}`` is this file's folder), next to
+        this file, then from the working folder. KeyError when it is nowhere."""
     def close(self) -> None:
         """Idempotent. Reads still in flight on other threads finish or fail with
         ClosedError; nothing crashes."""
