@@ -24,7 +24,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from benchlib import interleaved_times, machine, publish  # noqa: E402
+from h5turbo.bench.measure import interleaved_times, machine  # noqa: E402
+from h5turbo.bench.report import publish  # noqa: E402
 
 from h5turbo import _native, default_threads  # noqa: E402
 

@@ -49,14 +49,12 @@ class _Handler(BaseHTTPRequestHandler):
         if partial:
             self.send_header("Content-Range", f"bytes {start}-{end - 1}/{size}")
         self.end_headers()
+        # counted before sending: a client that has its answer sees it counted
+        self.server.count(self.path, end - start if body else 0)
         if body:
             with open(path, "rb") as f:
                 f.seek(start)
-                data = f.read(end - start)
-            self.wfile.write(data)
-            self.server.count(self.path, len(data))
-        else:
-            self.server.count(self.path, 0)
+                self.wfile.write(f.read(end - start))
 
     def _range(self, size: int):
         """(start, end) of the body, end exclusive; (None, None) when unsatisfiable."""
