@@ -16,7 +16,7 @@ from .references import RegionReference, region_points, region_shape
 from .selection import ReadPlan, plan_read, split_fields
 from .types import Empty
 from .values import string_encoding
-from .filters import H5PY_COMPRESSION, H5PY_NAMED, filter_id
+from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
 
 __all__ = ["Dataset"]
 
@@ -136,6 +136,14 @@ class Dataset(HLObject):
     @cached_property
     def _filters(self) -> dict[int, tuple]:
         return {fid: tuple(data) for fid, _name, data in self._obj.filters}
+
+    @property
+    def filter_names(self) -> tuple[str, ...]:
+        """The filters' names as stored in the file (h5py's ``filter_names``). Version 2
+        pipelines store no name for libhdf5's own filters (ids below 256): libhdf5 then
+        gives its name for them, and so does this."""
+        return tuple(name or (FILTERS[fid].name if fid < 256 and fid in FILTERS else "")
+                     for fid, name, _data in self._obj.filters)
 
     @property
     def filter_ids(self) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ tune libhdf5 (caches, locking, allocation): the table in docs/h5py-compat.md.
 
 from __future__ import annotations
 
+import io
 import os
 from typing import Any, Optional
 
@@ -69,6 +70,7 @@ class File(Group):
         if fs_strategy:
             raise ValueError("Unable to set file space strategy of an existing file")
         self._libver = _libver_bounds(libver)
+        self._meta_block_size = 2048 if meta_block_size is None else int(meta_block_size)
         self._swmr = bool(swmr)
         fileobj = name if hasattr(name, "read") and hasattr(name, "seek") else None
         self._driver = _check_driver(driver, kwds, fileobj)
@@ -88,6 +90,19 @@ class File(Group):
             self._fileobj = None
         self._externals: dict[str, File] = {}
         super().__init__(self._native_file.get("/"), self, "/")
+
+    @classmethod
+    def in_memory(cls, file_image: Any = None, **kwargs) -> "File":
+        """A File reading ``file_image`` (bytes or any buffer: HDF5 file bytes), as
+        h5py's ``File.in_memory(file_image)``; without an image h5py creates an empty
+        writable file, which h5turbo does not (ReadOnlyError)."""
+        for key in ("driver", "locking", "backing_store"):
+            if key in kwargs:
+                raise TypeError(f"File.in_memory() got an unexpected keyword argument {key!r}")
+        if not file_image:
+            raise ReadOnlyError("File.in_memory() without a file image creates a file; h5turbo "
+                                "only reads: write files with h5turbo.write (or h5py)")
+        return cls(io.BytesIO(bytes(file_image)), **kwargs)
 
     # ------------------------------------------------------------------ file properties
 
@@ -111,6 +126,12 @@ class File(Group):
         """The format version bounds asked for, as h5py reports them (h5py on HDF5 2.0:
         'latest' is 'v200'). They bound what libhdf5 writes: a reader reads all."""
         return self._libver
+
+    @property
+    def meta_block_size(self) -> int:
+        """The ``meta_block_size`` asked for (h5py: libhdf5's default, 2048): it sizes
+        metadata blocks libhdf5 allocates when writing; a reader allocates none."""
+        return self._meta_block_size
 
     @property
     def swmr_mode(self) -> bool:

@@ -113,6 +113,10 @@ class Group(HLObject):
     def __len__(self) -> int:
         return len(self._obj.links())
 
+    def __reversed__(self):
+        """Member names in reverse iteration order (as h5py)."""
+        return reversed(self._link_names())
+
     def keys(self) -> "KeysViewHDF5":
         return KeysViewHDF5(self)
 
@@ -146,6 +150,33 @@ class Group(HLObject):
     def visititems(self, func: Callable[[str, HLObject], Any]) -> Any:
         """Like visit, with ``func(name, object)``. Only hard links are followed."""
         return self._visit_subtree(("", self._obj), func, {self._obj.address})
+
+    def visit_links(self, func: Callable[[str], Any]) -> Any:
+        """Call ``func(name)`` on every link below this group (soft and external links
+        too, not followed), in name order, each once (h5py's visit_links, H5Lvisit);
+        a group reached by several hard links is descended into once."""
+        return self.visititems_links(lambda name, _link: func(name))
+
+    def visititems_links(self, func: Callable[[str, Any], Any]) -> Any:
+        """Like visit_links, with ``func(name, link)``: a HardLink, SoftLink or
+        ExternalLink as ``get(name, getlink=True)`` gives."""
+        return self._visit_links("", self._obj, func, {self._obj.address})
+
+    def _visit_links(self, prefix: str, group_obj, func, seen: set) -> Any:
+        for name, kind, target in sorted(group_obj.links(), key=lambda link: link[0].encode()):
+            path = prefix + name
+            result = func(path, _link_value(kind, target))
+            if result is not None:
+                return result
+            if kind != "hard":
+                continue
+            child = group_obj.child(name)
+            if child.kind == "group" and child.address not in seen:
+                seen.add(child.address)
+                result = self._visit_links(path + "/", child, func, seen)
+                if result is not None:
+                    return result
+        return None
 
     def _visit_subtree(self, entry, func, seen: set) -> Any:
         """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
