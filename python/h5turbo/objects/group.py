@@ -6,6 +6,8 @@ import posixpath
 from collections.abc import ItemsView, KeysView, ValuesView
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import _native
 from .base import HLObject
 from .dataset import Dataset
@@ -69,6 +71,37 @@ class Group(HLObject):
             return type(self[name])
         link = self._link(_as_path(name))
         return type(link) if getclass else link
+
+    def require_group(self, name: Any) -> "Group":
+        """The group at ``name`` (h5py's require_group on an existing group); TypeError
+        when something else is there; creating it is writing: ReadOnlyError."""
+        if name not in self:
+            raise _read_only_error(f"require_group({name!r}) would create a group")
+        group = self[name]
+        if not isinstance(group, Group):
+            raise TypeError(f"Incompatible object ({type(group).__name__}) already exists")
+        return group
+
+    def require_dataset(self, name: Any, shape: Any, dtype: Any, exact: bool = False, **kwds) -> Any:
+        """The dataset at ``name`` when its shape (or ``maxshape``, given) and dtype fit,
+        with h5py's checks and TypeErrors; creating it is writing: ReadOnlyError."""
+        if name not in self:
+            raise _read_only_error(f"require_dataset({name!r}) would create a dataset")
+        shape = (shape,) if isinstance(shape, int) else shape
+        dset = self[name]
+        if not isinstance(dset, Dataset):
+            raise TypeError(f"Incompatible object ({type(dset).__name__}) already exists")
+        if shape != dset.shape:
+            if "maxshape" not in kwds:
+                raise TypeError(f"Shapes do not match (existing {dset.shape} vs new {shape})")
+            if kwds["maxshape"] != dset.maxshape:
+                raise TypeError(f"Max shapes do not match (existing {dset.maxshape} vs new {kwds['maxshape']})")
+        if exact:
+            if dtype != dset.dtype:
+                raise TypeError(f"Datatypes do not exactly match (existing {dset.dtype} vs new {dtype})")
+        elif not np.can_cast(dtype, dset.dtype):
+            raise TypeError(f"Datatypes cannot be safely cast (existing {dset.dtype} vs new {dtype})")
+        return dset
 
     def __contains__(self, name: Any) -> bool:
         """True when the path's last link exists (h5py: a dangling soft link or an external
@@ -251,6 +284,12 @@ class ItemsViewHDF5(ItemsView):
 
 
 # ---------------------------------------------------------------------- links
+
+
+def _read_only_error(what: str):
+    from .file import ReadOnlyError  # file.py imports this module
+
+    return ReadOnlyError(f"{what}: h5turbo only reads; write files with h5turbo.write (or h5py)")
 
 
 def _hard_children(group_obj):
