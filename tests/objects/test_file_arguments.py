@@ -80,7 +80,7 @@ def test_bad_arguments_fail_as_in_h5py(h5file, kwargs, error):
         h5turbo.File(h5file, **kwargs)
 
 
-@pytest.mark.parametrize("driver", ["family", "split", "mpio", "ros3"])
+@pytest.mark.parametrize("driver", ["family", "split", "mpio"])
 def test_drivers_for_other_kinds_of_files_are_unsupported(h5file, driver):
     with pytest.raises(h5turbo.UnsupportedError, match=driver):
         h5turbo.File(h5file, driver=driver)

@@ -283,3 +283,23 @@ def test_to_dask_needs_a_path(h5file):
     with h5turbo.File(io.BytesIO(h5file.read_bytes())) as f:
         with pytest.raises(h5turbo.UnsupportedError, match="file opened by path"):
             f["chunked"].to_dask()
+
+
+def test_ros3_driver_reads_urls_through_fsspec(h5file, http):
+    """h5py's driver='ros3' (read-only S3/HTTP): the URL is read with ranged requests,
+    the File owns (and closes) the object it opened."""
+    server, url = http
+    with h5turbo.File(url, "r", driver="ros3") as f, h5py.File(h5file, "r") as h:
+        assert f.driver == "ros3" and f.filename == url
+        assert_same_as_h5py_values(f, h)
+        obj = f._fileobj
+    assert obj.closed and server.requests[f"/{h5file.name}"] > 0
+    with h5turbo.File(url.encode(), driver="ros3", aws_region=b"") as f:
+        assert f["contiguous"].shape == (5000,)
+
+
+def test_ros3_driver_arguments(h5file):
+    with pytest.raises(ValueError, match="S3 location must begin"):
+        h5turbo.File(str(h5file), driver="ros3")
+    with pytest.raises(TypeError):
+        h5turbo.File("https://example.invalid/x.h5", driver="ros3", block_size=4)

@@ -27,17 +27,17 @@ class ReadOnlyError(_native.Error, ValueError):
 # h5py's modes: 'r' reads; the others write (h5turbo.write writes files)
 _WRITE_MODES = ("r+", "w", "w-", "x", "a")
 # h5py's file drivers: these read a whole single file, as h5turbo's positional reads do
-_SINGLE_FILE_DRIVERS = ("sec2", "stdio", "core", "direct", "windows", "fileobj")
+_SINGLE_FILE_DRIVERS = ("sec2", "stdio", "core", "direct", "windows", "fileobj", "ros3")
 # drivers whose files h5turbo cannot read (several files, parallel MPI, S3 requests)
 _OTHER_DRIVERS = {
     "family": "a family of member files",
     "split": "split metadata/raw data files",
     "mpio": "parallel MPI-IO (h5turbo reads with threads: open the file by path)",
-    "ros3": "read-only S3 (pass an fsspec file object instead: File(fsspec.open(url, 'rb').open()))",
 }
 # driver keyword arguments h5py passes on to each driver (H5Pset_fapl_*)
 _DRIVER_KWDS = {"sec2": (), "stdio": (), "direct": ("alignment", "block_size", "cbuf_size"),
-                "windows": (), "core": ("backing_store", "block_size"), "fileobj": ("fileobj",)}
+                "windows": (), "core": ("backing_store", "block_size"), "fileobj": ("fileobj",),
+                "ros3": ("aws_region", "secret_id", "secret_key", "session_token")}
 # libhdf5's format version bounds, by h5py's names; 'latest' is the newest: HDF5 2.0's
 _LIBVERS = ("earliest", "v108", "v110", "v112", "v114", "v200")
 _LATEST = "v200"
@@ -74,11 +74,22 @@ class File(Group):
         self._swmr = bool(swmr)
         fileobj = name if hasattr(name, "read") and hasattr(name, "seek") else None
         self._driver = _check_driver(driver, kwds, fileobj)
+        self._owned_fileobj = None
+        if self._driver == "ros3":  # h5py's read-only S3 / HTTP driver: through fsspec
+            url = os.fsdecode(name) if isinstance(name, bytes) else str(name)
+            fileobj = self._owned_fileobj = _open_url(url, kwds)
         if fileobj is not None:
             # h5py names a file object's file by its repr; the native side looks for
             # external-link and VDS files next to that name, which has no folder: from
             # the working folder, where libhdf5 looks too
-            self._native_file = _native.File.from_fileobj(fileobj, repr(fileobj))
+            label = url if self._owned_fileobj is not None else repr(fileobj)
+            self._label = label  # as given: a path would fold the '//' of a URL
+            try:
+                self._native_file = _native.File.from_fileobj(fileobj, label)
+            except BaseException:
+                if self._owned_fileobj is not None:
+                    self._owned_fileobj.close()
+                raise
             self._identity = ("fileobj", id(fileobj))
             self._fileobj = fileobj  # kept alive as long as the File
         else:
@@ -88,6 +99,7 @@ class File(Group):
             self._native_file = _native.File(path)
             self._identity = os.path.realpath(path)
             self._fileobj = None
+            self._label = None
         self._externals: dict[str, File] = {}
         super().__init__(self._native_file.get("/"), self, "/")
 
@@ -108,7 +120,10 @@ class File(Group):
 
     @property
     def filename(self) -> str:
-        """The path it was opened with; for a file object its repr (as h5py)."""
+        """The path it was opened with; for a file object its repr, for driver='ros3'
+        the URL (as h5py)."""
+        if self._label is not None:
+            return self._label
         return os.fspath(self._native_file.path)  # the native side gives a pathlib.Path
 
     @property
@@ -152,6 +167,8 @@ class File(Group):
             external.close()
         self._externals.clear()
         self._native_file.close()
+        if self._owned_fileobj is not None:  # opened here for driver='ros3'
+            self._owned_fileobj.close()
 
     def __enter__(self) -> "File":
         return self
@@ -195,6 +212,36 @@ class File(Group):
         if path not in self._externals:
             self._externals[path] = File(path)
         return self._externals[path]
+
+
+def _open_url(url: str, kwds: dict):
+    """driver='ros3': the object at an http(s):// or s3:// URL as an fsspec file (h5py's
+    ros3 driver reads with ranged GETs too). s3:// needs s3fs, with the credentials and
+    region h5py's keyword arguments give (bytes, as h5py takes them)."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("http", "https", "s3"):
+        raise ValueError(f'{url}: S3 location must begin with either "https://", "http://", or "s3://"')
+    try:
+        import fsspec
+    except ImportError:
+        raise _native.UnsupportedError("driver='ros3' reads through fsspec: pip install fsspec aiohttp") from None
+
+    def text(key):
+        value = kwds.get(key)
+        return os.fsdecode(value) if isinstance(value, bytes) else value
+
+    options = {}
+    if scheme == "s3":
+        if text("secret_id"):
+            options.update(key=text("secret_id"), secret=text("secret_key"), token=text("session_token"))
+        else:
+            options["anon"] = True
+        if text("aws_region"):
+            options["client_kwargs"] = {"region_name": text("aws_region")}
+    try:
+        return fsspec.open(url, "rb", **options).open()
+    except ImportError as exc:  # s3fs or aiohttp missing
+        raise _native.UnsupportedError(f"driver='ros3' for {url}: {exc}") from None
 
 
 def _check_mode(mode: Optional[str]) -> None:
