@@ -49,9 +49,13 @@ class File:
         value, else ``tell()``). When ``fileno()`` names a regular file of that size
         whose first bytes are the object's (an ``open(path, 'rb')`` file, not a member
         of an archive), that descriptor (duplicated) is read natively instead and the
-        object is not used again. Otherwise each positional read takes the GIL only for
-        the object's seek + read calls, one read at a time per object; decoding runs in
-        parallel with the GIL released. Closing the File does not close the object.
+        object is not used again. When the object has ``pread(n, offset)`` (as
+        ``os.pread``: bytes, fewer only at the end) it is read with that alone, from
+        several threads at once: it must be safe to call concurrently (its reads then
+        overlap, e.g. ranged requests in flight together). Otherwise each positional read
+        takes the GIL only for the object's seek + read calls, one read at a time per
+        object; decoding runs in parallel with the GIL released. Closing the File does
+        not close the object.
 
         Raises TypeError for an object without seek/read, FileObjectError when the
         object raises (the exception is the cause), ends early, or returns something

@@ -303,3 +303,17 @@ def test_ros3_driver_arguments(h5file):
         h5turbo.File(str(h5file), driver="ros3")
     with pytest.raises(TypeError):
         h5turbo.File("https://example.invalid/x.h5", driver="ros3", block_size=4)
+
+
+def test_http_ranged_requests_overlap(h5file):
+    """An uncached fsspec file of an async file system is read by ranges from several
+    threads: with latency, requests are in flight together."""
+    pytest.importorskip("aiohttp")
+    fsspec = pytest.importorskip("fsspec")
+    with RangeServer(h5file.parent, delay=0.05) as server, h5py.File(h5file, "r") as h:
+        want = h["group/big_be"][()]
+        with fsspec.filesystem("http").open(server.url(h5file.name), "rb", cache_type="none") as obj, \
+                h5turbo.File(obj) as f:
+            server.reset_counts()
+            assert np.array_equal(f["group/big_be"].read(threads=4), want)
+        assert server.max_in_flight >= 2, server.max_in_flight

@@ -4,7 +4,8 @@ does not), for reading files over HTTP through fsspec in tests and benchmarks.
 It serves the files of one folder (GET and HEAD; a single ``bytes=a-b``, ``a-`` or
 ``-n`` range gives 206 with Content-Range, anything else the whole file) from a
 daemon thread, one thread per connection, and counts what it served: requests and
-body bytes per path, so a test can say what a read cost.
+body bytes per path, so a test can say what a read cost, and the most requests served at once (a
+per-request delay stands for network latency).
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections import Counter
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -52,9 +55,14 @@ class _Handler(BaseHTTPRequestHandler):
         # counted before sending: a client that has its answer sees it counted
         self.server.count(self.path, end - start if body else 0)
         if body:
-            with open(path, "rb") as f:
-                f.seek(start)
-                self.wfile.write(f.read(end - start))
+            # in flight until the answer starts: a client cannot have sent its next
+            # request before then, so only requests made together overlap here
+            with self.server.in_flight():
+                with open(path, "rb") as f:
+                    f.seek(start)
+                    data = f.read(end - start)
+                time.sleep(self.server.delay)  # a slow network: overlapping requests show
+            self.wfile.write(data)
 
     def _range(self, size: int):
         """(start, end) of the body, end exclusive; (None, None) when unsatisfiable."""
@@ -77,12 +85,16 @@ class RangeServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, root: os.PathLike):
+    def __init__(self, root: os.PathLike, delay: float = 0.0):
+        """`delay`: seconds each GET waits before its body (latency)."""
         super().__init__(("127.0.0.1", 0), _Handler)
         self.root = Path(root)
+        self.delay = delay
         self._lock = threading.Lock()
         self.requests: Counter = Counter()
         self.bytes: Counter = Counter()
+        self._in_flight = 0
+        self.max_in_flight = 0  # the most GETs served at once
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     def url(self, name: str) -> str:
@@ -97,6 +109,18 @@ class RangeServer(ThreadingHTTPServer):
         with self._lock:
             self.requests.clear()
             self.bytes.clear()
+            self.max_in_flight = 0
+
+    @contextmanager
+    def in_flight(self):
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
 
     def __enter__(self) -> "RangeServer":
         self._thread.start()

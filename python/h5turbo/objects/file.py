@@ -85,7 +85,7 @@ class File(Group):
             label = url if self._owned_fileobj is not None else repr(fileobj)
             self._label = label  # as given: a path would fold the '//' of a URL
             try:
-                self._native_file = _native.File.from_fileobj(fileobj, label)
+                self._native_file = _native.File.from_fileobj(_ranged(fileobj), label)
             except BaseException:
                 if self._owned_fileobj is not None:
                     self._owned_fileobj.close()
@@ -212,6 +212,46 @@ class File(Group):
         if path not in self._externals:
             self._externals[path] = File(path)
         return self._externals[path]
+
+
+class _RangedFsspecFile:
+    """An fsspec file of an asynchronous (remote) file system opened without a cache
+    (``cache_type="none"``: every read a ranged request), read by ranges:
+    ``pread(n, offset)`` is ``fs.cat_file(path, offset, offset + n)``, which may be
+    called from several threads at once (fsspec runs the requests on its event loop and
+    each caller waits without the GIL), so the native reader keeps several of its
+    coalesced ranged requests in flight. seek/read stay the object's (the size is asked
+    that way)."""
+
+    def __init__(self, f):
+        self._f = f
+        self._fs, self._path = f.fs, f.path
+
+    def seek(self, *args):
+        return self._f.seek(*args)
+
+    def read(self, n=-1):
+        return self._f.read(n)
+
+    def tell(self):
+        return self._f.tell()
+
+    def pread(self, n: int, offset: int) -> bytes:
+        return self._fs.cat_file(self._path, start=offset, end=offset + n)
+
+
+def _ranged(fileobj):
+    """A file object to read concurrently where it allows: an uncached fsspec file of an
+    async file system (HTTP, S3, GCS ...) becomes a _RangedFsspecFile. A cached one is
+    read through its cache, one read at a time: with fsspec's default read-ahead of
+    5 MiB blocks, a read-all costs fewer requests than the reader's own ranges
+    (benchmarks/results/fileobj_http.md); anything else as is."""
+    fs = getattr(fileobj, "fs", None)
+    uncached = getattr(getattr(fileobj, "cache", None), "name", None) == "none"
+    if uncached and getattr(fs, "async_impl", False) and isinstance(getattr(fileobj, "path", None), str) \
+            and hasattr(fs, "cat_file") and getattr(fileobj, "mode", "rb") == "rb":
+        return _RangedFsspecFile(fileobj)
+    return fileobj
 
 
 def _open_url(url: str, kwds: dict):
