@@ -142,6 +142,10 @@ class Object:
     @property
     def external(self) -> Optional[list[Tuple[str, int, int]]]:
         """[(file name, offset, size)] of raw data in external files, or None."""
+    def virtual_sources(self) -> Optional[list[Tuple[str, Any, str, str, str, Any]]]:
+        """A virtual dataset's mappings: (virtual selection kind, data, source file name
+        as stored ('.' for this file), source dataset name, source selection kind,
+        data) each, selections as File.region gives them; None for other layouts."""
     @property
     def chunks(self) -> Optional[Tuple[int, ...]]: ...
     @property

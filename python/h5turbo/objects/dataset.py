@@ -112,6 +112,14 @@ class Dataset(HLObject):
         read from source datasets in this or other files (see the README)."""
         return self._obj.layout == "virtual"
 
+    def virtual_sources(self) -> list:
+        """A virtual dataset's mappings, as h5py's: [VDSmap(vspace, file_name,
+        dset_name, src_space)]; the selections are h5turbo.objects.vds.VirtualSelection
+        (h5py's are libhdf5 dataspaces). RuntimeError for another layout, as h5py."""
+        from .vds import virtual_sources
+
+        return virtual_sources(self)
+
     @property
     def chunk_index(self) -> Optional[str]:
         """How the chunks are indexed in the file ('btree_v1', 'single_chunk', 'implicit',
