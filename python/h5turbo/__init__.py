@@ -10,10 +10,10 @@ The API follows h5py's read side::
 
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
-from ._native import ClosedError, Error, FormatError, UnsupportedError, default_threads
+from ._native import ClosedError, Error, FileObjectError, FormatError, UnsupportedError, default_threads
 from .objects.dataset import Dataset
 from .objects.attrs import AttributeManager
-from .objects.file import File
+from .objects.file import File, ReadOnlyError
 from .compute.sparse import SparseDataset, is_sparse_group
 from .objects.group import Datatype, Group
 from .objects.references import Reference, RegionReference, ref_dtype, regionref_dtype
@@ -32,7 +32,8 @@ __all__ = [
     "File", "Group", "Dataset", "Datatype", "AttributeManager", "SparseDataset", "is_sparse_group",
     "Empty", "HardLink", "SoftLink", "ExternalLink",
     "Reference", "RegionReference", "ref_dtype", "regionref_dtype",
-    "Error", "FormatError", "UnsupportedError", "ClosedError",
+    "Error", "FormatError", "UnsupportedError", "ClosedError", "ReadOnlyError",
+    "FileObjectError",
     "default_threads", "io_depth", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
     "read_fast5", "Fast5Read", "Fast5Error",

@@ -49,9 +49,13 @@ class File:
         value, else ``tell()``). When ``fileno()`` names a regular file of that size
         whose first bytes are the object's (an ``open(path, 'rb')`` file, not a member
         of an archive), that descriptor (duplicated) is read natively instead and the
-        object is not used again. Otherwise each positional read takes the GIL only for
-        the object's seek + read calls, one read at a time per object; decoding runs in
-        parallel with the GIL released. Closing the File does not close the object.
+        object is not used again. When the object has ``pread(n, offset)`` (as
+        ``os.pread``: bytes, fewer only at the end) it is read with that alone, from
+        several threads at once: it must be safe to call concurrently (its reads then
+        overlap, e.g. ranged requests in flight together). Otherwise each positional read
+        takes the GIL only for the object's seek + read calls, one read at a time per
+        object; decoding runs in parallel with the GIL released. Closing the File does
+        not close the object.
 
         Raises TypeError for an object without seek/read, FileObjectError when the
         object raises (the exception is the cause), ends early, or returns something
@@ -63,6 +67,12 @@ class File:
     def closed(self) -> bool: ...
     @property
     def userblock_size(self) -> int: ...
+    def external_link_file(self, name: str) -> "os.PathLike[str]":
+        """Where the target file of an external link naming ``name`` is, found as
+        libhdf5 finds it (the core's one lookup, shared with VDS sources and external
+        raw data): an absolute name as given; else under each folder of
+        HDF5_EXT_PREFIX (':'-separated; ``${ORIGIN}`` is this file's folder), next to
+        this file, then from the working folder. KeyError when it is nowhere."""
     def close(self) -> None:
         """Idempotent. Reads still in flight on other threads finish or fail with
         ClosedError; nothing crashes."""
@@ -132,6 +142,10 @@ class Object:
     @property
     def external(self) -> Optional[list[Tuple[str, int, int]]]:
         """[(file name, offset, size)] of raw data in external files, or None."""
+    def virtual_sources(self) -> Optional[list[Tuple[str, Any, str, str, str, Any]]]:
+        """A virtual dataset's mappings: (virtual selection kind, data, source file name
+        as stored ('.' for this file), source dataset name, source selection kind,
+        data) each, selections as File.region gives them; None for other layouts."""
     @property
     def chunks(self) -> Optional[Tuple[int, ...]]: ...
     @property

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import ChainMap, Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
@@ -279,22 +280,27 @@ def _phony_dimensions(name: str, ds: Dataset, local: dict) -> tuple:
 class H5TurboArray(BackendArray):
     """A variable's data, read on indexing. In the opening process it reads through the
     store's File; it pickles as (path, dataset name, shape) and, unpickled elsewhere (a
-    dask worker), opens the file once per process."""
+    dask worker), opens the file once per process. A file opened from a file object
+    (path None) pickles with that object and is opened again from its copy."""
 
     __slots__ = ("path", "name", "shape", "dtype", "as_str", "file")
 
-    def __init__(self, path: str, name: str, shape: tuple, dtype: np.dtype, as_str: bool,
+    def __init__(self, path: Optional[str], name: str, shape: tuple, dtype: np.dtype, as_str: bool,
                  file: Optional[File] = None):
         self.path, self.name, self.shape, self.dtype = path, name, tuple(shape), dtype
         self.as_str, self.file = as_str, file
 
     def __getstate__(self):
-        return {k: getattr(self, k) for k in self.__slots__ if k != "file"}
+        state = {k: getattr(self, k) for k in self.__slots__ if k != "file"}
+        if self.path is None:
+            state["fileobj"] = self.file._fileobj
+        return state
 
     def __setstate__(self, state):
+        fileobj = state.pop("fileobj", None)
         for key, value in state.items():
             setattr(self, key, value)
-        self.file = None
+        self.file = None if fileobj is None else File(fileobj)
 
     def __getitem__(self, key):
         return indexing.explicit_indexing_adapter(
@@ -302,6 +308,8 @@ class H5TurboArray(BackendArray):
 
     def _getitem(self, key: tuple) -> np.ndarray:
         f = self.file if self.file is not None and not self.file.closed else None
+        if f is None and self.path is None:
+            raise _native.ClosedError(f"{self.name}: the file (opened from a file object) is closed")
         ds = (f or open_cached(self.path))[self.name]
         source = ds.asstr() if self.as_str else ds
         if tuple(ds.shape) == self.shape:
@@ -358,10 +366,15 @@ class _OpenedGroups:
 class H5TurboStore(AbstractDataStore):
     """One group of a file as xarray's data store."""
 
-    def __init__(self, filename: str, group: Optional[str] = None,
-                 phony_dims: Optional[str] = "access", opened: Optional[_OpenedGroups] = None):
-        self._filename = filename
-        self._file = File(filename)
+    def __init__(self, filename: Any, group: Optional[str] = None,
+                 phony_dims: Optional[str] = "access", opened: Optional[_OpenedGroups] = None,
+                 file: Optional[File] = None):
+        """`filename`: a path or a file object; `file`: that file already open, shared
+        (then this store does not close it)."""
+        self._owns_file = file is None
+        self._file = File(filename) if file is None else file
+        self._path = None if self._file._fileobj is not None else os.path.realpath(filename)
+        self._filename = self._file.filename if self._path is None else filename
         try:
             self._open_group(group or "/", opened or _OpenedGroups(self._file, phony_dims))
         except BaseException:
@@ -408,7 +421,7 @@ class H5TurboStore(AbstractDataStore):
 
         shape = tuple(self._scope[d].size for d in dims)
         vlen = (ds.dtype.metadata or {}).get("vlen")
-        array = H5TurboArray(os.path.realpath(self._filename), ds.name, shape, ds.dtype,
+        array = H5TurboArray(self._path, ds.name, shape, ds.dtype,
                              as_str=vlen is str, file=self._file)
         encoding = {"dtype": str if vlen is str else ds.dtype}
         chunks = ds.chunks if shape else None
@@ -446,17 +459,21 @@ class H5TurboStore(AbstractDataStore):
         return {"unlimited_dims": {n for n, d in self._local.dims.items() if d.unlimited}}
 
     def close(self, **kwargs):
-        self._file.close()
+        if self._owns_file:
+            self._file.close()
 
 
 # ---------------------------------------------------------------------- entry point
 
 
-def _normalize_path(filename_or_obj: Any) -> str:
+def _normalize_path(filename_or_obj: Any) -> Any:
+    """An absolute path, or the file object itself (read + seek, as h5py takes)."""
     if isinstance(filename_or_obj, (str, os.PathLike)):
         return os.path.abspath(os.path.expanduser(os.fspath(filename_or_obj)))
-    raise TypeError("engine='h5turbo' reads files by path; got "
-                    f"{type(filename_or_obj).__name__} (use engine='h5netcdf' for file objects)")
+    if hasattr(filename_or_obj, "read") and hasattr(filename_or_obj, "seek"):
+        return filename_or_obj
+    raise TypeError("engine='h5turbo' reads a path or a file object (read + seek); got "
+                    f"{type(filename_or_obj).__name__}")
 
 
 class H5TurboBackendEntrypoint(BackendEntrypoint):
@@ -498,7 +515,10 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
         depth first in link order, as xarray's h5netcdf engine gives them."""
         path = _normalize_path(filename_or_obj)
         top = "/" + (group or "").strip("/")
-        with File(path) as f:
+        # a file object is opened once, its File shared by every group's store (one
+        # object is read one seek + read at a time); a path once per store
+        shared = None if isinstance(path, str) else File(path)
+        with File(path) if shared is None else nullcontext(shared) as f:
             if top not in f or not isinstance(f[top], Group):
                 raise OSError(f"group not found: {top}")
             paths = _group_paths(f[top], top)
@@ -507,7 +527,7 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
         try:
             for gpath in paths:
                 groups[_tree_key(gpath, top, group)] = self._open_group_dataset(
-                    path, gpath, phony_dims, opened, decode)
+                    path, gpath, phony_dims, opened, decode, shared)
         except BaseException:
             for ds in groups.values():
                 ds.close()
@@ -521,10 +541,10 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
                                                                            **kwargs))
 
     @staticmethod
-    def _open_group_dataset(path, gpath, phony_dims, opened, decode):
+    def _open_group_dataset(path, gpath, phony_dims, opened, decode, shared=None):
         from xarray.backends.store import StoreBackendEntrypoint
 
-        store = H5TurboStore(path, group=gpath, phony_dims=phony_dims, opened=opened)
+        store = H5TurboStore(path, group=gpath, phony_dims=phony_dims, opened=opened, file=shared)
         try:
             return StoreBackendEntrypoint().open_dataset(store, **decode)
         except BaseException:

@@ -433,3 +433,34 @@ def test_loom_broken(loom_file, tmp_path):
         del f["matrix"]
     with pytest.raises(h5turbo.FormatError, match="broken.loom.*/matrix"):
         h5turbo.read_loom(path)
+
+
+# ---------------------------------------------------------------------- file objects
+
+
+def _objects(path):
+    import io
+
+    yield io.BytesIO(path.read_bytes())
+    with open(path, "rb") as handle:
+        yield handle
+
+
+def test_h5ad_from_file_objects(generated):
+    path = generated[("csr", "gzip", "latest")]
+    want = anndata.read_h5ad(path)
+    for obj in _objects(path):
+        assert_same(h5turbo.read_h5ad(obj, threads=2), want)
+
+
+def test_10x_from_file_objects():
+    path = _corpus("10x", "10x_data_3.0.0_filtered_feature_bc_matrix.h5")
+    want = _scanpy_or_error(path)
+    for obj in _objects(path):
+        assert_same(h5turbo.read_10x_h5(obj), want)
+
+
+def test_loom_from_file_objects(loom_file):
+    want = anndata.read_loom(loom_file)
+    for obj in _objects(loom_file):
+        assert_same(h5turbo.read_loom(obj), want)

@@ -232,3 +232,63 @@ def test_filter_encoding_named_as_h5netcdf_names_it(tmp_path, codec):
         assert ref["v"].encoding[expected] is True  # the reference's naming, as documented above
     assert got["v"].encoding == ref["v"].encoding
     np.testing.assert_array_equal(got["v"].values, ref["v"].values)
+
+
+# ---------------------------------------------------------------------- file objects
+
+
+def _assert_same_from_objects(path, make_obj, **kwargs):
+    """engine='h5turbo' on a file object gives what h5netcdf gives on another."""
+    ref = _open(make_obj(path), "h5netcdf", **kwargs)
+    got = _open(make_obj(path), ENGINE, **kwargs)
+    xr.testing.assert_identical(got.load(), ref.load())
+    for name in ref.variables:
+        want = {k: v for k, v in ref[name].encoding.items() if k != "source"}
+        assert {k: v for k, v in got[name].encoding.items() if k != "source"} == want, name
+    return got
+
+
+@pytest.mark.parametrize("kind", ["bytesio", "open"])
+def test_file_objects(written, kind):
+    import io
+
+    def make_obj(path):
+        return io.BytesIO(path.read_bytes()) if kind == "bytesio" else open(path, "rb")
+
+    got = _assert_same_from_objects(written, make_obj)
+    assert got["short"].shape == (5,)
+    _assert_same_from_objects(written, make_obj, group="inner")
+
+
+def test_file_object_lazy_dask_and_pickle(written):
+    import io
+
+    got = _open(io.BytesIO(written.read_bytes()), ENGINE, chunks={})
+    ref = _open(written, "h5netcdf")
+    xr.testing.assert_identical(got.compute(), ref.load())
+    blob = pickle.dumps(got["temp"].data)  # carries the object: it has no path
+    got.close()
+    np.testing.assert_array_equal(pickle.loads(blob).compute(), ref["temp"].values)
+
+
+def test_file_object_datatree(written):
+    import io
+
+    if not hasattr(xr, "open_datatree"):
+        pytest.skip("xarray without open_datatree")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = xr.open_datatree(written, engine="h5netcdf")
+        got = xr.open_datatree(io.BytesIO(written.read_bytes()), engine=ENGINE)
+    xr.testing.assert_identical(got.load(), ref.load())
+
+
+def test_fsspec_http_file_object(written):
+    pytest.importorskip("aiohttp")
+    fsspec = pytest.importorskip("fsspec")
+    from support.range_server import RangeServer
+
+    with RangeServer(written.parent) as server:
+        with fsspec.filesystem("http").open(server.url(written.name), "rb") as obj:
+            got = _open(obj, ENGINE)
+            xr.testing.assert_identical(got.load(), _open(written, "h5netcdf").load())

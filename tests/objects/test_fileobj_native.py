@@ -222,3 +222,53 @@ def test_reads_from_many_python_threads_at_once(h5file):
         t.join(timeout=120)
     assert not any(t.is_alive() for t in threads), "a reader hangs"
     assert not errors, errors
+
+
+class Positional(SequentialOnly):
+    """Also pread(n, offset): positional, safe from several threads (it keeps no
+    position), slow enough that overlapping calls show."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self._lock = threading.Lock()
+        self.active = self.most_active = self.calls = 0
+        self.fail = False
+
+    def pread(self, n, offset):
+        import time
+
+        with self._lock:
+            self.calls += 1
+            self.active += 1
+            self.most_active = max(self.most_active, self.active)
+        try:
+            if self.fail:
+                raise ConnectionError("range request failed")
+            time.sleep(0.002)  # releases the GIL, as a request in flight does
+            return self._data[offset:offset + n]
+        finally:
+            with self._lock:
+                self.active -= 1
+
+
+def test_an_object_with_pread_is_read_concurrently_without_seek(h5file):
+    obj = Positional(h5file.read_bytes())
+    f = _native.File.from_fileobj(obj, "<positional>")
+    obj.seek(0)  # pread never moves the position
+    assert_like_h5py(f, h5file, threads=4)
+    assert obj.calls > 0 and obj._pos == 0
+    assert obj.most_active >= 2  # several reads in flight at once
+
+
+def test_pread_failures_are_typed_errors(h5file):
+    obj = Positional(h5file.read_bytes())
+    f = _native.File.from_fileobj(obj, "<positional>")
+    obj.fail = True
+    with pytest.raises(_native.FileObjectError, match="pread") as info:
+        read_native(f, "/group/big_be", threads=2)
+    assert isinstance(info.value.__cause__, ConnectionError)
+    obj.fail = False
+    obj._data = obj._data[: len(obj._data) // 2]  # shrank: pread comes back short
+    with pytest.raises(_native.FileObjectError, match="ended after"):
+        for name in DATASETS:
+            read_native(f, name)

@@ -221,3 +221,76 @@ def test_reductions_over_a_virtual_dataset_match_numpy(tmp_path, monkeypatch, dt
         np.testing.assert_allclose(ds.sum(axis=0, selection=sub), np.sum(full[sub], axis=0), rtol=1e-6,
                                    equal_nan=True)
         np.testing.assert_array_equal(ds.max(axis=1, selection=sub), np.max(full[sub], axis=1))
+
+
+# ---------------------------------------------------------------------- virtual_sources
+
+
+def _space(sp) -> tuple:
+    """What both h5py's dataspace and h5turbo's VirtualSelection answer."""
+    kind = sp.get_select_type()
+    out = [kind]
+    if kind in (1, 2):
+        out += [sp.get_select_npoints(), sp.get_select_bounds()]
+    if kind == 2:
+        out += [sp.is_regular_hyperslab(), sp.is_regular_hyperslab() and sp.get_regular_hyperslab()]
+    return tuple(out)
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_virtual_sources_like_h5py(tmp_path, libver):
+    src = tmp_path / "src.h5"
+    with h5py.File(src, "w") as f:
+        f["a"] = np.arange(40.0).reshape(4, 10)
+    layout = h5py.VirtualLayout(shape=(8, 10), dtype="f8")
+    vsource = h5py.VirtualSource(str(src), "a", shape=(4, 10))
+    layout[0:4] = vsource
+    layout[4:8, ::2] = vsource[:, 1::2]
+    layout[4, 1] = vsource[3, 9]
+    layout[5:7, 1:4] = vsource[0:2, 7:10]
+    path = tmp_path / "vds.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+        f["plain"] = np.zeros(3)
+    with h5turbo.File(path) as ours, h5py.File(path, "r") as theirs:
+        got, want = ours["v"].virtual_sources(), theirs["v"].virtual_sources()
+        assert len(got) == len(want) == 4
+        for g, w in zip(got, want):
+            assert (g.file_name, g.dset_name) == (w.file_name, w.dset_name)
+            assert _space(g.vspace) == _space(w.vspace)
+            assert _space(g.src_space) == _space(w.src_space)
+            assert g.vspace.shape == w.vspace.shape
+        for ds in (ours["plain"], theirs["plain"]):
+            with pytest.raises(RuntimeError, match="Not a virtual dataset"):
+                ds.virtual_sources()
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_mappings_sharing_long_names(tmp_path, libver):
+    """HDF5 2.0 with libver latest stores a source file or dataset name an earlier
+    mapping has (and longer than an index) as that mapping's index (flags 0x01, 0x02)."""
+    src = tmp_path / ("a_rather_long_source_file_name_" + libver + ".h5")
+    with h5py.File(src, "w") as f:
+        f["a_long_source_dataset_name"] = np.arange(40.0).reshape(4, 10)
+        f["another_long_dataset_name"] = -np.arange(40.0).reshape(4, 10)
+    layout = h5py.VirtualLayout(shape=(12, 10), dtype="f8")
+    first = h5py.VirtualSource(str(src), "a_long_source_dataset_name", shape=(4, 10))
+    second = h5py.VirtualSource(str(src), "another_long_dataset_name", shape=(4, 10))
+    layout[0:4] = first
+    layout[4:8, ::2] = first[:, 1::2]
+    layout[8:12] = second
+    layout[4, 1] = second[3, 9]
+    path = tmp_path / "shared.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+        f["here_with_a_long_name"] = np.arange(20.0).reshape(2, 10)
+        local = h5py.VirtualLayout(shape=(4, 10), dtype="f8")
+        here = h5py.VirtualSource(".", "here_with_a_long_name", shape=(2, 10))
+        local[0:2] = here
+        local[2:4, ::2] = here[:, 1::2]
+        f.create_virtual_dataset("w", local, fillvalue=-1)
+    with h5turbo.File(path) as ours, h5py.File(path, "r") as theirs:
+        for name in ("v", "w"):
+            assert np.array_equal(ours[name][()], theirs[name][()])
+            assert [(m.file_name, m.dset_name) for m in ours[name].virtual_sources()] == \
+                [(m.file_name, m.dset_name) for m in theirs[name].virtual_sources()]

@@ -86,6 +86,19 @@ class File:
             obj = obj.child(component)
         return obj
 
+    def external_link_file(self, name: str) -> str:
+        """libhdf5's order for an external link's file: HDF5_EXT_PREFIX, next to this
+        file, then as given (the contract; the real side does this in the core)."""
+        prefixes = [p for p in os.environ.get("HDF5_EXT_PREFIX", "").split(":") if p]
+        here = os.path.dirname(self._path)
+        candidates = [name] if os.path.isabs(name) else (
+            [os.path.join(p.replace("${ORIGIN}", here), name) for p in prefixes]
+            + [os.path.join(here, name), name])
+        for candidate in candidates:
+            if os.path.isfile(candidate):
+                return candidate
+        raise KeyError(f"external link target file '{name}' not found")
+
     def _check_open(self) -> None:
         if self.closed:
             raise ClosedError("the file is closed")

@@ -49,5 +49,6 @@ pub use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 pub use crate::format::links::{Link, LinkTarget};
 pub use crate::convert::numpy_dtype::{has_objects, vlen_element_dtype, DtypeMetadata, NumpyDtype};
 pub use crate::format::reference::{self, Selection as RegionSelection};
+pub use crate::format::vds::{Mapping as VirtualMapping, SourceFile as VirtualSourceFile};
 pub use crate::convert::values::VlenValue;
 pub use crate::io::{read_ahead, FileSource, MemSource, ReadAt};

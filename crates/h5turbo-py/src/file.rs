@@ -72,22 +72,27 @@ impl File {
     /// count, block) per axis).
     fn region<'py>(&self, py: Python<'py>, collection: u64, index: u32) -> PyResult<(u64, &'static str, PyObject)> {
         let region = py.allow_threads(|| guard(|| self.inner.region(collection, index))).map_err(to_py_err)?;
-        let rows = |v: Vec<u64>, rank: usize| -> PyResult<PyObject> {
-            let n = v.len() / rank.max(1);
-            Ok(v.into_pyarray(py).reshape([n, rank])?.into_any().unbind())
-        };
-        let (kind, data) = match region.selection {
-            RegionSelection::None => ("none", py.None()),
-            RegionSelection::All => ("all", py.None()),
-            RegionSelection::Points { rank, coords } => ("points", rows(coords, rank)?),
-            RegionSelection::Blocks { rank, starts, ends } => {
-                ("blocks", (rows(starts, rank)?, rows(ends, rank)?).into_pyobject(py)?.into_any().unbind())
-            }
-            RegionSelection::Regular { start, stride, count, block } => {
-                ("regular", (start, stride, count, block).into_pyobject(py)?.into_any().unbind())
-            }
-        };
+        let (kind, data) = selection_to_py(py, region.selection)?;
         Ok((region.object, kind, data))
     }
+}
+
+/// A stored selection (region references, VDS mappings) as (kind, data); see `region`.
+pub(crate) fn selection_to_py(py: Python<'_>, selection: RegionSelection) -> PyResult<(&'static str, PyObject)> {
+    let rows = |v: Vec<u64>, rank: usize| -> PyResult<PyObject> {
+        let n = v.len() / rank.max(1);
+        Ok(v.into_pyarray(py).reshape([n, rank])?.into_any().unbind())
+    };
+    Ok(match selection {
+        RegionSelection::None => ("none", py.None()),
+        RegionSelection::All => ("all", py.None()),
+        RegionSelection::Points { rank, coords } => ("points", rows(coords, rank)?),
+        RegionSelection::Blocks { rank, starts, ends } => {
+            ("blocks", (rows(starts, rank)?, rows(ends, rank)?).into_pyobject(py)?.into_any().unbind())
+        }
+        RegionSelection::Regular { start, stride, count, block } => {
+            ("regular", (start, stride, count, block).into_pyobject(py)?.into_any().unbind())
+        }
+    })
 }
 

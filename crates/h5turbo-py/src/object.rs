@@ -6,7 +6,10 @@ use crate::convert;
 use crate::errors::{guard, to_py_err};
 use crate::reduce;
 use crate::threads_arg;
-use h5turbo_core::prelude::{has_objects, Dataset, DataspaceKind, Datatype, LinkTarget, Object as CoreObject, ObjectKind, ResultExt};
+use h5turbo_core::prelude::{
+    has_objects, Dataset, DataspaceKind, Datatype, LinkTarget, Object as CoreObject, ObjectKind, ResultExt,
+    VirtualSourceFile,
+};
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -123,6 +126,32 @@ impl Object {
     fn external(&self) -> PyResult<Option<Vec<(String, u64, u64)>>> {
         let ds = self.dataset()?;
         Ok(ds.external_files().map(|segments| segments.iter().map(|s| (s.name.clone(), s.offset, s.size)).collect()))
+    }
+
+    /// A virtual dataset's mappings (h5py's `virtual_sources()`): per mapping
+    /// (virtual selection kind, data, source file name as stored, "." for this file,
+    /// source dataset name, source selection kind, data), selections as `File.region`
+    /// gives them; None for other layouts.
+    #[allow(clippy::type_complexity)]
+    fn virtual_sources(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Option<Vec<(&'static str, PyObject, String, String, &'static str, PyObject)>>> {
+        let ds = self.dataset()?;
+        let file = self.inner.file().clone();
+        let mappings = py.allow_threads(|| guard(|| ds.virtual_mappings(&file))).map_err(to_py_err)?;
+        let Some(mappings) = mappings else { return Ok(None) };
+        let mut out = Vec::with_capacity(mappings.len());
+        for m in mappings {
+            let (vkind, vdata) = crate::file::selection_to_py(py, m.virtual_selection)?;
+            let (skind, sdata) = crate::file::selection_to_py(py, m.source_selection)?;
+            let source = match m.file {
+                VirtualSourceFile::Same => ".".to_string(),
+                VirtualSourceFile::Named(name) => name,
+            };
+            out.push((vkind, vdata, source, m.dataset, skind, sdata));
+        }
+        Ok(Some(out))
     }
 
     #[getter]

@@ -4,7 +4,9 @@
 //! (decoding runs in parallel). Here each read takes the GIL only around the Python
 //! calls, and one read at a time per object (a seek and a read are a pair that another
 //! thread must not split). An object with a usable `fileno()` (a real file, the same
-//! bytes) is read with the native positional path instead, without the GIL.
+//! bytes) is read with the native positional path instead, without the GIL. An object
+//! with `pread(n, offset)` (positional and thread-safe, as the Python layer's adapter
+//! for fsspec's remote files is) takes no turn: its reads run concurrently.
 //!
 //! Lock order, which keeps this free of deadlocks: a reader first takes the GIL, then
 //! waits for its turn on the object with the GIL released (a thread holding the turn
@@ -107,6 +109,11 @@ pub struct PyFileSource {
     name: PathBuf,
     len: u64,
     has_readinto: bool,
+    /// The object has `pread(n, offset)` (as `os.pread`): positional reads that are
+    /// safe to call from several threads at once, so reads take no turn and run
+    /// concurrently (each holds the GIL only while calling; the object releases it
+    /// while it waits, as fsspec does for a ranged request).
+    has_pread: bool,
     /// `readinto` fills this Python-owned buffer, copied out after each call. Not the
     /// caller's memory: a memoryview over Rust memory can outlive the call (a slice of
     /// it shares the buffer, and `release()` cannot see it), so a misbehaving object
@@ -127,12 +134,14 @@ impl PyFileSource {
             }
         }
         let has_readinto = obj.hasattr("readinto")?;
+        let has_pread = obj.hasattr("pread")?;
         let len = object_size(&obj).map_err(|e| crate::errors::to_py_err(e.in_file(name)))?;
         Ok(PyFileSource {
             obj: Mutex::new(Some(obj.unbind())),
             name: name.to_path_buf(),
             len,
             has_readinto,
+            has_pread,
             bounce: Mutex::new(None),
             turn: Turn::default(),
         })
@@ -153,6 +162,24 @@ impl PyFileSource {
             } else {
                 read_some(py, obj, &mut buf[filled..])?
             };
+            if got == 0 {
+                return Err(short_read(filled, buf.len(), offset));
+            }
+            filled += got;
+        }
+        Ok(())
+    }
+
+    /// Fill `buf` from `offset` with `pread` calls (no seek, no turn: see `has_pread`).
+    fn pread_all(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, buf: &mut [u8], offset: u64) -> Result<()> {
+        let mut filled = 0;
+        while filled < buf.len() {
+            let at = offset + filled as u64;
+            let want = (buf.len() - filled).min(MAX_PIECE);
+            let data = obj
+                .call_method1("pread", (want, at))
+                .map_err(|e| failure(py, e, format!("pread({}, {}) failed", want, at)))?;
+            let got = copy_bytes(&data, &mut buf[filled..filled + want], "pread()")?;
             if got == 0 {
                 return Err(short_read(filled, buf.len(), offset));
             }
@@ -223,6 +250,9 @@ impl ReadAt for PyFileSource {
         }
         Python::with_gil(|py| {
             let obj = self.object(py)?;
+            if self.has_pread {
+                return self.pread_all(py, obj.bind(py), buf, offset);
+            }
             let turn = &self.turn;
             py.allow_threads(|| turn.wait());
             let _held = TurnHeld(turn);
@@ -259,17 +289,24 @@ fn object_size(obj: &Bound<'_, PyAny>) -> Result<u64> {
 fn read_some(py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<usize> {
     let want = out.len().min(MAX_PIECE);
     let data = obj.call_method1("read", (want,)).map_err(|e| failure(py, e, format!("read({}) failed", want)))?;
+    copy_bytes(&data, &mut out[..want], "read()")
+}
+
+/// What a read call returned, copied to the start of `out` (at most `out.len()` bytes
+/// allowed): the byte count.
+fn copy_bytes(data: &Bound<'_, PyAny>, out: &mut [u8], call: &str) -> Result<usize> {
     let bytes = data.downcast::<PyBytes>().map(|b| b.as_bytes().to_vec()).or_else(|_| {
         // bytearray, memoryview or any other buffer; not str (a file opened in text mode)
         data.extract::<Vec<u8>>().map_err(|_| {
             object_error(format!(
-                "read() returned {}, not bytes (open the file in binary mode, 'rb')",
+                "{} returned {}, not bytes (open the file in binary mode, 'rb')",
+                call,
                 data.get_type().name().map(|n| n.to_string()).unwrap_or_default()
             ))
         })
     })?;
-    if bytes.len() > want {
-        return Err(object_error(format!("read({}) returned {} bytes", want, bytes.len())));
+    if bytes.len() > out.len() {
+        return Err(object_error(format!("{} returned {} bytes for {} asked", call, bytes.len(), out.len())));
     }
     out[..bytes.len()].copy_from_slice(&bytes);
     Ok(bytes.len())

@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from .._native import UnsupportedError
+
 __all__ = ["to_dask", "block_shape", "DatasetSource", "sparse_to_dask", "sparse_layout"]
 
 # Per-process open files, keyed by real path; a worker reuses one File for every task.
@@ -92,6 +94,14 @@ def _aligned(requested: Any, chunk: int, length: int) -> int:
     return max(chunk, math.ceil(int(requested) / chunk) * chunk)
 
 
+def _check_opened_by_path(obj) -> None:
+    """Tasks reopen the file by path in each worker: a file object has none."""
+    if obj.file._fileobj is not None:
+        raise UnsupportedError(f"{obj.name}: to_dask needs a file opened by path; this one was "
+                               f"opened from a file object ({obj.file.filename}), which dask's "
+                               "workers cannot reopen")
+
+
 def to_dask(dataset, chunks: Any = None):
     """The dask array of a dataset (see Dataset.to_dask)."""
     import dask.array as da
@@ -99,6 +109,7 @@ def to_dask(dataset, chunks: Any = None):
 
     if dataset.shape is None:
         raise TypeError("Empty datasets have no numpy representation")
+    _check_opened_by_path(dataset)
     path = os.path.realpath(dataset.file.filename)
     blocks = block_shape(dataset.shape, dataset.dtype, dataset.chunks, chunks)
     source = DatasetSource(path, dataset.name, dataset.shape, dataset.dtype)
@@ -165,6 +176,7 @@ def sparse_to_dask(group, chunks: Optional[int] = None):
     from dask.highlevelgraph import HighLevelGraph
 
     kind, shape = sparse_layout(group)
+    _check_opened_by_path(group)
     if chunks is not None and (not isinstance(chunks, (int, np.integer)) or chunks < 1):
         raise ValueError(f"chunks must be a positive number of rows/columns, not {chunks!r}")
     indptr = group["indptr"][()]

@@ -35,6 +35,7 @@ def read_h5ad(path: Any, threads: Optional[int] = None):
     """Read an ``.h5ad`` file into memory as an ``anndata.AnnData``, equal to what
     ``anndata.read_h5ad(path)`` returns (same values, dtypes, index and column types).
 
+    ``path``: a path or a file object (as h5turbo.File takes).
     ``threads``: threads per array read (default: H5TURBO_THREADS or all cores).
     Errors: ``h5turbo.FormatError`` for a broken file or element (the message names the
     file and the element), ``h5turbo.UnsupportedError`` for an encoding h5turbo does not

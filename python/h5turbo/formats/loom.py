@@ -34,7 +34,7 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
     matrix (then kept as layer 'matrix' too), cast to ``dtype``; other layers float64 as
     loompy gives them; attributes named ``obs_names`` / ``var_names`` become the index;
     2-D attributes go to obsm / varm; ``*_mapping`` gathers 1-D attributes into obsm /
-    varm; ``cleanup`` moves single-valued columns to uns['loom-obs'] / uns['loom-var'].
+    varm; ``path`` may be a file object (as h5turbo.File takes); ``cleanup`` moves single-valued columns to uns['loom-obs'] / uns['loom-var'].
     """
     import anndata
 

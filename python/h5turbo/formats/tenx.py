@@ -35,7 +35,7 @@ def read_10x_h5(path: Any, genome: Optional[str] = None, gex_only: bool = True,
     gex_only=gex_only)``: obs names are the barcodes; var names the feature names, with
     ``gene_ids``, ``feature_types``, ``genome`` and the other feature columns (v3+).
 
-    ``genome``: keep that genome's features (v3+), or read that genome's group (v2,
+    ``path``: a path or a file object (as h5turbo.File takes). ``genome``: keep that genome's features (v3+), or read that genome's group (v2,
     required when the file holds several). ``gex_only`` (v3+): only 'Gene Expression'
     features. ValueError for an unknown genome (as scanpy); h5turbo.FormatError naming
     the file and dataset when a required dataset is missing.

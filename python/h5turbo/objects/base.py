@@ -5,8 +5,9 @@ from __future__ import annotations
 import posixpath
 
 from .attrs import AttributeManager
+from .references import Reference, RegionReference, make_region, region_points, region_shape
 
-__all__ = ["HLObject", "cached_property"]
+__all__ = ["HLObject", "RegionProxy", "cached_property"]
 
 
 class HLObject:
@@ -41,6 +42,18 @@ class HLObject:
     def attrs(self) -> AttributeManager:
         return AttributeManager(self._obj, self._file)
 
+    @property
+    def ref(self) -> Reference:
+        """An object reference to this object (h5py's ``ref``): ``f[obj.ref]`` opens it."""
+        return Reference(self._obj.address)
+
+    @property
+    def regionref(self) -> "RegionProxy":
+        """``ds.regionref[sel]`` makes a region reference to a selection of a dataset;
+        ``.shape(ref)`` / ``.selection(ref)`` tell its dataset's and selection's shapes
+        (h5py's regionref)."""
+        return RegionProxy(self)
+
     def _key(self):
         # two hard links to one object are the same object, as in h5py
         return (self._file._identity, self._obj.address)
@@ -54,6 +67,33 @@ class HLObject:
     def __bool__(self):
         """False once the file is closed (h5py's 'valid'); never by emptiness."""
         return not self._file.closed
+
+
+class RegionProxy:
+    """h5py's ``obj.regionref`` (its _RegionProxy)."""
+
+    def __init__(self, obj: HLObject):
+        self.obj = obj
+
+    def __getitem__(self, index) -> RegionReference:
+        if getattr(self.obj._obj, "kind", None) != "dataset":
+            raise TypeError("Region references can only be made to datasets")
+        kind, data = make_region(index, self.obj.shape)
+        return RegionReference._made(self.obj._obj.address, kind, data)
+
+    def shape(self, ref: RegionReference) -> tuple:
+        """The shape of the dataset ``ref`` points into (any object of the file works)."""
+        return self.obj.file[ref].shape
+
+    def selection(self, ref: RegionReference) -> tuple:
+        """The shape of the selection ``ref`` holds, as h5py guesses it."""
+        dataset = self.obj.file[ref]
+        _address, kind, data = self.obj.file._region_of(ref)
+        if dataset.shape is None:
+            return None
+        if not dataset.shape:
+            return ()
+        return region_shape(kind, region_points(kind, data, dataset.shape), dataset.shape)
 
 
 class cached_property:

@@ -11,11 +11,12 @@ import numpy as np
 from .. import readahead
 from ..compute import reductions
 from .base import HLObject, cached_property
+from .dims import DimensionManager, is_scale
 from .references import RegionReference, region_points, region_shape
 from .selection import ReadPlan, plan_read, split_fields
 from .types import Empty
 from .values import string_encoding
-from .filters import H5PY_COMPRESSION, H5PY_NAMED, filter_id
+from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
 
 __all__ = ["Dataset"]
 
@@ -95,10 +96,29 @@ class Dataset(HLObject):
         return self._obj.external
 
     @property
+    def dims(self) -> "DimensionManager":
+        """The dimension scales per axis (h5py's ``dims``): ``ds.dims[0].label``,
+        ``ds.dims[0][0]`` (a scale by position), ``ds.dims[0]["name"]`` (by name)."""
+        return DimensionManager(self)
+
+    @property
+    def is_scale(self) -> bool:
+        """Whether this dataset is a dimension scale (h5py's ``is_scale``)."""
+        return is_scale(self)
+
+    @property
     def is_virtual(self) -> bool:
         """Whether this is a virtual dataset (VDS), as h5py's ``is_virtual``: its data is
         read from source datasets in this or other files (see the README)."""
         return self._obj.layout == "virtual"
+
+    def virtual_sources(self) -> list:
+        """A virtual dataset's mappings, as h5py's: [VDSmap(vspace, file_name,
+        dset_name, src_space)]; the selections are h5turbo.objects.vds.VirtualSelection
+        (h5py's are libhdf5 dataspaces). RuntimeError for another layout, as h5py."""
+        from .vds import virtual_sources
+
+        return virtual_sources(self)
 
     @property
     def chunk_index(self) -> Optional[str]:
@@ -124,6 +144,14 @@ class Dataset(HLObject):
     @cached_property
     def _filters(self) -> dict[int, tuple]:
         return {fid: tuple(data) for fid, _name, data in self._obj.filters}
+
+    @property
+    def filter_names(self) -> tuple[str, ...]:
+        """The filters' names as stored in the file (h5py's ``filter_names``). Version 2
+        pipelines store no name for libhdf5's own filters (ids below 256): libhdf5 then
+        gives its name for them, and so does this."""
+        return tuple(name or (FILTERS[fid].name if fid < 256 and fid in FILTERS else "")
+                     for fid, name, _data in self._obj.filters)
 
     @property
     def filter_ids(self) -> tuple[int, ...]:
@@ -272,6 +300,12 @@ class Dataset(HLObject):
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
         return AstypeView(self, np.dtype(dtype))
 
+    def fields(self, names: Union[str, list]) -> "FieldsView":
+        """A view reading only some fields of a compound dataset (h5py's ``fields``):
+        one name gives arrays of that field's dtype, a list a compound of those fields
+        in that order. ``ds.fields(["x", "y"])[10:20]``."""
+        return FieldsView(self, names)
+
     def asstr(self, encoding: Optional[str] = None, errors: str = "strict") -> "AsStrView":
         """A view whose reads decode strings to ``str`` (h5py's ``asstr``)."""
         stored = string_encoding(self.dtype)
@@ -337,7 +371,7 @@ class Dataset(HLObject):
         irregular hyperslab unions 1-d, in HDF5's order). Reads only its bounding box."""
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")
-        address, kind, data = self._file._native_file.region(*ref.heap_id)
+        address, kind, data = self._file._region_of(ref)
         if address != self._obj.address:
             raise ValueError("Region reference must point to this dataset")
         if self.shape is None:
@@ -361,7 +395,28 @@ class Dataset(HLObject):
         raise ValueError("Empty datasets cannot be sliced")
 
 
-class AstypeView:
+class _View:
+    """What h5py's views (astype, asstr, fields) share: the dataset's shape and length."""
+
+    _dataset: Dataset
+
+    @property
+    def shape(self):
+        return self._dataset.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._dataset.ndim
+
+    @property
+    def size(self):
+        return self._dataset.size
+
+    def __len__(self) -> int:
+        return len(self._dataset)
+
+
+class AstypeView(_View):
     """``ds.astype(dtype)``: reads convert to another dtype (h5py's AstypeWrapper)."""
 
     def __init__(self, dataset: Dataset, dtype: np.dtype):
@@ -387,7 +442,49 @@ class AstypeView:
         return len(self._dataset)
 
 
-class AsStrView:
+class FieldsView(_View):
+    """``ds.fields(names)`` (h5py's FieldsView): reads give only those fields."""
+
+    def __init__(self, dataset: Dataset, names: Union[str, list]):
+        self._dataset = dataset
+        self._single = names if isinstance(names, str) else None
+        self._names = [names] if isinstance(names, str) else list(names)
+        base = dataset.dtype
+        if base.names is None:
+            raise ValueError("Field names only allowed for compound types")
+        for name in self._names:
+            if name not in base.names:
+                raise ValueError(f"Field {name} does not appear in this type.")
+        self._read_dtype = np.dtype([(name, base.fields[name][0]) for name in self._names])
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._read_dtype[self._single] if self._single is not None else self._read_dtype
+
+    def __getitem__(self, index: Any) -> Any:
+        data = self._dataset[index]
+        if self._single is not None:
+            picked = data[self._single]
+            return picked.copy() if isinstance(picked, np.ndarray) else picked
+        return _select_fields(data, self._names) if len(self._names) > 1 else _as_record(data, self._read_dtype)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if copy is False:
+            raise ValueError("FieldsView.__array__ received copy=False but memory "
+                             "allocation cannot be avoided on read")
+        arr = np.asarray(self[()])
+        return arr if dtype is None else arr.astype(dtype, copy=False)
+
+
+def _as_record(data: Any, dtype: np.dtype) -> Any:
+    """A one-field compound of the selected records (h5py's fields([name]))."""
+    arr = np.asarray(data)
+    packed = np.empty(arr.shape, dtype=dtype)
+    packed[dtype.names[0]] = arr[dtype.names[0]]
+    return packed if isinstance(data, np.ndarray) else packed[()]
+
+
+class AsStrView(_View):
     """``ds.asstr()``: reads give str (scalars) or object arrays of str."""
 
     def __init__(self, dataset: Dataset, encoding: str, errors: str):

@@ -1,43 +1,157 @@
-"""File: an HDF5 file opened read-only; it is also its root group."""
+"""File: an HDF5 file opened read-only; it is also its root group.
+
+``File`` takes what h5py's ``File`` takes for reading: a path (str, bytes, os.PathLike)
+or a file-like object (``read`` + ``seek``), ``mode='r'`` and h5py's other keyword
+arguments, which are checked as h5py checks them and otherwise ignored where they
+tune libhdf5 (caches, locking, allocation): the table in docs/h5py-compat.md.
+"""
 
 from __future__ import annotations
 
+import io
 import os
-from typing import Any
+from typing import Any, Optional
 
 from .. import _native
 from .group import Group, wrap
 from .references import Reference, RegionReference
 
-__all__ = ["File"]
+__all__ = ["File", "ReadOnlyError"]
+
+
+class ReadOnlyError(_native.Error, ValueError):
+    """A mode other than 'r' was asked for: h5turbo only reads. A ValueError too, as
+    h5py raises for modes it does not know."""
+
+
+# h5py's modes: 'r' reads; the others write (h5turbo.write writes files)
+_WRITE_MODES = ("r+", "w", "w-", "x", "a")
+# h5py's file drivers: these read a whole single file, as h5turbo's positional reads do
+_SINGLE_FILE_DRIVERS = ("sec2", "stdio", "core", "direct", "windows", "fileobj", "ros3")
+# drivers whose files h5turbo cannot read (several files, parallel MPI, S3 requests)
+_OTHER_DRIVERS = {
+    "family": "a family of member files",
+    "split": "split metadata/raw data files",
+    "mpio": "parallel MPI-IO (h5turbo reads with threads: open the file by path)",
+}
+# driver keyword arguments h5py passes on to each driver (H5Pset_fapl_*)
+_DRIVER_KWDS = {"sec2": (), "stdio": (), "direct": ("alignment", "block_size", "cbuf_size"),
+                "windows": (), "core": ("backing_store", "block_size"), "fileobj": ("fileobj",),
+                "ros3": ("aws_region", "secret_id", "secret_key", "session_token")}
+# libhdf5's format version bounds, by h5py's names; 'latest' is the newest: HDF5 2.0's
+_LIBVERS = ("earliest", "v108", "v110", "v112", "v114", "v200")
+_LATEST = "v200"
 
 
 class File(Group):
-    """An HDF5 file opened read-only (h5py's ``File(path, 'r')``).
+    """An HDF5 file opened read-only (h5py's ``File(name, 'r')``).
+
+    ``name`` is a path or a file-like object with ``read`` and ``seek`` (``readinto``
+    used when present); a real file (``open(path, 'rb')``) is then read natively through
+    its descriptor, anything else (``io.BytesIO``, fsspec files) through its methods,
+    one read at a time, while decoding still runs on all cores. Closing the File does
+    not close a file object (as h5py).
 
     Reads never take a lock: one File may be shared by any number of threads.
     """
 
-    def __init__(self, name: Any, mode: str = "r"):
-        if mode != "r":
-            raise ValueError(f"h5turbo opens files read-only: mode must be 'r', not {mode!r}")
-        path = os.fspath(name)
-        if isinstance(path, bytes):
-            path = os.fsdecode(path)
-        self._native_file = _native.File(path)
-        self._identity = os.path.realpath(path)
+    def __init__(self, name: Any, mode: Optional[str] = "r", driver: Optional[str] = None,
+                 libver: Any = None, userblock_size: Optional[int] = None, swmr: bool = False,
+                 rdcc_nslots: Optional[int] = None, rdcc_nbytes: Optional[int] = None,
+                 rdcc_w0: Optional[float] = None, track_order: Optional[bool] = None,
+                 fs_strategy: Optional[str] = None, fs_persist: bool = False, fs_threshold: int = 1,
+                 fs_page_size: Optional[int] = None, page_buf_size: Optional[int] = None,
+                 min_meta_keep: int = 0, min_raw_keep: int = 0, locking: Any = None,
+                 alignment_threshold: int = 1, alignment_interval: int = 1,
+                 meta_block_size: Optional[int] = None, *, track_times: bool = False, **kwds):
+        _check_mode(mode)
+        if userblock_size is not None:
+            raise ValueError("User block may only be specified when creating a file")
+        if fs_strategy:
+            raise ValueError("Unable to set file space strategy of an existing file")
+        self._libver = _libver_bounds(libver)
+        self._meta_block_size = 2048 if meta_block_size is None else int(meta_block_size)
+        self._swmr = bool(swmr)
+        fileobj = name if hasattr(name, "read") and hasattr(name, "seek") else None
+        self._driver = _check_driver(driver, kwds, fileobj)
+        self._owned_fileobj = None
+        if self._driver == "ros3":  # h5py's read-only S3 / HTTP driver: through fsspec
+            url = os.fsdecode(name) if isinstance(name, bytes) else str(name)
+            fileobj = self._owned_fileobj = _open_url(url, kwds)
+        if fileobj is not None:
+            # h5py names a file object's file by its repr; the native side looks for
+            # external-link and VDS files next to that name, which has no folder: from
+            # the working folder, where libhdf5 looks too
+            label = url if self._owned_fileobj is not None else repr(fileobj)
+            self._label = label  # as given: a path would fold the '//' of a URL
+            try:
+                self._native_file = _native.File.from_fileobj(_ranged(fileobj), label)
+            except BaseException:
+                if self._owned_fileobj is not None:
+                    self._owned_fileobj.close()
+                raise
+            self._identity = ("fileobj", id(fileobj))
+            self._fileobj = fileobj  # kept alive as long as the File
+        else:
+            path = os.fspath(name)
+            if isinstance(path, bytes):
+                path = os.fsdecode(path)
+            self._native_file = _native.File(path)
+            self._identity = os.path.realpath(path)
+            self._fileobj = None
+            self._label = None
         self._externals: dict[str, File] = {}
         super().__init__(self._native_file.get("/"), self, "/")
+
+    @classmethod
+    def in_memory(cls, file_image: Any = None, **kwargs) -> "File":
+        """A File reading ``file_image`` (bytes or any buffer: HDF5 file bytes), as
+        h5py's ``File.in_memory(file_image)``; without an image h5py creates an empty
+        writable file, which h5turbo does not (ReadOnlyError)."""
+        for key in ("driver", "locking", "backing_store"):
+            if key in kwargs:
+                raise TypeError(f"File.in_memory() got an unexpected keyword argument {key!r}")
+        if not file_image:
+            raise ReadOnlyError("File.in_memory() without a file image creates a file; h5turbo "
+                                "only reads: write files with h5turbo.write (or h5py)")
+        return cls(io.BytesIO(bytes(file_image)), **kwargs)
 
     # ------------------------------------------------------------------ file properties
 
     @property
     def filename(self) -> str:
-        return os.fspath(self._native_file.path)  # the native side may give a pathlib.Path
+        """The path it was opened with; for a file object its repr, for driver='ros3'
+        the URL (as h5py)."""
+        if self._label is not None:
+            return self._label
+        return os.fspath(self._native_file.path)  # the native side gives a pathlib.Path
 
     @property
     def mode(self) -> str:
         return "r"
+
+    @property
+    def driver(self) -> str:
+        """h5py's name of the driver asked for: 'sec2' by default, 'fileobj' for a file
+        object. h5turbo reads every single file the same way (positional reads)."""
+        return self._driver
+
+    @property
+    def libver(self) -> tuple[str, str]:
+        """The format version bounds asked for, as h5py reports them (h5py on HDF5 2.0:
+        'latest' is 'v200'). They bound what libhdf5 writes: a reader reads all."""
+        return self._libver
+
+    @property
+    def meta_block_size(self) -> int:
+        """The ``meta_block_size`` asked for (h5py: libhdf5's default, 2048): it sizes
+        metadata blocks libhdf5 allocates when writing; a reader allocates none."""
+        return self._meta_block_size
+
+    @property
+    def swmr_mode(self) -> bool:
+        """Whether it was opened with ``swmr=True`` (as h5py): see docs/h5py-compat.md."""
+        return self._swmr
 
     @property
     def userblock_size(self) -> int:
@@ -53,6 +167,8 @@ class File(Group):
             external.close()
         self._externals.clear()
         self._native_file.close()
+        if self._owned_fileobj is not None:  # opened here for driver='ros3'
+            self._owned_fileobj.close()
 
     def __enter__(self) -> "File":
         return self
@@ -77,27 +193,144 @@ class File(Group):
             raise ValueError("Invalid HDF5 object reference (null reference)")
         address = ref.address
         if isinstance(ref, RegionReference):
-            address = self._native_file.region(*ref.heap_id)[0]
+            address = self._region_of(ref)[0]
         native_obj, path = self._native_file.dereference(address)
         return wrap(native_obj, self, path)
 
+    def _region_of(self, ref: RegionReference):
+        """(dataset address, kind, data) of a region reference: kept by one made with
+        ``regionref``, read from the global heap for one read from the file."""
+        if ref._region is not None:
+            return ref._region
+        return self._native_file.region(*ref.heap_id)
+
     def _open_external(self, filename: str) -> "File":
-        """The target file of an external link, opened once and closed with this file."""
-        path = _find_external_file(filename, os.path.dirname(self.filename))
+        """The target file of an external link, found where libhdf5 looks (the native
+        lookup: HDF5_EXT_PREFIX, next to this file, the working folder; KeyError when
+        it is nowhere), opened once and closed with this file."""
+        path = os.path.realpath(self._native_file.external_link_file(filename))
         if path not in self._externals:
             self._externals[path] = File(path)
         return self._externals[path]
 
 
-def _find_external_file(filename: str, parent_dir: str) -> str:
-    """Where HDF5 would look: HDF5_EXT_PREFIX, the linking file's folder, then as given."""
-    if os.path.isabs(filename):
-        candidates = [filename]
-    else:
-        prefixes = [p for p in os.environ.get("HDF5_EXT_PREFIX", "").split(os.pathsep) if p]
-        candidates = [os.path.join(p, filename) for p in prefixes]
-        candidates += [os.path.join(parent_dir, filename), filename]
-    for candidate in candidates:
-        if os.path.isfile(candidate):
-            return os.path.realpath(candidate)
-    raise KeyError(f"Unable to open external link target: file {filename!r} not found")
+class _RangedFsspecFile:
+    """An fsspec file of an asynchronous (remote) file system opened without a cache
+    (``cache_type="none"``: every read a ranged request), read by ranges:
+    ``pread(n, offset)`` is ``fs.cat_file(path, offset, offset + n)``, which may be
+    called from several threads at once (fsspec runs the requests on its event loop and
+    each caller waits without the GIL), so the native reader keeps several of its
+    coalesced ranged requests in flight. seek/read stay the object's (the size is asked
+    that way)."""
+
+    def __init__(self, f):
+        self._f = f
+        self._fs, self._path = f.fs, f.path
+
+    def seek(self, *args):
+        return self._f.seek(*args)
+
+    def read(self, n=-1):
+        return self._f.read(n)
+
+    def tell(self):
+        return self._f.tell()
+
+    def pread(self, n: int, offset: int) -> bytes:
+        return self._fs.cat_file(self._path, start=offset, end=offset + n)
+
+
+def _ranged(fileobj):
+    """A file object to read concurrently where it allows: an uncached fsspec file of an
+    async file system (HTTP, S3, GCS ...) becomes a _RangedFsspecFile. A cached one is
+    read through its cache, one read at a time: with fsspec's default read-ahead of
+    5 MiB blocks, a read-all costs fewer requests than the reader's own ranges
+    (benchmarks/results/fileobj_http.md); anything else as is."""
+    fs = getattr(fileobj, "fs", None)
+    uncached = getattr(getattr(fileobj, "cache", None), "name", None) == "none"
+    if uncached and getattr(fs, "async_impl", False) and isinstance(getattr(fileobj, "path", None), str) \
+            and hasattr(fs, "cat_file") and getattr(fileobj, "mode", "rb") == "rb":
+        return _RangedFsspecFile(fileobj)
+    return fileobj
+
+
+def _open_url(url: str, kwds: dict):
+    """driver='ros3': the object at an http(s):// or s3:// URL as an fsspec file (h5py's
+    ros3 driver reads with ranged GETs too). s3:// needs s3fs, with the credentials and
+    region h5py's keyword arguments give (bytes, as h5py takes them)."""
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("http", "https", "s3"):
+        raise ValueError(f'{url}: S3 location must begin with either "https://", "http://", or "s3://"')
+    try:
+        import fsspec
+    except ImportError:
+        raise _native.UnsupportedError("driver='ros3' reads through fsspec: pip install fsspec aiohttp") from None
+
+    def text(key):
+        value = kwds.get(key)
+        return os.fsdecode(value) if isinstance(value, bytes) else value
+
+    options = {}
+    if scheme == "s3":
+        if text("secret_id"):
+            options.update(key=text("secret_id"), secret=text("secret_key"), token=text("session_token"))
+        else:
+            options["anon"] = True
+        if text("aws_region"):
+            options["client_kwargs"] = {"region_name": text("aws_region")}
+    try:
+        return fsspec.open(url, "rb", **options).open()
+    except ImportError as exc:  # s3fs or aiohttp missing
+        raise _native.UnsupportedError(f"driver='ros3' for {url}: {exc}") from None
+
+
+def _check_mode(mode: Optional[str]) -> None:
+    if mode in ("r", None):
+        return
+    if mode in _WRITE_MODES:
+        raise ReadOnlyError(f"h5turbo opens files read-only: mode must be 'r', not {mode!r}; "
+                            "to write files use h5turbo.write (or h5py)")
+    raise ValueError(f"Invalid mode {mode!r}; must be one of r, r+, w, w-, x, a "
+                     "(h5turbo reads: only 'r')")
+
+
+def _libver_bounds(libver: Any) -> tuple[str, str]:
+    """h5py's libver property for what was passed: (low, high), 'latest' named as the
+    newest version; ValueError for a name h5py does not know (h5py: KeyError)."""
+    if libver is None:
+        return ("earliest", _LATEST)
+    low, high = (libver, "latest") if isinstance(libver, str) else tuple(libver)
+    names = []
+    for bound in (low, high):
+        if bound != "latest" and bound not in _LIBVERS:
+            raise ValueError(f"unknown libver {bound!r}; one of {', '.join(_LIBVERS)}, latest")
+        names.append(_LATEST if bound == "latest" else bound)
+    return (names[0], names[1])
+
+
+def _check_driver(driver: Optional[str], kwds: dict, fileobj: Any) -> str:
+    """The driver name File reports, after h5py's checks of the driver and its
+    keyword arguments. Single-file drivers all read the same here."""
+    if fileobj is not None:
+        if driver not in (None, "fileobj"):
+            raise ValueError("Driver must be 'fileobj' for file-like object if specified.")
+        if kwds.get("fileobj", fileobj) is not fileobj:
+            raise ValueError("Invalid value of 'fileobj' argument; "
+                             "must equal to file-like object if specified.")
+        kwds = {k: v for k, v in kwds.items() if k != "fileobj"}
+        driver = "fileobj"
+    elif driver == "fileobj":
+        raise ValueError("the 'fileobj' driver needs a file-like object as name")
+    if driver is None:
+        if kwds:
+            raise TypeError(f"'{next(iter(kwds))}' is an invalid keyword argument for this function")
+        return "sec2"
+    if driver in _OTHER_DRIVERS:
+        raise _native.UnsupportedError(f"driver {driver!r} ({_OTHER_DRIVERS[driver]}) is not "
+                                       "supported by h5turbo")
+    if driver not in _SINGLE_FILE_DRIVERS:
+        raise ValueError(f"Unknown driver type {driver!r}")
+    unknown = [k for k in kwds if k not in _DRIVER_KWDS[driver]]
+    if unknown:
+        raise TypeError(f"'{unknown[0]}' is an invalid keyword argument for driver {driver!r}")
+    return driver

@@ -6,6 +6,8 @@ import posixpath
 from collections.abc import ItemsView, KeysView, ValuesView
 from typing import Any, Callable
 
+import numpy as np
+
 from .. import _native
 from .base import HLObject
 from .dataset import Dataset
@@ -70,6 +72,37 @@ class Group(HLObject):
         link = self._link(_as_path(name))
         return type(link) if getclass else link
 
+    def require_group(self, name: Any) -> "Group":
+        """The group at ``name`` (h5py's require_group on an existing group); TypeError
+        when something else is there; creating it is writing: ReadOnlyError."""
+        if name not in self:
+            raise _read_only_error(f"require_group({name!r}) would create a group")
+        group = self[name]
+        if not isinstance(group, Group):
+            raise TypeError(f"Incompatible object ({type(group).__name__}) already exists")
+        return group
+
+    def require_dataset(self, name: Any, shape: Any, dtype: Any, exact: bool = False, **kwds) -> Any:
+        """The dataset at ``name`` when its shape (or ``maxshape``, given) and dtype fit,
+        with h5py's checks and TypeErrors; creating it is writing: ReadOnlyError."""
+        if name not in self:
+            raise _read_only_error(f"require_dataset({name!r}) would create a dataset")
+        shape = (shape,) if isinstance(shape, int) else shape
+        dset = self[name]
+        if not isinstance(dset, Dataset):
+            raise TypeError(f"Incompatible object ({type(dset).__name__}) already exists")
+        if shape != dset.shape:
+            if "maxshape" not in kwds:
+                raise TypeError(f"Shapes do not match (existing {dset.shape} vs new {shape})")
+            if kwds["maxshape"] != dset.maxshape:
+                raise TypeError(f"Max shapes do not match (existing {dset.maxshape} vs new {kwds['maxshape']})")
+        if exact:
+            if dtype != dset.dtype:
+                raise TypeError(f"Datatypes do not exactly match (existing {dset.dtype} vs new {dtype})")
+        elif not np.can_cast(dtype, dset.dtype):
+            raise TypeError(f"Datatypes cannot be safely cast (existing {dset.dtype} vs new {dtype})")
+        return dset
+
     def __contains__(self, name: Any) -> bool:
         """True when the path's last link exists (h5py: a dangling soft link or an external
         link counts, its target is not checked); the components before it must resolve."""
@@ -113,6 +146,10 @@ class Group(HLObject):
     def __len__(self) -> int:
         return len(self._obj.links())
 
+    def __reversed__(self):
+        """Member names in reverse iteration order (as h5py)."""
+        return reversed(self._link_names())
+
     def keys(self) -> "KeysViewHDF5":
         return KeysViewHDF5(self)
 
@@ -146,6 +183,33 @@ class Group(HLObject):
     def visititems(self, func: Callable[[str, HLObject], Any]) -> Any:
         """Like visit, with ``func(name, object)``. Only hard links are followed."""
         return self._visit_subtree(("", self._obj), func, {self._obj.address})
+
+    def visit_links(self, func: Callable[[str], Any]) -> Any:
+        """Call ``func(name)`` on every link below this group (soft and external links
+        too, not followed), in name order, each once (h5py's visit_links, H5Lvisit);
+        a group reached by several hard links is descended into once."""
+        return self.visititems_links(lambda name, _link: func(name))
+
+    def visititems_links(self, func: Callable[[str, Any], Any]) -> Any:
+        """Like visit_links, with ``func(name, link)``: a HardLink, SoftLink or
+        ExternalLink as ``get(name, getlink=True)`` gives."""
+        return self._visit_links("", self._obj, func, {self._obj.address})
+
+    def _visit_links(self, prefix: str, group_obj, func, seen: set) -> Any:
+        for name, kind, target in sorted(group_obj.links(), key=lambda link: link[0].encode()):
+            path = prefix + name
+            result = func(path, _link_value(kind, target))
+            if result is not None:
+                return result
+            if kind != "hard":
+                continue
+            child = group_obj.child(name)
+            if child.kind == "group" and child.address not in seen:
+                seen.add(child.address)
+                result = self._visit_links(path + "/", child, func, seen)
+                if result is not None:
+                    return result
+        return None
 
     def _visit_subtree(self, entry, func, seen: set) -> Any:
         """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
@@ -220,6 +284,12 @@ class ItemsViewHDF5(ItemsView):
 
 
 # ---------------------------------------------------------------------- links
+
+
+def _read_only_error(what: str):
+    from .file import ReadOnlyError  # file.py imports this module
+
+    return ReadOnlyError(f"{what}: h5turbo only reads; write files with h5turbo.write (or h5py)")
 
 
 def _hard_children(group_obj):

@@ -10,9 +10,11 @@ false. Datasets and attributes of references have an object dtype whose metadata
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
-__all__ = ["Reference", "RegionReference", "ref_dtype", "regionref_dtype"]
+__all__ = ["Reference", "RegionReference", "ref_dtype", "regionref_dtype", "make_region"]
 
 
 class Reference:
@@ -47,21 +49,37 @@ class Reference:
 
 class RegionReference(Reference):
     """An HDF5 dataset region reference (H5R_DATASET_REGION): a global heap object
-    holding the dataset's address and a selection of it."""
+    holding the dataset's address and a selection of it. One made by
+    ``ds.regionref[sel]`` holds its (dataset address, kind, data) itself: nothing is
+    written to the file."""
 
-    __slots__ = ("_index",)
+    __slots__ = ("_index", "_region")
     typecode = "r"
 
     def __init__(self, collection: int = 0, index: int = 0):
         super().__init__(collection)
         self._index = int(index)
+        self._region = None
+
+    @classmethod
+    def _made(cls, dataset_address: int, kind: str, data) -> "RegionReference":
+        """A reference made here (ds.regionref[sel]), not read from a file."""
+        ref = cls(0, 0)
+        ref._region = (int(dataset_address), kind, data)
+        return ref
 
     @property
     def heap_id(self) -> tuple[int, int]:
-        """(global heap collection address, object index) of the stored region."""
+        """(global heap collection address, object index) of the stored region
+        ((0, 0) for a reference made by ``regionref``)."""
         return (self._address, self._index)
 
+    def __bool__(self) -> bool:
+        return self._region is not None or self._address != 0
+
     def _key(self):
+        if self._region is not None:
+            return (type(self), self._region[0], self._region[1], _hashable(self._region[2]))
         return (type(self), self._address, self._index)
 
     def __hash__(self):
@@ -69,6 +87,14 @@ class RegionReference(Reference):
 
     def __repr__(self):
         return "<HDF5 region reference>" if self else "<HDF5 region reference (null)>"
+
+
+def _hashable(data):
+    if isinstance(data, np.ndarray):
+        return (data.shape, data.tobytes())
+    if isinstance(data, (tuple, list)):
+        return tuple(_hashable(d) for d in data)
+    return data
 
 
 ref_dtype = np.dtype("O", metadata={"ref": Reference})
@@ -136,3 +162,98 @@ def _regular_axis(start: int, stride: int, count: int, block: int, length: int) 
 def _check_inside(maxima, shape) -> None:
     if maxima is not None and any(int(m) >= n for m, n in zip(maxima, shape)):
         raise ValueError(f"region reference selects outside the dataset's shape {shape}")
+
+
+# ---------------------------------------------------------------------- making regions
+
+
+def make_region(index, shape: tuple[int, ...]) -> tuple[str, object]:
+    """(kind, data) of the selection h5py's ``regionref[index]`` stores, in the form
+    ``region`` gives for stored ones: 'all' for ``()`` / ``...``; 'points' (n x rank) for
+    a boolean mask of the dataset's shape; 'none' for an empty selection; 'regular'
+    (start, stride, count, block per axis) for integers and slices; 'blocks' (starts,
+    ends: one block per run of consecutive indices per axis, crossed) when an axis has
+    an index list, which must increase, as h5py requires."""
+    entries = list(index) if isinstance(index, tuple) else [index]
+    if not shape or all(e is Ellipsis for e in entries):
+        if shape is None:
+            raise TypeError("Empty datasets have no region references")
+        if entries and not all(e is Ellipsis for e in entries):
+            raise ValueError(f"a scalar dataset takes () or ..., not {index!r}")
+        return ("all", None)
+    mask = _full_mask(entries, shape)
+    if mask is not None:
+        return ("points", np.argwhere(mask).astype(np.uint64))
+    axes = [_axis(entry, n) for entry, n in zip(_expand_ellipsis(entries, len(shape)), shape)]
+    if any(len(indices) == 0 for _, indices in axes):
+        return ("none", None)
+    if all(regular is not None for regular, _ in axes):
+        return ("regular", tuple(tuple(int(r[k]) for r, _ in axes) for k in range(4)))
+    runs = [_runs(indices) for _, indices in axes]
+    blocks = np.array(list(itertools.product(*runs)), dtype=np.uint64)
+    return ("blocks", (blocks[:, :, 0].copy(), blocks[:, :, 1].copy()))
+
+
+def _full_mask(entries: list, shape: tuple[int, ...]):
+    if len(entries) != 1:
+        return None
+    arr = entries[0]
+    if isinstance(arr, np.ndarray) and arr.dtype == bool:
+        if arr.shape != tuple(shape):
+            raise TypeError(f"a boolean mask must have the dataset's shape {shape}, not {arr.shape}")
+        return arr
+    return None
+
+
+def _expand_ellipsis(entries: list, rank: int) -> list:
+    if any(e is None for e in entries):
+        raise TypeError("region references take no np.newaxis")
+    if any(isinstance(e, (str, bytes)) for e in entries):
+        raise TypeError("region references take no field names")
+    n_ellipsis = sum(e is Ellipsis for e in entries)
+    if n_ellipsis > 1:
+        raise ValueError("only one Ellipsis is allowed")
+    if n_ellipsis:
+        at = next(i for i, e in enumerate(entries) if e is Ellipsis)
+        entries = entries[:at] + [slice(None)] * (rank - len(entries) + 1) + entries[at + 1:]
+    if len(entries) > rank:
+        raise ValueError(f"{len(entries)} indices for a dataset of rank {rank}")
+    return entries + [slice(None)] * (rank - len(entries))
+
+
+def _axis(entry, n: int):
+    """(regular (start, stride, count, block) or None, the selected indices) on one
+    axis (a range for integers and slices: nothing is allocated for them)."""
+    if isinstance(entry, slice):
+        start, stop, step = entry.indices(n)
+        if step < 1:
+            raise ValueError(f"Step must be >= 1 (got {step})")
+        indices = range(start, stop, step)
+        return (start, step, len(indices), 1), indices
+    if isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):
+        i = int(entry) + n if entry < 0 else int(entry)
+        if not 0 <= i < n:
+            raise IndexError(f"index {int(entry)} is out of range for an axis of length {n}")
+        return (i, 1, 1, 1), range(i, i + 1)
+    arr = np.asarray(entry)
+    if arr.dtype == bool and arr.ndim == 1 and len(arr) == n:
+        arr = np.flatnonzero(arr)
+    if arr.ndim != 1 or (arr.dtype.kind not in "iu" and len(arr)):
+        raise TypeError(f"region references take integers, slices, increasing index lists "
+                        f"or a boolean mask, not {entry!r}")
+    arr = arr.astype(np.int64)
+    arr = np.where(arr < 0, arr + n, arr)
+    if len(arr) and (arr.min() < 0 or arr.max() >= n):
+        raise IndexError(f"index out of range for an axis of length {n}")
+    if np.any(np.diff(arr) <= 0):
+        raise TypeError("Indexing elements must be in increasing order")
+    return None, arr
+
+
+def _runs(indices) -> list[tuple[int, int]]:
+    """(first, last) of each run of consecutive indices."""
+    if isinstance(indices, range) and indices.step == 1:
+        return [(indices.start, indices.stop - 1)]
+    arr = np.asarray(indices, dtype=np.int64)
+    breaks = np.flatnonzero(np.diff(arr) != 1) + 1
+    return [(int(run[0]), int(run[-1])) for run in np.split(arr, breaks)]

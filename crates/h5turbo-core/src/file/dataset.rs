@@ -145,6 +145,16 @@ impl Dataset {
         self.datatype.size()
     }
 
+    /// A virtual dataset's mappings as stored (h5py's `virtual_sources()`): source file
+    /// name ("." for this file), source dataset, source and virtual selections; None
+    /// for other layouts.
+    pub fn virtual_mappings(&self, file: &File) -> Result<Option<Vec<crate::format::vds::Mapping>>> {
+        let Layout::Virtual { heap_address, heap_index } = self.layout else { return Ok(None) };
+        file.check_open()?;
+        let sources = self.virtual_sources(|| super::vds::VirtualSources::read(file, heap_address, heap_index))?;
+        Ok(Some(sources.mappings().to_vec()))
+    }
+
     /// A virtual dataset's mappings and source files, made by `make` on first use.
     pub(super) fn virtual_sources(
         &self,

@@ -499,10 +499,15 @@ pub struct VirtualSources {
 }
 
 impl VirtualSources {
-    fn read(file: &File, heap_address: u64, heap_index: u32) -> Result<VirtualSources> {
+    pub(super) fn read(file: &File, heap_address: u64, heap_index: u32) -> Result<VirtualSources> {
         let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
         let mappings = parse_mappings(file.ctx(), &block, heap_address)?;
         Ok(VirtualSources { mappings, files: Mutex::new(HashMap::new()) })
+    }
+
+    /// The mappings, in stored order.
+    pub(super) fn mappings(&self) -> &[Mapping] {
+        &self.mappings
     }
 
     /// The mapping's source dataset and its file; None when the file or the dataset

@@ -12,8 +12,14 @@ use super::reference::{parse_selection, Selection};
 use super::FormatContext;
 use crate::error::{Error, Result};
 
-/// Version-1 mapping flag: the source dataset is in the virtual dataset's own file.
+/// Version-1 mapping flags (HDF5 2.0 writes them with libver latest): the source file
+/// name, or the source dataset name, is that of an earlier mapping, stored as that
+/// mapping's index (a length-sized field) instead of the name (names longer than the
+/// index); the source dataset is in the virtual dataset's own file.
+const FLAG_FILE_SHARED: u8 = 0x01;
+const FLAG_DATASET_SHARED: u8 = 0x02;
 const FLAG_SAME_FILE: u8 = 0x04;
+const FLAGS_KNOWN: u8 = FLAG_FILE_SHARED | FLAG_DATASET_SHARED | FLAG_SAME_FILE;
 
 /// Where a mapping's source dataset lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,26 +54,45 @@ pub fn parse_mappings(ctx: &FormatContext, block: &[u8], at: u64) -> Result<Vec<
     if count > (r.remaining() / 34) as u64 {
         return Err(r.error(format!("{} virtual dataset mappings do not fit in {} bytes", count, r.remaining())));
     }
-    (0..count).map(|_| mapping(&mut r, version)).collect()
+    let mut mappings: Vec<Mapping> = Vec::new();
+    for _ in 0..count {
+        let next = mapping(&mut r, version, &mappings)?;
+        mappings.push(next);
+    }
+    Ok(mappings)
 }
 
-fn mapping(r: &mut ByteReader, version: u8) -> Result<Mapping> {
+fn mapping(r: &mut ByteReader, version: u8, earlier: &[Mapping]) -> Result<Mapping> {
     let flags = if version >= 1 { r.u8()? } else { 0 };
-    if flags & !FLAG_SAME_FILE != 0 {
+    if flags & !FLAGS_KNOWN != 0 {
         return Err(Error::unsupported(format!("virtual dataset mapping flags {:#04x}", flags)));
     }
     let file = if flags & FLAG_SAME_FILE != 0 {
         SourceFile::Same
+    } else if flags & FLAG_FILE_SHARED != 0 {
+        shared(r, earlier, "source file name")?.file.clone()
     } else {
         match text(r, "source file name")?.as_str() {
             "." => SourceFile::Same,
             name => SourceFile::Named(name.to_string()),
         }
     };
-    let dataset = text(r, "source dataset name")?;
+    let dataset = if flags & FLAG_DATASET_SHARED != 0 {
+        shared(r, earlier, "source dataset name")?.dataset.clone()
+    } else {
+        text(r, "source dataset name")?
+    };
     let source_selection = parse_selection(r)?;
     let virtual_selection = parse_selection(r)?;
     Ok(Mapping { file, dataset, source_selection, virtual_selection })
+}
+
+/// The earlier mapping whose name a shared-name flag points to (by index).
+fn shared<'m>(r: &mut ByteReader, earlier: &'m [Mapping], what: &str) -> Result<&'m Mapping> {
+    let index = r.length()?;
+    usize::try_from(index).ok().and_then(|i| earlier.get(i)).ok_or_else(|| {
+        r.error(format!("{} shared with mapping {}, of {} before it", what, index, earlier.len()))
+    })
 }
 
 fn text(r: &mut ByteReader, what: &str) -> Result<String> {
@@ -130,6 +155,32 @@ mod tests {
         b.extend(regular(0, 1, 1, 5));
         let maps = parse_mappings(&ctx(), &sealed(b), 0).unwrap();
         assert_eq!((&maps[0].file, maps[0].dataset.as_str()), (&SourceFile::Same, "/local"));
+        // flags 0x01 / 0x02: file / dataset name of an earlier mapping, by index
+        let mut b = vec![1u8];
+        b.extend(3u64.to_le_bytes());
+        b.push(0);
+        b.extend(b"/a/long/source.h5\0/long/dataset\0");
+        b.extend(all());
+        b.extend(regular(0, 1, 1, 10));
+        b.push(FLAG_FILE_SHARED | FLAG_DATASET_SHARED);
+        b.extend(0u64.to_le_bytes());
+        b.extend(0u64.to_le_bytes());
+        b.extend(all());
+        b.extend(regular(10, 1, 1, 10));
+        b.push(FLAG_FILE_SHARED);
+        b.extend(1u64.to_le_bytes());
+        b.extend(b"other\0");
+        b.extend(all());
+        b.extend(regular(20, 1, 1, 10));
+        let maps = parse_mappings(&ctx(), &sealed(b.clone()), 0).unwrap();
+        let long = SourceFile::Named("/a/long/source.h5".into());
+        assert_eq!((&maps[1].file, maps[1].dataset.as_str()), (&long, "/long/dataset"));
+        assert_eq!((&maps[2].file, maps[2].dataset.as_str()), (&long, "other"));
+        // an index to no earlier mapping is a format error
+        let at = b.len() - 6 - all().len() - regular(20, 1, 1, 10).len() - 8;
+        b[at] = 2;
+        let e = parse_mappings(&ctx(), &sealed(b), 0).unwrap_err();
+        assert!(e.to_string().contains("shared with mapping 2"), "{}", e);
     }
 
     #[test]
@@ -152,7 +203,7 @@ mod tests {
         assert!(parse_mappings(&ctx(), &sealed(huge), 0).is_err()); // no allocation by count
         let mut flags = vec![1u8];
         flags.extend(1u64.to_le_bytes());
-        flags.push(0x01);
+        flags.push(0x08);
         flags.extend([0u8; 40]); // room for a mapping, so the flags are what is refused
         let e = parse_mappings(&ctx(), &sealed(flags), 0).unwrap_err();
         assert_eq!(e.kind(), crate::ErrorKind::Unsupported);

@@ -1,0 +1,144 @@
+"""Dimension scales as h5py shows them (``ds.dims``), read from the attributes the HDF5
+Dimension Scale convention (H5DS) stores, through the ordinary attribute and reference
+machinery:
+
+- on a dataset: DIMENSION_LIST (per axis, a variable-length list of object references
+  to the scales attached there) and DIMENSION_LABELS (a label per axis);
+- on a scale: CLASS = "DIMENSION_SCALE", NAME (its name, may be empty) and
+  REFERENCE_LIST (the datasets it is attached to, kept by writers; not needed here).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Union
+
+import numpy as np
+
+__all__ = ["DimensionManager", "DimensionProxy", "is_scale"]
+
+_CLASS = "DIMENSION_SCALE"
+
+
+def is_scale(dataset) -> bool:
+    """H5DSis_scale: a CLASS attribute holding the string "DIMENSION_SCALE"."""
+    if "CLASS" not in dataset.attrs:
+        return False
+    value = dataset.attrs["CLASS"]
+    return isinstance(value, (str, bytes)) and _text(value) == _CLASS
+
+
+def scale_name(dataset) -> Union[str, bytes]:
+    """H5DSget_scale_name as h5py decodes it: '' when the scale has no NAME."""
+    if "NAME" not in dataset.attrs:
+        return ""
+    value = dataset.attrs["NAME"]
+    return _text(value) if isinstance(value, (str, bytes)) else ""
+
+
+def _text(value: Union[str, bytes]) -> Union[str, bytes]:
+    """A name as h5py gives it: str when it is UTF-8, else the bytes (h5py's _d); up to
+    the first NUL, as a C string is read."""
+    if isinstance(value, str):
+        return value.split("\0", 1)[0]
+    raw = bytes(value).split(b"\0", 1)[0]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+class DimensionProxy:
+    """One axis of a dataset (h5py's DimensionProxy): its label and attached scales.
+    Iterating gives the scales' names, as h5py."""
+
+    def __init__(self, dataset, axis: int):
+        self._dataset = dataset
+        self._axis = axis
+
+    @property
+    def label(self) -> Union[str, bytes]:
+        """DIMENSION_LABELS[axis]; '' when the dataset has no labels."""
+        if "DIMENSION_LABELS" not in self._dataset.attrs:
+            return ""
+        labels = np.asarray(self._dataset.attrs["DIMENSION_LABELS"], dtype=object).reshape(-1)
+        if self._axis >= len(labels) or labels[self._axis] is None:
+            return ""
+        return _text(labels[self._axis])
+
+    def _scales(self) -> list:
+        """The attached scale datasets, in attachment order (H5DSiterate)."""
+        if "DIMENSION_LIST" not in self._dataset.attrs:
+            return []
+        lists = np.asarray(self._dataset.attrs["DIMENSION_LIST"], dtype=object).reshape(-1)
+        if self._axis >= len(lists):
+            return []
+        file = self._dataset.file
+        return [file[ref] for ref in np.asarray(lists[self._axis], dtype=object).reshape(-1) if ref]
+
+    def __len__(self) -> int:
+        return len(self._scales())
+
+    def __getitem__(self, item: Union[int, str]) -> Any:
+        """The scale at position ``item``, or the first one whose name is ``item``."""
+        scales = self._scales()
+        if isinstance(item, int):
+            return scales[item]
+        for scale in scales:
+            if scale_name(scale) == item:
+                return scale
+        raise KeyError(item)
+
+    def __iter__(self):
+        yield from self.keys()
+
+    def items(self) -> list:
+        """(name, scale dataset) per attached scale."""
+        return [(scale_name(scale), scale) for scale in self._scales()]
+
+    def keys(self) -> list:
+        return [name for name, _scale in self.items()]
+
+    def values(self) -> list:
+        return self._scales()
+
+    def _key(self):
+        return (type(self), self._dataset._key(), self._axis)
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __eq__(self, other):
+        return isinstance(other, DimensionProxy) and self._key() == other._key()
+
+    def __repr__(self):
+        if not self._dataset:
+            return "<Dimension of closed HDF5 dataset>"
+        return f'<"{self.label}" dimension {self._axis} of HDF5 dataset at {id(self._dataset)}>'
+
+
+class DimensionManager:
+    """``ds.dims`` (h5py's DimensionManager): one DimensionProxy per axis."""
+
+    def __init__(self, dataset):
+        self._dataset = dataset
+
+    def __len__(self) -> int:
+        return self._dataset.ndim
+
+    def __getitem__(self, index: int) -> DimensionProxy:
+        if index > len(self) - 1:
+            raise IndexError("Index out of range")
+        if index < 0:  # h5py hands a negative axis to libhdf5, which fails; count from the end
+            index += len(self)
+            if index < 0:
+                raise IndexError("Index out of range")
+        return DimensionProxy(self._dataset, index)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        if not self._dataset:
+            return "<Dimensions of closed HDF5 dataset>"
+        return f"<Dimensions of HDF5 object at {id(self._dataset)}>"
