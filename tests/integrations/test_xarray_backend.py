@@ -183,7 +183,7 @@ def test_datatree(written, tmp_path):
 def test_unreadable_variable_is_named(tmp_path):
     """A dataset h5turbo cannot read (here: an HDF5 1.12+ reference type) fails opening
     with a typed error naming it."""
-    from test_references import write_revised_reference_file
+    from support.h5gen import write_revised_reference_file
     path = write_revised_reference_file(tmp_path / "revised.h5")
     with pytest.raises(h5turbo.UnsupportedError, match="variable '/refs'.*1.12"):
         _open(path, ENGINE)

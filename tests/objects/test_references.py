@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import h5turbo
+from support.h5gen import write_revised_reference_file
 from support import h5compare as hc
 from support.common import corpus_dir
 
@@ -306,21 +307,6 @@ def test_region_selection_garbage_is_a_typed_error(tmp_path):
     with h5turbo.File(path) as f:
         with pytest.raises(h5turbo.FormatError, match="unknown selection type 77"):
             f["d"][f["regions"][0]]
-
-
-def write_revised_reference_file(path):
-    """A file whose dataset 'refs' has an HDF5 1.12+ reference type (H5R_OBJECT2): h5py
-    writes only the old types, so an object reference type is patched to type 2."""
-    with h5py.File(path, "w", libver="earliest") as f:
-        f.create_dataset("refs", data=np.array([f.ref], dtype=h5py.ref_dtype))
-        f.create_dataset("plain", data=np.arange(3))
-    data = bytearray(path.read_bytes())
-    # datatype message of the reference type: class 7, version 1; bits 0; size 8
-    encoded = bytes([0x17, 0, 0, 0, 8, 0, 0, 0])
-    assert data.count(encoded) == 1
-    data[data.find(encoded) + 1] = 2
-    path.write_bytes(bytes(data))
-    return path
 
 
 def test_revised_references_are_unsupported_and_named(tmp_path):

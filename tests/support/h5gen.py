@@ -641,3 +641,18 @@ def write_fast5_single(path: Path, length: int, seed: int = 0, filters: dict = V
                              maxshape=(None,), **filters)
         _put_attrs(f.create_group("UniqueGlobalKey/channel_id"), channel)
         f["UniqueGlobalKey"].create_group("tracking_id").attrs["run_id"] = np.bytes_("0123456789abcdef")
+
+
+def write_revised_reference_file(path):
+    """A file whose dataset 'refs' has an HDF5 1.12+ reference type (H5R_OBJECT2): h5py
+    writes only the old types, so an object reference type is patched to type 2."""
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("refs", data=np.array([f.ref], dtype=h5py.ref_dtype))
+        f.create_dataset("plain", data=np.arange(3))
+    data = bytearray(path.read_bytes())
+    # datatype message of the reference type: class 7, version 1; bits 0; size 8
+    encoded = bytes([0x17, 0, 0, 0, 8, 0, 0, 0])
+    assert data.count(encoded) == 1
+    data[data.find(encoded) + 1] = 2
+    path.write_bytes(bytes(data))
+    return path
