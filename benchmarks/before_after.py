@@ -13,7 +13,8 @@ make anything slower?" for the workloads of the other benchmarks, warm page cach
 Each timed run is a process of its own (the build on PYTHONPATH, one untimed warm-up
 read, then one timed read; the checksum of what it read is compared between builds);
 rounds go workload by workload, build after build. Reported: medians, and the median
-over rounds of before / now (above 1: now is faster).
+over rounds of before / now (above 1: now is faster), for the wall clock and for the
+CPU time the reading process spent.
 
     python benchmarks/before_after.py --before DIR [--rounds 5] [--workloads ...] [--output FILE]
 """
@@ -110,19 +111,20 @@ def workload(name: str, files: list[Path]):
 def worker(name: str, files: list[str]) -> None:
     read = workload(name, [Path(p) for p in files])
     read()  # warm-up: page cache, thread pools, allocator
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     checksum = read()
-    print(json.dumps({"seconds": time.perf_counter() - start, "checksum": checksum}))
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "checksum": checksum}))
 
 
-def run_once(build: Path, name: str, files: list[Path]) -> tuple[float, int]:
+def run_once(build: Path, name: str, files: list[Path]) -> tuple[float, float, int]:
     env = dict(os.environ, PYTHONPATH=str(build))
     out = subprocess.run([sys.executable, __file__, "--worker", name, *map(str, files)], env=env,
                          capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{name} with {build}: {out.stderr.strip()[-2000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    return result["seconds"], result["checksum"]
+    return result["seconds"], result["cpu"], result["checksum"]
 
 
 def all_workloads() -> list[str]:
@@ -145,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [w.strip() for w in args.workloads.split(",") if w.strip()]
     files = {name: data_files(name) for name in names}
     times: dict = {(name, b): [] for name in names for b in builds}
+    cpus: dict = {(name, b): [] for name in names for b in builds}
     started, load_before = time.time(), os.getloadavg()
     for rnd in range(args.rounds):
         for name in names:
@@ -152,10 +155,11 @@ def main(argv: list[str] | None = None) -> int:
                 warm(f)
             sums = set()
             for build, folder in builds.items():
-                seconds, checksum = run_once(folder, name, files[name])
+                seconds, cpu, checksum = run_once(folder, name, files[name])
                 times[(name, build)].append(seconds)
+                cpus[(name, build)].append(cpu)
                 sums.add(checksum)
-                print(f"round {rnd + 1} {name} {build}: {seconds:.3f} s", file=sys.stderr, flush=True)
+                print(f"round {rnd + 1} {name} {build}: {seconds:.3f} s, CPU {cpu:.3f} s", file=sys.stderr, flush=True)
             if len(sums) != 1:
                 raise SystemExit(f"{name}: the builds read different values ({sums})")
     load_after = os.getloadavg()
@@ -165,15 +169,21 @@ def main(argv: list[str] | None = None) -> int:
         f"- before: {args.before}; now: this tree; each timed run a process of its own after an untimed "
         f"warm-up read; {args.rounds} interleaved rounds; the two builds' results checked equal",
         "",
-        "| workload | before s (median) | now s (median) | before / now (paired median) |",
-        "|---|---:|---:|---:|",
+        "- CPU: user + system time of the reading process during the timed read, all its threads; on a",
+        "  shared machine it moves less with other work than the wall clock does",
+        "",
+        "| workload | before s | now s | before / now (paired) | before CPU s | now CPU s | before / now CPU (paired) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name in names:
         b, n = times[(name, "before")], times[(name, "now")]
-        lines.append(f"| {name} | {statistics.median(b):.3f} | {statistics.median(n):.3f} | {paired_ratio(b, n):.2f} |")
+        cb, cn = cpus[(name, "before")], cpus[(name, "now")]
+        lines.append(f"| {name} | {statistics.median(b):.3f} | {statistics.median(n):.3f} | {paired_ratio(b, n):.2f} "
+                     f"| {statistics.median(cb):.3f} | {statistics.median(cn):.3f} | {paired_ratio(cb, cn):.2f} |")
     lines += ["", "Runs (s), round by round:", ""]
     for (name, build), v in times.items():
-        lines.append(f"- {name} {build}: {', '.join(f'{x:.3f}' for x in v)}")
+        lines.append(f"- {name} {build}: {', '.join(f'{x:.3f}' for x in v)} (CPU "
+                     f"{', '.join(f'{x:.3f}' for x in cpus[(name, build)])})")
     publish(lines, args.output)
     return 0
 
