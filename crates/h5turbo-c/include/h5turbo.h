@@ -403,6 +403,18 @@ int h5turbo_datatype_array_dims(const h5turbo_datatype *dt,
                                 int *rank);
 
 /**
+ * The paths of the dimension scales attached to dimension `dim` (0-based, HDF5's
+ * order: dimension 0 varies slowest) of a dataset, in attachment order (the order
+ * H5DSiterate_scales visits them). None attached: `*count` is 0 and `*paths` NULL.
+ * A scale no hard link reaches is skipped (it has no path). Free with
+ * h5turbo_strings_free(*paths, *count).
+ */
+int h5turbo_dataset_dimension_scales(const h5turbo_object *ds,
+                                     size_t dim,
+                                     char ***paths,
+                                     size_t *count);
+
+/**
  * The library's version, e.g. "0.1.0" (a static string).
  */
 const char *h5turbo_version(void);

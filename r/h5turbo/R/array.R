@@ -3,10 +3,13 @@
 # as for HDF5Array.
 
 setClassUnion("integer_OR_NULL", c("integer", "NULL"))
+setClassUnion("h5turbo_list_OR_NULL", c("list", "NULL"))
 
+# dimnames: read once, when the seed is made (DelayedArray asks for them often).
 setClass("H5TurboArraySeed", contains = "Array",
          representation(filepath = "character", name = "character", dim = "integer",
-                        chunkdim = "integer_OR_NULL", type = "character"))
+                        chunkdim = "integer_OR_NULL", type = "character",
+                        dimnames = "h5turbo_list_OR_NULL"))
 
 H5TurboArraySeed <- function(filepath, name) {
     filepath <- normalizePath(.check_file(filepath))
@@ -22,11 +25,40 @@ H5TurboArraySeed <- function(filepath, name) {
         .raise("a dimension exceeds R's limit of 2^31 - 1", file = filepath, name = name)
     chunk <- if (is.null(info$chunk)) NULL else as.integer(rev(info$chunk))
     new("H5TurboArraySeed", filepath = filepath, name = name, dim = as.integer(dims),
-        chunkdim = chunk, type = info$rtype)
+        chunkdim = chunk, type = info$rtype, dimnames = .read_dimnames(filepath, name))
+}
+
+# The dimnames HDF5Array::writeHDF5Array(with.dimnames = TRUE) stores and
+# HDF5Array::h5readDimnames(as.character = TRUE) gives back: R dimension i takes the
+# first dimension scale whose NAME is "dimnames" among those attached to HDF5 dimension
+# i - 1 (HDF5Array's convention: the HDF5 dimension of the same position, not the
+# reversed one dim() uses), its values as character; NULL where none is attached. The
+# DIMENSION_LABELS attribute names the list. NULL when there are neither.
+.read_dimnames <- function(filepath, name) {
+    found <- .h5call(C_dimscales, filepath, name)
+    h5dimnames <- mapply(function(paths, names) {
+        is_dimnames <- vapply(names, function(n) is.character(n) && length(n) == 1L &&
+                                  !is.na(n) && n == "dimnames", TRUE)
+        if (any(is_dimnames)) paths[[which(is_dimnames)[1L]]] else NA_character_
+    }, found$scales, found$names, USE.NAMES = FALSE)
+    labels <- .dimension_labels(found$labels, length(found$scales))
+    if (all(is.na(h5dimnames)) && is.null(labels)) return(NULL)
+    dimnames <- lapply(h5dimnames, function(path) {
+        if (is.na(path)) NULL else as.character(h5t_read(filepath, path))
+    })
+    names(dimnames) <- labels
+    dimnames
+}
+
+# DIMENSION_LABELS as H5DSget_label gives them ("" where unset); NULL when none is set.
+.dimension_labels <- function(labels, rank) {
+    if (!is.character(labels) || length(labels) != rank) return(NULL)
+    labels[is.na(labels)] <- ""
+    if (!any(nzchar(labels))) NULL else as.vector(labels)
 }
 
 setMethod("dim", "H5TurboArraySeed", function(x) x@dim)
-setMethod("dimnames", "H5TurboArraySeed", function(x) NULL)
+setMethod("dimnames", "H5TurboArraySeed", function(x) x@dimnames)
 setMethod("chunkdim", "H5TurboArraySeed", function(x) x@chunkdim)
 setMethod("path", "H5TurboArraySeed", function(object, ...) object@filepath)
 setMethod("type", "H5TurboArraySeed", function(x) x@type)
@@ -50,17 +82,20 @@ H5TurboArray <- function(filepath, name) {
 }
 
 # colSums & co. on an untransformed H5TurboMatrix: the native chunk-parallel reductions
-# (a transformed one is a plain DelayedMatrix and takes DelayedArray's block route).
-.native_sum <- function(native) {
+# (a transformed one is a plain DelayedMatrix and takes DelayedArray's block route),
+# named by the matrix's colnames / rownames as base R's are.
+.native_sum <- function(native, along) {
     function(x, na.rm = FALSE, dims = 1) {
-        if (.use_native(x, na.rm, dims)) return(native(x@seed@filepath, x@seed@name))
-        callNextMethod()
+        if (!.use_native(x, na.rm, dims)) return(callNextMethod())
+        result <- native(x@seed@filepath, x@seed@name)
+        names(result) <- dimnames(x)[[along]]
+        result
     }
 }
-setMethod("colSums", "H5TurboMatrix", .native_sum(h5t_colSums))
-setMethod("rowSums", "H5TurboMatrix", .native_sum(h5t_rowSums))
-setMethod("colMeans", "H5TurboMatrix", .native_sum(h5t_colMeans))
-setMethod("rowMeans", "H5TurboMatrix", .native_sum(h5t_rowMeans))
+setMethod("colSums", "H5TurboMatrix", .native_sum(h5t_colSums, 2L))
+setMethod("rowSums", "H5TurboMatrix", .native_sum(h5t_rowSums, 1L))
+setMethod("colMeans", "H5TurboMatrix", .native_sum(h5t_colMeans, 2L))
+setMethod("rowMeans", "H5TurboMatrix", .native_sum(h5t_rowMeans, 1L))
 
 # MatrixGenerics' colSums2 & co. (what DelayedMatrixStats, scuttle and scran call) on a
 # whole untransformed H5TurboMatrix: the same native reductions. A subset (rows/cols),

@@ -5,6 +5,7 @@
 SEXP C_read(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_attributes(SEXP, SEXP);
 SEXP C_info(SEXP, SEXP);
+SEXP C_dimscales(SEXP, SEXP);
 SEXP C_reduce(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_ls(SEXP, SEXP, SEXP);
 SEXP C_version(void);
@@ -13,6 +14,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_read", (DL_FUNC) &C_read, 5},
     {"C_attributes", (DL_FUNC) &C_attributes, 2},
     {"C_info", (DL_FUNC) &C_info, 2},
+    {"C_dimscales", (DL_FUNC) &C_dimscales, 2},
     {"C_reduce", (DL_FUNC) &C_reduce, 7},
     {"C_ls", (DL_FUNC) &C_ls, 3},
     {"C_version", (DL_FUNC) &C_version, 0},

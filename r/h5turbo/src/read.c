@@ -461,3 +461,74 @@ SEXP C_reduce(SEXP path, SEXP name, SEXP op, SEXP axis, SEXP ddof, SEXP threads,
 {
     CALL_BODY(reduce_dataset, path, name, op, axis, ddof, threads, out_len);
 }
+
+/* ---- dimension scales (what HDF5Array's h5readDimnames reads) ---- */
+
+/* The attribute `name` of c->obj as read_one_attribute gives it, or R NULL when the
+   object has no such attribute. */
+static SEXP optional_attribute(call_t *c, const char *name)
+{
+    h5turbo_attribute *probe = NULL;
+    int rc = h5turbo_attribute_open(c->obj, name, &probe);
+    if (rc == H5TURBO_E_NOT_FOUND) return R_NilValue;
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+    h5turbo_attribute_close(probe);
+    SEXP v = read_one_attribute(c, name);
+    if (c->attr != NULL) { h5turbo_attribute_close(c->attr); c->attr = NULL; }
+    return v;
+}
+
+/* list(scales, names, labels): per HDF5 dimension (HDF5's order), the paths of the
+   attached scales and each scale's NAME attribute (NULL where it has none); the
+   dataset's DIMENSION_LABELS attribute (NULL when absent). */
+static SEXP dimension_scales(call_t *c, SEXP path, SEXP name)
+{
+    int rank = 0;
+    uint64_t dims[MAX_RANK];
+    if (open_file(c, path) || open_object(c, name) || dataset_shape(c, &rank, dims)) return NULL;
+    if (rank < 0) rank = 0;
+    SEXP scales = PROTECT(Rf_allocVector(VECSXP, rank));
+    for (int d = 0; d < rank; d++) {
+        int rc = h5turbo_dataset_dimension_scales(c->obj, (size_t) d, &c->strings, &c->n_strings);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
+        SET_VECTOR_ELT(scales, d, strings_to_r(c->strings, c->n_strings, 1));
+        call_free_strings(c);
+    }
+    SEXP labels = optional_attribute(c, "DIMENSION_LABELS");
+    if (labels == NULL) { UNPROTECT(1); return NULL; }
+    PROTECT(labels);
+    h5turbo_object_close(c->obj);
+    c->obj = NULL;
+    SEXP names = PROTECT(Rf_allocVector(VECSXP, rank));
+    for (int d = 0; d < rank; d++) {
+        SEXP paths = VECTOR_ELT(scales, d);
+        SEXP per_dim = PROTECT(Rf_allocVector(VECSXP, XLENGTH(paths)));
+        SET_VECTOR_ELT(names, d, per_dim);
+        UNPROTECT(1);
+        for (R_xlen_t i = 0; i < XLENGTH(paths); i++) {
+            SEXP scale_path = PROTECT(Rf_ScalarString(STRING_ELT(paths, i)));
+            SEXP v = open_object(c, scale_path) ? NULL : optional_attribute(c, "NAME");
+            UNPROTECT(1);
+            if (v == NULL) { UNPROTECT(3); return NULL; }
+            SET_VECTOR_ELT(per_dim, i, v);
+            h5turbo_object_close(c->obj);
+            c->obj = NULL;
+        }
+    }
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, 3));
+    SET_VECTOR_ELT(out, 0, scales);
+    SET_VECTOR_ELT(out, 1, names);
+    SET_VECTOR_ELT(out, 2, labels);
+    SEXP out_names = PROTECT(Rf_allocVector(STRSXP, 3));
+    SET_STRING_ELT(out_names, 0, Rf_mkChar("scales"));
+    SET_STRING_ELT(out_names, 1, Rf_mkChar("names"));
+    SET_STRING_ELT(out_names, 2, Rf_mkChar("labels"));
+    Rf_setAttrib(out, R_NamesSymbol, out_names);
+    UNPROTECT(5);
+    return out;
+}
+
+SEXP C_dimscales(SEXP path, SEXP name)
+{
+    CALL_BODY(dimension_scales, path, name);
+}

@@ -184,6 +184,46 @@ static void test_strings_and_attributes(const char *gen) {
     h5turbo_file_close(f);
 }
 
+/* gen_files.py attaches /scales/rows then /rows_num to dimension 0 of /scaled, nothing
+   to 1, /depth (no NAME) to 2; the label of dimension 0 is "R". */
+static void test_dimension_scales(const char *gen) {
+    h5turbo_file *f = NULL;
+    h5turbo_object *o = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "structures.h5"), &f) == H5TURBO_OK, "open structures.h5");
+    CHECK(h5turbo_object_open(f, "/scaled", &o) == H5TURBO_OK, "open /scaled");
+    char **s = NULL;
+    size_t n = 99;
+    CHECK(h5turbo_dataset_dimension_scales(o, 0, &s, &n) == H5TURBO_OK && n == 2, "two scales on dimension 0");
+    if (n == 2) CHECK(strcmp(s[0], "/scales/rows") == 0 && strcmp(s[1], "/rows_num") == 0, "in attachment order: %s %s", s[0], s[1]);
+    h5turbo_strings_free(s, n);
+    CHECK(h5turbo_dataset_dimension_scales(o, 1, &s, &n) == H5TURBO_OK && n == 0 && s == NULL, "none on dimension 1");
+    CHECK(h5turbo_dataset_dimension_scales(o, 2, &s, &n) == H5TURBO_OK && n == 1 && strcmp(s[0], "/depth") == 0, "one on dimension 2");
+    h5turbo_strings_free(s, n);
+    n = 99;
+    CHECK(h5turbo_dataset_dimension_scales(o, 3, &s, &n) == H5TURBO_E_INVALID && s == NULL && n == 0, "dimension beyond the rank");
+    CHECK(strstr(h5turbo_last_error(), "/scaled") != NULL, "the message names the dataset");
+    CHECK(h5turbo_dataset_dimension_scales(o, 0, NULL, &n) == H5TURBO_E_INVALID, "NULL paths");
+    CHECK(h5turbo_dataset_dimension_scales(o, 0, &s, NULL) == H5TURBO_E_INVALID, "NULL count");
+    CHECK(h5turbo_dataset_dimension_scales(NULL, 0, &s, &n) == H5TURBO_E_INVALID, "NULL dataset");
+    h5turbo_attribute *a = NULL;
+    CHECK(h5turbo_attribute_open(o, "DIMENSION_LABELS", &a) == H5TURBO_OK, "labels attribute");
+    CHECK(h5turbo_attribute_read_strings(a, &s, &n) == H5TURBO_OK && n == 3 && strcmp(s[0], "R") == 0 && s[1][0] == 0, "labels");
+    h5turbo_strings_free(s, n);
+    h5turbo_attribute_close(a);
+    h5turbo_object_close(o);
+    CHECK(h5turbo_object_open(f, "/scales/rows", &o) == H5TURBO_OK, "open a scale");
+    CHECK(h5turbo_attribute_open(o, "NAME", &a) == H5TURBO_OK, "scale NAME attribute");
+    CHECK(h5turbo_attribute_read_strings(a, &s, &n) == H5TURBO_OK && n == 1 && strcmp(s[0], "dimnames") == 0, "scale name");
+    h5turbo_strings_free(s, n);
+    h5turbo_attribute_close(a);
+    CHECK(h5turbo_dataset_dimension_scales(o, 0, &s, &n) == H5TURBO_OK && n == 0, "a scale has no scales");
+    h5turbo_object_close(o);
+    CHECK(h5turbo_object_open(f, "/scales", &o) == H5TURBO_OK, "open a group");
+    CHECK(h5turbo_dataset_dimension_scales(o, 0, &s, &n) != H5TURBO_OK && s == NULL, "a group has no dimensions");
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+}
+
 typedef struct { char *id; uint64_t n; long long sum; double digitisation; char *path; } read_summary;
 
 static size_t collect(const char *dir, size_t batch_size, read_summary *out, size_t max) {
@@ -287,6 +327,7 @@ int main(int argc, char **argv) {
     test_reduce(argv[1], "/shuffle/be_i2");
     test_reduce(argv[1], "/gzip_shuffle_fletcher32/i4");
     test_strings_and_attributes(argv[1]);
+    test_dimension_scales(argv[1]);
     test_fast5(argv[2]);
     test_fast5_errors(argv[2], argv[3]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);

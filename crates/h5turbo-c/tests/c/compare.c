@@ -287,6 +287,53 @@ done:
     H5Sclose(r.mspace);
 }
 
+/* The scales attached to each dimension, as libhdf5 finds them (DIMENSION_LIST read
+   with H5Aread, each reference followed with H5Rdereference2 and named by H5Iget_name):
+   the same paths in the same order as h5turbo_dataset_dimension_scales. */
+static void compare_dimension_scales(const char *path, hid_t ds, h5turbo_object *tds, int frank) {
+    if (frank <= 0 || frank > 32) return;
+    hvl_t lists[32];
+    memset(lists, 0, sizeof lists);
+    int have = H5Aexists(ds, "DIMENSION_LIST") > 0;
+    hid_t vtype = H5Tvlen_create(H5T_STD_REF_OBJ), aspace = -1, attr = -1;
+    if (have) {
+        attr = H5Aopen(ds, "DIMENSION_LIST", H5P_DEFAULT);
+        aspace = H5Aget_space(attr);
+        if (H5Sget_simple_extent_npoints(aspace) != frank || H5Aread(attr, vtype, lists) < 0) {
+            g_skipped++; /* not the H5DS layout: nothing to compare with */
+            H5Aclose(attr);
+            H5Sclose(aspace);
+            H5Tclose(vtype);
+            return;
+        }
+    }
+    for (int d = 0; d < frank; d++) {
+        char **paths = NULL;
+        size_t n = 99;
+        int status = h5turbo_dataset_dimension_scales(tds, (size_t)d, &paths, &n);
+        CHECK(status == H5TURBO_OK, "%s: dimension_scales(%d): %s", path, d, h5turbo_last_error());
+        size_t expected = have ? lists[d].len : 0, at = 0;
+        for (size_t i = 0; i < expected; i++) {
+            hid_t scale = H5Rdereference2(ds, H5P_DEFAULT, H5R_OBJECT, &((hobj_ref_t *)lists[d].p)[i]);
+            char name[1024] = "";
+            if (scale < 0 || H5Iget_name(scale, name, sizeof name) <= 0) {
+                if (scale >= 0) H5Oclose(scale);
+                continue; /* no path: h5turbo skips it too */
+            }
+            H5Oclose(scale);
+            CHECK(status == H5TURBO_OK && at < n && strcmp(paths[at], name) == 0, "%s: dimension %d scale %zu is %s, libhdf5 %s",
+                  path, d, at, at < n && paths ? paths[at] : "(none)", name);
+            at++;
+        }
+        CHECK(status != H5TURBO_OK || n == at, "%s: dimension %d has %zu scales, libhdf5 %zu", path, d, n, at);
+        h5turbo_strings_free(paths, n);
+    }
+    if (have) H5Dvlen_reclaim(vtype, aspace, H5P_DEFAULT, lists);
+    if (attr >= 0) H5Aclose(attr);
+    if (aspace >= 0) H5Sclose(aspace);
+    H5Tclose(vtype);
+}
+
 static void compare_dataset(const char *path, hid_t ds, h5turbo_object *tds) {
     hid_t space = H5Dget_space(ds), ftype = H5Dget_type(ds), dcpl = H5Dget_create_plist(ds);
     int rank = -2;
@@ -344,6 +391,7 @@ static void compare_dataset(const char *path, hid_t ds, h5turbo_object *tds) {
         }
     }
     h5turbo_datatype_close(tdt);
+    compare_dimension_scales(path, ds, tds, frank);
     H5Pclose(dcpl);
     H5Tclose(ftype);
     H5Sclose(space);

@@ -110,6 +110,19 @@ def structures_file(path):
         g = f.create_group("ordered", track_order=True)
         for name in ["zeta", "alpha", "mid"]:
             g.create_dataset(name, data=np.arange(3))
+        # Dimension scales: two on dimension 0 (in attachment order), none on 1, one
+        # unnamed scale (no NAME) on 2, one in a group.
+        cube = f.create_dataset("scaled", data=np.arange(24, dtype="i4").reshape(2, 3, 4))
+        rows = f.create_dataset("scales/rows", data=np.array([b"r1", b"r2"]))
+        rows_num = f.create_dataset("rows_num", data=np.array([10.0, 20.0]))
+        depth = f.create_dataset("depth", data=np.arange(4))
+        rows.make_scale("dimnames")
+        rows_num.make_scale("numbers")
+        depth.make_scale()
+        cube.dims[0].attach_scale(rows)
+        cube.dims[0].attach_scale(rows_num)
+        cube.dims[2].attach_scale(depth)
+        cube.dims[0].label = "R"
         f["soft"] = h5py.SoftLink("/compound")
         f["hard"] = f["enum"]
         attrs = f["compound"].attrs

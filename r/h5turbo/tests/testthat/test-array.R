@@ -24,6 +24,7 @@ test_that("seed and array: dim, chunkdim, path, type, values", {
     expect_identical(path(x), normalizePath(f))
     expect_identical(type(x), type(h))
     expect_null(dimnames(x))
+    expect_identical(dimnames(x), dimnames(h))
     expect_identical(as.matrix(x), as.matrix(h))
     expect_identical(as.matrix(x[c(150, 3, 3), 10:1]), as.matrix(h[c(150, 3, 3), 10:1]))
     a <- H5TurboArray(f, "arr3")
@@ -73,4 +74,77 @@ test_that("SingleCellExperiment takes an H5TurboMatrix as assay", {
     expect_identical(dim(sce), c(150L, 130L))
     expect_equal(colSums(SummarizedExperiment::assay(sce, "counts")),
                  colSums(rhdf5::h5read(f, "counts")))
+})
+
+# Files with dimnames, as HDF5Array::writeHDF5Array(with.dimnames = TRUE) writes them
+# (dimension scales named "dimnames", DIMENSION_LABELS for names(dimnames)).
+make_dimnames_file <- function() {
+    f <- new_h5()
+    set.seed(9)
+    m <- matrix(sample.int(50L, 9L * 6L, replace = TRUE), 9L, 6L,
+                dimnames = list(paste0("gene", 1:9), paste0("cell", 1:6)))
+    write <- function(x, name) HDF5Array::writeHDF5Array(x, f, name, chunkdim = c(4L, 3L), with.dimnames = TRUE)
+    write(m, "both")
+    write(`rownames<-`(m, NULL), "cols_only")
+    write(`colnames<-`(m, NULL), "rows_only")
+    write(unname(m), "none")
+    labelled <- m
+    names(dimnames(labelled)) <- c("genes", "cells")
+    write(labelled, "labelled")
+    a <- array(as.numeric(1:60), c(3L, 4L, 5L), dimnames = list(c("x", "y", "z"), NULL, paste0("t", 1:5)))
+    HDF5Array::writeHDF5Array(a, f, "cube", with.dimnames = TRUE)
+    f
+}
+
+test_that("dimnames are HDF5Array's (writeHDF5Array with.dimnames = TRUE)", {
+    f <- make_dimnames_file()
+    for (name in c("both", "cols_only", "rows_only", "none", "labelled", "cube")) {
+        x <- H5TurboArray(f, name)
+        h <- HDF5Array::HDF5Array(f, name)
+        expect_identical(dimnames(x), dimnames(h), info = name)
+        expect_identical(dimnames(seed(x)), HDF5Array::h5readDimnames(f, name, as.character = TRUE), info = name)
+        expect_identical(as.array(x), as.array(h), info = name)
+    }
+    expect_identical(dimnames(H5TurboArray(f, "both")),
+                     list(paste0("gene", 1:9), paste0("cell", 1:6)))
+    expect_identical(dimnames(H5TurboArray(f, "cols_only")), list(NULL, paste0("cell", 1:6)))
+    expect_identical(names(dimnames(H5TurboArray(f, "labelled"))), c("genes", "cells"))
+    expect_null(dimnames(H5TurboArray(f, "none")))
+    expect_identical(dimnames(H5TurboArray(f, "cube")), list(c("x", "y", "z"), NULL, paste0("t", 1:5)))
+    # names follow subsetting, transposition and the reductions
+    x <- H5TurboArray(f, "both")
+    h <- HDF5Array::HDF5Array(f, "both")
+    expect_identical(as.matrix(t(x[c(2, 9), 3:1])), as.matrix(t(h[c(2, 9), 3:1])))
+    for (name in c("both", "rows_only", "labelled")) {
+        x <- H5TurboArray(f, name)
+        h <- HDF5Array::HDF5Array(f, name)
+        expect_identical(colSums(x), colSums(h), info = name)
+        expect_identical(rowSums(x), rowSums(h), info = name)
+        expect_equal(colMeans(x), colMeans(h), info = name)
+        expect_equal(rowMeans(x), rowMeans(h), info = name)
+        expect_identical(colSums(log1p(x)), colSums(log1p(h)), info = name)
+        for (use in c(NA, TRUE, FALSE)) {
+            expect_identical(DelayedMatrixStats::colSums2(x, useNames = use),
+                             DelayedMatrixStats::colSums2(h, useNames = use), info = name)
+            expect_equal(DelayedMatrixStats::rowVars(x, useNames = use),
+                         DelayedMatrixStats::rowVars(h, useNames = use), info = name)
+        }
+    }
+})
+
+test_that("dimnames come from the scales named \"dimnames\" only, as in HDF5Array", {
+    f <- new_h5()
+    m <- matrix(1:12, 3L, 4L)
+    HDF5Array::writeHDF5Array(m, f, "m")
+    rhdf5::h5write(c("p", "q", "r"), f, "other_rows")
+    rhdf5::h5write(c("a", "b", "c"), f, "rows")
+    rhdf5::h5write(paste0("c", 1:4), f, "cols")
+    # another kind of scale first on the first dimension: not dimnames
+    HDF5Array:::h5setdimscales(f, "m", c("/other_rows", NA), scalename = "other")
+    expect_null(dimnames(H5TurboArray(f, "m")))
+    expect_identical(dimnames(H5TurboArray(f, "m")), dimnames(HDF5Array::HDF5Array(f, "m")))
+    # then dimnames scales: the first named "dimnames" counts
+    HDF5Array:::h5setdimscales(f, "m", c("/rows", "/cols"), scalename = "dimnames")
+    expect_identical(dimnames(H5TurboArray(f, "m")), list(c("a", "b", "c"), paste0("c", 1:4)))
+    expect_identical(dimnames(H5TurboArray(f, "m")), dimnames(HDF5Array::HDF5Array(f, "m")))
 })
