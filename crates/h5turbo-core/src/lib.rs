@@ -22,6 +22,7 @@ macro_rules! internal_modules {
 
 internal_modules!(convert, engine, filters, format, io);
 
+pub mod buffer;
 pub mod error;
 pub mod file;
 pub mod formats;

@@ -5,6 +5,7 @@ use super::attrs::committed_datatype;
 use super::File;
 use crate::engine::cache::{ChunkCache, DEFAULT_CACHE_BYTES};
 use crate::engine::{self, AxisSelection, ChunkStore, StoredChunk};
+use crate::buffer::{zeroed, zeroed_elements};
 use crate::error::{Error, Result};
 use crate::filters;
 use crate::format::chunk_index::{read_chunk_index, ChunkIndex};
@@ -104,7 +105,7 @@ impl Dataset {
                     element_size
                 )))
             }
-            _ => zeroed(element_size)?,
+            _ => zeroed(element_size, "the fill value of the datatype")?,
         };
         let compact = match &layout {
             Layout::Compact { data } => Some(MemSource::new(data.clone())),
@@ -238,7 +239,7 @@ impl Dataset {
             return self.read_raw(file, sel, out, threads);
         }
         let n = selection_len(sel)?;
-        let mut raw = vec![0u8; checked_bytes(n, self.element_size())?];
+        let mut raw = zeroed_elements(n, self.element_size(), "the selection's stored values")?;
         self.read_raw(file, sel, &mut raw, threads)?;
         out.fill(0);
         values::convert_elements(&self.datatype, &raw, out, n)
@@ -253,7 +254,7 @@ impl Dataset {
             return super::vds::read_vlen(self, file, (heap_address, heap_index), &dims, &sel, threads);
         }
         let n = selection_len(sel)?;
-        let mut raw = vec![0u8; checked_bytes(n, self.element_size())?];
+        let mut raw = zeroed_elements(n, self.element_size(), "the selection's stored values")?;
         self.read_raw(file, sel, &mut raw, threads)?;
         values::resolve_vlen_elements(file.ctx(), file.global_heap(), &self.datatype, &raw, n)
     }
@@ -439,25 +440,6 @@ impl Dataset {
     }
 }
 
-/// `len` zero bytes; the length comes from the file's datatype, so running out of
-/// memory is an error for this dataset, not an abort.
-fn zeroed(len: usize) -> Result<Vec<u8>> {
-    let err = || Error::format(format!("cannot allocate the {}-byte fill value of the datatype", len));
-    if len == 0 {
-        return Ok(Vec::new());
-    }
-    let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| err())?;
-    // Zeroed allocation (as vec![0; len]) keeps untouched pages unbacked; unlike it, a
-    // failure is reported. SAFETY: `layout` has a non-zero size.
-    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-    if ptr.is_null() {
-        return Err(err());
-    }
-    // SAFETY: `ptr` came from the global allocator with `layout` (len bytes, align 1)
-    // and holds `len` initialised (zero) bytes.
-    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
-}
-
 /// The chunked layout repeats the element size; libhdf5 refuses a mismatch, and
 /// the engine sizes chunk buffers from the datatype, so a corrupt one must stop here.
 fn check_element_size(layout: &Layout, element_size: usize) -> Result<()> {
@@ -476,10 +458,6 @@ fn selection_len(sel: &[AxisSelection]) -> Result<usize> {
         .try_fold(1u64, |acc, s| acc.checked_mul(s.count()))
         .and_then(|n| usize::try_from(n).ok())
         .ok_or_else(|| Error::invalid_argument("selection size overflows"))
-}
-
-fn checked_bytes(n: usize, element_size: usize) -> Result<usize> {
-    n.checked_mul(element_size).ok_or_else(|| Error::invalid_argument("selection size overflows"))
 }
 
 fn required<'a>(header: &'a ObjectHeader, type_id: u16, what: &str) -> Result<&'a HeaderMessage> {
@@ -573,17 +551,5 @@ struct WholeArray {
 impl ChunkStore for WholeArray {
     fn locate(&self, _chunk: &[u64]) -> Option<StoredChunk> {
         Some(StoredChunk { address: self.address, size: self.size, filter_mask: 0 })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn fill_value_allocation_failure_is_an_error() {
-        // Found by fuzzing (open_read): a ~2 GiB string datatype aborted under a
-        // memory limit when its fill value was allocated.
-        assert!(super::zeroed(isize::MAX as usize).is_err());
-        assert_eq!(super::zeroed(3).unwrap(), vec![0u8; 3]);
-        assert!(super::zeroed(0).unwrap().is_empty());
     }
 }

@@ -17,6 +17,7 @@
 use super::dataset::Dataset;
 use super::lookup::{find_named_file, NamedFile};
 use super::File;
+use crate::buffer::zeroed_elements;
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::convert::numpy_dtype::has_objects;
@@ -74,7 +75,7 @@ pub(super) fn read(
     for mapping in &sources.mappings {
         let what = || format!("virtual dataset mapping from '{}'", mapping.dataset);
         let Some(piece) = plan(ds, file, mapping, dims, &request, &sources).in_object(&what())? else { continue };
-        let mut values = vec![0u8; piece.count() * element];
+        let mut values = zeroed_elements(piece.count(), element, "a virtual mapping's values").in_object(&mapping.dataset)?;
         piece.source.read_raw(&piece.file, &piece.selection, &mut values, threads).in_object(&mapping.dataset).in_file(piece.file.path())?;
         scatter(&values, &piece.landing, piece.base, element, out);
     }
