@@ -1,14 +1,17 @@
-/* fast5_dump PATH...: one TSV line per read of the fast5 files and folders given, in
- * file order: read_id, n_samples, signal_sum, digitisation, offset, range,
- * sampling_rate (floats with %.17g). A read that fails is reported on stderr and the
- * exit status is 1; the other reads are still printed.
+/* fast5_dump [-a] PATH...: one TSV line per read of the fast5 files and folders given,
+ * in file order: read_id, n_samples, signal_sum, digitisation, offset, range,
+ * sampling_rate (floats with %.17g). With -a, also channel_number, read_number,
+ * start_time, duration and signal_checksum (the sum of (k + 1) * signal[k] over the
+ * samples, modulo 2^64: it changes when samples move). A read that fails is reported
+ * on stderr and the exit status is 1; the other reads are still printed.
  * Environment: H5TURBO_THREADS (decoding threads; default every core),
  * FAST5_DUMP_BATCH (reads per batch; default 1000). */
 #include <h5turbo.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-static int print_batch(const h5turbo_fast5_batch *batch) {
+static int print_batch(const h5turbo_fast5_batch *batch, int all) {
     int failed = 0;
     for (size_t i = 0; i < batch->n; i++) {
         const h5turbo_fast5_read *r = &batch->reads[i];
@@ -18,17 +21,29 @@ static int print_batch(const h5turbo_fast5_batch *batch) {
             continue;
         }
         long long sum = 0;
-        for (uint64_t k = 0; k < r->n_samples; k++) sum += r->signal[k];
-        printf("%s\t%llu\t%lld\t%.17g\t%.17g\t%.17g\t%.17g\n", r->read_id,
+        uint64_t checksum = 0;
+        for (uint64_t k = 0; k < r->n_samples; k++) {
+            sum += r->signal[k];
+            checksum += (k + 1) * (uint64_t)(int64_t)r->signal[k];
+        }
+        printf("%s\t%llu\t%lld\t%.17g\t%.17g\t%.17g\t%.17g", r->read_id,
                (unsigned long long)r->n_samples, sum, r->digitisation, r->offset, r->range,
                r->sampling_rate);
+        if (all)
+            printf("\t%s\t%d\t%llu\t%llu\t%llu", r->channel_number, r->read_number,
+                   (unsigned long long)r->start_time, (unsigned long long)r->duration,
+                   (unsigned long long)checksum);
+        printf("\n");
     }
     return failed;
 }
 
 int main(int argc, char **argv) {
+    int all = argc > 1 && strcmp(argv[1], "-a") == 0;
+    argv += all;
+    argc -= all;
     if (argc < 2) {
-        fprintf(stderr, "usage: fast5_dump PATH... (fast5 files or folders)\n");
+        fprintf(stderr, "usage: fast5_dump [-a] PATH... (fast5 files or folders)\n");
         return 2;
     }
     const char *batch_env = getenv("FAST5_DUMP_BATCH");
@@ -40,7 +55,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "fast5_dump: %s\n", h5turbo_last_error());
         return 1;
     }
-    printf("read_id\tn_samples\tsignal_sum\tdigitisation\toffset\trange\tsampling_rate\n");
+    printf("read_id\tn_samples\tsignal_sum\tdigitisation\toffset\trange\tsampling_rate%s\n",
+           all ? "\tchannel_number\tread_number\tstart_time\tduration\tsignal_checksum" : "");
     int failed = 0;
     for (;;) {
         h5turbo_fast5_batch *batch = NULL;
@@ -50,7 +66,7 @@ int main(int argc, char **argv) {
             break;
         }
         size_t n = batch->n;
-        failed |= print_batch(batch);
+        failed |= print_batch(batch, all);
         h5turbo_fast5_batch_free(batch);
         if (n == 0) break;
     }

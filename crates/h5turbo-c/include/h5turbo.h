@@ -450,8 +450,9 @@ void h5turbo_fast5_close(h5turbo_fast5 *f5);
  * The next reads, at most max_reads, decoded in parallel, in file order; `(*batch)->n`
  * is 0 at the end. A file that cannot be read gives one entry with its error (an
  * empty read_id); a read that fails gives its entry with status and error set.
- * With stop_on_error, the first such failure is returned as this call's status
- * instead (the batch is not given, and the next call goes on after it).
+ * With stop_on_error, a batch ends before the first failure, and the call that
+ * reaches the failure returns its status instead of a batch; the calls after it go
+ * on after it. No read is lost either way.
  */
 int h5turbo_fast5_next_batch(h5turbo_fast5 *f5, size_t max_reads, h5turbo_fast5_batch **batch);
 

@@ -8,7 +8,7 @@ use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
     filter_registry, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
-    Reduced, ResultExt, VlenKind, VlenValue,
+    Reduced, ResultExt, VlenKind, VlenValue, zeroed_elements,
 };
 use h5turbo_core::prelude::fast5::Scalar;
 use std::ffi::{c_char, c_int};
@@ -184,8 +184,8 @@ pub unsafe extern "C" fn h5turbo_dataset_read(
         let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
         let dtype = h5turbo_datatype::new(dataset.datatype.clone());
         let (numpy, itemsize) = in_object(obj, dtype.plain_layout())?;
-        let n = selection_len(&sel)?;
-        let need = n.checked_mul(itemsize).ok_or_else(|| invalid("selection too large"))?;
+        let n = in_object(obj, selection_len(&sel))?;
+        let need = in_object(obj, n.checked_mul(itemsize).ok_or_else(|| invalid("selection too large")))?;
         if need == 0 {
             return Ok(());
         }
@@ -241,7 +241,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
         let threads = threads_arg(threads)?;
         let (obj, dataset) = dataset_of(ds)?;
         let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
-        let len = selection_len(&sel)?;
+        let len = in_object(obj, selection_len(&sel))?;
         let itemsize = dataset.datatype.size;
         let values = in_object(
             obj,
@@ -249,7 +249,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
                 &dataset.datatype.class,
                 itemsize,
                 || {
-                    let mut bytes = vec![0u8; len.checked_mul(itemsize).ok_or_else(|| invalid("selection too large"))?];
+                    let mut bytes = zeroed_elements(len, itemsize, "the selected strings")?;
                     obj.read_numpy(&sel, &mut bytes, threads)?;
                     Ok(bytes)
                 },
@@ -288,13 +288,13 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
         let threads = threads_arg(threads)?;
         let (obj, dataset) = dataset_of(ds)?;
         let shape = dataset.shape().to_vec();
-        let reduce_axis = reduced_axes(&shape, axis)?;
+        let reduce_axis = in_object(obj, reduced_axes(&shape, axis))?;
         let cells = shape.iter().zip(&reduce_axis).filter(|(_, &r)| !r).try_fold(1usize, |acc, (&d, _)| {
             acc.checked_mul(usize::try_from(d).ok()?)
         });
-        let cells = cells.ok_or_else(|| invalid("result too large"))?;
+        let cells = in_object(obj, cells.ok_or_else(|| invalid("result too large")))?;
         if out_len != cells {
-            return Err(invalid(format!("out_len is {}, the result has {} cells", out_len, cells)));
+            return in_object(obj, Err(invalid(format!("out_len is {}, the result has {} cells", out_len, cells))));
         }
         let kind = in_object(obj, dataset.element_kind())?;
         let core_op = match op {
@@ -304,7 +304,7 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
             H5TURBO_MIN => ReduceOp::Min,
             H5TURBO_MAX => ReduceOp::Max,
             H5TURBO_COUNT_NONZERO => ReduceOp::CountNonzero,
-            other => return Err(invalid(format!("unknown reduction {}", other))),
+            other => return in_object(obj, Err(invalid(format!("unknown reduction {}", other)))),
         };
         let sel: Vec<AxisSelection> = shape.iter().map(|&n| AxisSelection::all(n)).collect();
         let reduced = in_object(obj, dataset.reduce(obj.file(), &sel, &reduce_axis, core_op, threads))?;

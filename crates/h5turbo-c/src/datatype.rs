@@ -283,6 +283,9 @@ pub unsafe extern "C" fn h5turbo_datatype_array_dims(
             return Err(invalid("not an array type"));
         };
         *rank_out = c_int::try_from(shape.len()).map_err(|_| Error::format("array rank too large"))?;
+        if max_rank == 0 {
+            return Ok(()); // the rank alone was asked for
+        }
         crate::dataset::copy_dims(shape, dims, max_rank)
     })
 }

@@ -72,6 +72,14 @@ pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// Run `body`, a panic inside it becoming an error (for work done per file or per
+/// read, so one bad entry fails alone instead of the whole call).
+pub(crate) fn caught<T>(body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    catch_unwind(AssertUnwindSafe(body)).unwrap_or_else(|panic| {
+        Err(Error::format(format!("internal error in h5turbo (please report): {}", panic_text(panic.as_ref()))))
+    })
+}
+
 /// Run an entry point's body: its error becomes the status code and the thread's last
 /// error; a panic becomes H5TURBO_E_INTERNAL.
 pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {

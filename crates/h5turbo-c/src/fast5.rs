@@ -75,12 +75,26 @@ struct SourceFile {
     c_path: Arc<CString>,
 }
 
-/// Where next_batch goes on: files opened ahead (with how far each was read) and the
-/// next file not yet opened.
+/// Where next_batch goes on: files opened ahead (with how far each was read), the
+/// next file not yet opened, and reads decoded but not yet given (with stop_on_error,
+/// those after a failure: the next calls give them, the failure first).
 #[derive(Default)]
 struct Cursor {
     opened: VecDeque<Opened>,
     next_file: usize,
+    held: VecDeque<Entry>,
+}
+
+/// A decoded read and the number of the file it came from.
+type Entry = (h5turbo_fast5_read, usize);
+
+impl Drop for Cursor {
+    fn drop(&mut self) {
+        for (read, _) in self.held.drain(..) {
+            // SAFETY: a held read was made by run and given to no one.
+            unsafe { free_read(&read) };
+        }
+    }
 }
 
 struct Opened {
@@ -103,6 +117,14 @@ impl Opened {
 enum Job {
     Read { file_no: usize, reads: Arc<(File, Fast5Index)>, read: usize },
     FileError { file_no: usize, error: Arc<Error> },
+}
+
+impl Job {
+    fn file_no(&self) -> usize {
+        match self {
+            Job::Read { file_no, .. } | Job::FileError { file_no, .. } => *file_no,
+        }
+    }
 }
 
 /// The files under `paths` in order: files as given, folders walked recursively
@@ -192,7 +214,8 @@ pub unsafe extern "C" fn h5turbo_fast5_close(f5: *mut h5turbo_fast5) {
 }
 
 fn open_reads(path: &Path) -> Result<Arc<(File, Fast5Index)>, Arc<Error>> {
-    let opened = open_file(path).and_then(|file| {
+    let opened = caught(|| {
+        let file = open_file(path)?;
         let index = Fast5Index::open(&file)?;
         Ok((file, index))
     });
@@ -248,16 +271,7 @@ impl h5turbo_fast5 {
         match job {
             Job::Read { file_no, reads, read } => {
                 let path = self.files[*file_no].c_path.as_ptr();
-                let record = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_record(&reads.1, *read)));
-                let record = match record {
-                    Ok(Ok(record)) => record,
-                    Ok(Err(e)) => ReadRecord::failed(&reads.1, *read, e),
-                    Err(panic) => ReadRecord::failed(
-                        &reads.1,
-                        *read,
-                        Error::format(format!("internal error in h5turbo (please report): {}", panic_text(panic.as_ref()))),
-                    ),
-                };
+                let record = caught(|| read_record(&reads.1, *read)).unwrap_or_else(|e| ReadRecord::failed(&reads.1, *read, e));
                 to_c_read(record, reads.0.path(), path)
             }
             Job::FileError { file_no, error } => {
@@ -273,14 +287,26 @@ impl h5turbo_fast5 {
         self.pool.install(|| jobs.par_iter().map(|job| self.run(job)).collect())
     }
 
-    fn batch_of(&self, reads: Vec<h5turbo_fast5_read>, file_nos: impl Iterator<Item = usize>) -> *mut h5turbo_fast5_batch {
-        let mut seen: Vec<usize> = file_nos.collect();
+    fn batch_of(&self, entries: Vec<Entry>) -> *mut h5turbo_fast5_batch {
+        let mut seen: Vec<usize> = entries.iter().map(|(_, file_no)| *file_no).collect();
         seen.dedup();
         let paths = seen.into_iter().map(|i| self.files[i].c_path.clone()).collect();
+        let reads: Vec<h5turbo_fast5_read> = entries.into_iter().map(|(read, _)| read).collect();
         let n = reads.len();
         let reads = if n == 0 { std::ptr::null_mut() } else { Box::into_raw(reads.into_boxed_slice()).cast() };
         let owned = Box::new(OwnedBatch { batch: h5turbo_fast5_batch { reads, n }, paths });
         Box::into_raw(owned).cast::<h5turbo_fast5_batch>()
+    }
+
+    /// The next entries, at most `max`: held ones first, else newly planned and decoded.
+    fn next_entries(&self, cursor: &mut Cursor, max: usize) -> Vec<Entry> {
+        if !cursor.held.is_empty() {
+            let n = max.min(cursor.held.len());
+            return cursor.held.drain(..n).collect();
+        }
+        let jobs = self.plan(cursor, max);
+        let reads = self.decode(&jobs);
+        reads.into_iter().zip(jobs.iter().map(Job::file_no)).collect()
     }
 
     /// read id -> (file, read), from every file's read groups (multi-read: the group
@@ -443,11 +469,7 @@ fn fill(read: &mut h5turbo_fast5_read, record: &ReadRecord) -> Result<(), Error>
     read.read_number = integer("read_number").and_then(|v| i32::try_from(v).ok()).unwrap_or(0);
     read.start_time = integer("start_time").and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
     read.duration = integer("duration").and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
-    let channel_number = match record.channel_attribute("channel_number").and_then(scalar) {
-        Some(Scalar::Text(bytes)) => bytes,
-        Some(number) => number.as_integer().map(|v| v.to_string().into_bytes()).unwrap_or_default(),
-        None => Vec::new(),
-    };
+    let channel_number = record.channel_text("channel_number").unwrap_or_default();
     read.channel_number = replace_string(read.channel_number, &channel_number);
     Ok(())
 }
@@ -455,8 +477,9 @@ fn fill(read: &mut h5turbo_fast5_read, record: &ReadRecord) -> Result<(), Error>
 /// The next reads, at most max_reads, decoded in parallel, in file order; `(*batch)->n`
 /// is 0 at the end. A file that cannot be read gives one entry with its error (an
 /// empty read_id); a read that fails gives its entry with status and error set.
-/// With stop_on_error, the first such failure is returned as this call's status
-/// instead (the batch is not given, and the next call goes on after it).
+/// With stop_on_error, a batch ends before the first failure, and the call that
+/// reaches the failure returns its status instead of a batch; the calls after it go
+/// on after it. No read is lost either way.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_next_batch(
     f5: *mut h5turbo_fast5,
@@ -469,38 +492,34 @@ pub unsafe extern "C" fn h5turbo_fast5_next_batch(
         if max_reads == 0 {
             return Err(invalid("max_reads is 0"));
         }
-        let jobs = {
-            let mut cursor = f5.cursor.lock().unwrap_or_else(|p| p.into_inner());
-            f5.plan(&mut cursor, max_reads)
-        };
-        let reads = f5.decode(&jobs);
-        let file_nos = jobs.iter().map(|j| match j {
-            Job::Read { file_no, .. } | Job::FileError { file_no, .. } => *file_no,
-        });
-        let made = f5.batch_of(reads, file_nos);
+        // Held for the whole call: batches are given in file order.
+        let mut cursor = f5.cursor.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entries = f5.next_entries(&mut cursor, max_reads);
         if f5.stop_on_error {
-            if let Some(failed) = first_failure(&*made) {
-                let (code, message) = failed;
-                h5turbo_fast5_batch_free(made);
-                return Err(Error::new(kind_of(code), message));
+            if let Some(at) = entries.iter().position(|(read, _)| read.status != H5TURBO_OK) {
+                let mut rest = entries.split_off(at).into_iter();
+                let failure = if at == 0 { rest.next().map(|(read, _)| read) } else { None };
+                for entry in rest.rev() {
+                    cursor.held.push_front(entry);
+                }
+                if let Some(failed) = failure {
+                    let error = error_of(&failed);
+                    // SAFETY: made by run and given to no one.
+                    unsafe { free_read(&failed) };
+                    return Err(error);
+                }
             }
         }
-        *out = made;
+        *out = f5.batch_of(entries);
         Ok(())
     })
 }
 
-fn first_failure(batch: &h5turbo_fast5_batch) -> Option<(c_int, String)> {
-    if batch.n == 0 {
-        return None;
-    }
-    // SAFETY: the batch was made by batch_of with n reads.
-    let reads = unsafe { std::slice::from_raw_parts(batch.reads, batch.n) };
-    reads.iter().find(|r| r.status != H5TURBO_OK).map(|r| {
-        // SAFETY: error is a CString made by to_c_read or run when status != 0.
-        let message = if r.error.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(r.error) }.to_string_lossy().into_owned() };
-        (r.status, message)
-    })
+/// A failed read's error, as the core error it was made from.
+fn error_of(read: &h5turbo_fast5_read) -> Error {
+    // SAFETY: error is a CString made by to_c_read or run when status != 0.
+    let message = if read.error.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(read.error) }.to_string_lossy().into_owned() };
+    Error::new(kind_of(read.status), message)
 }
 
 fn kind_of(code: c_int) -> h5turbo_core::prelude::ErrorKind {
@@ -534,7 +553,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
             Ok(reads) => Job::Read { file_no, reads, read },
             Err(error) => Job::FileError { file_no, error },
         };
-        let made = f5.batch_of(vec![f5.run(&job)], std::iter::once(file_no));
+        let made = f5.batch_of(vec![(f5.run(&job), file_no)]);
         *out = made;
         Ok(())
     })

@@ -161,6 +161,9 @@ static void test_strings_and_attributes(const char *gen) {
     int arank = 0;
     CHECK(h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK, "array datatype");
     CHECK(h5turbo_datatype_array_dims(dt, adims, 4, &arank) == H5TURBO_OK && arank == 2 && adims[0] == 2 && adims[1] == 3, "array dims");
+    arank = -1;
+    CHECK(h5turbo_datatype_array_dims(dt, NULL, 0, &arank) == H5TURBO_OK && arank == 2, "array rank alone (dims NULL, max_rank 0)");
+    CHECK(h5turbo_datatype_array_dims(dt, adims, 1, &arank) == H5TURBO_E_INVALID, "array dims: max_rank too small");
     h5turbo_datatype_close(dt);
     const char *opath = NULL;
     CHECK(h5turbo_object_path(o, &opath) == H5TURBO_OK && strcmp(opath, "/array_elements") == 0, "object path");
@@ -307,10 +310,27 @@ static void test_fast5_errors(const char *fast5_dir, const char *broken) {
     h5turbo_fast5_batch_free(b);
     h5turbo_fast5_close(f5);
     CHECK(h5turbo_fast5_open(paths, 3, 1, 1, &f5) == H5TURBO_OK, "open with stop_on_error");
+    /* the good read before the failure is given, then the failure stops a call, then the rest */
+    b = NULL;
+    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1 && b->reads[0].status == H5TURBO_OK,
+          "stop_on_error: the batch ends before the failure");
+    h5turbo_fast5_batch_free(b);
     b = NULL;
     int status = h5turbo_fast5_next_batch(f5, 10, &b);
     CHECK(status != H5TURBO_OK && b == NULL, "stop_on_error stops (%d)", status);
     CHECK(strstr(h5turbo_last_error(), broken) != NULL, "stop message names the file");
+    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1 && b->reads[0].status == H5TURBO_OK,
+          "stop_on_error: the read after the failure is given next");
+    h5turbo_fast5_batch_free(b);
+    b = NULL;
+    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 0, "then the end");
+    h5turbo_fast5_batch_free(b);
+    h5turbo_fast5_close(f5);
+    /* closing with reads held after a failure frees them (ASan's leak check) */
+    CHECK(h5turbo_fast5_open(paths, 3, 1, 1, &f5) == H5TURBO_OK, "open with stop_on_error again");
+    b = NULL;
+    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1, "first batch");
+    h5turbo_fast5_batch_free(b);
     h5turbo_fast5_close(f5);
     const char *missing[] = {"/nonexistent/folder/x.fast5"};
     CHECK(h5turbo_fast5_open(missing, 1, 1, 0, &f5) == H5TURBO_OK, "open a missing file (reported per read)");

@@ -28,13 +28,29 @@ static inline int list_seen(object_list *l, uint64_t address) {
     return 0;
 }
 
+/* Failures that break the error contract: a status that is not one of the header's
+ * error codes (or is H5TURBO_E_INTERNAL, a caught panic: a bug on any input), or a
+ * message that is empty or, when `error_file` is set, does not name that file. */
+static long bad_errors;
+static const char *error_file;
+
+/* Count a failure of `status` at object `path`, and check it keeps the contract. */
+static inline void count_error(long *errors, int status, const char *path) {
+    (*errors)++;
+    const char *m = h5turbo_last_error();
+    if (status < H5TURBO_E_FORMAT || status >= H5TURBO_E_INTERNAL || m[0] == 0 || (error_file && !strstr(m, error_file))) {
+        printf("FAIL error contract at %s: status %d, message '%s'\n", path, status, m);
+        bad_errors++;
+    }
+}
+
 /* Every object reached by hard links from `path` (each once), paths into `l`;
  * `errors` counts failures (each must have a message). */
 static inline void walk_objects(const h5turbo_file *f, const char *path, object_list *l, long *errors) {
     h5turbo_object *o = NULL;
-    if (h5turbo_object_open(f, path, &o) != H5TURBO_OK) {
-        if (h5turbo_last_error()[0] == 0) fprintf(stderr, "error without a message: %s\n", path);
-        (*errors)++;
+    int status = h5turbo_object_open(f, path, &o);
+    if (status != H5TURBO_OK) {
+        count_error(errors, status, path);
         return;
     }
     uint64_t address = 0;
@@ -46,10 +62,10 @@ static inline void walk_objects(const h5turbo_file *f, const char *path, object_
     char **names = NULL;
     size_t n = 0;
     if (kind == H5TURBO_GROUP) {
-        if (h5turbo_group_members(o, &names, &n) != H5TURBO_OK) (*errors)++;
+        if ((status = h5turbo_group_members(o, &names, &n)) != H5TURBO_OK) count_error(errors, status, path);
         for (size_t i = 0; i < n; i++) {
             int link = -1;
-            if (h5turbo_link_kind(o, names[i], &link) != H5TURBO_OK) { (*errors)++; continue; }
+            if ((status = h5turbo_link_kind(o, names[i], &link)) != H5TURBO_OK) { count_error(errors, status, path); continue; }
             if (link != H5TURBO_LINK_HARD) continue;
             size_t len = strlen(path) + strlen(names[i]) + 2;
             char *child = malloc(len);
@@ -81,7 +97,7 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
     uint64_t h = 1469598103934665603ull;
     h5turbo_object *o = NULL;
     int status = h5turbo_object_open(f, path, &o);
-    if (status != H5TURBO_OK) { (*errors)++; return fnv(&status, sizeof status, h); }
+    if (status != H5TURBO_OK) { count_error(errors, status, path); return fnv(&status, sizeof status, h); }
     int kind = -1, rank = -2;
     h5turbo_object_kind(o, &kind);
     if (kind == H5TURBO_DATASET && h5turbo_dataset_rank(o, &rank) == H5TURBO_OK && rank >= 0 && rank <= 32) {
@@ -91,7 +107,7 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
         h5turbo_dataset_shape(o, dims, 32);
         uint64_t n = 1;
         for (int i = 0; i < rank; i++) n *= dims[i];
-        if (h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK && h5turbo_datatype_info(dt, &t) == H5TURBO_OK) {
+        if ((status = h5turbo_dataset_datatype(o, &dt)) == H5TURBO_OK && (status = h5turbo_datatype_info(dt, &t)) == H5TURBO_OK) {
             if (t.type_class == H5TURBO_STRING) {
                 char **s = NULL;
                 size_t k = 0;
@@ -110,19 +126,16 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
                     if (status == H5TURBO_OK) h = fnv(&sum, sizeof sum, h);
                 }
             }
-            if (status != H5TURBO_OK) {
-                (*errors)++;
-                if (h5turbo_last_error()[0] == 0) fprintf(stderr, "error %d without a message: %s\n", status, path);
-            }
+            if (status != H5TURBO_OK) count_error(errors, status, path);
             h = fnv(&status, sizeof status, h);
         } else {
-            (*errors)++;
+            count_error(errors, status, path);
         }
         h5turbo_datatype_close(dt);
     }
     char **names = NULL;
     size_t n_attrs = 0;
-    if (h5turbo_attribute_names(o, &names, &n_attrs) != H5TURBO_OK) (*errors)++;
+    if ((status = h5turbo_attribute_names(o, &names, &n_attrs)) != H5TURBO_OK) count_error(errors, status, path);
     for (size_t i = 0; i < n_attrs; i++) {
         h5turbo_attribute *a = NULL;
         status = h5turbo_attribute_open(o, names[i], &a);
@@ -138,6 +151,7 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
                 if (status == H5TURBO_OK) h = fnv(buf, sizeof buf, h);
             }
         }
+        if (status != H5TURBO_OK) count_error(errors, status, path);
         h = fnv(&status, sizeof status, h);
         h5turbo_attribute_close(a);
     }

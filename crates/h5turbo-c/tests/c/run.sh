@@ -115,6 +115,7 @@ fast5_matches() {
     diff "$WORK/fast5.expected" "$WORK/fast5.got"
 }
 run "fast5_dump = ont-fast5-api (corpus folder)" fast5_matches "$CORPUS/fast5"
+run "fast5_dump -a = ont-fast5-api, every field and the samples' order (corpus folder)" fast5_matches -a "$CORPUS/fast5"
 for f in "$CORPUS"/fast5/*.fast5; do
     run "fast5_dump = ont-fast5-api ${f#$ROOT/}" fast5_matches "$f"
 done

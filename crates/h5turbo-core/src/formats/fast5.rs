@@ -194,6 +194,23 @@ impl ReadRecord {
         self.channel.as_ref()?.1.iter().find(|v| v.name == name)
     }
 
+    /// A channel-group attribute as text: a fixed- or variable-length string's bytes,
+    /// or an integer in decimal (files store `channel_number` each of these ways).
+    pub fn channel_text(&self, name: &str) -> Option<Vec<u8>> {
+        let value = self.channel_attribute(name)?;
+        match scalar(value) {
+            Some(Scalar::Text(bytes)) => Some(bytes),
+            Some(number) => number.as_integer().map(|v| v.to_string().into_bytes()),
+            None => {
+                let (obj, _) = self.channel.as_ref()?;
+                match value.vlen_values(obj.file()).ok()?.as_slice() {
+                    [VlenValue::String(bytes)] => Some(bytes.clone()),
+                    _ => None,
+                }
+            }
+        }
+    }
+
     /// The `read_id` attribute as text, when it is a NUL-padded string of UTF-8.
     pub fn read_id(&self) -> Option<String> {
         match scalar(self.attribute("read_id")?)? {
