@@ -5,6 +5,7 @@ the same run.
 Cases (data written once under --data, default /work/bench-data, outside the repo):
   dense  12000 x 20000 int32 (random 1..100), chunks 256 x 1024, no compression, read all
   lz4    the same with LZ4 (hdf5plugin, filter 32004)
+  gzip   the same with gzip level 4 (h5py's default level) behind the shuffle filter
   single 2000 single-read vbz fast5 files (benchmarks/fast5.py's generator)
   multi  50 multi-read vbz fast5 files, 400 reads each
 
@@ -16,7 +17,7 @@ evicted with posix_fadvise(DONTNEED) and checked with mincore; warm: every byte 
 first), each implementation once. Disk-only: a cold sequential read of the same files
 (1 MiB reads, one file after another), the lower bound for any cold reader.
 
-    python benchmarks/cold.py [--cases dense,lz4,single,multi] [--rounds 3]
+    python benchmarks/cold.py [--cases dense,lz4,gzip,single,multi] [--rounds 3]
                               [--before DIR] [--output benchmarks/results/cold.md]
 """
 
@@ -41,19 +42,22 @@ from h5turbo.bench.measure import disk_bandwidth, evict, load_average, machine, 
 from h5turbo.bench.report import publish  # noqa: E402
 
 SHAPE, CHUNKS = (12000, 20000), (256, 1024)
-CASES = ("dense", "lz4", "single", "multi")
+CASES = ("dense", "lz4", "gzip", "single", "multi")
+DENSE_CASES = ("dense", "lz4", "gzip")
 
 
 # ---------------------------------------------------------------------- data
 
-def make_dense(path: Path, lz4: bool) -> None:
+def make_dense(path: Path, codec: str) -> None:
     if path.exists():
         return
     import h5py
     kwargs = {}
-    if lz4:
+    if codec == "lz4":
         import hdf5plugin
         kwargs = dict(hdf5plugin.LZ4())
+    elif codec == "gzip":
+        kwargs = dict(compression="gzip", compression_opts=4, shuffle=True)
     tmp = path.with_suffix(".tmp")
     rng = np.random.default_rng(16)
     with h5py.File(tmp, "w") as f:
@@ -73,16 +77,15 @@ def make_fast5(folder: Path) -> tuple[list[Path], list[Path]]:
 
 def case_paths(data: Path, case: str) -> Path:
     """The file, or folder of files, a case reads."""
-    return {"dense": data / "dense.h5", "lz4": data / "lz4.h5",
+    return {"dense": data / "dense.h5", "lz4": data / "lz4.h5", "gzip": data / "gzip.h5",
             "single": data / "fast5" / "single", "multi": data / "fast5" / "multi"}[case]
 
 
 def prepare(data: Path, cases: list[str]) -> None:
     data.mkdir(parents=True, exist_ok=True)
-    if "dense" in cases:
-        make_dense(case_paths(data, "dense"), lz4=False)
-    if "lz4" in cases:
-        make_dense(case_paths(data, "lz4"), lz4=True)
+    for case in DENSE_CASES:
+        if case in cases:
+            make_dense(case_paths(data, case), codec=case if case != "dense" else "none")
     if "single" in cases or "multi" in cases:
         make_fast5(data / "fast5")
 
@@ -95,7 +98,7 @@ def fast5_files(folder: Path) -> list[str]:
 
 def run_h5py(case: str, path: Path):
     import h5py
-    if case in ("dense", "lz4"):
+    if case in DENSE_CASES:
         import hdf5plugin  # noqa: F401  (registers the LZ4 filter)
         with h5py.File(path, "r") as f:
             a = f["matrix"][()]
@@ -116,7 +119,7 @@ def run_h5py(case: str, path: Path):
 def run_h5turbo(case: str, path: Path, io_depth):
     import h5turbo
     extra = {} if io_depth is None else {"io_depth": io_depth}
-    if case in ("dense", "lz4"):
+    if case in DENSE_CASES:
         with h5turbo.File(path) as f:
             a = f["matrix"].read(**extra)
         return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
