@@ -143,7 +143,8 @@ typedef struct h5turbo_attribute h5turbo_attribute;
 typedef struct h5turbo_datatype h5turbo_datatype;
 
 /**
- * Many fast5 files read as one stream of reads.
+ * Many fast5 files read as one stream of reads. With two threads or more, the next
+ * batch is decoded while the caller works on the one it was given.
  */
 typedef struct h5turbo_fast5 h5turbo_fast5;
 
@@ -427,8 +428,11 @@ const char *h5turbo_last_error(void);
 
 /**
  * Open fast5 files and/or folders (searched recursively for *.fast5). threads: the
- * decoding pool (0 = H5TURBO_THREADS or every core). stop_on_error: a failed read
- * makes h5turbo_fast5_next_batch fail instead of being reported in the batch.
+ * decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
+ * h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
+ * it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
+ * stop_on_error: a failed read makes h5turbo_fast5_next_batch fail instead of being
+ * reported in the batch.
  */
 int h5turbo_fast5_open(const char *const *paths,
                        size_t n_paths,
@@ -447,14 +451,16 @@ int h5turbo_fast5_file_count(const h5turbo_fast5 *f5, size_t *n);
 void h5turbo_fast5_close(h5turbo_fast5 *f5);
 
 /**
- * The next reads, at most max_reads, decoded in parallel, in file order; `(*batch)->n`
- * is 0 at the end. A file that cannot be read gives one entry with its error (an
+ * The next reads, max_reads of them (fewer only at the end, or after a failure with
+ * stop_on_error), decoded in parallel, in file order; `(*batch)->n` is 0 at the end. A file that cannot be read gives one entry with its error (an
  * empty read_id); a read that fails gives its entry with status and error set.
  * With stop_on_error, a batch ends before the first failure, and the call that
  * reaches the failure returns its status instead of a batch; the calls after it go
  * on after it. No read is lost either way.
  */
-int h5turbo_fast5_next_batch(h5turbo_fast5 *f5, size_t max_reads, h5turbo_fast5_batch **batch);
+int h5turbo_fast5_next_batch(h5turbo_fast5 *f5,
+                             size_t max_reads,
+                             h5turbo_fast5_batch **batch);
 
 /**
  * The read with id `read_id` (a batch of one; free it with h5turbo_fast5_batch_free).

@@ -3,15 +3,17 @@
 //! through an index built on first use. A broken file or read is reported in its place.
 
 use crate::errors::*;
+use h5turbo_core::prelude::ErrorKind;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::handles::{close_handle, give_handle, guard_put, out_handle};
 use crate::objects::path_arg;
-use h5turbo_core::prelude::fast5::{open_file, read_record, scalar, Fast5Index, ReadRecord, Scalar};
+use h5turbo_core::prelude::fast5::{locate_record, open_file, scalar, Fast5Index, ReadRecord, Scalar, SignalDataset};
 use h5turbo_core::prelude::{Error, File, ResultExt};
 use rayon::prelude::*;
 use std::collections::{HashMap, VecDeque};
 use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// One read. `status` 0: the values are set; else the read failed and `error` says
 /// why (file, read, problem), and `signal` is NULL.
@@ -35,8 +37,9 @@ pub struct h5turbo_fast5_read {
     pub error: *mut c_char,
 }
 
-// SAFETY: a read owns its strings and signal alone (path points into an Arc the
-// batch keeps); moving it to another thread moves that ownership.
+// SAFETY: a read owns its strings alone (path and signal point into an Arc'd path
+// and arena the batch keeps, written before the read is given out and only read
+// after); moving it to another thread moves that ownership.
 unsafe impl Send for h5turbo_fast5_read {}
 
 /// A batch of reads, in file order; free with h5turbo_fast5_batch_free.
@@ -52,10 +55,68 @@ struct OwnedBatch {
     batch: h5turbo_fast5_batch,
     /// The file paths the reads point to.
     paths: Vec<Arc<CString>>,
+    /// The memory the reads' signals point into.
+    arenas: Vec<Arc<SignalArena>>,
 }
 
-/// Many fast5 files read as one stream of reads.
+/// The signals of one batch's reads, side by side in one allocation. When the last
+/// batch pointing into it is freed, it goes back to its handle's spares and the next
+/// batch decodes into it: memory already faulted in and written, where a fresh
+/// allocation per signal cost the kernel's page faults and zeroing (~15 % of a
+/// multi-read file's time) and the allocator's bookkeeping.
+struct SignalArena {
+    samples: Vec<i16>,
+    spares: Weak<Mutex<Vec<Vec<i16>>>>,
+}
+
+/// Arenas kept for reuse: a caller holding one batch while it takes the next uses two.
+const SPARE_ARENAS: usize = 2;
+
+impl Drop for SignalArena {
+    fn drop(&mut self) {
+        let Some(spares) = self.spares.upgrade() else { return };
+        let mut spares = spares.lock().unwrap_or_else(|p| p.into_inner());
+        spares.push(std::mem::take(&mut self.samples));
+        if spares.len() > SPARE_ARENAS {
+            // the smallest goes: the larger ones fit more batches
+            let smallest = (0..spares.len()).min_by_key(|&i| spares[i].len()).unwrap_or(0);
+            spares.swap_remove(smallest);
+        }
+    }
+}
+
+/// Many fast5 files read as one stream of reads. With two threads or more, the next
+/// batch is decoded while the caller works on the one it was given.
 pub struct h5turbo_fast5 {
+    reader: Arc<Reader>,
+    /// The batch being decoded ahead, if any.
+    ahead: Mutex<Option<Ahead>>,
+}
+
+/// A batch decoded on the pool while the caller works: its entries (or the pool
+/// job's failure) when done.
+struct Ahead {
+    done: std::sync::mpsc::Receiver<Result<Vec<Entry>, Error>>,
+}
+
+impl Ahead {
+    /// Wait for the batch.
+    fn entries(self) -> Result<Vec<Entry>, Error> {
+        self.done.recv().unwrap_or_else(|_| Err(Error::new(ErrorKind::Io, "the batch decoded ahead was lost")))
+    }
+}
+
+impl Drop for h5turbo_fast5 {
+    fn drop(&mut self) {
+        // The job decoding ahead holds the reader: wait for it, then free its reads.
+        if let Some(ahead) = self.ahead.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+            drop(ahead.entries());
+        }
+    }
+}
+
+/// What the handle reads with, shared with the job decoding ahead.
+struct Reader {
     files: Vec<SourceFile>,
     stop_on_error: bool,
     pool: rayon::ThreadPool,
@@ -65,6 +126,8 @@ pub struct h5turbo_fast5 {
     /// Files opened by h5turbo_fast5_get, most recent last: a multi-read file's
     /// index is thousands of links, parsed once rather than once per read fetched.
     recent: Mutex<Vec<(usize, Arc<(File, Fast5Index)>)>>,
+    /// Signal memory given back by freed batches (see SignalArena).
+    spares: Arc<Mutex<Vec<Vec<i16>>>>,
 }
 
 /// Files kept open for h5turbo_fast5_get.
@@ -85,15 +148,30 @@ struct Cursor {
     held: VecDeque<Entry>,
 }
 
-/// A decoded read and the number of the file it came from.
-type Entry = (h5turbo_fast5_read, usize);
+/// A decoded read, the number of the file it came from, and the memory its signal
+/// points into. Its strings are freed with it unless taken (`take_read`).
+struct Entry {
+    read: h5turbo_fast5_read,
+    file_no: usize,
+    arena: Option<Arc<SignalArena>>,
+}
 
-impl Drop for Cursor {
+impl Entry {
+    /// The read, now the caller's to free; the entry keeps nothing to free.
+    fn take_read(&mut self) -> h5turbo_fast5_read {
+        let read = h5turbo_fast5_read { ..self.read };
+        self.read.read_id = std::ptr::null_mut();
+        self.read.channel_number = std::ptr::null_mut();
+        self.read.error = std::ptr::null_mut();
+        read
+    }
+}
+
+impl Drop for Entry {
     fn drop(&mut self) {
-        for (read, _) in self.held.drain(..) {
-            // SAFETY: a held read was made by run and given to no one.
-            unsafe { free_read(&read) };
-        }
+        // SAFETY: the strings were made by decode, and given to no one (take_read
+        // clears what it gives).
+        unsafe { free_read(&self.read) };
     }
 }
 
@@ -119,10 +197,19 @@ enum Job {
     FileError { file_no: usize, error: Arc<Error> },
 }
 
-impl Job {
-    fn file_no(&self) -> usize {
+/// A job after its first step: a read's metadata with its signal found, or an entry
+/// already failed.
+enum Located {
+    Read { file_no: usize, file: Arc<(File, Fast5Index)>, record: ReadRecord<SignalDataset> },
+    Failed { file_no: usize, read: h5turbo_fast5_read },
+}
+
+impl Located {
+    /// The samples its signal will take (0 when it has none or failed).
+    fn signal_len(&self) -> usize {
         match self {
-            Job::Read { file_no, .. } | Job::FileError { file_no, .. } => *file_no,
+            Located::Read { record: ReadRecord { signal: Ok(signal), .. }, .. } => signal.len(),
+            _ => 0,
         }
     }
 }
@@ -156,8 +243,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
 }
 
 /// Open fast5 files and/or folders (searched recursively for *.fast5). threads: the
-/// decoding pool (0 = H5TURBO_THREADS or every core). stop_on_error: a failed read
-/// makes h5turbo_fast5_next_batch fail instead of being reported in the batch.
+/// decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
+/// h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
+/// it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
+/// stop_on_error: a failed read makes h5turbo_fast5_next_batch fail instead of being
+/// reported in the batch.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_open(
     paths: *const *const c_char,
@@ -188,14 +278,16 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             .thread_name(|i| format!("h5turbo-fast5-{}", i))
             .build()
             .map_err(|e| Error::new(h5turbo_core::prelude::ErrorKind::Io, format!("cannot start threads: {}", e)))?;
-        let handle = h5turbo_fast5 {
+        let reader = Reader {
             files,
             stop_on_error: stop_on_error != 0,
             pool,
             cursor: Mutex::new(Cursor::default()),
             index: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
+            spares: Arc::default(),
         };
+        let handle = h5turbo_fast5 { reader: Arc::new(reader), ahead: Mutex::new(None) };
         give_handle(out, handle);
         Ok(())
     })
@@ -204,7 +296,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
 /// The number of fast5 files found (after walking folders).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_file_count(f5: *const h5turbo_fast5, n: *mut usize) -> c_int {
-    guard_put(n, "n", || Ok(deref(f5, "f5")?.files.len()))
+    guard_put(n, "n", || Ok(deref(f5, "f5")?.reader.files.len()))
 }
 
 /// Close (NULL is fine). Batches already taken stay valid.
@@ -222,7 +314,7 @@ fn open_reads(path: &Path) -> Result<Arc<(File, Fast5Index)>, Arc<Error>> {
     opened.in_file(path).map(Arc::new).map_err(Arc::new)
 }
 
-impl h5turbo_fast5 {
+impl Reader {
     /// The next entries (reads, or file errors), at most `max`, in file order.
     fn plan(&self, cursor: &mut Cursor, max: usize) -> Vec<Job> {
         let mut jobs = Vec::new();
@@ -267,46 +359,116 @@ impl h5turbo_fast5 {
         cursor.next_file = last;
     }
 
-    fn run(&self, job: &Job) -> h5turbo_fast5_read {
+    /// A read's metadata and its signal found (not decoded), or a file's error.
+    fn locate(&self, job: &Job) -> Located {
         match job {
             Job::Read { file_no, reads, read } => {
-                let path = self.files[*file_no].c_path.as_ptr();
-                let record = caught(|| read_record(&reads.1, *read)).unwrap_or_else(|e| ReadRecord::failed(&reads.1, *read, e));
-                to_c_read(record, reads.0.path(), path)
+                let record = caught(|| locate_record(&reads.1, *read)).unwrap_or_else(|e| ReadRecord::failed(&reads.1, *read, e));
+                Located::Read { file_no: *file_no, file: reads.clone(), record }
             }
             Job::FileError { file_no, error } => {
                 let mut read = empty_read(self.files[*file_no].c_path.as_ptr());
                 read.status = code_of(error.kind());
                 read.error = c_string_lossy(error.to_string().as_bytes()).into_raw();
-                read
+                Located::Failed { file_no: *file_no, read }
             }
         }
     }
 
-    fn decode(&self, jobs: &[Job]) -> Vec<h5turbo_fast5_read> {
-        self.pool.install(|| jobs.par_iter().map(|job| self.run(job)).collect())
+    /// A located read with its signal decoded into `samples` (exactly its length).
+    fn finish(&self, located: Located, samples: &mut [i16]) -> (h5turbo_fast5_read, usize) {
+        match located {
+            Located::Read { file_no, file, record } => {
+                let record = record.map_signal(|signal| caught(|| signal.read_into(samples)).map(|()| samples.len()));
+                (to_c_read(record, file.0.path(), self.files[file_no].c_path.as_ptr()), file_no)
+            }
+            Located::Failed { file_no, read } => (read, file_no),
+        }
+    }
+
+    /// The jobs' reads in order: metadata first (in parallel), then every signal
+    /// decoded (in parallel) into one arena sized for them all.
+    fn decode(&self, jobs: &[Job]) -> Vec<Entry> {
+        let located: Vec<Located> = self.pool.install(|| jobs.par_iter().map(|job| self.locate(job)).collect());
+        let lengths: Vec<usize> = located.iter().map(Located::signal_len).collect();
+        let total = lengths.iter().sum();
+        let mut samples = self.arena_for(total);
+        let mut slots = Vec::with_capacity(lengths.len());
+        let mut rest = &mut samples[..total];
+        for &len in &lengths {
+            let (slot, tail) = std::mem::take(&mut rest).split_at_mut(len);
+            slots.push(slot);
+            rest = tail;
+        }
+        let reads: Vec<(h5turbo_fast5_read, usize)> =
+            self.pool.install(|| located.into_par_iter().zip(slots).map(|(l, slot)| self.finish(l, slot)).collect());
+        let arena = Arc::new(SignalArena { samples, spares: Arc::downgrade(&self.spares) });
+        // Pointers taken from the arena where it now lives (moving the vector moved
+        // no samples); a read that failed keeps a NULL signal.
+        let base = arena.samples.as_ptr().cast_mut();
+        let mut at = 0;
+        reads
+            .into_iter()
+            .zip(lengths)
+            .map(|((mut read, file_no), len)| {
+                if read.status == H5TURBO_OK && read.n_samples > 0 {
+                    // SAFETY: at + len <= total <= the arena's length.
+                    read.signal = unsafe { base.add(at) };
+                }
+                at += len;
+                Entry { read, file_no, arena: (len > 0).then(|| arena.clone()) }
+            })
+            .collect()
+    }
+
+    /// Memory for `total` samples: a spare arena large enough, else a new one with
+    /// room for larger batches to come.
+    fn arena_for(&self, total: usize) -> Vec<i16> {
+        let mut spares = self.spares.lock().unwrap_or_else(|p| p.into_inner());
+        let fitting = (0..spares.len()).filter(|&i| spares[i].len() >= total).min_by_key(|&i| spares[i].len());
+        if let Some(i) = fitting {
+            return spares.swap_remove(i);
+        }
+        drop(spares);
+        vec![0i16; total.saturating_add(total / 4)]
     }
 
     fn batch_of(&self, entries: Vec<Entry>) -> *mut h5turbo_fast5_batch {
-        let mut seen: Vec<usize> = entries.iter().map(|(_, file_no)| *file_no).collect();
-        seen.dedup();
-        let paths = seen.into_iter().map(|i| self.files[i].c_path.clone()).collect();
-        let reads: Vec<h5turbo_fast5_read> = entries.into_iter().map(|(read, _)| read).collect();
+        let mut paths: Vec<Arc<CString>> = Vec::new();
+        let mut arenas: Vec<Arc<SignalArena>> = Vec::new();
+        let mut reads = Vec::with_capacity(entries.len());
+        for mut entry in entries {
+            let path = &self.files[entry.file_no].c_path;
+            if !paths.last().is_some_and(|p| Arc::ptr_eq(p, path)) {
+                paths.push(path.clone());
+            }
+            if let Some(arena) = entry.arena.take() {
+                if !arenas.iter().any(|a| Arc::ptr_eq(a, &arena)) {
+                    arenas.push(arena);
+                }
+            }
+            reads.push(entry.take_read());
+        }
         let n = reads.len();
         let reads = if n == 0 { std::ptr::null_mut() } else { Box::into_raw(reads.into_boxed_slice()).cast() };
-        let owned = Box::new(OwnedBatch { batch: h5turbo_fast5_batch { reads, n }, paths });
+        let owned = Box::new(OwnedBatch { batch: h5turbo_fast5_batch { reads, n }, paths, arenas });
         Box::into_raw(owned).cast::<h5turbo_fast5_batch>()
     }
 
     /// The next entries, at most `max`: held ones first, else newly planned and decoded.
     fn next_entries(&self, cursor: &mut Cursor, max: usize) -> Vec<Entry> {
-        if !cursor.held.is_empty() {
-            let n = max.min(cursor.held.len());
-            return cursor.held.drain(..n).collect();
+        let n = max.min(cursor.held.len());
+        let mut entries: Vec<Entry> = cursor.held.drain(..n).collect();
+        if entries.len() < max && (!self.stop_on_error || entries.is_empty()) {
+            let jobs = self.plan(cursor, max - entries.len());
+            entries.extend(self.decode(&jobs));
         }
-        let jobs = self.plan(cursor, max);
-        let reads = self.decode(&jobs);
-        reads.into_iter().zip(jobs.iter().map(Job::file_no)).collect()
+        entries
+    }
+
+    /// More entries may come (files or reads not yet given).
+    fn has_more(&self, cursor: &Cursor) -> bool {
+        !cursor.held.is_empty() || !cursor.opened.is_empty() || cursor.next_file < self.files.len()
     }
 
     /// read id -> (file, read), from every file's read groups (multi-read: the group
@@ -337,7 +499,7 @@ impl h5turbo_fast5 {
     }
 }
 
-impl h5turbo_fast5 {
+impl Reader {
     /// File `file_no` opened, from the recent files when it is one of them.
     fn opened_for_get(&self, file_no: usize) -> Result<Arc<(File, Fast5Index)>, Arc<Error>> {
         let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
@@ -422,12 +584,14 @@ fn empty_read(path: *const c_char) -> h5turbo_fast5_read {
 /// A read as C sees it. Values the file does not hold are NaN (the four channel
 /// values), 0 (read number, start time, duration) or "" (channel number); a value
 /// of the wrong kind fails the read.
-fn to_c_read(record: ReadRecord, file: &Path, path: *const c_char) -> h5turbo_fast5_read {
+/// `record.signal` is the number of samples decoded; the caller points `signal` at
+/// them.
+fn to_c_read(record: ReadRecord<usize>, file: &Path, path: *const c_char) -> h5turbo_fast5_read {
     let mut read = empty_read(path);
     let id = record.read_id().unwrap_or_else(|| record.name.rsplit('/').next().unwrap_or("").trim_start_matches("read_").to_string());
     read.read_id = replace_string(read.read_id, id.as_bytes());
     let failure = match fill(&mut read, &record) {
-        Ok(()) => record.signal.map(|signal| set_signal(&mut read, signal)).err(),
+        Ok(()) => record.signal.map(|n| read.n_samples = n as u64).err(),
         Err(e) => Some(e),
     };
     if let Some(e) = failure {
@@ -446,15 +610,8 @@ fn replace_string(old: *mut c_char, bytes: &[u8]) -> *mut c_char {
     c_string_lossy(bytes).into_raw()
 }
 
-fn set_signal(read: &mut h5turbo_fast5_read, signal: Vec<i16>) {
-    read.n_samples = signal.len() as u64;
-    if !signal.is_empty() {
-        read.signal = Box::into_raw(signal.into_boxed_slice()).cast::<i16>();
-    }
-}
-
 /// The channel and read attributes of a read.
-fn fill(read: &mut h5turbo_fast5_read, record: &ReadRecord) -> Result<(), Error> {
+fn fill<S>(read: &mut h5turbo_fast5_read, record: &ReadRecord<S>) -> Result<(), Error> {
     let channel = |name: &str| -> Result<f64, Error> {
         let Some(value) = record.channel_attribute(name) else { return Ok(f64::NAN) };
         scalar(value)
@@ -474,8 +631,8 @@ fn fill(read: &mut h5turbo_fast5_read, record: &ReadRecord) -> Result<(), Error>
     Ok(())
 }
 
-/// The next reads, at most max_reads, decoded in parallel, in file order; `(*batch)->n`
-/// is 0 at the end. A file that cannot be read gives one entry with its error (an
+/// The next reads, max_reads of them (fewer only at the end, or after a failure with
+/// stop_on_error), decoded in parallel, in file order; `(*batch)->n` is 0 at the end. A file that cannot be read gives one entry with its error (an
 /// empty read_id); a read that fails gives its entry with status and error set.
 /// With stop_on_error, a batch ends before the first failure, and the call that
 /// reaches the failure returns its status instead of a batch; the calls after it go
@@ -493,26 +650,53 @@ pub unsafe extern "C" fn h5turbo_fast5_next_batch(
             return Err(invalid("max_reads is 0"));
         }
         // Held for the whole call: batches are given in file order.
-        let mut cursor = f5.cursor.lock().unwrap_or_else(|p| p.into_inner());
-        let mut entries = f5.next_entries(&mut cursor, max_reads);
-        if f5.stop_on_error {
-            if let Some(at) = entries.iter().position(|(read, _)| read.status != H5TURBO_OK) {
+        let mut ahead = f5.ahead.lock().unwrap_or_else(|p| p.into_inner());
+        let reader = &f5.reader;
+        let decoded = match ahead.take() {
+            Some(job) => job.entries()?,
+            None => Vec::new(),
+        };
+        let mut cursor = reader.cursor.lock().unwrap_or_else(|p| p.into_inner());
+        for entry in decoded.into_iter().rev() {
+            cursor.held.push_front(entry);
+        }
+        let mut entries = reader.next_entries(&mut cursor, max_reads);
+        if reader.stop_on_error {
+            if let Some(at) = entries.iter().position(|e| e.read.status != H5TURBO_OK) {
                 let mut rest = entries.split_off(at).into_iter();
-                let failure = if at == 0 { rest.next().map(|(read, _)| read) } else { None };
+                let failure = if at == 0 { rest.next() } else { None };
                 for entry in rest.rev() {
                     cursor.held.push_front(entry);
                 }
                 if let Some(failed) = failure {
-                    let error = error_of(&failed);
-                    // SAFETY: made by run and given to no one.
-                    unsafe { free_read(&failed) };
-                    return Err(error);
+                    return Err(error_of(&failed.read));
                 }
             }
         }
-        *out = f5.batch_of(entries);
+        if reader.pool.current_num_threads() > 1 && reader.has_more(&cursor) {
+            drop(cursor);
+            *ahead = Some(decode_ahead(reader, max_reads));
+        }
+        *out = reader.batch_of(entries);
         Ok(())
     })
+}
+
+/// Start decoding the next `max` reads on the pool.
+fn decode_ahead(reader: &Arc<Reader>, max: usize) -> Ahead {
+    let (sender, done) = std::sync::mpsc::sync_channel(1);
+    let job_reader = reader.clone();
+    reader.pool.spawn(move || {
+        let entries = catch_unwind(AssertUnwindSafe(move || {
+            let mut cursor = job_reader.cursor.lock().unwrap_or_else(|p| p.into_inner());
+            job_reader.next_entries(&mut cursor, max)
+            // job_reader goes here, before the handle (waiting for the send) can close
+        }))
+        .map_err(|panic| Error::new(ErrorKind::Io, format!("internal error in h5turbo (please report): {}", panic_text(panic.as_ref()))));
+        // The handle's drop waits for this; a failed send only means the batch is freed here.
+        let _ = sender.send(entries);
+    });
+    Ahead { done }
 }
 
 /// A failed read's error, as the core error it was made from.
@@ -546,14 +730,14 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
 ) -> c_int {
     guard(|| {
         let out = out_handle(one, "one")?;
-        let f5 = deref(f5, "f5")?;
+        let f5 = &deref(f5, "f5")?.reader;
         let id = text(read_id, "read_id")?;
         let (file_no, read) = f5.index().find(id)?;
         let job = match f5.opened_for_get(file_no) {
             Ok(reads) => Job::Read { file_no, reads, read },
             Err(error) => Job::FileError { file_no, error },
         };
-        let made = f5.batch_of(vec![(f5.run(&job), file_no)]);
+        let made = f5.batch_of(f5.decode(&[job]));
         *out = made;
         Ok(())
     })
@@ -572,7 +756,7 @@ impl Drop for OwnedBatch {
             return;
         }
         // SAFETY: batch_of made `reads` a boxed slice of n reads, each read's strings
-        // and signal its own; nothing else frees them.
+        // its own; nothing else frees them. The signals go with the arenas.
         unsafe {
             let reads = Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.batch.reads, self.batch.n));
             for read in reads.iter() {
@@ -582,14 +766,11 @@ impl Drop for OwnedBatch {
     }
 }
 
+/// Free a read's strings (its signal lives in an arena).
 unsafe fn free_read(read: &h5turbo_fast5_read) {
     for s in [read.read_id, read.channel_number, read.error] {
         if !s.is_null() {
             drop(CString::from_raw(s));
         }
-    }
-    if !read.signal.is_null() {
-        let len = read.n_samples as usize;
-        drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(read.signal, len)));
     }
 }

@@ -229,11 +229,13 @@ static void test_dimension_scales(const char *gen) {
 
 typedef struct { char *id; uint64_t n; long long sum; double digitisation; char *path; } read_summary;
 
-static size_t collect(const char *dir, size_t batch_size, read_summary *out, size_t max) {
+/* Every read of dir, through batches of batch_size read with `threads` threads (two or
+ * more: each batch is decoded while the previous one is summed here). */
+static size_t collect(const char *dir, size_t batch_size, int threads, read_summary *out, size_t max) {
     h5turbo_fast5 *f5 = NULL;
     const char *paths[] = {dir};
     size_t k = 0;
-    if (h5turbo_fast5_open(paths, 1, 2, 0, &f5) != H5TURBO_OK) return 0;
+    if (h5turbo_fast5_open(paths, 1, threads, 0, &f5) != H5TURBO_OK) return 0;
     for (;;) {
         h5turbo_fast5_batch *b = NULL;
         if (h5turbo_fast5_next_batch(f5, batch_size, &b) != H5TURBO_OK) break;
@@ -252,20 +254,62 @@ static size_t collect(const char *dir, size_t batch_size, read_summary *out, siz
     return k;
 }
 
+/* Batches kept while later ones are decoded (their signal memory is reused only once
+ * freed), freed in another order, some after the handle is closed; and a handle
+ * closed while a batch is being decoded ahead. */
+static void test_fast5_kept(const char *dir, const read_summary *a, size_t na) {
+    enum { KEPT = 4096 };
+    static h5turbo_fast5_batch *kept[KEPT];
+    const char *paths[] = {dir};
+    h5turbo_fast5 *f5 = NULL;
+    CHECK(h5turbo_fast5_open(paths, 1, 2, 0, &f5) == H5TURBO_OK, "fast5 open");
+    size_t nk = 0;
+    for (; nk < KEPT; nk++) {
+        kept[nk] = NULL;
+        if (h5turbo_fast5_next_batch(f5, 5, &kept[nk]) != H5TURBO_OK || kept[nk]->n == 0) break;
+        if (nk % 3 == 2) { h5turbo_fast5_batch_free(kept[nk - 1]); kept[nk - 1] = NULL; } /* free some early */
+    }
+    h5turbo_fast5_close(f5);
+    h5turbo_fast5_batch_free(kept[nk]);
+    size_t k = 0, bad = 0;
+    for (size_t i = 0; i < nk; i++) {
+        size_t n = kept[i] ? kept[i]->n : 5;
+        for (size_t j = 0; kept[i] && j < n && k + j < na; j++) {
+            const h5turbo_fast5_read *r = &kept[i]->reads[j];
+            long long s = 0;
+            for (uint64_t m = 0; m < r->n_samples; m++) s += r->signal[m];
+            bad += strcmp(r->read_id, a[k + j].id) != 0 || r->n_samples != a[k + j].n || s != a[k + j].sum;
+        }
+        k += n;
+    }
+    CHECK(bad == 0 && k >= na, "%zu reads of batches kept past later ones differ (%zu of %zu)", bad, k, na);
+    for (size_t i = nk; i-- > 0;) h5turbo_fast5_batch_free(kept[i]); /* after close, last first */
+    for (int threads = 1; threads <= 3; threads++) {
+        h5turbo_fast5_batch *b = NULL;
+        CHECK(h5turbo_fast5_open(paths, 1, threads, 0, &f5) == H5TURBO_OK, "fast5 open");
+        CHECK(h5turbo_fast5_next_batch(f5, 2, &b) == H5TURBO_OK && b->n == 2, "first batch");
+        h5turbo_fast5_close(f5); /* the next batch may be in flight */
+        CHECK(strcmp(b->reads[0].read_id, a[0].id) == 0, "a batch outlives its handle");
+        h5turbo_fast5_batch_free(b);
+    }
+}
+
 static void test_fast5(const char *fast5_dir) {
     enum { MAX = 4096 };
     static read_summary a[MAX], b[MAX];
-    size_t na = collect(fast5_dir, 1000, a, MAX);
+    size_t na = collect(fast5_dir, 1000, 1, a, MAX);
     CHECK(na > 0, "reads found");
-    size_t sizes[] = {1, 3, 64};
-    for (size_t s = 0; s < 3; s++) {
-        size_t nb = collect(fast5_dir, sizes[s], b, MAX);
+    size_t sizes[] = {1, 3, 64, 1000, 1, 7};
+    int threads[] = {2, 2, 2, 2, 1, 3};
+    for (size_t s = 0; s < 6; s++) {
+        size_t nb = collect(fast5_dir, sizes[s], threads[s], b, MAX);
         int same = nb == na;
         for (size_t i = 0; same && i < na; i++)
             same = strcmp(a[i].id, b[i].id) == 0 && a[i].n == b[i].n && a[i].sum == b[i].sum && strcmp(a[i].path, b[i].path) == 0;
-        CHECK(same, "batches of %zu give the reads of batches of 1000", sizes[s]);
+        CHECK(same, "batches of %zu on %d threads give the reads of batches of 1000 on one", sizes[s], threads[s]);
         for (size_t i = 0; i < nb; i++) { free(b[i].id); free(b[i].path); }
     }
+    test_fast5_kept(fast5_dir, a, na);
     /* get by read id: the same read as in the stream */
     h5turbo_fast5 *f5 = NULL;
     const char *paths[] = {fast5_dir};
@@ -309,23 +353,25 @@ static void test_fast5_errors(const char *fast5_dir, const char *broken) {
     }
     h5turbo_fast5_batch_free(b);
     h5turbo_fast5_close(f5);
-    CHECK(h5turbo_fast5_open(paths, 3, 1, 1, &f5) == H5TURBO_OK, "open with stop_on_error");
-    /* the good read before the failure is given, then the failure stops a call, then the rest */
-    b = NULL;
-    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1 && b->reads[0].status == H5TURBO_OK,
-          "stop_on_error: the batch ends before the failure");
-    h5turbo_fast5_batch_free(b);
-    b = NULL;
-    int status = h5turbo_fast5_next_batch(f5, 10, &b);
-    CHECK(status != H5TURBO_OK && b == NULL, "stop_on_error stops (%d)", status);
-    CHECK(strstr(h5turbo_last_error(), broken) != NULL, "stop message names the file");
-    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1 && b->reads[0].status == H5TURBO_OK,
-          "stop_on_error: the read after the failure is given next");
-    h5turbo_fast5_batch_free(b);
-    b = NULL;
-    CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 0, "then the end");
-    h5turbo_fast5_batch_free(b);
-    h5turbo_fast5_close(f5);
+    for (int threads = 1; threads <= 2; threads++) {
+        CHECK(h5turbo_fast5_open(paths, 3, threads, 1, &f5) == H5TURBO_OK, "open with stop_on_error");
+        /* the good read before the failure is given, then the failure stops a call, then the rest */
+        b = NULL;
+        CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1 && b->reads[0].status == H5TURBO_OK,
+              "stop_on_error: the batch ends before the failure");
+        h5turbo_fast5_batch_free(b);
+        b = NULL;
+        int status = h5turbo_fast5_next_batch(f5, 10, &b);
+        CHECK(status != H5TURBO_OK && b == NULL, "stop_on_error stops (%d)", status);
+        CHECK(strstr(h5turbo_last_error(), broken) != NULL, "stop message names the file");
+        CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 1 && b->reads[0].status == H5TURBO_OK,
+              "stop_on_error: the read after the failure is given next");
+        h5turbo_fast5_batch_free(b);
+        b = NULL;
+        CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b && b->n == 0, "then the end");
+        h5turbo_fast5_batch_free(b);
+        h5turbo_fast5_close(f5);
+    }
     /* closing with reads held after a failure frees them (ASan's leak check) */
     CHECK(h5turbo_fast5_open(paths, 3, 1, 1, &f5) == H5TURBO_OK, "open with stop_on_error again");
     b = NULL;

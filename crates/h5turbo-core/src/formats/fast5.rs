@@ -9,7 +9,7 @@
 
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
-use crate::file::{AttributeValue, File, Object};
+use crate::file::{AttributeValue, Dataset, File, Object};
 use crate::format::dataspace::DataspaceKind;
 use crate::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPadding};
 use crate::format::links::LinkTarget;
@@ -169,19 +169,27 @@ impl Fast5Index {
 /// attributes of its raw group (`read_id`, `read_number`, `start_time`, `duration` ...)
 /// and of its channel group (`digitisation`, `offset`, `range`, `sampling_rate`,
 /// `channel_number` ...). The objects stay with the attributes for values that need
-/// the file (variable-length strings).
-pub struct ReadRecord {
+/// the file (variable-length strings). `S` is the signal: decoded samples
+/// (`read_record`), or the dataset still to decode (`locate_record`), so a caller can
+/// decode every signal of a batch into memory of its own.
+pub struct ReadRecord<S = Vec<i16>> {
     pub name: String,
-    pub signal: Result<Vec<i16>>,
+    pub signal: Result<S>,
     pub attrs: Option<(Object, Vec<AttributeValue>)>,
     pub channel: Option<(Object, Vec<AttributeValue>)>,
 }
 
-impl ReadRecord {
+impl<S> ReadRecord<S> {
     /// A read whose groups could not be read: the error in place of its signal.
-    pub fn failed(index: &Fast5Index, i: usize, error: Error) -> ReadRecord {
+    pub fn failed(index: &Fast5Index, i: usize, error: Error) -> ReadRecord<S> {
         let name = index.names.get(i).cloned().unwrap_or_default();
         ReadRecord { name, signal: Err(error), attrs: None, channel: None }
+    }
+
+    /// The same read with its signal turned into another (decoded, say); the
+    /// attributes go along unchanged.
+    pub fn map_signal<T>(self, f: impl FnOnce(S) -> Result<T>) -> ReadRecord<T> {
+        ReadRecord { name: self.name, signal: self.signal.and_then(f), attrs: self.attrs, channel: self.channel }
     }
 
     /// A raw-group attribute by name.
@@ -223,13 +231,19 @@ impl ReadRecord {
 /// Read `i` of `index`: signal, raw-group and channel attributes. An error here is a
 /// broken group or attribute; a broken signal alone is kept in `signal`.
 pub fn read_record(index: &Fast5Index, i: usize) -> Result<ReadRecord> {
+    Ok(locate_record(index, i)?.map_signal(|signal| signal.read()))
+}
+
+/// As `read_record`, with the signal found and checked but not yet decoded.
+pub fn locate_record(index: &Fast5Index, i: usize) -> Result<ReadRecord<SignalDataset>> {
     let groups = index.read_groups(i)?;
     let channel = match groups.channel {
         Some(obj) => Some(with_attributes(obj)?),
         None => None,
     };
     let raw = groups.raw?;
-    Ok(ReadRecord { name: groups.name, signal: read_signal(&raw), attrs: Some(with_attributes(raw)?), channel })
+    let signal = SignalDataset::find(&raw);
+    Ok(ReadRecord { name: groups.name, signal, attrs: Some(with_attributes(raw)?), channel })
 }
 
 fn with_attributes(obj: Object) -> Result<(Object, Vec<AttributeValue>)> {
@@ -330,37 +344,79 @@ fn is_ieee(l: &FloatLayout, size: usize) -> bool {
 
 /// The raw signal of a read: the 1-d integer `Signal` dataset in `raw`, as int16.
 pub fn read_signal(raw: &Object) -> Result<Vec<i16>> {
-    let signal = match raw.child("Signal") {
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Err(Error::not_found(format!("no Raw Signal dataset in {}", raw.name())))
-        }
-        other => other?,
-    };
-    let ds = signal.dataset()?;
-    let order = match ds.datatype.class {
-        DatatypeClass::FixedPoint { order, signed: true, .. } if ds.datatype.size == 2 => order,
-        _ => return Err(Error::unsupported(format!("{}: Signal is not int16", signal.name()))),
-    };
-    let [len] = ds.shape() else {
-        return Err(Error::format(format!("{}: Signal is not 1-d (shape {:?})", signal.name(), ds.shape())));
-    };
-    let count = usize::try_from(*len).map_err(|_| Error::format("Signal too long"))?;
-    count.checked_mul(2).ok_or_else(|| Error::format("Signal too long"))?;
-    let mut values = Vec::new();
-    values.try_reserve_exact(count).map_err(|_| Error::format(format!("cannot allocate a {}-sample Signal", count)))?;
-    values.resize(count, 0i16);
-    // Decoded straight into the result (no second buffer), past the decoded-chunk
-    // cache: each signal is read once.
-    let sel = [AxisSelection::Range { start: 0, count: *len, step: 1 }];
-    ds.read_raw_once(raw.file(), &sel, as_bytes_mut(&mut values), 1)
-        .in_object(signal.name())
-        .in_file(raw.file().path())?;
-    if order == ByteOrder::Big {
-        values.iter_mut().for_each(|v| *v = i16::from_be(*v));
-    } else {
-        values.iter_mut().for_each(|v| *v = i16::from_le(*v));
+    SignalDataset::find(raw)?.read()
+}
+
+/// A read's `Signal` dataset, checked to be 1-d int16, its length known: decoded
+/// into a fresh vector (`read`) or into the caller's memory (`read_into`).
+pub struct SignalDataset {
+    signal: Object,
+    dataset: Arc<Dataset>,
+    order: ByteOrder,
+    len: usize,
+}
+
+impl SignalDataset {
+    /// The `Signal` dataset in `raw`.
+    pub fn find(raw: &Object) -> Result<SignalDataset> {
+        let signal = match raw.child("Signal") {
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(Error::not_found(format!("no Raw Signal dataset in {}", raw.name())))
+            }
+            other => other?,
+        };
+        let dataset = signal.dataset()?;
+        let order = match dataset.datatype.class {
+            DatatypeClass::FixedPoint { order, signed: true, .. } if dataset.datatype.size == 2 => order,
+            _ => return Err(Error::unsupported(format!("{}: Signal is not int16", signal.name()))),
+        };
+        let &[len] = dataset.shape() else {
+            return Err(Error::format(format!("{}: Signal is not 1-d (shape {:?})", signal.name(), dataset.shape())));
+        };
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|n| n.checked_mul(2).is_some())
+            .ok_or_else(|| Error::format(format!("{}: Signal too long ({} samples)", signal.name(), len)))?;
+        Ok(SignalDataset { signal, dataset, order, len })
     }
-    Ok(values)
+
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The samples in a new vector.
+    pub fn read(self) -> Result<Vec<i16>> {
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(self.len)
+            .map_err(|_| Error::format(format!("cannot allocate a {}-sample Signal", self.len)))?;
+        values.resize(self.len, 0i16);
+        self.read_into(&mut values)?;
+        Ok(values)
+    }
+
+    /// The samples into `out` (exactly `len()` of them).
+    pub fn read_into(&self, out: &mut [i16]) -> Result<()> {
+        if out.len() != self.len {
+            return Err(Error::invalid_argument(format!("{} samples to read into {}", self.len, out.len())));
+        }
+        // Decoded straight into the result (no second buffer), past the decoded-chunk
+        // cache: each signal is read once.
+        let sel = [AxisSelection::Range { start: 0, count: self.len as u64, step: 1 }];
+        let file = self.signal.file();
+        self.dataset.read_raw_once(file, &sel, as_bytes_mut(out), 1).in_object(self.signal.name()).in_file(file.path())?;
+        if self.order == ByteOrder::Big {
+            out.iter_mut().for_each(|v| *v = i16::from_be(*v));
+        } else if cfg!(target_endian = "big") {
+            out.iter_mut().for_each(|v| *v = i16::from_le(*v));
+        }
+        Ok(())
+    }
 }
 
 /// The bytes of an int16 slice, to decode into.
