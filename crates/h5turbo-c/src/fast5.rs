@@ -150,6 +150,8 @@ struct Cursor {
     opened: VecDeque<Opened>,
     next_file: usize,
     held: VecDeque<Entry>,
+    /// Reads found in the files opened so far: how many files a batch needs.
+    reads_opened: usize,
 }
 
 /// A decoded read, the number of the file it came from, and the memory its signal
@@ -355,11 +357,18 @@ impl Reader {
         jobs
     }
 
-    /// Open (in parallel) as many next files as may be needed for `wanted` more reads:
-    /// every file holds at least one, unless it is empty.
+    /// Open (in parallel) the next files that `wanted` more reads may need, at the
+    /// reads per file seen so far: single-read files one per read, multi-read files
+    /// one per few hundred reads (opening more would parse their indexes early and
+    /// spread the read-ahead window thin: 50 multi-read files cold, 2 threads, 1.80 ->
+    /// 1.33 s). The first call opens one file per thread to learn.
     fn open_ahead(&self, cursor: &mut Cursor, wanted: usize) {
         let first = cursor.next_file;
-        let last = first.saturating_add(wanted.max(1)).min(self.files.len());
+        let count = match cursor.reads_opened.checked_div(first) {
+            None => self.pool.current_num_threads().min(wanted),
+            Some(per_file) => wanted.div_ceil(per_file.max(1)),
+        };
+        let last = first.saturating_add(count.max(1)).min(self.files.len());
         let files = &self.files[first..last];
         // All opened and hinted to the system first (the read-ahead window shared
         // among them), then parsed in order: a cold file is read while those before
@@ -370,7 +379,9 @@ impl Reader {
             sources.into_par_iter().zip(files).map(|(source, f)| index_reads(source.and_then(|s| file_from_source(s, &f.path)), &f.path)).collect()
         });
         for (i, reads) in opened.into_iter().enumerate() {
-            cursor.opened.push_back(Opened { file_no: first + i, reads, next_read: 0 });
+            let opened = Opened { file_no: first + i, reads, next_read: 0 };
+            cursor.reads_opened += opened.remaining();
+            cursor.opened.push_back(opened);
         }
         cursor.next_file = last;
     }
