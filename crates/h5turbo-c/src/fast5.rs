@@ -132,6 +132,55 @@ struct Reader {
     recent: Mutex<Vec<(usize, Arc<(File, Fast5Index)>)>>,
     /// Signal memory given back by freed batches (see SignalArena).
     spares: Arc<Mutex<Vec<Vec<i16>>>>,
+    /// Where the files of the next batch are hinted to the system.
+    hinter: Hinter,
+}
+
+/// A thread of the handle's own that opens the files the next batch will need and
+/// asks the system to read them (posix_fadvise WILLNEED), while the current batch is
+/// parsed and decoded. Its own thread, because a hint on a cold file blocks while its
+/// reads are queued: on the batch's path, hinting the next files made a cold walk
+/// slower (50 multi-read files: 1.33 -> 1.43 s).
+struct Hinter {
+    sender: Option<std::sync::mpsc::Sender<(PathBuf, u64)>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hinter {
+    /// A hinting thread, or none when the read-ahead window is 0 or no thread starts
+    /// (reads go on without hints).
+    fn start(window: u64) -> Hinter {
+        let none = Hinter { sender: None, thread: None };
+        if window == 0 {
+            return none;
+        }
+        let (sender, requests) = std::sync::mpsc::channel::<(PathBuf, u64)>();
+        let thread = std::thread::Builder::new().name("h5turbo-fast5-hints".into()).spawn(move || {
+            for (path, bytes) in requests {
+                // the hint stays with the file's cached pages, not with this descriptor
+                drop(open_hinted(&path, bytes));
+            }
+        });
+        match thread {
+            Ok(thread) => Hinter { sender: Some(sender), thread: Some(thread) },
+            Err(_) => none,
+        }
+    }
+
+    fn hint(&self, path: &Path, bytes: u64) {
+        if let Some(sender) = &self.sender {
+            let _ = sender.send((path.to_path_buf(), bytes));
+        }
+    }
+}
+
+impl Drop for Hinter {
+    fn drop(&mut self) {
+        self.sender = None; // ends the thread's loop once the hints queued are given
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// Files kept open for h5turbo_fast5_get.
@@ -152,6 +201,8 @@ struct Cursor {
     held: VecDeque<Entry>,
     /// Reads found in the files opened so far: how many files a batch needs.
     reads_opened: usize,
+    /// Files before this one have been hinted (see Reader::hint_next_files).
+    hinted_until: usize,
 }
 
 /// A decoded read, the number of the file it came from, and the memory its signal
@@ -292,6 +343,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             index: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
             spares: Arc::default(),
+            hinter: Hinter::start(read_ahead::window()),
         };
         let handle = h5turbo_fast5 { reader: Arc::new(reader), ahead: Mutex::new(None) };
         give_handle(out, handle);
@@ -384,6 +436,25 @@ impl Reader {
             cursor.opened.push_back(opened);
         }
         cursor.next_file = last;
+        self.hint_next_files(cursor, count);
+    }
+
+    /// Hint the `count` files after those opened (the next batch's, at the reads per
+    /// file seen so far) to the hinting thread, the read-ahead window shared among
+    /// them. Only for files of many reads: single-read files are small, hinted as
+    /// their batch opens, and a second open of each would cost more than it saves.
+    fn hint_next_files(&self, cursor: &mut Cursor, count: usize) {
+        let many_reads = cursor.reads_opened >= 2 * cursor.next_file;
+        let start = cursor.hinted_until.max(cursor.next_file);
+        let end = cursor.next_file.saturating_add(count).min(self.files.len());
+        if !many_reads || start >= end {
+            return;
+        }
+        let bytes = read_ahead::window() / count.max(1) as u64;
+        for file in &self.files[start..end] {
+            self.hinter.hint(&file.path, bytes);
+        }
+        cursor.hinted_until = end;
     }
 
     /// A read's metadata and its signal found (not decoded), or a file's error.

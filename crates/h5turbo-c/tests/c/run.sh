@@ -109,12 +109,16 @@ h5sum_matches() {
 for f in $FILES; do
     run "h5sum = libhdf5's sums ${f#$ROOT/}" h5sum_matches "$f"
 done
+# FAST5_THREADS / FAST5_IO_DEPTH: the threads and read-ahead window fast5_dump runs with.
 fast5_matches() {
     "$PYTHON" "$HERE/fast5_expected.py" "$@" > "$WORK/fast5.expected" 2> /dev/null || return 1
-    H5TURBO_THREADS=2 FAST5_DUMP_BATCH=7 "$FAST5_DUMP" "$@" > "$WORK/fast5.got" 2> /dev/null
+    H5TURBO_THREADS=${FAST5_THREADS:-2} H5TURBO_IO_DEPTH=${FAST5_IO_DEPTH:-32M} FAST5_DUMP_BATCH=7 \
+        "$FAST5_DUMP" "$@" > "$WORK/fast5.got" 2> /dev/null
     diff "$WORK/fast5.expected" "$WORK/fast5.got"
 }
 run "fast5_dump = ont-fast5-api (corpus folder)" fast5_matches "$CORPUS/fast5"
+fast5_without_hints() ( FAST5_THREADS=1; FAST5_IO_DEPTH=0; fast5_matches "$@" )
+run "fast5_dump = ont-fast5-api, 1 thread, no read-ahead hints (corpus folder)" fast5_without_hints "$CORPUS/fast5"
 run "fast5_dump -a = ont-fast5-api, every field and the samples' order (corpus folder)" fast5_matches -a "$CORPUS/fast5"
 for f in "$CORPUS"/fast5/*.fast5; do
     run "fast5_dump = ont-fast5-api ${f#$ROOT/}" fast5_matches "$f"
