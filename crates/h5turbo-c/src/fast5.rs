@@ -199,8 +199,9 @@ struct Cursor {
     opened: VecDeque<Opened>,
     next_file: usize,
     held: VecDeque<Entry>,
-    /// Reads found in the files opened so far: how many files a batch needs.
-    reads_opened: usize,
+    /// Reads per file in the files opened last (None before any): how many files
+    /// the next reads need.
+    reads_per_file: Option<usize>,
     /// Files before this one have been hinted (see Reader::hint_next_files).
     hinted_until: usize,
 }
@@ -416,7 +417,7 @@ impl Reader {
     /// 1.33 s). The first call opens one file per thread to learn.
     fn open_ahead(&self, cursor: &mut Cursor, wanted: usize) {
         let first = cursor.next_file;
-        let count = match cursor.reads_opened.checked_div(first) {
+        let count = match cursor.reads_per_file {
             None => self.pool.current_num_threads().min(wanted),
             Some(per_file) => wanted.div_ceil(per_file.max(1)),
         };
@@ -430,11 +431,13 @@ impl Reader {
             let sources: Vec<Result<FileSource, Error>> = files.par_iter().map(|f| open_hinted(&f.path, hint)).collect();
             sources.into_par_iter().zip(files).map(|(source, f)| index_reads(source.and_then(|s| file_from_source(s, &f.path)), &f.path)).collect()
         });
+        let mut reads_found = 0;
         for (i, reads) in opened.into_iter().enumerate() {
             let opened = Opened { file_no: first + i, reads, next_read: 0 };
-            cursor.reads_opened += opened.remaining();
+            reads_found += opened.remaining();
             cursor.opened.push_back(opened);
         }
+        cursor.reads_per_file = Some(reads_found / files.len().max(1));
         cursor.next_file = last;
         self.hint_next_files(cursor, count);
     }
@@ -444,7 +447,7 @@ impl Reader {
     /// them. Only for files of many reads: single-read files are small, hinted as
     /// their batch opens, and a second open of each would cost more than it saves.
     fn hint_next_files(&self, cursor: &mut Cursor, count: usize) {
-        let many_reads = cursor.reads_opened >= 2 * cursor.next_file;
+        let many_reads = cursor.reads_per_file.is_some_and(|n| n >= 2);
         let start = cursor.hinted_until.max(cursor.next_file);
         let end = cursor.next_file.saturating_add(count).min(self.files.len());
         if !many_reads || start >= end {
