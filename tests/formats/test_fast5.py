@@ -279,3 +279,22 @@ def test_decode_floor_of_generated_files(generated, tmp_path):
         f.create_group("read_0001/channel_id")
     with pytest.raises(KeyError, match="no_raw.fast5"):
         h5turbo._native.fast5_limit([str(broken)], 1, 1)
+
+
+def test_signal_too_large_to_allocate_is_an_error_for_its_read(tmp_path):
+    """A Signal claiming 2^50 samples (no chunk stored) cannot be allocated: its read is
+    an error naming it, and the reads around it are read."""
+    path = tmp_path / "huge_signal.fast5"
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = "multi-read"
+        for name, signal in [("a", np.arange(100, dtype="<i2")), ("b", None), ("c", np.arange(300, dtype="<i2"))]:
+            raw = f.create_group(f"read_{name}/Raw")
+            raw.attrs["read_id"] = np.bytes_(name)
+            if signal is None:
+                raw.create_dataset("Signal", shape=(2**50,), dtype="<i2", chunks=(1024,))
+            else:
+                raw.create_dataset("Signal", data=signal)
+    items = list(h5turbo.read_fast5(path))
+    assert [type(i).__name__ for i in items] == ["Fast5Read", "Fast5Error", "Fast5Read"]
+    assert [len(items[0].signal), len(items[2].signal)] == [100, 300]
+    assert "cannot allocate /read_b/Raw/Signal" in str(items[1])

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::handles::{close_handle, give_handle, guard_put, out_handle};
 use crate::objects::path_arg;
 use h5turbo_core::prelude::fast5::{file_from_source, locate_record, open_file, open_hinted, scalar, Fast5Index, ReadRecord, Scalar, SignalDataset};
-use h5turbo_core::prelude::{read_ahead, FileSource};
+use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileSource};
 use h5turbo_core::prelude::{Error, File, ResultExt};
 use rayon::prelude::*;
 use std::collections::{HashMap, VecDeque};
@@ -270,6 +270,21 @@ impl Located {
             _ => 0,
         }
     }
+
+    /// Its signal fails: there is no memory for it.
+    fn fail_signal(&mut self) {
+        if let Located::Read { record, .. } = self {
+            if let Ok(signal) = &record.signal {
+                let message = format!("{}: cannot allocate its {} samples", signal.name(), signal.len());
+                record.signal = Err(Error::format(message));
+            }
+        }
+    }
+}
+
+/// The samples of all their signals; None when the sum overflows.
+fn total_len(located: &[Located]) -> Option<usize> {
+    located.iter().try_fold(0usize, |sum, l| sum.checked_add(l.signal_len()))
 }
 
 /// The files under `paths` in order: files as given, folders walked recursively
@@ -490,10 +505,10 @@ impl Reader {
     /// The jobs' reads in order: metadata first (in parallel), then every signal
     /// decoded (in parallel) into one arena sized for them all.
     fn decode(&self, jobs: &[Job]) -> Vec<Entry> {
-        let located: Vec<Located> = self.pool.install(|| jobs.par_iter().map(|job| self.locate(job)).collect());
+        let mut located: Vec<Located> = self.pool.install(|| jobs.par_iter().map(|job| self.locate(job)).collect());
+        let mut samples = self.signal_memory(&mut located);
         let lengths: Vec<usize> = located.iter().map(Located::signal_len).collect();
         let total = lengths.iter().sum();
-        let mut samples = self.arena_for(total);
         let mut slots = Vec::with_capacity(lengths.len());
         let mut rest = &mut samples[..total];
         for &len in &lengths {
@@ -522,16 +537,36 @@ impl Reader {
             .collect()
     }
 
+    /// An arena for the signals of `located`. The lengths come from the files: when
+    /// they cannot all be had, the signals that cannot be had alone fail (their reads
+    /// report it), then, if the rest still cannot, every signal of the batch.
+    fn signal_memory(&self, located: &mut [Located]) -> Vec<i16> {
+        if let Some(samples) = self.arena_for(total_len(located)) {
+            return samples;
+        }
+        for l in located.iter_mut() {
+            if zeroed_vec::<i16>(l.signal_len(), "a signal").is_err() {
+                l.fail_signal();
+            }
+        }
+        if let Some(samples) = self.arena_for(total_len(located)) {
+            return samples;
+        }
+        located.iter_mut().for_each(Located::fail_signal);
+        Vec::new()
+    }
+
     /// Memory for `total` samples: a spare arena large enough, else a new one with
-    /// room for larger batches to come.
-    fn arena_for(&self, total: usize) -> Vec<i16> {
+    /// room for larger batches to come; None when `total` cannot be had.
+    fn arena_for(&self, total: Option<usize>) -> Option<Vec<i16>> {
+        let total = total?;
         let mut spares = self.spares.lock().unwrap_or_else(|p| p.into_inner());
         let fitting = (0..spares.len()).filter(|&i| spares[i].len() >= total).min_by_key(|&i| spares[i].len());
         if let Some(i) = fitting {
-            return spares.swap_remove(i);
+            return Some(spares.swap_remove(i));
         }
         drop(spares);
-        vec![0i16; total.saturating_add(total / 4)]
+        zeroed_vec(total.saturating_add(total / 4), "signals").or_else(|_| zeroed_vec(total, "signals")).ok()
     }
 
     fn batch_of(&self, entries: Vec<Entry>) -> *mut h5turbo_fast5_batch {

@@ -12,20 +12,37 @@ use crate::error::{Error, Result};
 /// assert!(zeroed(isize::MAX as usize, "a huge buffer").is_err());
 /// ```
 pub fn zeroed(len: usize, what: &str) -> Result<Vec<u8>> {
-    let err = || Error::format(format!("cannot allocate {} ({} bytes)", what, len));
-    if len == 0 {
+    zeroed_vec(len, what)
+}
+
+/// Element types whose all-zero bytes are the value zero.
+pub trait Zero: Copy + sealed::Sealed {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+macro_rules! zero_types {
+    ($($t:ty),*) => { $(impl sealed::Sealed for $t {} impl Zero for $t {})* };
+}
+zero_types!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// `n` zero values of `T`, or an error naming `what` when they cannot be had.
+pub fn zeroed_vec<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
+    let err = || Error::format(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()));
+    if n == 0 {
         return Ok(Vec::new());
     }
-    let layout = std::alloc::Layout::array::<u8>(len).map_err(|_| err())?;
-    // Zeroed allocation (as vec![0; len]) keeps untouched pages unbacked; unlike it, a
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| err())?;
+    // Zeroed allocation (as vec![0; n]) keeps untouched pages unbacked; unlike it, a
     // failure is reported. SAFETY: `layout` has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
         return Err(err());
     }
-    // SAFETY: `ptr` came from the global allocator with `layout` (len bytes, align 1)
-    // and holds `len` initialised (zero) bytes.
-    Ok(unsafe { Vec::from_raw_parts(ptr, len, len) })
+    // SAFETY: `ptr` came from the global allocator with `layout` (n values of T, T's
+    // alignment) and holds n zero values (all-zero bytes are zero for every Zero type).
+    Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), n, n) })
 }
 
 /// `n` elements of `element_size` bytes each, zeroed; an overflowing or unobtainable
@@ -49,5 +66,7 @@ mod tests {
         assert!(zeroed_elements(usize::MAX / 2, 4, "x").unwrap_err().to_string().contains("overflow"));
         assert!(zeroed(0, "x").unwrap().is_empty());
         assert_eq!(zeroed_elements(2, 3, "x").unwrap(), vec![0u8; 6]);
+        assert_eq!(zeroed_vec::<i16>(3, "x").unwrap(), vec![0i16; 3]);
+        assert!(zeroed_vec::<i16>(usize::MAX / 2, "x").is_err());
     }
 }

@@ -386,8 +386,30 @@ static void test_fast5_errors(const char *fast5_dir, const char *broken) {
     CHECK(h5turbo_fast5_open(NULL, 1, 1, 0, &f5) == H5TURBO_E_INVALID, "NULL paths");
 }
 
+/* A read whose Signal claims 2^50 samples, between two good ones: it fails alone, with
+ * an error naming it, on every thread count (never an abort). */
+static void test_fast5_huge_signal(const char *path) {
+    for (int threads = 1; threads <= 2; threads++) {
+        const char *paths[] = {path};
+        h5turbo_fast5 *f5 = NULL;
+        h5turbo_fast5_batch *b = NULL;
+        CHECK(h5turbo_fast5_open(paths, 1, threads, 0, &f5) == H5TURBO_OK, "open the huge-signal file");
+        CHECK(h5turbo_fast5_next_batch(f5, 10, &b) == H5TURBO_OK && b->n == 3, "three reads");
+        if (b && b->n == 3) {
+            const h5turbo_fast5_read *r = b->reads;
+            CHECK(r[0].status == H5TURBO_OK && r[0].n_samples == 100 && r[0].signal[99] == 99, "read_a read");
+            CHECK(r[2].status == H5TURBO_OK && r[2].n_samples == 300 && r[2].signal[299] == 299, "read_c read");
+            CHECK(r[1].status != H5TURBO_OK && r[1].signal == NULL, "the huge read fails");
+            CHECK(r[1].error && strstr(r[1].error, "read_b") && strstr(r[1].error, "cannot allocate"),
+                  "its error names the read and the problem: %s", r[1].error ? r[1].error : "(none)");
+        }
+        h5turbo_fast5_batch_free(b);
+        h5turbo_fast5_close(f5);
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 4) { fprintf(stderr, "usage: api_test GENERATED_DIR FAST5_DIR BROKEN_FAST5\n"); return 2; }
+    if (argc != 5) { fprintf(stderr, "usage: api_test GENERATED_DIR FAST5_DIR BROKEN_FAST5 HUGE_SIGNAL_FAST5\n"); return 2; }
     test_errors(argv[1]);
     test_reduce(argv[1], "/gzip/i4");
     test_reduce(argv[1], "/shuffle/be_i2");
@@ -396,6 +418,7 @@ int main(int argc, char **argv) {
     test_dimension_scales(argv[1]);
     test_fast5(argv[2]);
     test_fast5_errors(argv[2], argv[3]);
+    test_fast5_huge_signal(argv[4]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);
     return g_failed ? 1 : 0;
 }

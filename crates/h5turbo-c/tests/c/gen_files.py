@@ -1,11 +1,12 @@
 """Write the HDF5 files the C tests compare against libhdf5 (run with h5py).
 
-python gen_files.py OUTDIR
+python gen_files.py OUTDIR [FAST5_OUT]
 
 dtypes in both byte orders, chunk shapes that do not divide the shape, every filter
 Debian's libhdf5 reads (gzip, shuffle, fletcher32, szip where built in, scale-offset,
 n-bit), compounds, enums, strings, attributes, scalars and empty datasets, and
-groups with creation order tracked.
+groups with creation order tracked. FAST5_OUT: a multi-read fast5 file whose second
+read's Signal claims 2^50 samples (no chunk stored), between two good reads.
 """
 
 import sys
@@ -136,7 +137,27 @@ def structures_file(path):
         attrs["empty"] = h5py.Empty("i4")
 
 
+def huge_signal_fast5(path):
+    """Reads read_a, read_b, read_c: the middle one's signal cannot be allocated."""
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = "multi-read"
+        for i, name in enumerate(["a", "b", "c"]):
+            read = f.create_group(f"read_{name}")
+            raw = read.create_group("Raw")
+            raw.attrs["read_id"] = np.bytes_(name)
+            raw.attrs["read_number"] = np.int32(i)
+            if name == "b":
+                raw.create_dataset("Signal", shape=(2**50,), dtype="<i2", chunks=(1024,))
+            else:
+                raw.create_dataset("Signal", data=np.arange(100 * (i + 1), dtype="<i2"))
+            channel = read.create_group("channel_id")
+            for key, value in [("digitisation", 8192.0), ("offset", 10.0), ("range", 1400.0), ("sampling_rate", 4000.0)]:
+                channel.attrs[key] = np.float64(value)
+
+
 def main():
+    if len(sys.argv) > 2:
+        huge_signal_fast5(Path(sys.argv[2]))
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     dtypes_file(out / "dtypes.h5")

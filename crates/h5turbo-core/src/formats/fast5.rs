@@ -72,14 +72,8 @@ impl<I: Iterator<Item = std::path::PathBuf>> OpenAhead<I> {
     fn fill(&mut self) {
         while self.queue.is_empty() || (self.queue.len() < MAX_FILES_AHEAD && self.hinted < self.window) {
             let Some(path) = self.paths.next() else { return };
-            let source = FileSource::open(&path);
-            let hint = match &source {
-                Ok(s) if self.window > 0 => s.len().min(self.window),
-                _ => 0,
-            };
-            if let Ok(s) = &source {
-                s.prefetch(0, hint);
-            }
+            let source = open_hinted(&path, self.window);
+            let hint = source.as_ref().map_or(0, |s| s.len().min(self.window));
             self.hinted += hint;
             self.queue.push_back((path, source, hint));
         }
@@ -399,13 +393,14 @@ impl SignalDataset {
         self.len == 0
     }
 
+    /// The dataset's path in the file.
+    pub fn name(&self) -> &str {
+        self.signal.name()
+    }
+
     /// The samples in a new vector.
     pub fn read(self) -> Result<Vec<i16>> {
-        let mut values = Vec::new();
-        values
-            .try_reserve_exact(self.len)
-            .map_err(|_| Error::format(format!("cannot allocate a {}-sample Signal", self.len)))?;
-        values.resize(self.len, 0i16);
+        let mut values = crate::buffer::zeroed_vec(self.len, self.signal.name())?;
         self.read_into(&mut values)?;
         Ok(values)
     }
