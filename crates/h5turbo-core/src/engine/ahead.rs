@@ -94,14 +94,30 @@ pub(super) fn for_each_batch<S>(
                 }
             }
         };
+        // Also while unwinding: a worker's panic must not leave the hint thread waiting
+        // for batches nobody will take (the scope would never end).
+        let _stop = StopOnDrop(|| {
+            stop.store(true, Ordering::Relaxed);
+            if let Some(h) = &hinter {
+                h.thread().unpark();
+            }
+        });
         let workers = if parallel { rayon::current_num_threads().min(batches.len()) } else { 1 };
-        let result = if workers <= 1 { work(&mut init()) } else { (0..workers).into_par_iter().try_for_each(|_| work(&mut init())) };
-        stop.store(true, Ordering::Relaxed);
-        if let Some(h) = &hinter {
-            h.thread().unpark();
+        if workers <= 1 {
+            work(&mut init())
+        } else {
+            (0..workers).into_par_iter().try_for_each(|_| work(&mut init()))
         }
-        result
     })
+}
+
+/// Runs its closure when dropped, on a normal end and while unwinding.
+struct StopOnDrop<F: FnMut()>(F);
+
+impl<F: FnMut()> Drop for StopOnDrop<F> {
+    fn drop(&mut self) {
+        (self.0)()
+    }
 }
 
 #[cfg(test)]
@@ -165,6 +181,21 @@ mod tests {
             // (`taken` is recorded inside `f`, so it may lag the engine's count by one)
             assert!(offset > taken as u64 * MIB && offset < (taken as u64 + 2) * MIB + 3 * MIB, "{:?}", *hinted);
         }
+    }
+
+    #[test]
+    fn a_panicking_worker_ends_the_read_instead_of_hanging_it() {
+        let src = recorder();
+        let all = batches(50, MIB);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            for_each_batch(&src, &all, 2 * MIB, false, || (), |_, b| {
+                if b.start == 3 * MIB {
+                    panic!("worker bug");
+                }
+                Ok(())
+            })
+        }));
+        assert!(result.is_err(), "the panic reaches the caller");
     }
 
     #[test]
