@@ -114,7 +114,7 @@ done
 # FAST5_THREADS / FAST5_IO_DEPTH: the threads and read-ahead window fast5_dump runs with.
 fast5_matches() {
     "$PYTHON" "$HERE/fast5_expected.py" "$@" > "$WORK/fast5.expected" 2> /dev/null || return 1
-    H5TURBO_THREADS=${FAST5_THREADS:-2} H5TURBO_IO_DEPTH=${FAST5_IO_DEPTH:-32M} FAST5_DUMP_BATCH=7 \
+    H5TURBO_THREADS=${FAST5_THREADS:-2} H5TURBO_IO_DEPTH=${FAST5_IO_DEPTH:-32M} FAST5_DUMP_BATCH=${FAST5_BATCH:-7} \
         "$FAST5_DUMP" "$@" > "$WORK/fast5.got" 2> /dev/null
     diff "$WORK/fast5.expected" "$WORK/fast5.got"
 }
@@ -122,6 +122,12 @@ run "fast5_dump = ont-fast5-api (corpus folder)" fast5_matches "$CORPUS/fast5"
 fast5_without_hints() ( FAST5_THREADS=1; FAST5_IO_DEPTH=0; fast5_matches "$@" )
 run "fast5_dump = ont-fast5-api, 1 thread, no read-ahead hints (corpus folder)" fast5_without_hints "$CORPUS/fast5"
 run "fast5_dump -a = ont-fast5-api, every field and the samples' order (corpus folder)" fast5_matches -a "$CORPUS/fast5"
+# A batch of 1000 reads from 400 single-read files with 64 descriptors allowed: the
+# files are opened a few dozen at a time, not a batch's worth at once.
+mkdir -p "$WORK/singles"
+for i in $(seq -w 1 400); do cp "$CORPUS/fast5/single_reads_read0.fast5" "$WORK/singles/read_$i.fast5"; done
+few_descriptors() ( FAST5_BATCH=1000; ulimit -n 64 && fast5_matches "$@" )
+run "fast5_dump = ont-fast5-api, 400 single-read files in one batch, ulimit -n 64" few_descriptors "$WORK/singles"
 for f in "$CORPUS"/fast5/*.fast5; do
     run "fast5_dump = ont-fast5-api ${f#$ROOT/}" fast5_matches "$f"
 done
