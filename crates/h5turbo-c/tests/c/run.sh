@@ -132,6 +132,29 @@ for f in "$CORPUS"/fast5/*.fast5; do
     run "fast5_dump = ont-fast5-api ${f#$ROOT/}" fast5_matches "$f"
 done
 
+# docs/c.md's examples, built and run: the whole programs as they are, the fragments
+# each in a function given the open file and its dataset (doc_examples.py).
+DOCS=$WORK/docs
+run "extract the C examples of docs/c.md" "$PYTHON" "$HERE/doc_examples.py" "$ROOT/docs/c.md" "$DOCS"
+doc_build() {
+    for src in "$DOCS"/doc_*.c; do
+        cc -std=gnu11 -O1 -Wall -Wextra -Werror -Wno-unused-variable -Wno-unused-but-set-variable \
+            $H5T_FLAGS -o "${src%.c}" "$src" $H5T_LIBS -lm || return 1
+    done
+}
+run "docs/c.md examples compile" doc_build
+# the listing example lists data.h5's root; the fast5 one prints a line per read
+doc_listing() ( cd "$DOCS" && ./doc_program_1 > out.txt && grep -qx matrix out.txt && grep -qx x out.txt )
+doc_fast5() { "$DOCS/doc_program_7" "$CORPUS/fast5" > "$DOCS/fast5.txt" && [ -s "$DOCS/fast5.txt" ]; }
+doc_fragments() {
+    "$DOCS/doc_fragments" "$DOCS/data.h5" > "$DOCS/fragments.txt" 2>&1 &&
+        grep -q "^filter 1 " "$DOCS/fragments.txt" && grep -qx "units: mV" "$DOCS/fragments.txt" &&
+        grep -qx "scale 0: /x" "$DOCS/fragments.txt"
+}
+run "docs/c.md: the listing example on a file of its own" doc_listing
+run "docs/c.md: the fast5 example on the corpus folder" doc_fast5
+run "docs/c.md: the fragments, run on a file of their own" doc_fragments
+
 # Damaged files: status codes and messages, never a crash or a hang.
 "$PYTHON" "$HERE/make_broken.py" "$WORK/broken" \
     "$CORPUS/jhdf/test_file.hdf5" "$CORPUS/jhdf/test_chunked_datasets_latest.hdf5" \
