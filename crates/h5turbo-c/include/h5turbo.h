@@ -476,6 +476,38 @@ int h5turbo_fast5_get(h5turbo_fast5 *f5, const char *read_id, h5turbo_fast5_batc
 void h5turbo_fast5_batch_free(h5turbo_fast5_batch *batch);
 
 /**
+ * Read member `member` (numbered as h5turbo_datatype_member numbers them) of a
+ * hyperslab of a compound dataset into `buf` (buf_size bytes, checked): the member's
+ * values alone, one after the other, in its own layout (the size and class of
+ * h5turbo_datatype_member's type), native byte order. Also for compounds whose other
+ * members are variable-length, which h5turbo_dataset_read cannot lay out; the member
+ * itself must have a fixed layout (strings: h5turbo_dataset_read_member_strings).
+ * start/count/stride and threads as for h5turbo_dataset_read.
+ */
+int h5turbo_dataset_read_member(const h5turbo_object *ds,
+                                size_t member,
+                                const uint64_t *start,
+                                const uint64_t *count,
+                                const uint64_t *stride,
+                                void *buf,
+                                size_t buf_size,
+                                int threads);
+
+/**
+ * The strings of member `member` (a fixed- or variable-length string member) of a
+ * hyperslab of a compound dataset as NUL-terminated C strings, row-major; free with
+ * h5turbo_strings_free(*strings, *n).
+ */
+int h5turbo_dataset_read_member_strings(const h5turbo_object *ds,
+                                        size_t member,
+                                        const uint64_t *start,
+                                        const uint64_t *count,
+                                        const uint64_t *stride,
+                                        char ***strings,
+                                        size_t *n,
+                                        int threads);
+
+/**
  * Open the HDF5 file at `path`; `*file` receives the handle (close it with
  * h5turbo_file_close).
  */

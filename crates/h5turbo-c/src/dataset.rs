@@ -21,7 +21,7 @@ pub(crate) fn in_object<T>(obj: &Object, r: Result<T, Error>) -> Result<T, Error
 }
 
 /// The object and dataset behind a handle (the borrow lasts the entry point's call).
-unsafe fn dataset_of<'a>(ds: *const h5turbo_object) -> Result<(&'a Object, Arc<Dataset>), Error> {
+pub(crate) unsafe fn dataset_of<'a>(ds: *const h5turbo_object) -> Result<(&'a Object, Arc<Dataset>), Error> {
     let obj = &deref(ds, "ds")?.object;
     let dataset = in_object(obj, obj.dataset())?;
     Ok((obj, dataset))
@@ -125,7 +125,7 @@ pub extern "C" fn h5turbo_filter_name(id: u32) -> *const c_char {
 
 /// The selection of a hyperslab: start and count per axis (NULL start: 0; NULL count:
 /// to the end), stride (NULL: 1). Scalars take an empty selection.
-unsafe fn hyperslab(
+pub(crate) unsafe fn hyperslab(
     space: &Dataspace,
     start: *const u64,
     count: *const u64,
@@ -156,7 +156,7 @@ unsafe fn hyperslab(
     Ok(sel)
 }
 
-fn selection_len(sel: &[AxisSelection]) -> Result<usize, Error> {
+pub(crate) fn selection_len(sel: &[AxisSelection]) -> Result<usize, Error> {
     sel.iter()
         .try_fold(1usize, |acc, s| acc.checked_mul(usize::try_from(s.count()).ok()?))
         .ok_or_else(|| invalid("selection too large"))

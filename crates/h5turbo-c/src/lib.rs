@@ -16,6 +16,7 @@ mod datatype;
 mod dimscales;
 mod errors;
 mod fast5;
+mod members;
 mod handles;
 mod native;
 mod objects;

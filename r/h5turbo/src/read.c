@@ -160,7 +160,8 @@ static void block_args(const selection_t *s, int b, int rank, const uint64_t **s
     *stride = rank > 0 ? s->stride + at : NULL;
 }
 
-static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8)
+/* The strings of the selection: of the elements (member -1) or of one compound member. */
+static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8, long member)
 {
     SEXP out = PROTECT(Rf_allocVector(STRSXP, s->n));
     R_xlen_t at = 0;
@@ -168,7 +169,9 @@ static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, in
         const uint64_t *st, *ct, *sd;
         block_args(s, b, rank, &st, &ct, &sd);
         if (rank > 0 && block_elements(s, b, rank) == 0) continue;
-        int rc = h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads);
+        int rc = member < 0 ? h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads)
+                            : h5turbo_dataset_read_member_strings(c->obj, (size_t) member, st, ct, sd, &c->strings,
+                                                                  &c->n_strings, threads);
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
         if (at + (R_xlen_t) c->n_strings > s->n) {
             call_fail(c, H5TURBO_E_INTERNAL, "more strings than selected");
@@ -185,9 +188,10 @@ static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, in
     return out;
 }
 
-/* Reads the blocks into buf (elem bytes per element), one after the other. */
+/* Reads the blocks into buf (elem bytes per element), one after the other: the
+   elements (member -1) or one compound member's values alone. */
 static int read_selection(call_t *c, const selection_t *s, int rank, int threads, unsigned char *buf,
-                          size_t elem)
+                          size_t elem, long member)
 {
     size_t at = 0;
     for (int b = 0; b < s->n_blocks; b++) {
@@ -195,7 +199,9 @@ static int read_selection(call_t *c, const selection_t *s, int rank, int threads
         if (n == 0) continue;
         const uint64_t *st, *ct, *sd;
         block_args(s, b, rank, &st, &ct, &sd);
-        int rc = h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads);
+        int rc = member < 0 ? h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads)
+                            : h5turbo_dataset_read_member(c->obj, (size_t) member, st, ct, sd, buf + at * elem,
+                                                          n * elem, threads);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
         at += n;
     }
@@ -228,6 +234,46 @@ static SEXP mark_overflow(SEXP x, int overflow)
     return x;
 }
 
+/* A compound with variable-length string members has no fixed C layout: such a
+   compound is read member by member, each into its column. */
+static int has_variable_strings(const tnode *t)
+{
+    for (size_t k = 0; k < t->n_members; k++)
+        if (t->members[k].info.type_class == H5TURBO_STRING && t->members[k].info.is_variable_string) return 1;
+    return 0;
+}
+
+static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int rank, int threads, int flags,
+                         int *overflow)
+{
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) t->n_members));
+    for (size_t k = 0; k < t->n_members; k++) {
+        tnode m = t->members[k];
+        m.offset = 0;   /* read alone: its values packed */
+        SEXP col;
+        if (m.info.type_class == H5TURBO_STRING) {
+            col = read_strings_selection(c, s, rank, threads, m.info.is_utf8, (long) k);
+        } else {
+            if (m.info.size == 0) { UNPROTECT(2); return call_fail_null(c, H5TURBO_E_FORMAT, "member of size 0"); }
+            if ((double) s->n * (double) m.info.size > (double) R_XLEN_T_MAX) {
+                UNPROTECT(2);
+                return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
+            }
+            SEXP raw = PROTECT(Rf_allocVector(RAWSXP, s->n * (R_xlen_t) m.info.size));
+            col = read_selection(c, s, rank, threads, RAW(raw), m.info.size, (long) k) ? NULL
+                  : convert_elements(c, &m, RAW(raw), s->n, m.info.size, 0, flags, overflow);
+            UNPROTECT(1);
+        }
+        if (col == NULL) { UNPROTECT(2); return NULL; }
+        SET_VECTOR_ELT(out, (R_xlen_t) k, col);
+        SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m.name, CE_UTF8));
+    }
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(2);
+    return out;
+}
+
 /* The selection of the dataset as an R value (R's NULL for a null dataspace), or
    NULL (C) with c->code set. */
 static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threads, int flags)
@@ -243,7 +289,11 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
 
     SEXP out;
     if (t.info.type_class == H5TURBO_STRING) {
-        out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8);
+        out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8, -1);
+        if (out == NULL) return NULL;
+        PROTECT(out);
+    } else if (t.info.type_class == H5TURBO_COMPOUND && has_variable_strings(&t)) {
+        out = read_members(c, &t, &s, rank, threads, flags, &overflow);
         if (out == NULL) return NULL;
         PROTECT(out);
     } else {
@@ -253,10 +303,10 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
             return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
         if (direct != NILSXP) {
             out = PROTECT(Rf_allocVector(direct, s.n));
-            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size)) { UNPROTECT(1); return NULL; }
+            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size, -1)) { UNPROTECT(1); return NULL; }
         } else {
             SEXP raw = PROTECT(Rf_allocVector(RAWSXP, s.n * (R_xlen_t) t.info.size));
-            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size)) { UNPROTECT(1); return NULL; }
+            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size, -1)) { UNPROTECT(1); return NULL; }
             out = convert_elements(c, &t, RAW(raw), s.n, t.info.size, 0, flags, &overflow);
             UNPROTECT(1);
             if (out == NULL) return NULL;

@@ -6,7 +6,8 @@ doc_examples.py DOC OUTDIR writes into OUTDIR:
   `file` and its dataset `ds` ("/matrix"), and a main that opens the file named by its
   first argument and runs them all in order;
 - data.h5: a file the examples read (h5py): /matrix (20 x 100 float64, attributes
-  scale and units) with /x attached as the dimension scale of its dimension 1.
+  scale and units) with /x attached as the dimension scale of its dimension 1, and
+  /table, a compound of a variable-length string and a float64.
 """
 
 import re
@@ -50,6 +51,8 @@ def write_data(path: Path) -> None:
         x = f.create_dataset("x", data=np.linspace(0.0, 1.0, 100))
         x.make_scale("x")
         matrix.dims[1].attach_scale(x)
+        table = np.dtype([("name", h5py.string_dtype()), ("score", "<f8")])
+        f["table"] = np.array([("alpha", 1.5), ("", -2.0), ("gamma", 0.25)], dtype=table)
 
 
 def main(doc: Path, out: Path) -> int:

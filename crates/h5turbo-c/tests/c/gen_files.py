@@ -97,6 +97,19 @@ def structures_file(path):
         p["a"] = np.arange(11)
         p["b"] = np.arange(11) / 3
         f.create_dataset("compound_padded", data=p)
+        # a table with variable-length members (strings before and after numbers, a
+        # sequence): read member by member (h5turbo_dataset_read_member[_strings])
+        table_t = np.dtype([("name", h5py.string_dtype()), ("score", ">f8"), ("count", "<i4"),
+                            ("note", h5py.string_dtype("ascii")), ("code", "S4"),
+                            ("hits", h5py.vlen_dtype(np.dtype("<i2")))])
+        table = np.zeros(37, dtype=table_t)
+        table["name"] = ["gene_%d" % i * (i % 3) for i in range(37)]
+        table["score"] = np.arange(37) / 7 - 2
+        table["count"] = np.arange(37) * 11 - 100
+        table["note"] = [(b"n%d" % i) * (i % 5) for i in range(37)]
+        table["code"] = [b"AB", b"CDEF", b""] * 12 + [b"Z"]
+        table["hits"] = [np.arange(i % 4, dtype="<i2") for i in range(37)]
+        f.create_dataset("table_vlen", data=table, chunks=(10,))
         colour = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
         f.create_dataset("enum", data=np.array([0, 1, 42, 1, 0] * 7, dtype="i2"), dtype=colour)
         big_enum = h5py.enum_dtype({"LOW": -5, "HIGH": 300}, basetype=">i4")

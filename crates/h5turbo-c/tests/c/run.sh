@@ -149,7 +149,8 @@ doc_fast5() { "$DOCS/doc_program_7" "$CORPUS/fast5" > "$DOCS/fast5.txt" && [ -s 
 doc_fragments() {
     "$DOCS/doc_fragments" "$DOCS/data.h5" > "$DOCS/fragments.txt" 2>&1 &&
         grep -q "^filter 1 " "$DOCS/fragments.txt" && grep -qx "units: mV" "$DOCS/fragments.txt" &&
-        grep -qx "scale 0: /x" "$DOCS/fragments.txt"
+        grep -qx "scale 0: /x" "$DOCS/fragments.txt" && grep -qx "$(printf 'alpha\t1.5')" "$DOCS/fragments.txt" &&
+        grep -qx "$(printf 'gamma\t0.25')" "$DOCS/fragments.txt"
 }
 run "docs/c.md: the listing example on a file of its own" doc_listing
 run "docs/c.md: the fast5 example on the corpus folder" doc_fast5

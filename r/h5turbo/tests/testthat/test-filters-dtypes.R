@@ -63,6 +63,11 @@ with h5py.File(sys.argv[1], "w") as f:
                      dtype=h5py.string_dtype(), chunks=(2, 4), compression="gzip")
     c = np.dtype([("id", "i4"), ("x", "f8"), ("tag", "S3"), ("flag", "?")])
     f["compound"] = np.array([(1, 0.5, b"ab", True), (2, -1.5, b"cde", False), (3, 2.0, b"", True)], dtype=c)
+    t = np.dtype([("name", h5py.string_dtype()), ("score", ">f8"), ("count", "<i4"),
+                  ("note", h5py.string_dtype("ascii")), ("code", "S4")])
+    f.create_dataset("table_vlen", data=np.array([("gene_a", 1.5, 3, b"x", b"AB"), ("", -2.0, -1, b"", b""),
+                                                  ("\u00fcn\u00ef", 0.25, 7, b"a longer note", b"CDEF")], dtype=t),
+                     chunks=(2,))
     f["scalar"] = 3.25
     f["scalar_str"] = "just one"
     f.create_dataset("empty2d", shape=(0, 4), dtype="f8")
@@ -86,6 +91,11 @@ test_that("h5py dtypes read as rhdf5 reads them", {
     expect_identical(h5t_read(f, "t_u1")[, 2], as.raw(c(100, 120, 127)))
     expect_identical(h5t_read(f, "vlen")[2], "héllo")
     expect_identical(h5t_read(f, "unwritten")[5, 6], -7L)
+    # a compound with variable-length strings: read member by member
+    tab <- h5t_read(f, "table_vlen", index = list(c(3, 1)))
+    expect_identical(as.vector(tab$name), c("\u00fcn\u00ef", "gene_a"))
+    expect_identical(as.vector(tab$score), c(0.25, 1.5))
+    expect_identical(as.vector(tab$code), c("CDEF", "AB"))
     expect_identical(h5t_read(f, "vlen_chunked", index = list(c(9, 1), 5)), rh("vlen_chunked")[c(9, 1), 5, drop = FALSE])
 })
 
