@@ -91,6 +91,36 @@ static inline uint64_t fnv(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
+/* Each member of a compound dataset read alone (its strings, or its values). */
+static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype *dt, uint64_t n, int threads, long *errors,
+                                      const char *path, uint64_t h) {
+    size_t members = 0;
+    int status = h5turbo_datatype_member_count(dt, &members);
+    for (size_t k = 0; status == H5TURBO_OK && k < members; k++) {
+        h5turbo_datatype *mt = NULL;
+        h5turbo_type_info mi;
+        int ms = h5turbo_datatype_member(dt, k, NULL, NULL, &mt);
+        if (ms == H5TURBO_OK) ms = h5turbo_datatype_info(mt, &mi);
+        if (ms == H5TURBO_OK && mi.type_class == H5TURBO_STRING) {
+            char **s = NULL;
+            size_t got = 0;
+            ms = h5turbo_dataset_read_member_strings(o, k, NULL, NULL, NULL, &s, &got, threads);
+            for (size_t i = 0; i < got; i++) h = fnv(s[i], strlen(s[i]) + 1, h);
+            h5turbo_strings_free(s, got);
+        } else if (ms == H5TURBO_OK && mi.size > 0 && n <= (64u << 20) / mi.size) {
+            size_t bytes = (size_t)n * mi.size;
+            void *buf = calloc(bytes ? bytes : 1, 1);
+            ms = h5turbo_dataset_read_member(o, k, NULL, NULL, NULL, buf, bytes, threads);
+            if (ms == H5TURBO_OK) h = fnv(buf, bytes, h);
+            free(buf);
+        }
+        if (ms != H5TURBO_OK) count_error(errors, ms, path);
+        h = fnv(&ms, sizeof ms, h);
+        h5turbo_datatype_close(mt);
+    }
+    return h;
+}
+
 /* A digest of everything read from object `path` (data or strings, attributes), or
  * of the error codes met: the same file must always give the same digest. */
 static inline uint64_t object_digest(const h5turbo_file *f, const char *path, int threads, long *errors) {
@@ -128,6 +158,7 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
             }
             if (status != H5TURBO_OK) count_error(errors, status, path);
             h = fnv(&status, sizeof status, h);
+            if (t.type_class == H5TURBO_COMPOUND) h = members_digest(o, dt, n, threads, errors, path, h);
         } else {
             count_error(errors, status, path);
         }
