@@ -481,7 +481,8 @@ void h5turbo_fast5_batch_free(h5turbo_fast5_batch *batch);
  * values alone, one after the other, in its own layout (the size and class of
  * h5turbo_datatype_member's type), native byte order. Also for compounds whose other
  * members are variable-length, which h5turbo_dataset_read cannot lay out; the member
- * itself must have a fixed layout (strings: h5turbo_dataset_read_member_strings).
+ * itself must have a fixed layout (a fixed-length string member gives its bytes as
+ * stored; variable-length strings: h5turbo_dataset_read_member_strings).
  * start/count/stride and threads as for h5turbo_dataset_read.
  */
 int h5turbo_dataset_read_member(const h5turbo_object *ds,

@@ -78,7 +78,8 @@ fn member_values(obj: &Object, dataset: &Dataset, member: usize, sel: &[AxisSele
 /// values alone, one after the other, in its own layout (the size and class of
 /// h5turbo_datatype_member's type), native byte order. Also for compounds whose other
 /// members are variable-length, which h5turbo_dataset_read cannot lay out; the member
-/// itself must have a fixed layout (strings: h5turbo_dataset_read_member_strings).
+/// itself must have a fixed layout (a fixed-length string member gives its bytes as
+/// stored; variable-length strings: h5turbo_dataset_read_member_strings).
 /// start/count/stride and threads as for h5turbo_dataset_read.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_read_member(
@@ -110,7 +111,8 @@ pub unsafe extern "C" fn h5turbo_dataset_read_member(
         let out = std::slice::from_raw_parts_mut(out_ptr(buf.cast::<u8>(), "buf")?, need);
         for (slot, value) in out.chunks_exact_mut(width).zip(&values) {
             match value {
-                MemberValue::Bytes(bytes) if bytes.len() == width => slot.copy_from_slice(bytes),
+                // fixed-length strings too: their bytes as stored, as h5turbo_dataset_read gives them
+                MemberValue::Bytes(bytes) | MemberValue::String(bytes) if bytes.len() == width => slot.copy_from_slice(bytes),
                 _ => return Err(Error::format("a member value of the wrong size").in_object(obj.name()).in_file(obj.file().path())),
             }
         }

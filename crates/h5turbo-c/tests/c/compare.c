@@ -253,7 +253,8 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
         H5T_class_t cls = H5Tget_class(fm);
         char mwhat[1400];
         snprintf(mwhat, sizeof mwhat, "%s member %s", what, name);
-        if (cls == H5T_STRING || (cls == H5T_VLEN && H5Tis_variable_str(fm) > 0)) {
+        int variable = H5Tis_variable_str(fm) > 0;
+        if (cls == H5T_STRING || (cls == H5T_VLEN && variable)) {
             char **expected = hdf5_strings(fm, n, read_member, &mr);
             char **got = NULL;
             size_t got_n = 0;
@@ -266,7 +267,8 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
             }
             h5turbo_strings_free(got, got_n);
             free_strings(expected, n);
-        } else {
+        }
+        if (!variable) { /* fixed-length strings also as bytes, as stored (NUL-padded) */
             h5turbo_datatype *tm = NULL;
             hid_t mtype = h5turbo_datatype_member(tdt, (size_t)k, NULL, NULL, &tm) == H5TURBO_OK ? memory_type(fm, tm) : -1;
             h5turbo_datatype_close(tm);
