@@ -222,6 +222,16 @@ typedef struct {
   size_t n;
 } h5turbo_fast5_batch;
 
+/**
+ * One element of a variable-length sequence dataset: `len` values of the base type
+ * (h5turbo_datatype_base; its h5turbo_datatype_info size and class), native byte
+ * order, at `data` (NULL when `len` is 0), aligned for any base type.
+ */
+typedef struct {
+  uint64_t len;
+  const void *data;
+} h5turbo_sequence;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -507,6 +517,26 @@ int h5turbo_dataset_read_member_strings(const h5turbo_object *ds,
                                         char ***strings,
                                         size_t *n,
                                         int threads);
+
+/**
+ * The variable-length sequences of a hyperslab of a dataset whose elements are vlen
+ * sequences of a fixed-layout base (numbers, enums, fixed-length strings, plain
+ * compounds), row-major: `*n` sequences at `*seqs`, one block owned by the caller,
+ * freed with h5turbo_sequences_free(*seqs, *n). start/count/stride and threads as for
+ * h5turbo_dataset_read.
+ */
+int h5turbo_dataset_read_sequences(const h5turbo_object *ds,
+                                   const uint64_t *start,
+                                   const uint64_t *count,
+                                   const uint64_t *stride,
+                                   h5turbo_sequence **seqs,
+                                   size_t *n,
+                                   int threads);
+
+/**
+ * Free what h5turbo_dataset_read_sequences gave (NULL is fine).
+ */
+void h5turbo_sequences_free(h5turbo_sequence *seqs, size_t n);
 
 /**
  * Open the HDF5 file at `path`; `*file` receives the handle (close it with

@@ -17,6 +17,7 @@ mod dimscales;
 mod errors;
 mod fast5;
 mod members;
+mod sequences;
 mod handles;
 mod native;
 mod objects;

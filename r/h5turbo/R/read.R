@@ -106,6 +106,12 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         a <- c(rep(list(quote(expr = )), extra), args)
         do.call(`[`, c(list(v), a, list(drop = FALSE)))
     }
+    if (!is.null(attr(x, "h5turbo_sequences"))) {
+        # variable-length sequences: a list array, subset as an array
+        y <- pick(x)
+        attr(y, "h5turbo_sequences") <- TRUE
+        return(y)
+    }
     if (is.list(x) && !is.data.frame(x)) {
         at <- attributes(x)
         x <- lapply(x, function(col) if (is.list(col)) .subset_read(col, subs) else pick(col))
@@ -123,6 +129,11 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
                                "(64-bit or unsigned 32-bit integers) to R's 32-bit integers; ",
                                "choose bit64conversion = 'double' to avoid data loss"), name),
                 call. = FALSE)
+    }
+    if (!is.null(attr(x, "h5turbo_sequences"))) {
+        attr(x, "h5turbo_sequences") <- NULL   # a list of vectors: no data.frame
+        if (compoundAsDataFrame) x[] <- lapply(x, function(e) if (is.list(e)) .as_data_frame(e) else e)
+        return(x)
     }
     if (is.list(x) && !is.data.frame(x) && compoundAsDataFrame) x <- .as_data_frame(x)
     x

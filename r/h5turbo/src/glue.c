@@ -30,9 +30,17 @@ void call_free_strings(call_t *c)
     c->n_strings = 0;
 }
 
+void call_free_sequences(call_t *c)
+{
+    if (c->seqs != NULL) h5turbo_sequences_free(c->seqs, c->n_seqs);
+    c->seqs = NULL;
+    c->n_seqs = 0;
+}
+
 void call_end(call_t *c)
 {
     call_free_strings(c);
+    call_free_sequences(c);
     if (c->attr != NULL) h5turbo_attribute_close(c->attr);
     if (c->obj != NULL) h5turbo_object_close(c->obj);
     if (c->file != NULL) h5turbo_file_close(c->file);

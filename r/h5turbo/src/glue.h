@@ -22,6 +22,8 @@ typedef struct {
     h5turbo_attribute *attr;
     char **strings;   /* from a *_read_strings or *_names call, freed with their count */
     size_t n_strings;
+    h5turbo_sequence *seqs;   /* from h5turbo_dataset_read_sequences */
+    size_t n_seqs;
     int code;         /* H5TURBO_OK or the failure's code */
     char msg[MSG_MAX];
 } call_t;
@@ -51,6 +53,8 @@ SEXP call_fail_null(call_t *c, int code, const char *msg);
 SEXP failure_value(const char *msg, int code);
 /* Frees the strings held by the call. */
 void call_free_strings(call_t *c);
+/* Frees the sequences held by the call. */
+void call_free_sequences(call_t *c);
 
 int open_file(call_t *c, SEXP path);
 int open_object(call_t *c, SEXP name);

@@ -90,6 +90,16 @@ static void set_dims(SEXP x, const uint64_t *shape, int rank, R_xlen_t n)
     UNPROTECT(1);
 }
 
+/* dim = rev(shape) on a list whose elements are the array's cells. */
+static void set_list_dims(SEXP x, const uint64_t *shape, int rank)
+{
+    if (rank < 1 || (rank == 1 && shape[0] > (uint64_t) INT_MAX)) return;
+    SEXP dim = PROTECT(Rf_allocVector(INTSXP, rank));
+    for (int k = 0; k < rank; k++) INTEGER(dim)[k] = (int) shape[rank - 1 - k];
+    Rf_setAttrib(x, R_DimSymbol, dim);
+    UNPROTECT(1);
+}
+
 /* Selections: `blocks` is NULL (everything) or a list of numeric vectors, each
    (start[rank], count[rank], stride[rank]) 0-based in HDF5 order; the blocks are
    stacked along axis 0 and must agree on the other axes. */
@@ -234,6 +244,52 @@ static SEXP mark_overflow(SEXP x, int overflow)
     return x;
 }
 
+/* Variable-length sequences (ragged rows): a list with one vector per element, each
+   the base type's values as h5t_read gives that type (rhdf5 gives NA here). */
+static SEXP read_sequences_selection(call_t *c, const selection_t *s, int rank, int threads, int flags,
+                                     int *overflow)
+{
+    h5turbo_datatype *dt = NULL, *base = NULL;
+    tnode bt;
+    memset(&bt, 0, sizeof bt);
+    int rc = h5turbo_dataset_datatype(c->obj, &dt);
+    if (rc == H5TURBO_OK) rc = h5turbo_datatype_base(dt, &base);
+    h5turbo_datatype_close(dt);
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+    rc = describe_type(c, base, &bt, 1);
+    h5turbo_datatype_close(base);
+    if (rc != H5TURBO_OK) return NULL;
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, s->n));
+    R_xlen_t at = 0;
+    for (int b = 0; b < s->n_blocks; b++) {
+        const uint64_t *st, *ct, *sd;
+        block_args(s, b, rank, &st, &ct, &sd);
+        if (rank > 0 && block_elements(s, b, rank) == 0) continue;
+        rc = h5turbo_dataset_read_sequences(c->obj, st, ct, sd, &c->seqs, &c->n_seqs, threads);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
+        if (at + (R_xlen_t) c->n_seqs > s->n) {
+            call_fail(c, H5TURBO_E_INTERNAL, "more sequences than selected");
+            UNPROTECT(1);
+            return NULL;
+        }
+        for (size_t i = 0; i < c->n_seqs; i++) {
+            const h5turbo_sequence *q = &c->seqs[i];
+            if (q->len > (uint64_t) R_XLEN_T_MAX / (bt.info.size ? bt.info.size : 1)) {
+                call_fail(c, H5TURBO_E_INVALID, "a sequence too long for an R vector");
+                UNPROTECT(1);
+                return NULL;
+            }
+            SEXP v = convert_elements(c, &bt, (const unsigned char *) q->data, (R_xlen_t) q->len, bt.info.size, 0,
+                                      flags, overflow);
+            if (v == NULL) { UNPROTECT(1); return NULL; }
+            SET_VECTOR_ELT(out, at++, v);
+        }
+        call_free_sequences(c);
+    }
+    UNPROTECT(1);
+    return out;
+}
+
 /* A compound with variable-length string members has no fixed C layout: such a
    compound is read member by member, each into its column. */
 static int has_variable_strings(const tnode *t)
@@ -292,6 +348,10 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
         out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8, -1);
         if (out == NULL) return NULL;
         PROTECT(out);
+    } else if (t.info.type_class == H5TURBO_VLEN) {
+        out = read_sequences_selection(c, &s, rank, threads, flags, &overflow);
+        if (out == NULL) return NULL;
+        PROTECT(out);
     } else if (t.info.type_class == H5TURBO_COMPOUND && has_variable_strings(&t)) {
         out = read_members(c, &t, &s, rank, threads, flags, &overflow);
         if (out == NULL) return NULL;
@@ -318,7 +378,13 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
             PROTECT(out);
         }
     }
-    set_dims(out, s.total, rank, s.n);
+    if (t.info.type_class == H5TURBO_VLEN) {
+        /* the list itself is the array; R's side keeps it a list (not a data.frame) */
+        set_list_dims(out, s.total, rank);
+        Rf_setAttrib(out, Rf_install("h5turbo_sequences"), Rf_ScalarLogical(1));
+    } else {
+        set_dims(out, s.total, rank, s.n);
+    }
     mark_overflow(out, overflow);
     UNPROTECT(1);
     return out;

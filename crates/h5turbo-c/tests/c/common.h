@@ -138,7 +138,21 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
         uint64_t n = 1;
         for (int i = 0; i < rank; i++) n *= dims[i];
         if ((status = h5turbo_dataset_datatype(o, &dt)) == H5TURBO_OK && (status = h5turbo_datatype_info(dt, &t)) == H5TURBO_OK) {
-            if (t.type_class == H5TURBO_STRING) {
+            if (t.type_class == H5TURBO_VLEN) {
+                h5turbo_datatype *base = NULL;
+                h5turbo_type_info bi = {0};
+                h5turbo_sequence *seqs = NULL;
+                size_t k = 0;
+                status = h5turbo_datatype_base(dt, &base);
+                if (status == H5TURBO_OK) status = h5turbo_datatype_info(base, &bi);
+                if (status == H5TURBO_OK) status = h5turbo_dataset_read_sequences(o, NULL, NULL, NULL, &seqs, &k, threads);
+                for (size_t i = 0; i < k; i++) {
+                    h = fnv(&seqs[i].len, sizeof seqs[i].len, h);
+                    if (seqs[i].len) h = fnv(seqs[i].data, (size_t)seqs[i].len * bi.size, h);
+                }
+                h5turbo_sequences_free(seqs, k);
+                h5turbo_datatype_close(base);
+            } else if (t.type_class == H5TURBO_STRING) {
                 char **s = NULL;
                 size_t k = 0;
                 status = h5turbo_dataset_read_strings(o, NULL, NULL, NULL, &s, &k, threads);

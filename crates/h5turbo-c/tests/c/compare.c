@@ -308,6 +308,51 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
           "%s: member %d of %d was not refused", what, members, members);
 }
 
+/* A selection of variable-length sequences: h5turbo_dataset_read_sequences against
+   libhdf5's read into vlen of the base's memory type (hvl_t). */
+static void compare_sequences(const char *what, dataset_reader *r, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
+                              int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride, hsize_t n) {
+    h5turbo_datatype *tbase = NULL;
+    hid_t fbase = H5Tget_super(ftype);
+    hid_t mbase = h5turbo_datatype_base(tdt, &tbase) == H5TURBO_OK ? memory_type(fbase, tbase) : -1;
+    h5turbo_datatype_close(tbase);
+    H5Tclose(fbase);
+    h5turbo_sequence *seqs = NULL;
+    size_t got_n = 0;
+    int status = h5turbo_dataset_read_sequences(tds, start, rank ? count : NULL, stride, &seqs, &got_n, 2);
+    if (mbase < 0) {
+        CHECK(status == H5TURBO_E_UNSUPPORTED || status == H5TURBO_E_INVALID, "%s: sequences of a base without a C layout gave %d", what, status);
+        h5turbo_sequences_free(seqs, got_n);
+        g_skipped++;
+        return;
+    }
+    hid_t vtype = H5Tvlen_create(mbase);
+    size_t size = H5Tget_size(mbase);
+    hvl_t *expected = calloc(n ? n : 1, sizeof *expected);
+    unsigned char *mask = calloc(size ? size : 1, 1);
+    value_bytes(mbase, mask, 0);
+    if (read_dataset(vtype, expected, r) < 0) {
+        g_skipped++;
+    } else {
+        CHECK(status == H5TURBO_OK && got_n == n, "%s: read_sequences %d (%s), %zu of %llu", what, status, h5turbo_last_error(), got_n,
+              (unsigned long long)n);
+        hsize_t bad = 0;
+        for (hsize_t i = 0; status == H5TURBO_OK && got_n == n && i < n; i++) {
+            int same = seqs[i].len == expected[i].len && (expected[i].len == 0 || (seqs[i].data != NULL &&
+                       same_values(expected[i].p, seqs[i].data, expected[i].len, size, mask)));
+            if (seqs[i].data != NULL) same = same && ((uintptr_t)seqs[i].data % 16) == 0;
+            bad += !same;
+        }
+        CHECK(bad == 0, "%s: %llu of %llu sequences differ from libhdf5's", what, (unsigned long long)bad, (unsigned long long)n);
+        H5Dvlen_reclaim(vtype, r->mspace, H5P_DEFAULT, expected);
+    }
+    h5turbo_sequences_free(seqs, got_n);
+    free(expected);
+    free(mask);
+    H5Tclose(vtype);
+    H5Tclose(mbase);
+}
+
 /* One selection (NULL start: the whole dataset) compared. */
 static void compare_selection(const char *path, hid_t ds, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
                               int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride) {
@@ -337,6 +382,10 @@ static void compare_selection(const char *path, hid_t ds, hid_t ftype, h5turbo_o
         goto done;
     }
     if (cls == H5T_COMPOUND) compare_members(what, &r, ftype, tds, tdt, rank, start, count, stride, n);
+    if (cls == H5T_VLEN) {
+        compare_sequences(what, &r, ftype, tds, tdt, rank, start, count, stride, n);
+        goto done;
+    }
     hid_t mtype = memory_type(ftype, tdt);
     if (mtype < 0) {
         /* not a type h5turbo_dataset_read reads: it must say so */

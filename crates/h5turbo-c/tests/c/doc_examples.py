@@ -7,7 +7,8 @@ doc_examples.py DOC OUTDIR writes into OUTDIR:
   first argument and runs them all in order;
 - data.h5: a file the examples read (h5py): /matrix (20 x 100 float64, attributes
   scale and units) with /x attached as the dimension scale of its dimension 1, and
-  /table, a compound of a variable-length string and a float64.
+  /table, a compound of a variable-length string and a float64, and /ragged, three
+  variable-length sequences of float64 (0, 2 and 4 values).
 """
 
 import re
@@ -53,6 +54,9 @@ def write_data(path: Path) -> None:
         matrix.dims[1].attach_scale(x)
         table = np.dtype([("name", h5py.string_dtype()), ("score", "<f8")])
         f["table"] = np.array([("alpha", 1.5), ("", -2.0), ("gamma", 0.25)], dtype=table)
+        ragged = f.create_dataset("ragged", shape=(3,), dtype=h5py.vlen_dtype(np.dtype("<f8")))
+        for i in range(3):
+            ragged[i] = np.arange(i * 2, dtype="<f8")
 
 
 def main(doc: Path, out: Path) -> int:

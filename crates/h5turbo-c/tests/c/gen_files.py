@@ -110,6 +110,18 @@ def structures_file(path):
         table["code"] = [b"AB", b"CDEF", b""] * 12 + [b"Z"]
         table["hits"] = [np.arange(i % 4, dtype="<i2") for i in range(37)]
         f.create_dataset("table_vlen", data=table, chunks=(10,))
+        # ragged rows: vlen sequences of several bases, chunked and filtered
+        ragged = f.create_dataset("ragged_f8", shape=(9, 4), dtype=h5py.vlen_dtype(np.dtype("<f8")), chunks=(4, 3),
+                                  compression="gzip")
+        for i in range(9):
+            for j in range(4):
+                ragged[i, j] = np.arange((i * 4 + j) % 6, dtype="<f8") / 3 - i
+        be = f.create_dataset("ragged_be_u2", shape=(11,), dtype=h5py.vlen_dtype(np.dtype(">u2")))
+        for i in range(11):
+            be[i] = np.arange(i % 5, dtype=">u2") * 1000 + i
+        pairs = f.create_dataset("ragged_pairs", shape=(5,), dtype=h5py.vlen_dtype(np.dtype([("a", "<i4"), ("b", "S2")])))
+        for i in range(5):
+            pairs[i] = np.array([(k, b"x%d" % k) for k in range(i)], dtype=[("a", "<i4"), ("b", "S2")])
         colour = h5py.enum_dtype({"RED": 0, "GREEN": 1, "BLUE": 42}, basetype="i2")
         f.create_dataset("enum", data=np.array([0, 1, 42, 1, 0] * 7, dtype="i2"), dtype=colour)
         big_enum = h5py.enum_dtype({"LOW": -5, "HIGH": 300}, basetype=">i4")

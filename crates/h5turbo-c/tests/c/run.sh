@@ -152,7 +152,8 @@ doc_fragments() {
     "$DOCS/doc_fragments" "$DOCS/data.h5" > "$DOCS/fragments.txt" 2>&1 &&
         grep -q "^filter 1 " "$DOCS/fragments.txt" && grep -qx "units: mV" "$DOCS/fragments.txt" &&
         grep -qx "scale 0: /x" "$DOCS/fragments.txt" && grep -qx "$(printf 'alpha\t1.5')" "$DOCS/fragments.txt" &&
-        grep -qx "$(printf 'gamma\t0.25')" "$DOCS/fragments.txt"
+        grep -qx "$(printf 'gamma\t0.25')" "$DOCS/fragments.txt" && grep -qx "row 0: 0 values, sum 0" "$DOCS/fragments.txt" &&
+        grep -qx "row 2: 4 values, sum 6" "$DOCS/fragments.txt"
 }
 run "docs/c.md: the listing example on a file of its own" doc_listing
 run "docs/c.md: the fast5 example on the corpus folder" doc_fast5

@@ -113,7 +113,36 @@ with h5py.File(sys.argv[1], "w") as f:
     ds.attrs["u8"] = np.uint8(200)
     ds.attrs["grid"] = np.arange(6.0).reshape(2, 3)
     ds.attrs["empty"] = h5py.Empty("f8")
+    ragged = f.create_dataset("ragged", shape=(7,), dtype=h5py.vlen_dtype(np.dtype(">u2")), chunks=(3,))
+    for i in range(7):
+        ragged[i] = np.arange(i % 5, dtype=">u2") * 1000 + i
+    grid = f.create_dataset("ragged_grid", shape=(3, 2), dtype=h5py.vlen_dtype(np.dtype("<f8")))
+    for i in range(3):
+        for j in range(2):
+            grid[i, j] = np.arange(i + j, dtype="<f8") / 4 - j
+    pairs = f.create_dataset("ragged_pairs", shape=(3,), dtype=h5py.vlen_dtype(np.dtype([("a", "<i4"), ("b", "S2")])))
+    for i in range(3):
+        pairs[i] = np.array([(k, b"x%d" % k) for k in range(i)], dtype=[("a", "<i4"), ("b", "S2")])
 '
+
+test_that("variable-length sequences, which rhdf5 gives as NA: a list array", {
+    f <- tempfile(fileext = ".h5")
+    run_python(nested_py, f)
+    x <- h5t_read(f, "ragged")
+    expect_type(x, "list")
+    expect_identical(dim(x), 7L)
+    for (i in 0:6) expect_identical(x[[i + 1]], (seq_len(i %% 5) - 1L) * 1000L + i, info = i)
+    g <- h5t_read(f, "ragged_grid")
+    expect_identical(dim(g), c(2L, 3L))   # HDF5 (3, 2), reversed as for every array
+    for (i in 0:2) for (j in 0:1) expect_identical(g[[j + 1, i + 1]], (seq_len(i + j) - 1) / 4 - j)
+    expect_identical(h5t_read(f, "ragged_grid", index = list(2, c(3, 1))), g[2, c(3, 1), drop = FALSE])
+    expect_identical(h5t_read(f, "ragged", index = list(c(6, 2))), x[c(6, 2), drop = FALSE])
+    p <- h5t_read(f, "ragged_pairs")
+    expect_identical(nrow(p[[1]]), 0L)
+    expect_s3_class(p[[3]], "data.frame")
+    expect_identical(p[[3]]$a, 0:1)
+    expect_identical(p[[3]]$b, c("x0", "x1"))
+})
 
 test_that("nested compounds and enum/compound attributes, which rhdf5 gives as NA", {
     f <- tempfile(fileext = ".h5")
