@@ -21,7 +21,7 @@ pub(crate) fn in_object<T>(obj: &Object, r: Result<T, Error>) -> Result<T, Error
 }
 
 /// The object and dataset behind a handle (the borrow lasts the entry point's call).
-pub(crate) unsafe fn dataset_of<'a>(ds: *const h5turbo_object) -> Result<(&'a Object, Arc<Dataset>), Error> {
+unsafe fn dataset_of<'a>(ds: *const h5turbo_object) -> Result<(&'a Object, Arc<Dataset>), Error> {
     let obj = &deref(ds, "ds")?.object;
     let dataset = in_object(obj, obj.dataset())?;
     Ok((obj, dataset))
@@ -125,7 +125,7 @@ pub extern "C" fn h5turbo_filter_name(id: u32) -> *const c_char {
 
 /// The selection of a hyperslab: start and count per axis (NULL start: 0; NULL count:
 /// to the end), stride (NULL: 1). Scalars take an empty selection.
-pub(crate) unsafe fn hyperslab(
+unsafe fn hyperslab(
     space: &Dataspace,
     start: *const u64,
     count: *const u64,
@@ -156,7 +156,31 @@ pub(crate) unsafe fn hyperslab(
     Ok(sel)
 }
 
-pub(crate) fn selection_len(sel: &[AxisSelection]) -> Result<usize, Error> {
+/// What every hyperslab read starts from: the dataset behind `ds`, the checked
+/// selection and its number of elements, and the thread count.
+pub(crate) struct Selected<'a> {
+    pub obj: &'a Object,
+    pub dataset: Arc<Dataset>,
+    pub sel: Vec<AxisSelection>,
+    pub n: usize,
+    pub threads: usize,
+}
+
+pub(crate) unsafe fn selected<'a>(
+    ds: *const h5turbo_object,
+    start: *const u64,
+    count: *const u64,
+    stride: *const u64,
+    threads: c_int,
+) -> Result<Selected<'a>, Error> {
+    let threads = threads_arg(threads)?;
+    let (obj, dataset) = dataset_of(ds)?;
+    let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
+    let n = in_object(obj, selection_len(&sel))?;
+    Ok(Selected { obj, dataset, sel, n, threads })
+}
+
+fn selection_len(sel: &[AxisSelection]) -> Result<usize, Error> {
     sel.iter()
         .try_fold(1usize, |acc, s| acc.checked_mul(usize::try_from(s.count()).ok()?))
         .ok_or_else(|| invalid("selection too large"))
@@ -179,12 +203,9 @@ pub unsafe extern "C" fn h5turbo_dataset_read(
     threads: c_int,
 ) -> c_int {
     guard(|| {
-        let threads = threads_arg(threads)?;
-        let (obj, dataset) = dataset_of(ds)?;
-        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
+        let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
         let dtype = h5turbo_datatype::new(dataset.datatype.clone());
         let (numpy, itemsize) = in_object(obj, dtype.plain_layout())?;
-        let n = in_object(obj, selection_len(&sel))?;
         let need = in_object(obj, n.checked_mul(itemsize).ok_or_else(|| invalid("selection too large")))?;
         if need == 0 {
             return Ok(());
@@ -238,10 +259,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
 ) -> c_int {
     guard(|| {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
-        let threads = threads_arg(threads)?;
-        let (obj, dataset) = dataset_of(ds)?;
-        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
-        let len = in_object(obj, selection_len(&sel))?;
+        let Selected { obj, dataset, sel, n: len, threads } = selected(ds, start, count, stride, threads)?;
         let itemsize = dataset.datatype.size;
         let values = in_object(
             obj,

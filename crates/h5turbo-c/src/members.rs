@@ -1,7 +1,7 @@
 //! A compound dataset read one member at a time: what lets C (and R) read compounds
 //! whose other members have no fixed C layout (variable-length strings, sequences).
 
-use crate::dataset::{dataset_of, hyperslab, in_object, selection_len};
+use crate::dataset::{in_object, selected, Selected};
 use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
 use crate::handles::out_strings;
@@ -93,10 +93,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_member(
     threads: c_int,
 ) -> c_int {
     guard(|| {
-        let threads = threads_arg(threads)?;
-        let (obj, dataset) = dataset_of(ds)?;
-        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
-        let n = in_object(obj, selection_len(&sel))?;
+        let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
         let (m, _, _) = in_object(obj, member_of(&dataset, member))?;
         let member_type = h5turbo_datatype::new(m.datatype.clone());
         let (numpy, width) = in_object(obj, member_type.plain_layout())?;
@@ -136,10 +133,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_member_strings(
 ) -> c_int {
     guard(|| {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
-        let threads = threads_arg(threads)?;
-        let (obj, dataset) = dataset_of(ds)?;
-        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
-        let len = in_object(obj, selection_len(&sel))?;
+        let Selected { obj, dataset, sel, n: len, threads } = selected(ds, start, count, stride, threads)?;
         let (m, _, _) = in_object(obj, member_of(&dataset, member))?;
         if !matches!(m.datatype.class, DatatypeClass::String { .. } | DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) {
             return Err(invalid(format!("member {:?} is not a string", m.name)).in_object(obj.name()).in_file(obj.file().path()));

@@ -1,7 +1,7 @@
 //! Variable-length sequences (HDF5's vlen of numbers, enums, fixed strings or plain
 //! compounds): each element a run of base-type values, handed to C in one block.
 
-use crate::dataset::{dataset_of, hyperslab, in_object, selection_len};
+use crate::dataset::{in_object, selected, Selected};
 use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
 use crate::native::to_native;
@@ -97,14 +97,11 @@ pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
         let n_out = out_ptr(n, "n")?;
         *seqs_out = std::ptr::null_mut();
         *n_out = 0;
-        let threads = threads_arg(threads)?;
-        let (obj, dataset) = dataset_of(ds)?;
+        let Selected { obj, dataset, sel, threads, .. } = selected(ds, start, count, stride, threads)?;
         let DatatypeClass::VarLen { kind: VlenKind::Sequence, base } = &dataset.datatype.class else {
             return Err(invalid("not a dataset of variable-length sequences").in_object(obj.name()).in_file(obj.file().path()));
         };
         let base = h5turbo_datatype::new((**base).clone());
-        let sel = in_object(obj, hyperslab(&dataset.dataspace, start, count, stride))?;
-        in_object(obj, selection_len(&sel))?;
         let values = obj.read_vlen(&sel, threads)?;
         let (runs, _) = in_object(obj, sequences(values, &base))?;
         let count = runs.len();

@@ -497,6 +497,7 @@ static const char *r_type(const tnode *t, int logical)
     case H5TURBO_COMPOUND: return "data.frame";
     case H5TURBO_COMPLEX: return "complex";
     case H5TURBO_OPAQUE: return "raw";
+    case H5TURBO_VLEN: return "list";   /* variable-length sequences */
     default: return "unsupported";
     }
 }
