@@ -48,10 +48,12 @@ fn member_values(obj: &Object, dataset: &Dataset, member: usize, sel: &[AxisSele
         let mut bytes = zeroed_elements(n, size, "the selected elements")?;
         obj.read_numpy(sel, &mut bytes, threads)?;
         let string = matches!(m.datatype.class, DatatypeClass::String { .. });
+        let outside = || Error::format(format!("compound member {:?} lies outside its element", m.name));
+        let end = offset.checked_add(width).filter(|&e| e <= size).ok_or_else(outside)?;
         return Ok(bytes
             .chunks_exact(size.max(1))
             .map(|e| {
-                let value = e[offset..offset + width].to_vec();
+                let value = e[offset..end].to_vec();
                 if string { MemberValue::String(value) } else { MemberValue::Bytes(value) }
             })
             .collect());

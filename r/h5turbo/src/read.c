@@ -279,8 +279,9 @@ static SEXP read_sequences_selection(call_t *c, const selection_t *s, int rank, 
                 UNPROTECT(1);
                 return NULL;
             }
-            SEXP v = convert_elements(c, &bt, (const unsigned char *) q->data, (R_xlen_t) q->len, bt.info.size, 0,
-                                      flags, overflow);
+            /* an empty sequence has no data: converters get a valid pointer all the same */
+            const unsigned char *data = q->data != NULL ? (const unsigned char *) q->data : (const unsigned char *) "";
+            SEXP v = convert_elements(c, &bt, data, (R_xlen_t) q->len, bt.info.size, 0, flags, overflow);
             if (v == NULL) { UNPROTECT(1); return NULL; }
             SET_VECTOR_ELT(out, at++, v);
         }
