@@ -20,25 +20,24 @@ enum MemberValue {
     String(Vec<u8>),
 }
 
-/// Member `member` of a compound dataset, and its position among the compound's numpy
-/// fields (the order of the values read with vlen parts, which is not always HDF5's).
-fn member_of(dataset: &Dataset, member: usize) -> Result<(&CompoundMember, usize, NumpyDtype), Error> {
+/// Member `member` of a compound dataset.
+fn member_of(dataset: &Dataset, member: usize) -> Result<&CompoundMember, Error> {
     let DatatypeClass::Compound { members } = &dataset.datatype.class else {
         return Err(invalid("not a compound dataset"));
     };
-    let m = members.get(member).ok_or_else(|| invalid(format!("member {} of a compound of {}", member, members.len())))?;
-    let numpy = dataset.datatype.numpy_dtype()?;
-    let NumpyDtype::Structured { fields, .. } = &numpy else {
-        return Err(Error::unsupported("a compound without a structured layout"));
-    };
-    let position = fields.iter().position(|(name, _, _)| *name == m.name).ok_or_else(|| Error::format("a compound member without its field"))?;
-    Ok((m, position, numpy))
+    members.get(member).ok_or_else(|| invalid(format!("member {} of a compound of {}", member, members.len())))
 }
 
 /// The values of member `member` for the selection `sel` (`n` elements).
 fn member_values(obj: &Object, dataset: &Dataset, member: usize, sel: &[AxisSelection], n: usize, threads: usize) -> Result<Vec<MemberValue>, Error> {
-    let (m, position, numpy) = member_of(dataset, member)?;
-    let NumpyDtype::Structured { fields, itemsize } = &numpy else { unreachable!("member_of checked the layout") };
+    let m = member_of(dataset, member)?;
+    let numpy = dataset.datatype.numpy_dtype()?;
+    let NumpyDtype::Structured { fields, itemsize } = &numpy else {
+        return Err(Error::unsupported("a compound without a structured layout"));
+    };
+    // its place among the numpy fields: the order of the values read with vlen parts,
+    // which is not always HDF5's
+    let position = fields.iter().position(|(name, _, _)| *name == m.name).ok_or_else(|| Error::format("a compound member without its field"))?;
     if crate::native::is_plain(&numpy) {
         // every member has a fixed layout: one read of whole elements, then the member cut out
         let size = usize::try_from(*itemsize).map_err(|_| Error::unsupported("element too large"))?;
@@ -96,7 +95,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_member(
 ) -> c_int {
     guard(|| {
         let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
-        let (m, _, _) = in_object(obj, member_of(&dataset, member))?;
+        let m = in_object(obj, member_of(&dataset, member))?;
         let member_type = h5turbo_datatype::new(m.datatype.clone());
         let (numpy, width) = in_object(obj, member_type.plain_layout())?;
         let need = in_object(obj, n.checked_mul(width).ok_or_else(|| invalid("selection too large")))?;
@@ -136,7 +135,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_member_strings(
     guard(|| {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let Selected { obj, dataset, sel, n: len, threads } = selected(ds, start, count, stride, threads)?;
-        let (m, _, _) = in_object(obj, member_of(&dataset, member))?;
+        let m = in_object(obj, member_of(&dataset, member))?;
         if !matches!(m.datatype.class, DatatypeClass::String { .. } | DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) {
             return Err(invalid(format!("member {:?} is not a string", m.name)).in_object(obj.name()).in_file(obj.file().path()));
         }

@@ -28,10 +28,10 @@ fn round_up(n: usize) -> Option<usize> {
     n.checked_add(ALIGN - 1).map(|v| v / ALIGN * ALIGN)
 }
 
-/// The values of each selected element, in native order, and the base type's width.
-fn sequences(values: Vec<VlenValue>, base: &h5turbo_datatype) -> Result<(Vec<(u64, Vec<u8>)>, usize), Error> {
-    let (numpy, width) = base.plain_layout()?;
-    let runs = values
+/// The values of each selected element, in native order.
+fn sequences(values: Vec<VlenValue>, base: &h5turbo_datatype) -> Result<Vec<(u64, Vec<u8>)>, Error> {
+    let (numpy, _) = base.plain_layout()?;
+    values
         .into_iter()
         .map(|v| match v {
             VlenValue::Sequence { count, mut bytes } => {
@@ -41,8 +41,7 @@ fn sequences(values: Vec<VlenValue>, base: &h5turbo_datatype) -> Result<(Vec<(u6
             VlenValue::NestedSequence(_) => Err(Error::unsupported("sequences of variable-length values have no fixed C layout")),
             _ => Err(Error::format("a variable-length sequence element holds no sequence")),
         })
-        .collect::<Result<Vec<_>, Error>>()?;
-    Ok((runs, width))
+        .collect()
 }
 
 /// One block: [header][n x h5turbo_sequence][each sequence's data, ALIGN-aligned].
@@ -103,7 +102,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
         };
         let base = h5turbo_datatype::new((**base).clone());
         let values = obj.read_vlen(&sel, threads)?;
-        let (runs, _) = in_object(obj, sequences(values, &base))?;
+        let runs = in_object(obj, sequences(values, &base))?;
         let count = runs.len();
         let packed = in_object(obj, pack(&runs))?;
         *seqs_out = packed;
