@@ -21,7 +21,10 @@
 use crate::format::context::FormatContext;
 use crate::format::datatype::{ByteOrder, Datatype, DatatypeClass, FloatLayout, StringPadding, VlenKind};
 use super::floats::{self as float_convert, TargetFloat};
-use crate::format::global_heap::{GlobalHeapCache, VlenRef};
+use crate::format::global_heap::{Collection, GlobalHeapCache, VlenRef};
+use std::sync::Arc;
+use crate::engine::pool;
+use rayon::prelude::*;
 use super::numpy_dtype::NumpyDtype;
 use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
 use crate::error::{Error, Result};
@@ -417,6 +420,22 @@ pub fn resolve_vlen_elements(
     raw: &[u8],
     n: usize,
 ) -> Result<Vec<VlenValue>> {
+    resolve_vlen_elements_on(ctx, heap, dtype, raw, n, 1)
+}
+
+/// Elements resolved by one thread at a time when a read is shared out.
+const RESOLVE_BLOCK: usize = 16384;
+
+/// resolve_vlen_elements on `threads` threads of the engine's pool (blocks of elements
+/// in parallel, each with a resolver of its own; the heap cache is shared).
+pub fn resolve_vlen_elements_on(
+    ctx: &FormatContext,
+    heap: &GlobalHeapCache,
+    dtype: &Datatype,
+    raw: &[u8],
+    n: usize,
+    threads: usize,
+) -> Result<Vec<VlenValue>> {
     let need = n.checked_mul(dtype.size).filter(|&b| b <= raw.len());
     if need.is_none() {
         return Err(Error::invalid_argument(format!(
@@ -426,51 +445,139 @@ pub fn resolve_vlen_elements(
             raw.len()
         )));
     }
-    let mut resolver = Resolver { ctx, heap, depth: 0 };
-    (0..n).map(|i| resolver.element(dtype, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
+    let plan = Plan::new(dtype, 0)?;
+    let resolve = |first: usize, count: usize| -> Result<Vec<VlenValue>> {
+        let mut resolver = Resolver { ctx, heap, last: None };
+        (first..first + count).map(|i| resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
+    };
+    let pool_threads = pool::Threads::resolve(threads);
+    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
+        return resolve(0, n);
+    }
+    let blocks = pool::get(pool_threads)?.install(|| {
+        (0..n.div_ceil(RESOLVE_BLOCK))
+            .into_par_iter()
+            .map(|b| resolve(b * RESOLVE_BLOCK, RESOLVE_BLOCK.min(n - b * RESOLVE_BLOCK)))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    let mut values = Vec::with_capacity(n);
+    for block in blocks {
+        values.extend(block);
+    }
+    Ok(values)
 }
 
-/// Heap objects can hold vlen references themselves (vlen of vlen); bound the chain.
+/// Types nest vlen data inside vlen data (a sequence of sequences); bound the depth.
 const MAX_VLEN_DEPTH: usize = 32;
+
+/// How the elements of one type are resolved, worked out once per read: no type is
+/// inspected and no conversion planned element by element.
+enum Plan {
+    String,
+    /// A sequence whose base has no vlen parts: its bytes converted to numpy layout.
+    Sequence { base_size: usize, convert: ElementConverter },
+    /// A sequence whose base has vlen parts: each base element resolved.
+    NestedSequence { base_size: usize, base: Box<Plan> },
+    /// Fields in h5py's order (see numpy_dtype::memory_layout): offset, size, plan.
+    Compound(Vec<(usize, usize, Plan)>),
+    /// An array type with vlen parts: `count` items of `size` bytes.
+    Array { size: usize, item: Box<Plan> },
+    /// References: their stored bytes.
+    Stored,
+    /// No vlen parts: converted to numpy layout.
+    Fixed(ElementConverter),
+}
+
+impl Plan {
+    fn new(dt: &Datatype, depth: usize) -> Result<Plan> {
+        if depth >= MAX_VLEN_DEPTH {
+            return Err(Error::format(format!("vlen data nested deeper than {} levels", MAX_VLEN_DEPTH)));
+        }
+        Ok(match &dt.class {
+            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => Plan::String,
+            DatatypeClass::VarLen { kind: VlenKind::Sequence, base } if has_objects(base) => {
+                Plan::NestedSequence { base_size: base.size, base: Box::new(Plan::new(base, depth + 1)?) }
+            }
+            DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => {
+                Plan::Sequence { base_size: base.size, convert: ElementConverter::new(base)? }
+            }
+            DatatypeClass::Compound { members } if has_objects(dt) => {
+                let layout = memory_layout(dt).map(|l| l.fields).unwrap_or_default();
+                let fields = layout.iter().map(|&(index, _)| {
+                    let m = &members[index];
+                    Ok((m.offset as usize, m.datatype.size, Plan::new(&m.datatype, depth + 1)?))
+                });
+                Plan::Compound(fields.collect::<Result<_>>()?)
+            }
+            DatatypeClass::Array { base, .. } if has_objects(dt) => {
+                Plan::Array { size: base.size, item: Box::new(Plan::new(base, depth + 1)?) }
+            }
+            DatatypeClass::Reference { .. } => Plan::Stored,
+            _ => Plan::Fixed(ElementConverter::new(dt)?),
+        })
+    }
+}
+
+/// `n` elements of `src` converted to numpy layout (checked to be there).
+fn converted(convert: &ElementConverter, src: &[u8], n: usize) -> Result<Vec<u8>> {
+    let (src_size, dst_size) = (convert.src_size, convert.dst_size);
+    let need = n.checked_mul(src_size).filter(|&b| b <= src.len()).ok_or_else(|| {
+        Error::format(format!("{} elements of {} bytes, but only {} bytes hold them", n, src_size, src.len()))
+    })?;
+    if convert.is_copy() {
+        return Ok(src[..need].to_vec());
+    }
+    let mut out = vec![0u8; n * dst_size];
+    convert.convert(src, &mut out, n)?;
+    Ok(out)
+}
 
 struct Resolver<'a> {
     ctx: &'a FormatContext,
     heap: &'a GlobalHeapCache,
-    depth: usize,
+    /// The collection the last element lay in (neighbours usually share one): no lock
+    /// and no map lookup for them.
+    last: Option<(u64, Arc<Collection>)>,
 }
 
 impl Resolver<'_> {
-    fn element(&mut self, dt: &Datatype, raw: &[u8]) -> Result<VlenValue> {
-        match &dt.class {
-            DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => self.string(raw),
-            DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => self.sequence(base, raw),
-            DatatypeClass::Compound { members } if has_objects(dt) => {
-                // Fields in h5py's order (see numpy_dtype::memory_layout).
-                let layout = memory_layout(dt).map(|l| l.fields).unwrap_or_default();
-                let fields = layout.iter().map(|&(index, _)| {
-                    let m = &members[index];
-                    let start = m.offset as usize;
-                    self.element(&m.datatype, &raw[start..start + m.datatype.size])
-                });
-                Ok(VlenValue::Compound(fields.collect::<Result<_>>()?))
+    fn element(&mut self, plan: &Plan, raw: &[u8]) -> Result<VlenValue> {
+        match plan {
+            Plan::String => self.string(raw),
+            Plan::Sequence { base_size, convert } => {
+                let (count, bytes) = self.sequence_bytes(*base_size, raw)?;
+                Ok(VlenValue::Sequence { count, bytes: converted(convert, bytes, count)? })
             }
-            DatatypeClass::Array { base, .. } if has_objects(dt) => {
-                let items = raw.chunks_exact(base.size.max(1)).map(|e| self.element(base, e));
+            Plan::NestedSequence { base_size, base } => {
+                let (count, bytes) = self.sequence_bytes(*base_size, raw)?;
+                let bytes = bytes.to_vec();
+                let items = bytes.chunks_exact((*base_size).max(1)).take(count).map(|item| self.element(base, item));
+                Ok(VlenValue::NestedSequence(items.collect::<Result<_>>()?))
+            }
+            Plan::Compound(fields) => {
+                let values = fields.iter().map(|(offset, size, field)| {
+                    let part = raw.get(*offset..offset + size).ok_or_else(|| Error::format("a compound member outside its element"))?;
+                    self.element(field, part)
+                });
+                Ok(VlenValue::Compound(values.collect::<Result<_>>()?))
+            }
+            Plan::Array { size, item } => {
+                let items = raw.chunks_exact((*size).max(1)).map(|e| self.element(item, e));
                 Ok(VlenValue::Array(items.collect::<Result<_>>()?))
             }
-            DatatypeClass::Reference { .. } => Ok(VlenValue::Fixed(raw.to_vec())),
-            _ => Ok(VlenValue::Fixed(to_numpy_bytes(dt, raw, 1)?)),
+            Plan::Stored => Ok(VlenValue::Fixed(raw.to_vec())),
+            Plan::Fixed(convert) => Ok(VlenValue::Fixed(converted(convert, raw, 1)?)),
         }
     }
 
     /// The stored length counts bytes; h5py then stops at the first NUL (C string).
-    fn string(&self, raw: &[u8]) -> Result<VlenValue> {
+    fn string(&mut self, raw: &[u8]) -> Result<VlenValue> {
         let vref = VlenRef::parse(self.ctx, raw)?;
         if vref.is_empty() {
             return Ok(VlenValue::String(Vec::new()));
         }
         let length = vref.length as usize;
-        let mut bytes = self.heap_bytes(raw)?;
+        let bytes = self.heap_bytes(vref)?;
         if bytes.len() < length {
             return Err(Error::format(format!(
                 "vlen string of {} bytes, but its heap object holds {}",
@@ -478,42 +585,34 @@ impl Resolver<'_> {
                 bytes.len()
             )));
         }
-        bytes.truncate(length);
-        bytes.truncate(bytes.iter().position(|&b| b == 0).unwrap_or(length));
-        Ok(VlenValue::String(bytes))
+        let text = &bytes[..length];
+        Ok(VlenValue::String(text[..text.iter().position(|&b| b == 0).unwrap_or(length)].to_vec()))
     }
 
-    fn heap_bytes(&self, raw: &[u8]) -> Result<Vec<u8>> {
-        let vref = VlenRef::parse(self.ctx, raw)?;
-        match vref.collection {
-            Some(addr) if vref.length > 0 => self.heap.get(self.ctx, addr, vref.index),
-            _ => Ok(Vec::new()),
+    /// The bytes of the heap object a vlen element refers to (empty for none).
+    fn heap_bytes(&mut self, vref: VlenRef) -> Result<&[u8]> {
+        let Some(address) = vref.collection.filter(|_| vref.length > 0) else { return Ok(&[]) };
+        if self.last.as_ref().map(|(a, _)| *a) != Some(address) {
+            self.last = Some((address, self.heap.collection(self.ctx, address)?));
         }
+        let (_, collection) = self.last.as_ref().expect("set above");
+        collection.object(vref.index).map_err(|e| e.at(address))
     }
 
-    fn sequence(&mut self, base: &Datatype, raw: &[u8]) -> Result<VlenValue> {
+    /// A sequence's element count and its heap bytes (checked to hold them).
+    fn sequence_bytes(&mut self, base_size: usize, raw: &[u8]) -> Result<(usize, &[u8])> {
         let vref = VlenRef::parse(self.ctx, raw)?;
         let count = if vref.is_empty() { 0 } else { vref.length as usize };
-        let bytes = self.heap_bytes(raw)?;
-        let need = count.checked_mul(base.size).filter(|&b| b <= bytes.len()).ok_or_else(|| {
+        let bytes = self.heap_bytes(vref)?;
+        let need = count.checked_mul(base_size).filter(|&b| b <= bytes.len()).ok_or_else(|| {
             Error::format(format!(
                 "vlen sequence of {} {}-byte elements, but its heap object holds {} bytes",
                 count,
-                base.size,
+                base_size,
                 bytes.len()
             ))
         })?;
-        if !has_objects(base) {
-            return Ok(VlenValue::Sequence { count, bytes: to_numpy_bytes(base, &bytes[..need], count)? });
-        }
-        if self.depth >= MAX_VLEN_DEPTH {
-            return Err(Error::format(format!("vlen data nested deeper than {} levels", MAX_VLEN_DEPTH)));
-        }
-        self.depth += 1;
-        let items: Result<Vec<VlenValue>> =
-            (0..count).map(|i| self.element(base, &bytes[i * base.size..(i + 1) * base.size])).collect();
-        self.depth -= 1;
-        Ok(VlenValue::NestedSequence(items?))
+        Ok((count, &bytes[..need]))
     }
 }
 

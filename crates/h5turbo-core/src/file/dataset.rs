@@ -256,7 +256,7 @@ impl Dataset {
         let n = selection_len(sel)?;
         let mut raw = zeroed_elements(n, self.element_size(), "the selection's stored values")?;
         self.read_raw(file, sel, &mut raw, threads)?;
-        values::resolve_vlen_elements(file.ctx(), file.global_heap(), &self.datatype, &raw, n)
+        values::resolve_vlen_elements_on(file.ctx(), file.global_heap(), &self.datatype, &raw, n, threads)
     }
 
     /// The fill value in numpy layout (None for types with variable-length parts).

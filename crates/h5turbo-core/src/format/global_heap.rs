@@ -11,9 +11,28 @@ use std::sync::{Arc, RwLock};
 
 /// One parsed collection: its bytes and where each object lies in them.
 #[derive(Debug)]
-struct Collection {
+pub(crate) struct Collection {
     data: Vec<u8>,
-    objects: HashMap<u16, Range<usize>>,
+    /// (object index, its bytes in `data`), sorted by index.
+    objects: Vec<(u16, Range<usize>)>,
+}
+
+impl Collection {
+    /// The bytes of object `index`.
+    pub(crate) fn object(&self, index: u32) -> Result<&[u8]> {
+        let range = u16::try_from(index).ok().and_then(|i| self.range_of(i));
+        range
+            .and_then(|r| self.data.get(r.clone()))
+            .ok_or_else(|| Error::format(format!("global heap collection has no object {}", index)))
+    }
+
+    fn range_of(&self, index: u16) -> Option<&Range<usize>> {
+        // objects are numbered 1, 2, 3 ... as they are written: usually found in place
+        match self.objects.get(usize::from(index).wrapping_sub(1)) {
+            Some((i, range)) if *i == index => Some(range),
+            _ => self.objects.binary_search_by_key(&index, |(i, _)| *i).ok().map(|at| &self.objects[at].1),
+        }
+    }
 }
 
 /// Parsed collections by address, shared by all readers of one file. Vlen reads are
@@ -61,10 +80,8 @@ impl GlobalHeapCache {
     /// The bytes of object `index` in the collection at `collection_address`.
     pub fn get(&self, ctx: &FormatContext, collection_address: u64, index: u32) -> Result<Vec<u8>> {
         let collection = self.collection(ctx, collection_address)?;
-        let range = u16::try_from(index).ok().and_then(|i| collection.objects.get(&i)).ok_or_else(|| {
-            Error::format(format!("global heap collection has no object {}", index)).at(collection_address)
-        })?;
-        Ok(collection.data[range.clone()].to_vec())
+        let bytes = collection.object(index).map_err(|e| e.at(collection_address))?;
+        Ok(bytes.to_vec())
     }
 
     /// The heap bytes of one stored vlen element (empty for length 0 or no collection).
@@ -90,7 +107,8 @@ impl GlobalHeapCache {
         self.collections.write().unwrap_or_else(|poisoned| poisoned.into_inner()).clear();
     }
 
-    fn collection(&self, ctx: &FormatContext, address: u64) -> Result<Arc<Collection>> {
+    /// The collection at `address`, parsed on first use.
+    pub(crate) fn collection(&self, ctx: &FormatContext, address: u64) -> Result<Arc<Collection>> {
         if let Some(c) = self.read_lock().get(&address) {
             return Ok(Arc::clone(c));
         }
@@ -130,11 +148,11 @@ fn load_collection(ctx: &FormatContext, address: u64) -> Result<Collection> {
 }
 
 /// Walk the objects of a collection; object index 0 is the free space that ends it.
-fn index_objects(ctx: &FormatContext, data: &[u8], address: u64) -> Result<HashMap<u16, Range<usize>>> {
+fn index_objects(ctx: &FormatContext, data: &[u8], address: u64) -> Result<Vec<(u16, Range<usize>)>> {
     let mut r = ctx.reader(data, address);
     r.skip(8 + ctx.sizes().length as usize)?;
     let object_header = 8 + ctx.sizes().length as usize;
-    let mut objects = HashMap::new();
+    let mut objects = Vec::new();
     while r.remaining() >= object_header {
         let index = r.u16()?;
         if index == 0 {
@@ -147,11 +165,15 @@ fn index_objects(ctx: &FormatContext, data: &[u8], address: u64) -> Result<HashM
         })?;
         let start = r.position();
         r.skip(size)?;
-        objects.insert(index, start..start + size);
+        objects.push((index, start..start + size));
         // Object data is padded to a multiple of 8; the last object may end the collection.
         let pad = (8 - size % 8) % 8;
         r.skip(pad.min(r.remaining()))?;
     }
+    // a damaged collection may repeat an index: the last one stands, as it always has
+    objects.reverse();
+    objects.sort_by_key(|(index, _)| *index);
+    objects.dedup_by_key(|(index, _)| *index);
     Ok(objects)
 }
 
