@@ -3,8 +3,9 @@
 
 use crate::errors::{guard, to_py_err};
 
-use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, reference, vlen_element_dtype};
-use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype};
+use numpy::npyffi::{npy_intp, NpyTypes, PyArrayObject, PY_ARRAY_API};
+use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -231,8 +232,12 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
             // Fields are set through a 1-element array: assigning an array to an object
             // field of a 0-d record would make numpy broadcast it.
             let record = numpy(py)?.call_method1("zeros", (1, &dtype))?;
-            for (member, field) in members.iter().zip(fields) {
-                let v = vlen_to_py(py, &member.datatype, field, strings_as_str)?;
+            // the values follow the memory layout's order of the members, not HDF5's
+            let layout = memory_layout(dt).ok_or_else(|| PyValueError::new_err("a compound without its layout"))?;
+            for (&(index, _), field) in layout.fields.iter().zip(fields) {
+                let member = members.get(index).ok_or_else(|| PyValueError::new_err("a compound field without its member"))?;
+                // h5py decodes an attribute's strings at the top only: in a record they stay bytes
+                let v = vlen_to_py(py, &member.datatype, field, false)?;
                 record.get_item(member.name.as_str())?.set_item(0, v)?;
             }
             Ok(record.get_item(0)?.unbind())
@@ -274,7 +279,9 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
     }
 }
 
-/// Read a selection of a dataset with variable-length parts into an object array.
+/// Read a selection of a dataset with variable-length parts into `out` (an array of
+/// h5py's dtype for it), a column at a time: compound fields are filled whole, never
+/// element by element through Python.
 pub fn read_vlen(
     py: Python<'_>,
     obj: &CoreObject,
@@ -288,8 +295,116 @@ pub fn read_vlen(
         return Err(PyValueError::new_err(format!("out holds {} elements, the selection {}", out.len(), values.len())));
     }
     let flat = out.call_method1("reshape", (-1,))?;
-    for (i, v) in values.iter().enumerate() {
-        flat.set_item(i, vlen_to_py(py, &ds.datatype, v, false)?)?;
+    fill_column(py, &ds.datatype, values, &flat)
+}
+
+/// Fill `target` (n elements of `dt`'s dtype: a 1-d array, or one field of a
+/// structured array) with `values`, one per element.
+fn fill_column(py: Python<'_>, dt: &Datatype, values: Vec<VlenValue>, target: &Bound<'_, PyAny>) -> PyResult<()> {
+    let n = values.len();
+    match &dt.class {
+        DatatypeClass::Compound { members } if has_objects(dt) => {
+            // the values of an element follow the memory layout's order of the members
+            let layout = memory_layout(dt).ok_or_else(|| PyValueError::new_err("a compound without its layout"))?;
+            let mut columns: Vec<Vec<VlenValue>> = layout.fields.iter().map(|_| Vec::with_capacity(n)).collect();
+            for value in values {
+                match value {
+                    VlenValue::Compound(fields) if fields.len() == columns.len() => {
+                        for (column, field) in columns.iter_mut().zip(fields) {
+                            column.push(field);
+                        }
+                    }
+                    _ => return Err(PyValueError::new_err("variable-length value does not match its datatype")),
+                }
+            }
+            for (&(index, _), column) in layout.fields.iter().zip(columns) {
+                let member = members.get(index).ok_or_else(|| PyValueError::new_err("a compound field without its member"))?;
+                fill_column(py, &member.datatype, column, &target.get_item(member.name.as_str())?)?;
+            }
+            Ok(())
+        }
+        _ if !has_objects(dt) => {
+            // fixed-layout values (a field beside variable-length ones): one array
+            let mut bytes = Vec::new();
+            for value in values {
+                match value {
+                    VlenValue::Fixed(b) => bytes.extend_from_slice(&b),
+                    _ => return Err(PyValueError::new_err("variable-length value does not match its datatype")),
+                }
+            }
+            let column = array_from_bytes(py, &bytes, &dtype_of(py, dt)?, &[n as u64])?;
+            target.set_item(py.Ellipsis(), column)
+        }
+        _ => {
+            let element = ElementConverter::new(py, dt)?;
+            let objects = values.iter().map(|v| element.to_py(py, v)).collect::<PyResult<Vec<_>>>()?;
+            target.set_item(py.Ellipsis(), object_column(py, objects, target)?)
+        }
     }
-    Ok(())
+}
+
+/// `objects` as an object array of the target's shape (an element of an array type
+/// with object parts is itself an array, filling one row of it).
+fn object_column<'py>(py: Python<'py>, objects: Vec<PyObject>, target: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let column = numpy::PyArray1::from_vec(py, objects).into_any();
+    let shape: Vec<usize> = target.getattr("shape")?.extract()?;
+    if shape.len() <= 1 {
+        return Ok(column);
+    }
+    // rows of an array type: each object an array of the row's shape
+    let rows = numpy(py)?.call_method1("empty", (PyTuple::new(py, &shape)?, "O"))?;
+    for (i, row) in column.try_iter()?.enumerate() {
+        rows.set_item(i, row?)?;
+    }
+    Ok(rows)
+}
+
+/// One variable-length element type turned into Python objects, its dtypes built once.
+struct ElementConverter<'a> {
+    dt: &'a Datatype,
+    /// The dtype of a sequence's elements (h5py's labelling), for sequences.
+    sequence_dtype: Option<Py<PyArrayDescr>>,
+}
+
+impl<'a> ElementConverter<'a> {
+    fn new(py: Python<'_>, dt: &'a Datatype) -> PyResult<Self> {
+        let sequence_dtype = match &dt.class {
+            DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => {
+                let descr = guard(|| base.numpy_dtype()).map_err(to_py_err)?;
+                Some(build_dtype(py, &vlen_element_dtype(&descr))?.downcast_bound::<PyArrayDescr>(py)?.clone().unbind())
+            }
+            _ => None,
+        };
+        Ok(ElementConverter { dt, sequence_dtype })
+    }
+
+    fn to_py(&self, py: Python<'_>, value: &VlenValue) -> PyResult<PyObject> {
+        match (value, &self.sequence_dtype) {
+            (VlenValue::Sequence { count, bytes }, Some(dtype)) => sequence_array(py, bytes, dtype.bind(py), *count),
+            _ => vlen_to_py(py, self.dt, value, false),
+        }
+    }
+}
+
+/// A sequence's values as a new 1-d array of `dtype` (which owns a copy of `bytes`):
+/// one call into numpy's C API per element, where frombuffer, reshape and copy took
+/// four Python calls. Sub-array dtypes (which add axes) go the long way.
+fn sequence_array(py: Python<'_>, bytes: &[u8], dtype: &Bound<'_, PyArrayDescr>, count: usize) -> PyResult<PyObject> {
+    if dtype.has_subarray() || count.checked_mul(dtype.itemsize()) != Some(bytes.len()) {
+        return Ok(array_from_bytes(py, bytes, dtype.as_unbound().clone_ref(py).as_any(), &[count as u64])?.unbind());
+    }
+    let mut dims = [count as npy_intp];
+    // SAFETY: numpy allocates an array of `count` elements of `dtype` (the descriptor
+    // reference is given to it); its data holds count x itemsize = bytes.len() bytes.
+    unsafe {
+        let array_type = PY_ARRAY_API.get_type_object(py, NpyTypes::PyArray_Type);
+        let descr = dtype.clone().into_dtype_ptr();
+        let ptr = PY_ARRAY_API.PyArray_NewFromDescr(py, array_type, descr, 1, dims.as_mut_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), 0, std::ptr::null_mut());
+        let array = Bound::from_owned_ptr_or_err(py, ptr)?;
+        if !bytes.is_empty() {
+            let data = (*ptr.cast::<PyArrayObject>()).data.cast::<u8>();
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), data, bytes.len());
+        }
+        Ok(array.unbind())
+    }
 }
