@@ -138,6 +138,12 @@
 typedef struct h5turbo_attribute h5turbo_attribute;
 
 /**
+ * The members of a compound selection, read once; read-only, so usable from many
+ * threads at once. Free with h5turbo_columns_free.
+ */
+typedef struct h5turbo_columns h5turbo_columns;
+
+/**
  * An element type (of a dataset, an attribute, a compound member or a base type).
  */
 typedef struct h5turbo_datatype h5turbo_datatype;
@@ -486,37 +492,49 @@ int h5turbo_fast5_get(h5turbo_fast5 *f5, const char *read_id, h5turbo_fast5_batc
 void h5turbo_fast5_batch_free(h5turbo_fast5_batch *batch);
 
 /**
- * Read member `member` (numbered as h5turbo_datatype_member numbers them) of a
- * hyperslab of a compound dataset into `buf` (buf_size bytes, checked): the member's
- * values alone, one after the other, in its own layout (the size and class of
- * h5turbo_datatype_member's type), native byte order. Also for compounds whose other
- * members are variable-length, which h5turbo_dataset_read cannot lay out; the member
- * itself must have a fixed layout (a fixed-length string member gives its bytes as
- * stored; variable-length strings: h5turbo_dataset_read_member_strings).
- * start/count/stride and threads as for h5turbo_dataset_read.
+ * Read a hyperslab of a compound dataset once into columns, one per member (numbered
+ * as h5turbo_datatype_member numbers them); `*columns` receives them. Then
+ * h5turbo_columns_member gives a member with a fixed layout (packed, native byte
+ * order; a fixed-length string member as its stored bytes) and
+ * h5turbo_columns_member_strings a string member (fixed or variable length). Works
+ * for compounds with variable-length members, which h5turbo_dataset_read cannot lay
+ * out. start/count/stride and threads as for h5turbo_dataset_read. Free with
+ * h5turbo_columns_free.
  */
-int h5turbo_dataset_read_member(const h5turbo_object *ds,
-                                size_t member,
-                                const uint64_t *start,
-                                const uint64_t *count,
-                                const uint64_t *stride,
-                                void *buf,
-                                size_t buf_size,
-                                int threads);
+int h5turbo_dataset_read_columns(const h5turbo_object *ds,
+                                 const uint64_t *start,
+                                 const uint64_t *count,
+                                 const uint64_t *stride,
+                                 h5turbo_columns **columns,
+                                 int threads);
 
 /**
- * The strings of member `member` (a fixed- or variable-length string member) of a
- * hyperslab of a compound dataset as NUL-terminated C strings, row-major; free with
- * h5turbo_strings_free(*strings, *n).
+ * The number of selected elements (each column's length).
  */
-int h5turbo_dataset_read_member_strings(const h5turbo_object *ds,
-                                        size_t member,
-                                        const uint64_t *start,
-                                        const uint64_t *count,
-                                        const uint64_t *stride,
-                                        char ***strings,
-                                        size_t *n,
-                                        int threads);
+int h5turbo_columns_rows(const h5turbo_columns *columns, size_t *rows);
+
+/**
+ * Copy member `member`'s values (a member with a fixed layout) into `buf` (buf_size
+ * bytes, checked): rows x its h5turbo_datatype_member size, native byte order.
+ */
+int h5turbo_columns_member(const h5turbo_columns *columns,
+                           size_t member,
+                           void *buf,
+                           size_t buf_size);
+
+/**
+ * Member `member`'s values (a fixed- or variable-length string member) as
+ * NUL-terminated C strings; free with h5turbo_strings_free(*strings, *n).
+ */
+int h5turbo_columns_member_strings(const h5turbo_columns *columns,
+                                   size_t member,
+                                   char ***strings,
+                                   size_t *n);
+
+/**
+ * Free what h5turbo_dataset_read_columns gave (NULL is fine).
+ */
+void h5turbo_columns_free(h5turbo_columns *columns);
 
 /**
  * The variable-length sequences of a hyperslab of a dataset whose elements are vlen

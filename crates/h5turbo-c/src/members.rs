@@ -1,149 +1,282 @@
-//! A compound dataset read one member at a time: what lets C (and R) read compounds
-//! whose other members have no fixed C layout (variable-length strings, sequences).
+//! A compound selection read into columns, one per member, from one read: what lets C
+//! (and R) read compounds whose members have no common fixed C layout (variable-length
+//! strings, sequences), and tables whole without a pass per member.
 
 use crate::dataset::{in_object, selected, Selected};
-use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
-use crate::handles::out_strings;
-use crate::native::to_native;
+use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
+use crate::native::{is_plain, to_native};
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
     zeroed_elements, AxisSelection, CompoundMember, Dataset, DatatypeClass, Error, NumpyDtype, Object, VlenKind, VlenValue,
 };
-use std::ffi::{c_char, c_int};
+use std::ffi::{c_char, c_int, c_void};
 
-/// The selected elements' values of one member: each element's bytes in the member's
-/// numpy layout (stored byte order), or its string.
-enum MemberValue {
-    Bytes(Vec<u8>),
-    String(Vec<u8>),
+/// One member's values for every selected element.
+enum Column {
+    /// A fixed layout: `width` bytes a value, native byte order; fixed-length strings
+    /// (`string`) as stored.
+    Fixed { bytes: Vec<u8>, width: usize, string: bool },
+    /// Variable-length strings.
+    Strings(Vec<Vec<u8>>),
+    /// A member without a fixed C layout (sequences, references, vlen parts deeper down).
+    NoLayout,
 }
 
-/// Member `member` of a compound dataset.
-fn member_of(dataset: &Dataset, member: usize) -> Result<&CompoundMember, Error> {
-    let DatatypeClass::Compound { members } = &dataset.datatype.class else {
-        return Err(invalid("not a compound dataset"));
-    };
-    members.get(member).ok_or_else(|| invalid(format!("member {} of a compound of {}", member, members.len())))
+/// The members of a compound selection, read once; read-only, so usable from many
+/// threads at once. Free with h5turbo_columns_free.
+pub struct h5turbo_columns {
+    /// The dataset, for the errors of the column getters.
+    obj: Object,
+    names: Vec<String>,
+    columns: Vec<Column>,
+    rows: usize,
 }
 
-/// The values of member `member` for the selection `sel` (`n` elements).
-fn member_values(obj: &Object, dataset: &Dataset, member: usize, sel: &[AxisSelection], n: usize, threads: usize) -> Result<Vec<MemberValue>, Error> {
-    let m = member_of(dataset, member)?;
-    let numpy = dataset.datatype.numpy_dtype()?;
-    let NumpyDtype::Structured { fields, itemsize } = &numpy else {
+/// The compound members of a dataset's type.
+fn compound_members(dataset: &Dataset) -> Result<&[CompoundMember], Error> {
+    match &dataset.datatype.class {
+        DatatypeClass::Compound { members } => Ok(members),
+        _ => Err(invalid("not a compound dataset")),
+    }
+}
+
+/// Where each member (in HDF5's order) sits among the numpy fields, whose order the
+/// values of a read follow (not always HDF5's), with its field's layout and offset.
+fn member_fields<'a>(members: &[CompoundMember], numpy: &'a NumpyDtype) -> Result<Vec<(usize, &'a NumpyDtype, usize)>, Error> {
+    let NumpyDtype::Structured { fields, .. } = numpy else {
         return Err(Error::unsupported("a compound without a structured layout"));
     };
-    // its place among the numpy fields: the order of the values read with vlen parts,
-    // which is not always HDF5's
-    let position = fields.iter().position(|(name, _, _)| *name == m.name).ok_or_else(|| Error::format("a compound member without its field"))?;
-    if crate::native::is_plain(&numpy) {
-        // every member has a fixed layout: one read of whole elements, then the member cut out
-        let size = usize::try_from(*itemsize).map_err(|_| Error::unsupported("element too large"))?;
-        let (_, field, offset) = &fields[position];
-        let width = usize::try_from(field.itemsize()).map_err(|_| Error::unsupported("member too large"))?;
-        let offset = usize::try_from(*offset).map_err(|_| Error::format("member offset too large"))?;
-        let mut bytes = zeroed_elements(n, size, "the selected elements")?;
-        obj.read_numpy(sel, &mut bytes, threads)?;
-        let string = matches!(m.datatype.class, DatatypeClass::String { .. });
-        let outside = || Error::format(format!("compound member {:?} lies outside its element", m.name));
-        let end = offset.checked_add(width).filter(|&e| e <= size).ok_or_else(outside)?;
-        return Ok(bytes
-            .chunks_exact(size.max(1))
-            .map(|e| {
-                let value = e[offset..end].to_vec();
-                if string { MemberValue::String(value) } else { MemberValue::Bytes(value) }
-            })
-            .collect());
-    }
-    obj.read_vlen(sel, threads)?
-        .into_iter()
-        .map(|element| match element {
-            VlenValue::Compound(mut values) if position < values.len() => match values.swap_remove(position) {
-                VlenValue::Fixed(bytes) if matches!(m.datatype.class, DatatypeClass::String { .. }) => Ok(MemberValue::String(bytes)),
-                VlenValue::Fixed(bytes) => Ok(MemberValue::Bytes(bytes)),
-                VlenValue::String(bytes) => Ok(MemberValue::String(bytes)),
-                _ => Err(Error::unsupported(format!(
-                    "member {:?} has variable-length or reference parts: no fixed C layout",
-                    m.name
-                ))),
-            },
-            _ => Err(Error::format("a compound element without its members")),
+    members
+        .iter()
+        .map(|m| {
+            let position = fields.iter().position(|(name, _, _)| *name == m.name).ok_or_else(|| Error::format(format!("compound member {:?} without its field", m.name)))?;
+            let (_, dtype, offset) = &fields[position];
+            let offset = usize::try_from(*offset).map_err(|_| Error::format("member offset too large"))?;
+            Ok((position, dtype, offset))
         })
         .collect()
 }
 
-/// Read member `member` (numbered as h5turbo_datatype_member numbers them) of a
-/// hyperslab of a compound dataset into `buf` (buf_size bytes, checked): the member's
-/// values alone, one after the other, in its own layout (the size and class of
-/// h5turbo_datatype_member's type), native byte order. Also for compounds whose other
-/// members are variable-length, which h5turbo_dataset_read cannot lay out; the member
-/// itself must have a fixed layout (a fixed-length string member gives its bytes as
-/// stored; variable-length strings: h5turbo_dataset_read_member_strings).
-/// start/count/stride and threads as for h5turbo_dataset_read.
+fn width_of(dtype: &NumpyDtype) -> Result<usize, Error> {
+    usize::try_from(dtype.itemsize()).map_err(|_| Error::unsupported("member too large"))
+}
+
+fn is_fixed_string(m: &CompoundMember) -> bool {
+    matches!(m.datatype.class, DatatypeClass::String { .. })
+}
+
+/// The columns of `n` selected elements.
+fn read_columns(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], n: usize, threads: usize) -> Result<Vec<Column>, Error> {
+    let members = compound_members(dataset)?;
+    let numpy = dataset.datatype.numpy_dtype()?;
+    let fields = member_fields(members, &numpy)?;
+    if is_plain(&numpy) {
+        plain_columns(obj, members, &fields, numpy.itemsize(), sel, n, threads)
+    } else {
+        vlen_columns(obj.read_vlen(sel, threads)?, members, &fields, n)
+    }
+}
+
+/// Every member has a fixed layout: one read of whole elements, each member cut out.
+fn plain_columns(
+    obj: &Object,
+    members: &[CompoundMember],
+    fields: &[(usize, &NumpyDtype, usize)],
+    itemsize: u64,
+    sel: &[AxisSelection],
+    n: usize,
+    threads: usize,
+) -> Result<Vec<Column>, Error> {
+    let size = usize::try_from(itemsize).map_err(|_| Error::unsupported("element too large"))?;
+    let mut elements = zeroed_elements(n, size, "the selected elements")?;
+    obj.read_numpy(sel, &mut elements, threads)?;
+    members
+        .iter()
+        .zip(fields)
+        .map(|(m, &(_, dtype, offset))| {
+            let width = width_of(dtype)?;
+            let outside = || Error::format(format!("compound member {:?} lies outside its element", m.name));
+            let end = offset.checked_add(width).filter(|&e| e <= size).ok_or_else(outside)?;
+            let mut bytes = zeroed_elements(n, width, "a member's values")?;
+            for (value, element) in bytes.chunks_exact_mut(width.max(1)).zip(elements.chunks_exact(size.max(1))) {
+                value.copy_from_slice(&element[offset..end]);
+            }
+            to_native(dtype, &mut bytes, n)?;
+            Ok(Column::Fixed { bytes, width, string: is_fixed_string(m) })
+        })
+        .collect()
+}
+
+/// A column being filled from the elements of a read with variable-length parts.
+enum Filling {
+    Fixed { bytes: Vec<u8>, width: usize, string: bool },
+    Strings(Vec<Vec<u8>>),
+    NoLayout,
+}
+
+/// Some members have variable-length parts: each element's values are dealt out to
+/// the members' columns.
+fn vlen_columns(elements: Vec<VlenValue>, members: &[CompoundMember], fields: &[(usize, &NumpyDtype, usize)], n: usize) -> Result<Vec<Column>, Error> {
+    let mut filling = members
+        .iter()
+        .zip(fields)
+        .map(|(m, &(_, dtype, _))| {
+            Ok(match (&m.datatype.class, dtype) {
+                (DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }, _) => Filling::Strings(Vec::with_capacity(n)),
+                (_, dtype) if is_plain(dtype) => {
+                    let width = width_of(dtype)?;
+                    Filling::Fixed { bytes: Vec::with_capacity(n.saturating_mul(width)), width, string: is_fixed_string(m) }
+                }
+                _ => Filling::NoLayout,
+            })
+        })
+        .collect::<Result<Vec<_>, Error>>()?;
+    // the member each numpy field belongs to
+    let mut member_at = vec![usize::MAX; fields.len()];
+    for (k, &(position, _, _)) in fields.iter().enumerate() {
+        if let Some(slot) = member_at.get_mut(position) {
+            *slot = k;
+        }
+    }
+    for element in elements {
+        let VlenValue::Compound(values) = element else {
+            return Err(Error::format("a compound element without its members"));
+        };
+        if values.len() != members.len() {
+            return Err(Error::format("a compound element with the wrong number of members"));
+        }
+        for (position, value) in values.into_iter().enumerate() {
+            let k = *member_at.get(position).filter(|&&k| k < members.len()).ok_or_else(|| Error::format("a compound value without its member"))?;
+            let wrong = || Error::format(format!("a value of compound member {:?} of the wrong kind or size", members[k].name));
+            match (&mut filling[k], value) {
+                (Filling::Strings(texts), VlenValue::String(text)) => texts.push(text),
+                (Filling::Fixed { bytes, width, .. }, VlenValue::Fixed(value)) if value.len() == *width => bytes.extend_from_slice(&value),
+                (Filling::NoLayout, _) => {}
+                _ => return Err(wrong()),
+            }
+        }
+    }
+    filling
+        .into_iter()
+        .zip(fields)
+        .map(|(f, &(_, dtype, _))| {
+            Ok(match f {
+                Filling::Fixed { mut bytes, width, string } => {
+                    to_native(dtype, &mut bytes, n)?;
+                    Column::Fixed { bytes, width, string }
+                }
+                Filling::Strings(texts) => Column::Strings(texts),
+                Filling::NoLayout => Column::NoLayout,
+            })
+        })
+        .collect()
+}
+
+impl h5turbo_columns {
+    fn in_dataset<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
+        in_object(&self.obj, r)
+    }
+
+    fn column(&self, member: usize) -> Result<(&str, &Column), Error> {
+        let out_of_range = || invalid(format!("member {} of a compound of {}", member, self.columns.len()));
+        let column = self.in_dataset(self.columns.get(member).ok_or_else(out_of_range))?;
+        Ok((&self.names[member], column))
+    }
+
+    /// Member `member`'s values into `out` (checked to hold them all).
+    fn copy_values(&self, member: usize, out: *mut u8, out_size: usize) -> Result<(), Error> {
+        let (name, column) = self.column(member)?;
+        let Column::Fixed { bytes, .. } = column else {
+            let why = match column {
+                Column::Strings(_) => "is a variable-length string: read it with h5turbo_columns_member_strings",
+                _ => "has variable-length or reference parts: no fixed C layout",
+            };
+            return self.in_dataset(Err(Error::unsupported(format!("member {:?} {}", name, why))));
+        };
+        if out_size < bytes.len() {
+            return self.in_dataset(Err(invalid(format!("buf_size is {} bytes, the member's values need {}", out_size, bytes.len()))));
+        }
+        if !bytes.is_empty() {
+            let out = out_ptr(out, "buf")?;
+            // SAFETY: the caller gives out_size bytes at out, checked to hold them.
+            unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out, bytes.len()) };
+        }
+        Ok(())
+    }
+
+    /// Member `member`'s values as texts (a fixed-length or variable-length string member).
+    fn texts(&self, member: usize) -> Result<Vec<&[u8]>, Error> {
+        let (name, column) = self.column(member)?;
+        match column {
+            Column::Strings(texts) => Ok(texts.iter().map(Vec::as_slice).collect()),
+            Column::Fixed { width: 0, string: true, .. } => Ok(vec![&[][..]; self.rows]),
+            Column::Fixed { bytes, width, string: true } => Ok(bytes.chunks(*width).collect()),
+            _ => self.in_dataset(Err(invalid(format!("member {:?} is not a string", name)))),
+        }
+    }
+}
+
+/// Read a hyperslab of a compound dataset once into columns, one per member (numbered
+/// as h5turbo_datatype_member numbers them); `*columns` receives them. Then
+/// h5turbo_columns_member gives a member with a fixed layout (packed, native byte
+/// order; a fixed-length string member as its stored bytes) and
+/// h5turbo_columns_member_strings a string member (fixed or variable length). Works
+/// for compounds with variable-length members, which h5turbo_dataset_read cannot lay
+/// out. start/count/stride and threads as for h5turbo_dataset_read. Free with
+/// h5turbo_columns_free.
 #[no_mangle]
-pub unsafe extern "C" fn h5turbo_dataset_read_member(
+pub unsafe extern "C" fn h5turbo_dataset_read_columns(
     ds: *const h5turbo_object,
-    member: usize,
     start: *const u64,
     count: *const u64,
     stride: *const u64,
-    buf: *mut std::ffi::c_void,
-    buf_size: usize,
+    columns: *mut *mut h5turbo_columns,
     threads: c_int,
 ) -> c_int {
     guard(|| {
+        let out = out_handle(columns, "columns")?;
         let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
-        let m = in_object(obj, member_of(&dataset, member))?;
-        let member_type = h5turbo_datatype::new(m.datatype.clone());
-        let (numpy, width) = in_object(obj, member_type.plain_layout())?;
-        let need = in_object(obj, n.checked_mul(width).ok_or_else(|| invalid("selection too large")))?;
-        if buf_size < need {
-            return Err(invalid(format!("buf_size is {} bytes, the member's values need {}", buf_size, need)).in_object(obj.name()).in_file(obj.file().path()));
-        }
-        if need == 0 {
-            return Ok(());
-        }
-        let values = in_object(obj, member_values(obj, &dataset, member, &sel, n, threads))?;
-        let out = std::slice::from_raw_parts_mut(out_ptr(buf.cast::<u8>(), "buf")?, need);
-        for (slot, value) in out.chunks_exact_mut(width).zip(&values) {
-            match value {
-                // fixed-length strings too: their bytes as stored, as h5turbo_dataset_read gives them
-                MemberValue::Bytes(bytes) | MemberValue::String(bytes) if bytes.len() == width => slot.copy_from_slice(bytes),
-                _ => return Err(Error::format("a member value of the wrong size").in_object(obj.name()).in_file(obj.file().path())),
-            }
-        }
-        in_object(obj, to_native(numpy, out, n))
+        let names = in_object(obj, compound_members(&dataset))?.iter().map(|m| m.name.clone()).collect();
+        let read = in_object(obj, read_columns(obj, &dataset, &sel, n, threads))?;
+        give_handle(out, h5turbo_columns { obj: obj.clone(), names, columns: read, rows: n });
+        Ok(())
     })
 }
 
-/// The strings of member `member` (a fixed- or variable-length string member) of a
-/// hyperslab of a compound dataset as NUL-terminated C strings, row-major; free with
-/// h5turbo_strings_free(*strings, *n).
+/// The number of selected elements (each column's length).
 #[no_mangle]
-pub unsafe extern "C" fn h5turbo_dataset_read_member_strings(
-    ds: *const h5turbo_object,
+pub unsafe extern "C" fn h5turbo_columns_rows(columns: *const h5turbo_columns, rows: *mut usize) -> c_int {
+    guard_put(rows, "rows", || Ok(deref(columns, "columns")?.rows))
+}
+
+/// Copy member `member`'s values (a member with a fixed layout) into `buf` (buf_size
+/// bytes, checked): rows x its h5turbo_datatype_member size, native byte order.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_columns_member(columns: *const h5turbo_columns, member: usize, buf: *mut c_void, buf_size: usize) -> c_int {
+    guard(|| deref(columns, "columns")?.copy_values(member, buf.cast::<u8>(), buf_size))
+}
+
+/// Member `member`'s values (a fixed- or variable-length string member) as
+/// NUL-terminated C strings; free with h5turbo_strings_free(*strings, *n).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_columns_member_strings(
+    columns: *const h5turbo_columns,
     member: usize,
-    start: *const u64,
-    count: *const u64,
-    stride: *const u64,
     strings: *mut *mut *mut c_char,
     n: *mut usize,
-    threads: c_int,
 ) -> c_int {
     guard(|| {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
-        let Selected { obj, dataset, sel, n: len, threads } = selected(ds, start, count, stride, threads)?;
-        let m = in_object(obj, member_of(&dataset, member))?;
-        if !matches!(m.datatype.class, DatatypeClass::String { .. } | DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) {
-            return Err(invalid(format!("member {:?} is not a string", m.name)).in_object(obj.name()).in_file(obj.file().path()));
-        }
-        let values = in_object(obj, member_values(obj, &dataset, member, &sel, len, threads))?;
-        let texts = values.into_iter().map(|v| match v {
-            MemberValue::String(bytes) | MemberValue::Bytes(bytes) => bytes,
-        });
+        let texts = deref(columns, "columns")?.texts(member)?;
         give_strings(texts, strings, n);
         Ok(())
     })
+}
+
+/// Free what h5turbo_dataset_read_columns gave (NULL is fine).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_columns_free(columns: *mut h5turbo_columns) {
+    close_handle(columns)
 }

@@ -37,10 +37,17 @@ void call_free_sequences(call_t *c)
     c->n_seqs = 0;
 }
 
+void call_free_columns(call_t *c)
+{
+    h5turbo_columns_free(c->columns);
+    c->columns = NULL;
+}
+
 void call_end(call_t *c)
 {
     call_free_strings(c);
     call_free_sequences(c);
+    call_free_columns(c);
     if (c->attr != NULL) h5turbo_attribute_close(c->attr);
     if (c->obj != NULL) h5turbo_object_close(c->obj);
     if (c->file != NULL) h5turbo_file_close(c->file);

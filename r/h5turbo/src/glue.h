@@ -24,6 +24,7 @@ typedef struct {
     size_t n_strings;
     h5turbo_sequence *seqs;   /* from h5turbo_dataset_read_sequences */
     size_t n_seqs;
+    h5turbo_columns *columns;   /* from h5turbo_dataset_read_columns */
     int code;         /* H5TURBO_OK or the failure's code */
     char msg[MSG_MAX];
 } call_t;
@@ -55,6 +56,8 @@ SEXP failure_value(const char *msg, int code);
 void call_free_strings(call_t *c);
 /* Frees the sequences held by the call. */
 void call_free_sequences(call_t *c);
+/* Frees the columns held by the call. */
+void call_free_columns(call_t *c);
 
 int open_file(call_t *c, SEXP path);
 int open_object(call_t *c, SEXP name);

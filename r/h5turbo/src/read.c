@@ -170,8 +170,20 @@ static void block_args(const selection_t *s, int b, int rank, const uint64_t **s
     *stride = rank > 0 ? s->stride + at : NULL;
 }
 
-/* The strings of the selection: of the elements (member -1) or of one compound member. */
-static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8, long member)
+/* Moves the call's strings into out from element at on (checked to fit by the
+   caller); returns the next element. */
+static R_xlen_t take_strings(call_t *c, SEXP out, R_xlen_t at, int utf8)
+{
+    for (size_t i = 0; i < c->n_strings; i++) {
+        const char *str = c->strings[i];
+        SET_STRING_ELT(out, at++, str == NULL ? NA_STRING : Rf_mkCharCE(str, utf8 ? CE_UTF8 : CE_NATIVE));
+    }
+    call_free_strings(c);
+    return at;
+}
+
+/* The strings of the selection. */
+static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, int threads, int utf8)
 {
     SEXP out = PROTECT(Rf_allocVector(STRSXP, s->n));
     R_xlen_t at = 0;
@@ -179,29 +191,21 @@ static SEXP read_strings_selection(call_t *c, const selection_t *s, int rank, in
         const uint64_t *st, *ct, *sd;
         block_args(s, b, rank, &st, &ct, &sd);
         if (rank > 0 && block_elements(s, b, rank) == 0) continue;
-        int rc = member < 0 ? h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads)
-                            : h5turbo_dataset_read_member_strings(c->obj, (size_t) member, st, ct, sd, &c->strings,
-                                                                  &c->n_strings, threads);
+        int rc = h5turbo_dataset_read_strings(c->obj, st, ct, sd, &c->strings, &c->n_strings, threads);
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
         if (at + (R_xlen_t) c->n_strings > s->n) {
             call_fail(c, H5TURBO_E_INTERNAL, "more strings than selected");
             UNPROTECT(1);
             return NULL;
         }
-        for (size_t i = 0; i < c->n_strings; i++) {
-            const char *str = c->strings[i];
-            SET_STRING_ELT(out, at++, str == NULL ? NA_STRING : Rf_mkCharCE(str, utf8 ? CE_UTF8 : CE_NATIVE));
-        }
-        call_free_strings(c);
+        at = take_strings(c, out, at, utf8);
     }
     UNPROTECT(1);
     return out;
 }
 
-/* Reads the blocks into buf (elem bytes per element), one after the other: the
-   elements (member -1) or one compound member's values alone. */
-static int read_selection(call_t *c, const selection_t *s, int rank, int threads, unsigned char *buf,
-                          size_t elem, long member)
+/* Reads the blocks into buf (elem bytes per element), one after the other. */
+static int read_selection(call_t *c, const selection_t *s, int rank, int threads, unsigned char *buf, size_t elem)
 {
     size_t at = 0;
     for (int b = 0; b < s->n_blocks; b++) {
@@ -209,9 +213,7 @@ static int read_selection(call_t *c, const selection_t *s, int rank, int threads
         if (n == 0) continue;
         const uint64_t *st, *ct, *sd;
         block_args(s, b, rank, &st, &ct, &sd);
-        int rc = member < 0 ? h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads)
-                            : h5turbo_dataset_read_member(c->obj, (size_t) member, st, ct, sd, buf + at * elem,
-                                                          n * elem, threads);
+        int rc = h5turbo_dataset_read(c->obj, st, ct, sd, buf + at * elem, n * elem, threads);
         if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
         at += n;
     }
@@ -292,7 +294,7 @@ static SEXP read_sequences_selection(call_t *c, const selection_t *s, int rank, 
 }
 
 /* A compound with variable-length string members has no fixed C layout: such a
-   compound is read member by member, each into its column. */
+   compound is read into columns, one per member, once per block. */
 static int has_variable_strings(const tnode *t)
 {
     for (size_t k = 0; k < t->n_members; k++)
@@ -300,34 +302,85 @@ static int has_variable_strings(const tnode *t)
     return 0;
 }
 
+/* Each member's column for s->n elements: a character vector for strings, else the
+   values' bytes (converted once every block is in). */
+static SEXP member_columns(call_t *c, const tnode *t, const selection_t *s)
+{
+    SEXP cols = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
+    for (size_t k = 0; k < t->n_members; k++) {
+        const tnode *m = &t->members[k];
+        if (m->info.type_class == H5TURBO_STRING) {
+            SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(STRSXP, s->n));
+            continue;
+        }
+        if (m->info.size == 0) { UNPROTECT(1); return call_fail_null(c, H5TURBO_E_FORMAT, "member of size 0"); }
+        if ((double) s->n * (double) m->info.size > (double) R_XLEN_T_MAX) {
+            UNPROTECT(1);
+            return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
+        }
+        SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(RAWSXP, s->n * (R_xlen_t) m->info.size));
+    }
+    UNPROTECT(1);
+    return cols;
+}
+
+/* One block's columns (c->columns, `rows` of them) into cols from element at on. */
+static int take_columns(call_t *c, const tnode *t, SEXP cols, R_xlen_t at, size_t rows)
+{
+    for (size_t k = 0; k < t->n_members; k++) {
+        const tnode *m = &t->members[k];
+        SEXP col = VECTOR_ELT(cols, (R_xlen_t) k);
+        int rc = m->info.type_class == H5TURBO_STRING
+                     ? h5turbo_columns_member_strings(c->columns, k, &c->strings, &c->n_strings)
+                     : h5turbo_columns_member(c->columns, k, RAW(col) + (size_t) at * m->info.size,
+                                              rows * m->info.size);
+        if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+        if (m->info.type_class != H5TURBO_STRING) continue;
+        if (c->n_strings != rows) return call_fail(c, H5TURBO_E_INTERNAL, "a string column of the wrong length");
+        take_strings(c, col, at, m->info.is_utf8);
+    }
+    return H5TURBO_OK;
+}
+
 static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int rank, int threads, int flags,
                          int *overflow)
 {
+    SEXP cols = member_columns(c, t, s);
+    if (cols == NULL) return NULL;
+    PROTECT(cols);
+    R_xlen_t at = 0;
+    for (int b = 0; b < s->n_blocks; b++) {
+        const uint64_t *st, *ct, *sd;
+        block_args(s, b, rank, &st, &ct, &sd);
+        if (rank > 0 && block_elements(s, b, rank) == 0) continue;
+        size_t rows = 0;
+        int rc = h5turbo_dataset_read_columns(c->obj, st, ct, sd, &c->columns, threads);
+        if (rc == H5TURBO_OK) rc = h5turbo_columns_rows(c->columns, &rows);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
+        if (rows > (size_t) (s->n - at)) {
+            call_fail(c, H5TURBO_E_INTERNAL, "more rows than selected");
+            UNPROTECT(1);
+            return NULL;
+        }
+        if (take_columns(c, t, cols, at, rows)) { UNPROTECT(1); return NULL; }
+        call_free_columns(c);
+        at += (R_xlen_t) rows;
+    }
     SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
     SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) t->n_members));
     for (size_t k = 0; k < t->n_members; k++) {
         tnode m = t->members[k];
-        m.offset = 0;   /* read alone: its values packed */
-        SEXP col;
-        if (m.info.type_class == H5TURBO_STRING) {
-            col = read_strings_selection(c, s, rank, threads, m.info.is_utf8, (long) k);
-        } else {
-            if (m.info.size == 0) { UNPROTECT(2); return call_fail_null(c, H5TURBO_E_FORMAT, "member of size 0"); }
-            if ((double) s->n * (double) m.info.size > (double) R_XLEN_T_MAX) {
-                UNPROTECT(2);
-                return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
-            }
-            SEXP raw = PROTECT(Rf_allocVector(RAWSXP, s->n * (R_xlen_t) m.info.size));
-            col = read_selection(c, s, rank, threads, RAW(raw), m.info.size, (long) k) ? NULL
-                  : convert_elements(c, &m, RAW(raw), s->n, m.info.size, 0, flags, overflow);
-            UNPROTECT(1);
+        m.offset = 0;   /* a column: its values packed */
+        SEXP col = VECTOR_ELT(cols, (R_xlen_t) k);
+        if (m.info.type_class != H5TURBO_STRING) {
+            col = convert_elements(c, &m, RAW(col), s->n, m.info.size, 0, flags, overflow);
+            if (col == NULL) { UNPROTECT(3); return NULL; }
         }
-        if (col == NULL) { UNPROTECT(2); return NULL; }
         SET_VECTOR_ELT(out, (R_xlen_t) k, col);
         SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m.name, CE_UTF8));
     }
     Rf_setAttrib(out, R_NamesSymbol, names);
-    UNPROTECT(2);
+    UNPROTECT(3);
     return out;
 }
 
@@ -346,7 +399,7 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
 
     SEXP out;
     if (t.info.type_class == H5TURBO_STRING) {
-        out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8, -1);
+        out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8);
         if (out == NULL) return NULL;
         PROTECT(out);
     } else if (t.info.type_class == H5TURBO_VLEN) {
@@ -364,10 +417,10 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
             return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
         if (direct != NILSXP) {
             out = PROTECT(Rf_allocVector(direct, s.n));
-            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size, -1)) { UNPROTECT(1); return NULL; }
+            if (read_selection(c, &s, rank, threads, vector_data(out), t.info.size)) { UNPROTECT(1); return NULL; }
         } else {
             SEXP raw = PROTECT(Rf_allocVector(RAWSXP, s.n * (R_xlen_t) t.info.size));
-            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size, -1)) { UNPROTECT(1); return NULL; }
+            if (read_selection(c, &s, rank, threads, RAW(raw), t.info.size)) { UNPROTECT(1); return NULL; }
             out = convert_elements(c, &t, RAW(raw), s.n, t.info.size, 0, flags, &overflow);
             UNPROTECT(1);
             if (out == NULL) return NULL;

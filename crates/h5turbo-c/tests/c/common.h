@@ -91,12 +91,15 @@ static inline uint64_t fnv(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
-/* Each member of a compound dataset read alone (its strings, or its values). */
+/* Each member of a compound dataset, from one read into columns (its strings, or its values). */
 static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype *dt, uint64_t n, int threads, long *errors,
                                       const char *path, uint64_t h) {
     size_t members = 0;
+    h5turbo_columns *cols = NULL;
     int status = h5turbo_datatype_member_count(dt, &members);
-    for (size_t k = 0; status == H5TURBO_OK && k < members; k++) {
+    if (status == H5TURBO_OK) status = h5turbo_dataset_read_columns(o, NULL, NULL, NULL, &cols, threads);
+    if (status != H5TURBO_OK) { count_error(errors, status, path); return fnv(&status, sizeof status, h); }
+    for (size_t k = 0; k < members; k++) {
         h5turbo_datatype *mt = NULL;
         h5turbo_type_info mi;
         int ms = h5turbo_datatype_member(dt, k, NULL, NULL, &mt);
@@ -104,13 +107,13 @@ static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype 
         if (ms == H5TURBO_OK && mi.type_class == H5TURBO_STRING) {
             char **s = NULL;
             size_t got = 0;
-            ms = h5turbo_dataset_read_member_strings(o, k, NULL, NULL, NULL, &s, &got, threads);
+            ms = h5turbo_columns_member_strings(cols, k, &s, &got);
             for (size_t i = 0; i < got; i++) h = fnv(s[i], strlen(s[i]) + 1, h);
             h5turbo_strings_free(s, got);
-        } else if (ms == H5TURBO_OK && mi.size > 0 && n <= (64u << 20) / mi.size) {
+        } else if (ms == H5TURBO_OK && mi.size > 0) {
             size_t bytes = (size_t)n * mi.size;
             void *buf = calloc(bytes ? bytes : 1, 1);
-            ms = h5turbo_dataset_read_member(o, k, NULL, NULL, NULL, buf, bytes, threads);
+            ms = h5turbo_columns_member(cols, k, buf, bytes);
             if (ms == H5TURBO_OK) h = fnv(buf, bytes, h);
             free(buf);
         }
@@ -118,6 +121,7 @@ static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype 
         h = fnv(&ms, sizeof ms, h);
         h5turbo_datatype_close(mt);
     }
+    h5turbo_columns_free(cols);
     return h;
 }
 
@@ -172,7 +176,8 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
             }
             if (status != H5TURBO_OK) count_error(errors, status, path);
             h = fnv(&status, sizeof status, h);
-            if (t.type_class == H5TURBO_COMPOUND) h = members_digest(o, dt, n, threads, errors, path, h);
+            if (t.type_class == H5TURBO_COMPOUND && t.size > 0 && n <= (256u << 20) / t.size)
+                h = members_digest(o, dt, n, threads, errors, path, h);
         } else {
             count_error(errors, status, path);
         }

@@ -240,12 +240,19 @@ static int read_member(hid_t mtype, void *buf, void *ctx) {
     return rc;
 }
 
-/* Every member of a compound selection read alone (h5turbo_dataset_read_member and
-   _read_member_strings) against libhdf5's read of that member: also for compounds with
+/* Every member of a compound selection, from one h5turbo_dataset_read_columns,
+   against libhdf5's read of that member alone: also for compounds with
    variable-length members, which h5turbo_dataset_read cannot lay out. */
 static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
                             int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride, hsize_t n) {
     int members = H5Tget_nmembers(ftype);
+    h5turbo_columns *cols = NULL;
+    size_t rows = 0;
+    int read = h5turbo_dataset_read_columns(tds, start, rank ? count : NULL, stride, &cols, 2);
+    CHECK(read == H5TURBO_OK, "%s: read_columns failed (%d): %s", what, read, h5turbo_last_error());
+    if (read != H5TURBO_OK) return;
+    CHECK(h5turbo_columns_rows(cols, &rows) == H5TURBO_OK && rows == n, "%s: %zu rows, %llu selected", what, rows,
+          (unsigned long long)n);
     for (int k = 0; k < members; k++) {
         char *name = H5Tget_member_name(ftype, (unsigned)k);
         hid_t fm = H5Tget_member_type(ftype, (unsigned)k);
@@ -258,11 +265,11 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
             char **expected = hdf5_strings(fm, n, read_member, &mr);
             char **got = NULL;
             size_t got_n = 0;
-            int status = h5turbo_dataset_read_member_strings(tds, (size_t)k, start, rank ? count : NULL, stride, &got, &got_n, 2);
+            int status = h5turbo_columns_member_strings(cols, (size_t)k, &got, &got_n);
             if (!expected) {
                 g_skipped++;
             } else {
-                CHECK(status == H5TURBO_OK && got_n == n, "%s: read_member_strings %d (%s)", mwhat, status, h5turbo_last_error());
+                CHECK(status == H5TURBO_OK && got_n == n, "%s: columns_member_strings %d (%s)", mwhat, status, h5turbo_last_error());
                 if (status == H5TURBO_OK && got_n == n) compare_strings(mwhat, expected, got, n);
             }
             h5turbo_strings_free(got, got_n);
@@ -274,7 +281,7 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
             h5turbo_datatype_close(tm);
             if (mtype < 0) {
                 unsigned char dummy[64];
-                int status = h5turbo_dataset_read_member(tds, (size_t)k, start, rank ? count : NULL, stride, dummy, sizeof dummy, 0);
+                int status = h5turbo_columns_member(cols, (size_t)k, dummy, sizeof dummy);
                 CHECK(status == H5TURBO_E_UNSUPPORTED || status == H5TURBO_E_INVALID || n == 0,
                       "%s: a member without a C layout gave status %d", mwhat, status);
                 g_skipped++;
@@ -285,11 +292,11 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
                 if (read_member(mtype, expected, &mr) < 0) {
                     g_skipped++;
                 } else {
-                    int status = h5turbo_dataset_read_member(tds, (size_t)k, start, rank ? count : NULL, stride, got, n * size, 2);
-                    CHECK(status == H5TURBO_OK, "%s: read_member failed (%d): %s", mwhat, status, h5turbo_last_error());
+                    int status = h5turbo_columns_member(cols, (size_t)k, got, n * size);
+                    CHECK(status == H5TURBO_OK, "%s: columns_member failed (%d): %s", mwhat, status, h5turbo_last_error());
                     if (status == H5TURBO_OK) CHECK(same_values(expected, got, n, size, mask), "%s: values differ from libhdf5's", mwhat);
                     if (n > 0) {
-                        status = h5turbo_dataset_read_member(tds, (size_t)k, start, rank ? count : NULL, stride, got, n * size - 1, 0);
+                        status = h5turbo_columns_member(cols, (size_t)k, got, n * size - 1);
                         CHECK(status == H5TURBO_E_INVALID, "%s: a buffer one byte short gave status %d", mwhat, status);
                     }
                 }
@@ -304,8 +311,9 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
     }
     char **none = NULL;
     size_t none_n = 0;
-    CHECK(h5turbo_dataset_read_member_strings(tds, (size_t)members, start, rank ? count : NULL, stride, &none, &none_n, 0) == H5TURBO_E_INVALID,
+    CHECK(h5turbo_columns_member_strings(cols, (size_t)members, &none, &none_n) == H5TURBO_E_INVALID,
           "%s: member %d of %d was not refused", what, members, members);
+    h5turbo_columns_free(cols);
 }
 
 /* A selection of variable-length sequences: h5turbo_dataset_read_sequences against

@@ -98,7 +98,7 @@ def structures_file(path):
         p["b"] = np.arange(11) / 3
         f.create_dataset("compound_padded", data=p)
         # a table with variable-length members (strings before and after numbers, a
-        # sequence): read member by member (h5turbo_dataset_read_member[_strings])
+        # sequence): read into columns (h5turbo_dataset_read_columns)
         table_t = np.dtype([("name", h5py.string_dtype()), ("score", ">f8"), ("count", "<i4"),
                             ("note", h5py.string_dtype("ascii")), ("code", "S4"),
                             ("hits", h5py.vlen_dtype(np.dtype("<i2")))])

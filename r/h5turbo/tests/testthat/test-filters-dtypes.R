@@ -162,3 +162,26 @@ test_that("nested compounds and enum/compound attributes, which rhdf5 gives as N
     expect_null(a$empty)
     expect_identical(a$grid, matrix(c(0, 1, 2, 3, 4, 5), 3, 2))
 })
+
+big_table_py <- '
+import sys, h5py, numpy as np
+n = 50000
+t = np.dtype([("name", h5py.string_dtype()), ("x", "<f8"), ("k", ">i4"), ("note", h5py.string_dtype("ascii"))])
+a = np.zeros(n, dtype=t)
+a["name"] = np.array(["g%d_%s" % (i, "\u00e9" * (i % 3)) for i in range(n)], dtype=object)
+a["x"] = np.arange(n) / 8
+a["k"] = -np.arange(n)
+a["note"] = np.array([b"n%d" % (i % 7) for i in range(n)], dtype=object)
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("table", data=a, chunks=(4096,), compression="gzip")
+'
+
+test_that("a large table with variable-length strings reads in one pass per block as rhdf5 reads it", {
+    f <- tempfile(fileext = ".h5")
+    run_python(big_table_py, f)
+    whole <- rhdf5_read(f, "table")
+    expect_identical(h5t_read(f, "table"), whole)
+    rows <- c(3, 40000:40010, 7, 1:5)   # several blocks, out of order
+    part <- h5t_read(f, "table", index = list(rows))
+    expect_identical(lapply(part, as.vector), lapply(whole, function(col) as.vector(col)[rows]))
+})
