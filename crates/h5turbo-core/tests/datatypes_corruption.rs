@@ -10,6 +10,7 @@ use h5turbo_core::format::datatype::Datatype;
 use h5turbo_core::format::fill_value::FillValue;
 use h5turbo_core::format::global_heap::GlobalHeapCache;
 use h5turbo_core::format::shared::parse_shared_message;
+use h5turbo_core::convert::columns::resolve_vlen_columns_on;
 use h5turbo_core::convert::values::{resolve_vlen_elements, to_numpy_bytes};
 use h5turbo_core::format::{FormatContext, Sizes};
 use h5turbo_core::io::MemSource;
@@ -93,6 +94,7 @@ fn use_datatype(ctx: &FormatContext, heap: &GlobalHeapCache, dt: &Datatype, data
     let n = data.len() / dt.size.max(1);
     if dt.has_vlen() {
         let _ = resolve_vlen_elements(ctx, heap, dt, data, n.min(64));
+        let _ = resolve_vlen_columns_on(ctx, heap, dt, data, n.min(64), 1);
     } else {
         let _ = to_numpy_bytes(dt, data, n.min(64));
     }
@@ -178,6 +180,7 @@ fn corrupt_vlen_references_and_heaps_are_errors() {
             // Corrupt the reference ...
             let data = mutate(&mut rng, &attr.data);
             let _ = resolve_vlen_elements(&ctx, &GlobalHeapCache::new(), dt, &data, n);
+            let _ = resolve_vlen_columns_on(&ctx, &GlobalHeapCache::new(), dt, &data, n, 1);
             // ... or the heap collection it points into.
             let mut file = bytes.clone();
             let at = heap_address(&attr.data, &ctx).unwrap_or(0) as usize;
@@ -187,6 +190,7 @@ fn corrupt_vlen_references_and_heaps_are_errors() {
             }
             let corrupt = FormatContext::new(Arc::new(MemSource::new(file)), &path, ctx.sizes(), ctx.base());
             let _ = resolve_vlen_elements(&corrupt, &GlobalHeapCache::new(), dt, &attr.data, n);
+            let _ = resolve_vlen_columns_on(&corrupt, &GlobalHeapCache::new(), dt, &attr.data, n, 1);
         }
     }
     // Beyond the file and wrong object index: errors, not empty values.

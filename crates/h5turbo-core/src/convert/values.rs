@@ -424,7 +424,7 @@ pub fn resolve_vlen_elements(
 }
 
 /// Elements resolved by one thread at a time when a read is shared out.
-const RESOLVE_BLOCK: usize = 16384;
+pub(crate) const RESOLVE_BLOCK: usize = 16384;
 
 /// resolve_vlen_elements on `threads` threads of the engine's pool (blocks of elements
 /// in parallel, each with a resolver of its own; the heap cache is shared).
@@ -447,7 +447,7 @@ pub fn resolve_vlen_elements_on(
     }
     let plan = Plan::new(dtype, 0)?;
     let resolve = |first: usize, count: usize| -> Result<Vec<VlenValue>> {
-        let mut resolver = Resolver { ctx, heap, last: None };
+        let mut resolver = Resolver::new(ctx, heap);
         (first..first + count).map(|i| resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
     };
     let pool_threads = pool::Threads::resolve(threads);
@@ -472,7 +472,7 @@ const MAX_VLEN_DEPTH: usize = 32;
 
 /// How the elements of one type are resolved, worked out once per read: no type is
 /// inspected and no conversion planned element by element.
-enum Plan {
+pub(crate) enum Plan {
     String,
     /// A sequence whose base has no vlen parts: its bytes converted to numpy layout.
     Sequence { base_size: usize, convert: ElementConverter },
@@ -489,7 +489,7 @@ enum Plan {
 }
 
 impl Plan {
-    fn new(dt: &Datatype, depth: usize) -> Result<Plan> {
+    pub(crate) fn new(dt: &Datatype, depth: usize) -> Result<Plan> {
         if depth >= MAX_VLEN_DEPTH {
             return Err(Error::format(format!("vlen data nested deeper than {} levels", MAX_VLEN_DEPTH)));
         }
@@ -532,16 +532,24 @@ fn converted(convert: &ElementConverter, src: &[u8], n: usize) -> Result<Vec<u8>
     Ok(out)
 }
 
-struct Resolver<'a> {
+/// Collections a resolver keeps at hand.
+const RECENT: usize = 8;
+
+pub(crate) struct Resolver<'a> {
     ctx: &'a FormatContext,
     heap: &'a GlobalHeapCache,
-    /// The collection the last element lay in (neighbours usually share one): no lock
-    /// and no map lookup for them.
-    last: Option<(u64, Arc<Collection>)>,
+    /// The collections the last elements lay in, latest first: neighbours usually
+    /// share one, and the fields of a record often lie in as many collections (libhdf5
+    /// writes a compound field by field). No lock and no map lookup for them.
+    recent: Vec<(u64, Arc<Collection>)>,
 }
 
-impl Resolver<'_> {
-    fn element(&mut self, plan: &Plan, raw: &[u8]) -> Result<VlenValue> {
+impl<'a> Resolver<'a> {
+    pub(crate) fn new(ctx: &'a FormatContext, heap: &'a GlobalHeapCache) -> Self {
+        Resolver { ctx, heap, recent: Vec::with_capacity(RECENT) }
+    }
+
+    pub(crate) fn element(&mut self, plan: &Plan, raw: &[u8]) -> Result<VlenValue> {
         match plan {
             Plan::String => self.string(raw),
             Plan::Sequence { base_size, convert } => {
@@ -570,11 +578,16 @@ impl Resolver<'_> {
         }
     }
 
-    /// The stored length counts bytes; h5py then stops at the first NUL (C string).
     fn string(&mut self, raw: &[u8]) -> Result<VlenValue> {
+        Ok(VlenValue::String(self.string_bytes(raw)?.to_vec()))
+    }
+
+    /// A vlen string's bytes. The stored length counts bytes; h5py then stops at the
+    /// first NUL (C string).
+    pub(crate) fn string_bytes(&mut self, raw: &[u8]) -> Result<&[u8]> {
         let vref = VlenRef::parse(self.ctx, raw)?;
         if vref.is_empty() {
-            return Ok(VlenValue::String(Vec::new()));
+            return Ok(&[]);
         }
         let length = vref.length as usize;
         let bytes = self.heap_bytes(vref)?;
@@ -586,16 +599,22 @@ impl Resolver<'_> {
             )));
         }
         let text = &bytes[..length];
-        Ok(VlenValue::String(text[..text.iter().position(|&b| b == 0).unwrap_or(length)].to_vec()))
+        Ok(&text[..text.iter().position(|&b| b == 0).unwrap_or(length)])
     }
 
     /// The bytes of the heap object a vlen element refers to (empty for none).
     fn heap_bytes(&mut self, vref: VlenRef) -> Result<&[u8]> {
         let Some(address) = vref.collection.filter(|_| vref.length > 0) else { return Ok(&[]) };
-        if self.last.as_ref().map(|(a, _)| *a) != Some(address) {
-            self.last = Some((address, self.heap.collection(self.ctx, address)?));
+        match self.recent.iter().position(|(a, _)| *a == address) {
+            Some(0) => {}
+            Some(at) => self.recent[..=at].rotate_right(1),
+            None => {
+                let collection = self.heap.collection(self.ctx, address)?;
+                self.recent.truncate(RECENT - 1);
+                self.recent.insert(0, (address, collection));
+            }
         }
-        let (_, collection) = self.last.as_ref().expect("set above");
+        let (_, collection) = &self.recent[0];
         collection.object(vref.index).map_err(|e| e.at(address))
     }
 

@@ -6,6 +6,7 @@ use super::File;
 use crate::engine::cache::{ChunkCache, DEFAULT_CACHE_BYTES};
 use crate::engine::{self, AxisSelection, ChunkStore, StoredChunk};
 use crate::buffer::{zeroed, zeroed_elements};
+use crate::convert::columns::{columns_from_values, resolve_vlen_columns_on, Column};
 use crate::error::{Error, Result};
 use crate::filters;
 use crate::format::chunk_index::{read_chunk_index, ChunkIndex};
@@ -257,6 +258,19 @@ impl Dataset {
         let mut raw = zeroed_elements(n, self.element_size(), "the selection's stored values")?;
         self.read_raw(file, sel, &mut raw, threads)?;
         values::resolve_vlen_elements_on(file.ctx(), file.global_heap(), &self.datatype, &raw, n, threads)
+    }
+
+    /// Read `sel` of a compound with variable-length parts field by field: one column
+    /// per numpy field (see convert::columns).
+    pub fn read_vlen_columns(&self, file: &File, sel: &[AxisSelection], threads: usize) -> Result<Vec<Column>> {
+        if let Layout::Virtual { .. } = self.layout {
+            // values come mapping by mapping: gathered, then laid out in columns
+            return columns_from_values(&self.datatype, self.read_vlen(file, sel, threads)?);
+        }
+        let n = selection_len(sel)?;
+        let mut raw = zeroed_elements(n, self.element_size(), "the selection's stored values")?;
+        self.read_raw(file, sel, &mut raw, threads)?;
+        resolve_vlen_columns_on(file.ctx(), file.global_heap(), &self.datatype, &raw, n, threads)
     }
 
     /// The fill value in numpy layout (None for types with variable-length parts).

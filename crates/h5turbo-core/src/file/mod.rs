@@ -264,6 +264,13 @@ impl Object {
         ds.read_vlen(&self.file, sel, threads).in_object(&self.name).in_file(self.file.path())
     }
 
+    /// Read a selection of a compound dataset with variable-length parts field by
+    /// field (see convert::columns); errors name the file and the dataset.
+    pub fn read_vlen_columns(&self, sel: &[crate::engine::AxisSelection], threads: usize) -> Result<Vec<crate::convert::columns::Column>> {
+        let ds = self.dataset()?;
+        ds.read_vlen_columns(&self.file, sel, threads).in_object(&self.name).in_file(self.file.path())
+    }
+
     /// The datatype a committed (named) datatype object stores.
     pub fn stored_datatype(&self) -> Result<crate::format::datatype::Datatype> {
         self.file.check_open()?;
