@@ -9,7 +9,8 @@ use crate::native::{is_plain, to_native};
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
-    zeroed_elements, AxisSelection, CompoundMember, Dataset, DatatypeClass, Error, NumpyDtype, Object, VlenKind, VlenValue,
+    memory_layout, zeroed_elements, AxisSelection, Column as CoreColumn, CompoundMember, Dataset, Datatype, DatatypeClass, Error,
+    NumpyDtype, Object, Strings,
 };
 use std::ffi::{c_char, c_int, c_void};
 
@@ -19,7 +20,7 @@ enum Column {
     /// (`string`) as stored.
     Fixed { bytes: Vec<u8>, width: usize, string: bool },
     /// Variable-length strings.
-    Strings(Vec<Vec<u8>>),
+    Strings(Strings),
     /// A member without a fixed C layout (sequences, references, vlen parts deeper down).
     NoLayout,
 }
@@ -42,19 +43,19 @@ fn compound_members(dataset: &Dataset) -> Result<&[CompoundMember], Error> {
     }
 }
 
-/// Where each member (in HDF5's order) sits among the numpy fields, whose order the
-/// values of a read follow (not always HDF5's), with its field's layout and offset.
-fn member_fields<'a>(members: &[CompoundMember], numpy: &'a NumpyDtype) -> Result<Vec<(usize, &'a NumpyDtype, usize)>, Error> {
+/// Each member's (in HDF5's order) field of a plain compound's numpy layout: its
+/// layout and offset.
+fn member_fields<'a>(members: &[CompoundMember], numpy: &'a NumpyDtype) -> Result<Vec<(&'a NumpyDtype, usize)>, Error> {
     let NumpyDtype::Structured { fields, .. } = numpy else {
         return Err(Error::unsupported("a compound without a structured layout"));
     };
     members
         .iter()
         .map(|m| {
-            let position = fields.iter().position(|(name, _, _)| *name == m.name).ok_or_else(|| Error::format(format!("compound member {:?} without its field", m.name)))?;
-            let (_, dtype, offset) = &fields[position];
+            let field = fields.iter().find(|(name, _, _)| *name == m.name);
+            let (_, dtype, offset) = field.ok_or_else(|| Error::format(format!("compound member {:?} without its field", m.name)))?;
             let offset = usize::try_from(*offset).map_err(|_| Error::format("member offset too large"))?;
-            Ok((position, dtype, offset))
+            Ok((dtype, offset))
         })
         .collect()
 }
@@ -71,11 +72,10 @@ fn is_fixed_string(m: &CompoundMember) -> bool {
 fn read_columns(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], n: usize, threads: usize) -> Result<Vec<Column>, Error> {
     let members = compound_members(dataset)?;
     let numpy = dataset.datatype.numpy_dtype()?;
-    let fields = member_fields(members, &numpy)?;
     if is_plain(&numpy) {
-        plain_columns(obj, members, &fields, numpy.itemsize(), sel, n, threads)
+        plain_columns(obj, members, &member_fields(members, &numpy)?, numpy.itemsize(), sel, n, threads)
     } else {
-        vlen_columns(obj.read_vlen(sel, threads)?, members, &fields, n)
+        vlen_columns(obj.read_vlen_columns(sel, threads)?, &dataset.datatype, members, n)
     }
 }
 
@@ -83,7 +83,7 @@ fn read_columns(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], n: usize
 fn plain_columns(
     obj: &Object,
     members: &[CompoundMember],
-    fields: &[(usize, &NumpyDtype, usize)],
+    fields: &[(&NumpyDtype, usize)],
     itemsize: u64,
     sel: &[AxisSelection],
     n: usize,
@@ -95,7 +95,7 @@ fn plain_columns(
     members
         .iter()
         .zip(fields)
-        .map(|(m, &(_, dtype, offset))| {
+        .map(|(m, &(dtype, offset))| {
             let width = width_of(dtype)?;
             let outside = || Error::format(format!("compound member {:?} lies outside its element", m.name));
             let end = offset.checked_add(width).filter(|&e| e <= size).ok_or_else(outside)?;
@@ -109,69 +109,25 @@ fn plain_columns(
         .collect()
 }
 
-/// A column being filled from the elements of a read with variable-length parts.
-enum Filling {
-    Fixed { bytes: Vec<u8>, width: usize, string: bool },
-    Strings(Vec<Vec<u8>>),
-    NoLayout,
-}
-
-/// Some members have variable-length parts: each element's values are dealt out to
-/// the members' columns.
-fn vlen_columns(elements: Vec<VlenValue>, members: &[CompoundMember], fields: &[(usize, &NumpyDtype, usize)], n: usize) -> Result<Vec<Column>, Error> {
-    let mut filling = members
-        .iter()
-        .zip(fields)
-        .map(|(m, &(_, dtype, _))| {
-            Ok(match (&m.datatype.class, dtype) {
-                (DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }, _) => Filling::Strings(Vec::with_capacity(n)),
-                (_, dtype) if is_plain(dtype) => {
-                    let width = width_of(dtype)?;
-                    Filling::Fixed { bytes: Vec::with_capacity(n.saturating_mul(width)), width, string: is_fixed_string(m) }
-                }
-                _ => Filling::NoLayout,
-            })
-        })
-        .collect::<Result<Vec<_>, Error>>()?;
-    // the member each numpy field belongs to
-    let mut member_at = vec![usize::MAX; fields.len()];
-    for (k, &(position, _, _)) in fields.iter().enumerate() {
-        if let Some(slot) = member_at.get_mut(position) {
-            *slot = k;
-        }
-    }
-    for element in elements {
-        let VlenValue::Compound(values) = element else {
-            return Err(Error::format("a compound element without its members"));
+/// Some members have variable-length parts: the core reads the compound field by
+/// field; its columns (in numpy field order) go to their members.
+fn vlen_columns(read: Vec<CoreColumn>, dt: &Datatype, members: &[CompoundMember], n: usize) -> Result<Vec<Column>, Error> {
+    let layout = memory_layout(dt).ok_or_else(|| Error::format("a compound without its layout"))?;
+    let mut columns: Vec<Option<Column>> = members.iter().map(|_| None).collect();
+    for (&(index, _), column) in layout.fields.iter().zip(read) {
+        let (Some(m), Some(slot)) = (members.get(index), columns.get_mut(index)) else {
+            return Err(Error::format("a compound field without its member"));
         };
-        if values.len() != members.len() {
-            return Err(Error::format("a compound element with the wrong number of members"));
-        }
-        for (position, value) in values.into_iter().enumerate() {
-            let k = *member_at.get(position).filter(|&&k| k < members.len()).ok_or_else(|| Error::format("a compound value without its member"))?;
-            let wrong = || Error::format(format!("a value of compound member {:?} of the wrong kind or size", members[k].name));
-            match (&mut filling[k], value) {
-                (Filling::Strings(texts), VlenValue::String(text)) => texts.push(text),
-                (Filling::Fixed { bytes, width, .. }, VlenValue::Fixed(value)) if value.len() == *width => bytes.extend_from_slice(&value),
-                (Filling::NoLayout, _) => {}
-                _ => return Err(wrong()),
+        *slot = Some(match column {
+            CoreColumn::Fixed { itemsize, mut bytes } => {
+                to_native(&m.datatype.numpy_dtype()?, &mut bytes, n)?;
+                Column::Fixed { bytes, width: itemsize, string: is_fixed_string(m) }
             }
-        }
+            CoreColumn::Strings(texts) => Column::Strings(texts),
+            CoreColumn::Compound(_) | CoreColumn::Values(_) => Column::NoLayout,
+        });
     }
-    filling
-        .into_iter()
-        .zip(fields)
-        .map(|(f, &(_, dtype, _))| {
-            Ok(match f {
-                Filling::Fixed { mut bytes, width, string } => {
-                    to_native(dtype, &mut bytes, n)?;
-                    Column::Fixed { bytes, width, string }
-                }
-                Filling::Strings(texts) => Column::Strings(texts),
-                Filling::NoLayout => Column::NoLayout,
-            })
-        })
-        .collect()
+    columns.into_iter().map(|c| c.ok_or_else(|| Error::format("a compound member without its column"))).collect()
 }
 
 impl h5turbo_columns {
@@ -210,7 +166,7 @@ impl h5turbo_columns {
     fn texts(&self, member: usize) -> Result<Vec<&[u8]>, Error> {
         let (name, column) = self.column(member)?;
         match column {
-            Column::Strings(texts) => Ok(texts.iter().map(Vec::as_slice).collect()),
+            Column::Strings(texts) => Ok(texts.iter().collect()),
             Column::Fixed { width: 0, string: true, .. } => Ok(vec![&[][..]; self.rows]),
             Column::Fixed { bytes, width, string: true } => Ok(bytes.chunks(*width).collect()),
             _ => self.in_dataset(Err(invalid(format!("member {:?} is not a string", name)))),

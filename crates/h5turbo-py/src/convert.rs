@@ -3,7 +3,7 @@
 
 use crate::errors::{guard, to_py_err};
 
-use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype};
+use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype};
 use numpy::npyffi::{npy_intp, NpyTypes, PyArrayObject, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -280,8 +280,8 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
 }
 
 /// Read a selection of a dataset with variable-length parts into `out` (an array of
-/// h5py's dtype for it), a column at a time: compound fields are filled whole, never
-/// element by element through Python.
+/// h5py's dtype for it). Compounds come field by field from the core and are filled a
+/// field at a time, never record by record through Python.
 pub fn read_vlen(
     py: Python<'_>,
     obj: &CoreObject,
@@ -290,57 +290,49 @@ pub fn read_vlen(
     out: &Bound<'_, PyUntypedArray>,
     threads: usize,
 ) -> PyResult<()> {
-    let values = py.allow_threads(|| guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
-    if values.len() != out.len() {
-        return Err(PyValueError::new_err(format!("out holds {} elements, the selection {}", out.len(), values.len())));
-    }
+    let n = out.len();
     let flat = out.call_method1("reshape", (-1,))?;
-    fill_column(py, &ds.datatype, values, &flat)
+    if matches!(ds.datatype.class, DatatypeClass::Compound { .. }) {
+        let columns = py.allow_threads(|| guard(|| obj.read_vlen_columns(sel, threads))).map_err(to_py_err)?;
+        return fill_fields(py, &ds.datatype, columns, &flat, n);
+    }
+    let values = py.allow_threads(|| guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
+    if values.len() != n {
+        return Err(PyValueError::new_err(format!("out holds {} elements, the selection {}", n, values.len())));
+    }
+    fill_objects(py, &ds.datatype, &values, &flat)
 }
 
-/// Fill `target` (n elements of `dt`'s dtype: a 1-d array, or one field of a
-/// structured array) with `values`, one per element.
-fn fill_column(py: Python<'_>, dt: &Datatype, values: Vec<VlenValue>, target: &Bound<'_, PyAny>) -> PyResult<()> {
-    let n = values.len();
-    match &dt.class {
-        DatatypeClass::Compound { members } if has_objects(dt) => {
-            // the values of an element follow the memory layout's order of the members
-            let layout = memory_layout(dt).ok_or_else(|| PyValueError::new_err("a compound without its layout"))?;
-            let mut columns: Vec<Vec<VlenValue>> = layout.fields.iter().map(|_| Vec::with_capacity(n)).collect();
-            for value in values {
-                match value {
-                    VlenValue::Compound(fields) if fields.len() == columns.len() => {
-                        for (column, field) in columns.iter_mut().zip(fields) {
-                            column.push(field);
-                        }
-                    }
-                    _ => return Err(PyValueError::new_err("variable-length value does not match its datatype")),
-                }
+/// Fill the fields of `target` (n records of `dt`, a compound with variable-length
+/// parts) from the core's columns, which follow the memory layout's order of the
+/// members (not always HDF5's).
+fn fill_fields(py: Python<'_>, dt: &Datatype, columns: Vec<Column>, target: &Bound<'_, PyAny>, n: usize) -> PyResult<()> {
+    let (DatatypeClass::Compound { members }, Some(layout)) = (&dt.class, memory_layout(dt)) else {
+        return Err(PyValueError::new_err("fields read from a type that is not a compound"));
+    };
+    for (&(index, _), column) in layout.fields.iter().zip(columns) {
+        let member = members.get(index).ok_or_else(|| PyValueError::new_err("a compound field without its member"))?;
+        let field = target.get_item(member.name.as_str())?;
+        match column {
+            Column::Fixed { bytes, .. } => field.set_item(py.Ellipsis(), array_from_bytes(py, &bytes, &dtype_of(py, &member.datatype)?, &[n as u64])?)?,
+            Column::Strings(texts) if texts.len() == n => {
+                let objects = texts.iter().map(|t| PyBytes::new(py, t).into_any().unbind()).collect();
+                field.set_item(py.Ellipsis(), object_column(py, objects, &field)?)?
             }
-            for (&(index, _), column) in layout.fields.iter().zip(columns) {
-                let member = members.get(index).ok_or_else(|| PyValueError::new_err("a compound field without its member"))?;
-                fill_column(py, &member.datatype, column, &target.get_item(member.name.as_str())?)?;
-            }
-            Ok(())
-        }
-        _ if !has_objects(dt) => {
-            // fixed-layout values (a field beside variable-length ones): one array
-            let mut bytes = Vec::new();
-            for value in values {
-                match value {
-                    VlenValue::Fixed(b) => bytes.extend_from_slice(&b),
-                    _ => return Err(PyValueError::new_err("variable-length value does not match its datatype")),
-                }
-            }
-            let column = array_from_bytes(py, &bytes, &dtype_of(py, dt)?, &[n as u64])?;
-            target.set_item(py.Ellipsis(), column)
-        }
-        _ => {
-            let element = ElementConverter::new(py, dt)?;
-            let objects = values.iter().map(|v| element.to_py(py, v)).collect::<PyResult<Vec<_>>>()?;
-            target.set_item(py.Ellipsis(), object_column(py, objects, target)?)
+            Column::Compound(fields) => fill_fields(py, &member.datatype, fields, &field, n)?,
+            Column::Values(values) if values.len() == n => fill_objects(py, &member.datatype, &values, &field)?,
+            _ => return Err(PyValueError::new_err(format!("field {:?} read with the wrong number of values", member.name))),
         }
     }
+    Ok(())
+}
+
+/// Fill `target` (n elements of `dt`: a 1-d array, or one field of a structured
+/// array) with one object per value.
+fn fill_objects(py: Python<'_>, dt: &Datatype, values: &[VlenValue], target: &Bound<'_, PyAny>) -> PyResult<()> {
+    let element = ElementConverter::new(py, dt)?;
+    let objects = values.iter().map(|v| element.to_py(py, v)).collect::<PyResult<Vec<_>>>()?;
+    target.set_item(py.Ellipsis(), object_column(py, objects, target)?)
 }
 
 /// `objects` as an object array of the target's shape (an element of an array type
