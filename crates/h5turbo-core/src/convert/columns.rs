@@ -3,13 +3,11 @@
 //! tree of small buffers per element. Tables of names and numbers (AnnData's
 //! record arrays, pandas tables) are read this way by every binding.
 
-use super::values::{Plan, Resolver, VlenValue, RESOLVE_BLOCK};
-use crate::engine::pool;
+use super::values::{check_elements, in_blocks, Plan, Resolver, VlenValue};
 use crate::error::{Error, Result};
 use crate::format::context::FormatContext;
 use crate::format::datatype::Datatype;
 use crate::format::global_heap::GlobalHeapCache;
-use rayon::prelude::*;
 
 /// Variable-length strings back to back: string `i` is `data[ends[i - 1]..ends[i]]`.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -173,14 +171,12 @@ pub fn resolve_vlen_columns_on(
     n: usize,
     threads: usize,
 ) -> Result<Vec<Column>> {
-    if n.checked_mul(dtype.size).map_or(true, |b| b > raw.len()) {
-        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dtype.size, raw.len())));
-    }
+    check_elements(dtype, raw, n)?;
     let plan = Plan::new(dtype, 0)?;
     let Plan::Compound(fields) = &plan else {
         return Err(Error::invalid_argument("columns are read from compounds with variable-length parts"));
     };
-    let resolve = |first: usize, count: usize| -> Result<Vec<Column>> {
+    let blocks = in_blocks(n, threads, |first, count| {
         let mut resolver = Resolver::new(ctx, heap);
         let mut columns = empty_columns(&plan, count)?;
         for element in raw[first * dtype.size..(first + count) * dtype.size].chunks_exact(dtype.size.max(1)) {
@@ -190,16 +186,6 @@ pub fn resolve_vlen_columns_on(
             }
         }
         Ok(columns)
-    };
-    let pool_threads = pool::Threads::resolve(threads);
-    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK || dtype.size == 0 {
-        return resolve(0, n);
-    }
-    let blocks = pool::get(pool_threads)?.install(|| {
-        (0..n.div_ceil(RESOLVE_BLOCK))
-            .into_par_iter()
-            .map(|b| resolve(b * RESOLVE_BLOCK, RESOLVE_BLOCK.min(n - b * RESOLVE_BLOCK)))
-            .collect::<Result<Vec<_>>>()
     })?;
     join(blocks)
 }

@@ -424,7 +424,7 @@ pub fn resolve_vlen_elements(
 }
 
 /// Elements resolved by one thread at a time when a read is shared out.
-pub(crate) const RESOLVE_BLOCK: usize = 16384;
+const RESOLVE_BLOCK: usize = 16384;
 
 /// resolve_vlen_elements on `threads` threads of the engine's pool (blocks of elements
 /// in parallel, each with a resolver of its own; the heap cache is shared).
@@ -436,35 +436,41 @@ pub fn resolve_vlen_elements_on(
     n: usize,
     threads: usize,
 ) -> Result<Vec<VlenValue>> {
-    let need = n.checked_mul(dtype.size).filter(|&b| b <= raw.len());
-    if need.is_none() {
-        return Err(Error::invalid_argument(format!(
-            "{} elements of {} bytes exceed the {} given",
-            n,
-            dtype.size,
-            raw.len()
-        )));
-    }
+    check_elements(dtype, raw, n)?;
     let plan = Plan::new(dtype, 0)?;
-    let resolve = |first: usize, count: usize| -> Result<Vec<VlenValue>> {
+    let blocks = in_blocks(n, threads, |first, count| {
         let mut resolver = Resolver::new(ctx, heap);
-        (first..first + count).map(|i| resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])).collect()
-    };
-    let pool_threads = pool::Threads::resolve(threads);
-    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
-        return resolve(0, n);
-    }
-    let blocks = pool::get(pool_threads)?.install(|| {
-        (0..n.div_ceil(RESOLVE_BLOCK))
-            .into_par_iter()
-            .map(|b| resolve(b * RESOLVE_BLOCK, RESOLVE_BLOCK.min(n - b * RESOLVE_BLOCK)))
-            .collect::<Result<Vec<_>>>()
+        (first..first + count).map(|i| resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])).collect::<Result<Vec<_>>>()
     })?;
     let mut values = Vec::with_capacity(n);
     for block in blocks {
         values.extend(block);
     }
     Ok(values)
+}
+
+/// `raw` holds `n` stored elements of `dtype`.
+pub(crate) fn check_elements(dtype: &Datatype, raw: &[u8], n: usize) -> Result<()> {
+    if n.checked_mul(dtype.size).map_or(true, |b| b > raw.len()) {
+        return Err(Error::invalid_argument(format!("{} elements of {} bytes exceed the {} given", n, dtype.size, raw.len())));
+    }
+    Ok(())
+}
+
+/// `resolve(first, count)` over `n` elements: in one piece, or, when there are enough,
+/// in blocks of RESOLVE_BLOCK on `threads` threads of the engine's pool. The pieces
+/// come back in order.
+pub(crate) fn in_blocks<T: Send>(n: usize, threads: usize, resolve: impl Fn(usize, usize) -> Result<T> + Sync) -> Result<Vec<T>> {
+    let pool_threads = pool::Threads::resolve(threads);
+    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
+        return Ok(vec![resolve(0, n)?]);
+    }
+    pool::get(pool_threads)?.install(|| {
+        (0..n.div_ceil(RESOLVE_BLOCK))
+            .into_par_iter()
+            .map(|b| resolve(b * RESOLVE_BLOCK, RESOLVE_BLOCK.min(n - b * RESOLVE_BLOCK)))
+            .collect()
+    })
 }
 
 /// Types nest vlen data inside vlen data (a sequence of sequences); bound the depth.
