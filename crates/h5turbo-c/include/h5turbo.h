@@ -532,6 +532,16 @@ int h5turbo_columns_member_strings(const h5turbo_columns *columns,
                                    size_t *n);
 
 /**
+ * Member `member`'s values (a variable-length sequence member of a fixed-layout base)
+ * as one block of h5turbo_sequence, as h5turbo_dataset_read_sequences gives them;
+ * free with h5turbo_sequences_free(*seqs, *n).
+ */
+int h5turbo_columns_member_sequences(const h5turbo_columns *columns,
+                                     size_t member,
+                                     h5turbo_sequence **seqs,
+                                     size_t *n);
+
+/**
  * Free what h5turbo_dataset_read_columns gave (NULL is fine).
  */
 void h5turbo_columns_free(h5turbo_columns *columns);
@@ -552,7 +562,8 @@ int h5turbo_dataset_read_sequences(const h5turbo_object *ds,
                                    int threads);
 
 /**
- * Free what h5turbo_dataset_read_sequences gave (NULL is fine).
+ * Free what h5turbo_dataset_read_sequences or h5turbo_columns_member_sequences gave
+ * (NULL is fine).
  */
 void h5turbo_sequences_free(h5turbo_sequence *seqs, size_t n);
 

@@ -7,10 +7,11 @@ use crate::errors::*;
 use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
 use crate::native::{is_plain, to_native};
 use crate::objects::h5turbo_object;
+use crate::sequences::{give_sequences, out_sequences, h5turbo_sequence};
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
     memory_layout, zeroed_elements, AxisSelection, Column as CoreColumn, CompoundMember, Dataset, Datatype, DatatypeClass, Error,
-    NumpyDtype, Object, Strings,
+    NumpyDtype, Object, Strings, VlenKind, VlenValue,
 };
 use std::ffi::{c_char, c_int, c_void};
 
@@ -21,6 +22,8 @@ enum Column {
     Fixed { bytes: Vec<u8>, width: usize, string: bool },
     /// Variable-length strings.
     Strings(Strings),
+    /// Variable-length sequences of `base`, one per element.
+    Sequences { values: Vec<VlenValue>, base: Datatype },
     /// A member without a fixed C layout (sequences, references, vlen parts deeper down).
     NoLayout,
 }
@@ -124,7 +127,11 @@ fn vlen_columns(read: Vec<CoreColumn>, dt: &Datatype, members: &[CompoundMember]
                 Column::Fixed { bytes, width: itemsize, string: is_fixed_string(m) }
             }
             CoreColumn::Strings(texts) => Column::Strings(texts),
-            CoreColumn::Compound(_) | CoreColumn::Values(_) => Column::NoLayout,
+            CoreColumn::Values(values) => match &m.datatype.class {
+                DatatypeClass::VarLen { kind: VlenKind::Sequence, base } => Column::Sequences { values, base: (**base).clone() },
+                _ => Column::NoLayout,
+            },
+            CoreColumn::Compound(_) => Column::NoLayout,
         });
     }
     columns.into_iter().map(|c| c.ok_or_else(|| Error::format("a compound member without its column"))).collect()
@@ -147,6 +154,7 @@ impl h5turbo_columns {
         let Column::Fixed { bytes, .. } = column else {
             let why = match column {
                 Column::Strings(_) => "is a variable-length string: read it with h5turbo_columns_member_strings",
+                Column::Sequences { .. } => "is a variable-length sequence: read it with h5turbo_columns_member_sequences",
                 _ => "has variable-length or reference parts: no fixed C layout",
             };
             return self.in_dataset(Err(Error::unsupported(format!("member {:?} {}", name, why))));
@@ -228,6 +236,26 @@ pub unsafe extern "C" fn h5turbo_columns_member_strings(
         let texts = deref(columns, "columns")?.texts(member)?;
         give_strings(texts, strings, n);
         Ok(())
+    })
+}
+
+/// Member `member`'s values (a variable-length sequence member of a fixed-layout base)
+/// as one block of h5turbo_sequence, as h5turbo_dataset_read_sequences gives them;
+/// free with h5turbo_sequences_free(*seqs, *n).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_columns_member_sequences(
+    columns: *const h5turbo_columns,
+    member: usize,
+    seqs: *mut *mut h5turbo_sequence,
+    n: *mut usize,
+) -> c_int {
+    guard(|| {
+        let (seqs, n) = out_sequences(seqs, n)?;
+        let columns = deref(columns, "columns")?;
+        match columns.column(member)? {
+            (_, Column::Sequences { values, base }) => columns.in_dataset(give_sequences(values.clone(), base, seqs, n)),
+            (name, _) => columns.in_dataset(Err(invalid(format!("member {:?} is not a variable-length sequence", name)))),
+        }
     })
 }
 

@@ -6,7 +6,7 @@ use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
-use h5turbo_core::prelude::{DatatypeClass, Error, VlenKind, VlenValue};
+use h5turbo_core::prelude::{Datatype, DatatypeClass, Error, VlenKind, VlenValue};
 use std::ffi::{c_int, c_void};
 
 /// One element of a variable-length sequence dataset: `len` values of the base type
@@ -92,26 +92,37 @@ pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
     threads: c_int,
 ) -> c_int {
     guard(|| {
-        let seqs_out = out_ptr(seqs, "seqs")?;
-        let n_out = out_ptr(n, "n")?;
-        *seqs_out = std::ptr::null_mut();
-        *n_out = 0;
+        let (seqs, n) = out_sequences(seqs, n)?;
         let Selected { obj, dataset, sel, threads, .. } = selected(ds, start, count, stride, threads)?;
         let DatatypeClass::VarLen { kind: VlenKind::Sequence, base } = &dataset.datatype.class else {
             return Err(invalid("not a dataset of variable-length sequences").in_object(obj.name()).in_file(obj.file().path()));
         };
-        let base = h5turbo_datatype::new((**base).clone());
         let values = obj.read_vlen(&sel, threads)?;
-        let runs = in_object(obj, sequences(values, &base))?;
-        let count = runs.len();
-        let packed = in_object(obj, pack(&runs))?;
-        *seqs_out = packed;
-        *n_out = count;
-        Ok(())
+        in_object(obj, give_sequences(values, base, seqs, n))
     })
 }
 
-/// Free what h5turbo_dataset_read_sequences gave (NULL is fine).
+/// Check the pointers a block of sequences and its count are given through, and set
+/// them to NULL and 0 until the call succeeds.
+pub(crate) unsafe fn out_sequences(seqs: *mut *mut h5turbo_sequence, n: *mut usize) -> Result<(*mut *mut h5turbo_sequence, *mut usize), Error> {
+    let seqs = out_ptr(seqs, "seqs")?;
+    let n = out_ptr(n, "n")?;
+    *seqs = std::ptr::null_mut();
+    *n = 0;
+    Ok((seqs, n))
+}
+
+/// Give `values` (sequences of `base`) to the caller as one block through `seqs` and
+/// `n` (checked by out_sequences).
+pub(crate) unsafe fn give_sequences(values: Vec<VlenValue>, base: &Datatype, seqs: *mut *mut h5turbo_sequence, n: *mut usize) -> Result<(), Error> {
+    let runs = sequences(values, &h5turbo_datatype::new(base.clone()))?;
+    *seqs = pack(&runs)?;
+    *n = runs.len();
+    Ok(())
+}
+
+/// Free what h5turbo_dataset_read_sequences or h5turbo_columns_member_sequences gave
+/// (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_sequences_free(seqs: *mut h5turbo_sequence, n: usize) {
     let _ = n; // the block records its own size

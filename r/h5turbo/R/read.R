@@ -136,16 +136,32 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         return(x)
     }
     if (is.list(x) && !is.data.frame(x) && compoundAsDataFrame) x <- .as_data_frame(x)
+    if (is.list(x)) x <- .finish_sequence_columns(x, compoundAsDataFrame)
     x
 }
 
+# A compound member of variable-length sequences (marked h5turbo_sequences): a list
+# column, one vector (a data.frame for a compound base) per element.
+.is_compound <- function(col) is.list(col) && is.null(attr(col, "h5turbo_sequences"))
+
+.finish_sequence_columns <- function(cols, compoundAsDataFrame) {
+    at <- attributes(cols)
+    cols <- lapply(cols, function(col) {
+        if (.is_compound(col)) return(.finish_sequence_columns(col, compoundAsDataFrame))
+        if (!is.list(col)) return(col)
+        attr(col, "h5turbo_sequences") <- NULL
+        if (compoundAsDataFrame) col[] <- lapply(col, function(e) if (is.list(e)) .as_data_frame(e) else e)
+        col
+    })
+    attributes(cols) <- at
+    cols
+}
+
 .as_data_frame <- function(cols) {
-    dims <- lapply(cols, function(col) if (is.list(col)) NULL else dim(col))
-    lens <- vapply(cols, function(col) if (is.list(col)) NA_real_ else as.numeric(length(col)), 0)
-    one_dim <- all(vapply(cols, function(col) is.list(col) || length(dim(col)) <= 1L ||
+    one_dim <- all(vapply(cols, function(col) .is_compound(col) || length(dim(col)) <= 1L ||
                               (is.raw(col) && length(dim(col)) == 2L), TRUE))
     if (!one_dim) return(cols)   # rhdf5 also gives a list for multi-dimensional compounds
-    cols <- lapply(cols, function(col) if (is.list(col)) .as_data_frame(col) else col)
+    cols <- lapply(cols, function(col) if (.is_compound(col)) .as_data_frame(col) else col)
     n <- if (length(cols) == 0L) 0L else NROW(if (is.raw(cols[[1L]]) && length(dim(cols[[1L]])) == 2L)
                                                  t(cols[[1L]]) else cols[[1L]])
     structure(cols, class = "data.frame", row.names = .set_row_names(n))

@@ -72,11 +72,18 @@ static SEXP as_logical(SEXP x, size_t size)
     return out;
 }
 
-/* dim = rev(shape) on a value, on every column of a compound; opaque bytes get their
-   element size as a first dimension. */
+static void set_list_dims(SEXP x, const uint64_t *shape, int rank);
+
+/* dim = rev(shape) on a value, on every column of a compound (a sequence column, a
+   list of cells, is itself the array); opaque bytes get their element size as a first
+   dimension. */
 static void set_dims(SEXP x, const uint64_t *shape, int rank, R_xlen_t n)
 {
     if (rank < 1 || (rank == 1 && shape[0] > (uint64_t) INT_MAX)) return;
+    if (TYPEOF(x) == VECSXP && Rf_getAttrib(x, Rf_install("h5turbo_sequences")) != R_NilValue) {
+        set_list_dims(x, shape, rank);
+        return;
+    }
     if (TYPEOF(x) == VECSXP) {
         for (R_xlen_t k = 0; k < XLENGTH(x); k++) set_dims(VECTOR_ELT(x, k), shape, rank, n);
         return;
@@ -246,20 +253,52 @@ static SEXP mark_overflow(SEXP x, int overflow)
     return x;
 }
 
+/* The base type of the variable-length sequence type dt, described into bt. */
+static int describe_base(call_t *c, const h5turbo_datatype *dt, tnode *bt)
+{
+    h5turbo_datatype *base = NULL;
+    memset(bt, 0, sizeof *bt);
+    int rc = h5turbo_datatype_base(dt, &base);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    rc = describe_type(c, base, bt, 1);
+    h5turbo_datatype_close(base);
+    return rc;
+}
+
+/* One sequence as the R value h5t_read gives its base type, or NULL (C) with c->code set. */
+static SEXP sequence_value(call_t *c, const tnode *bt, const h5turbo_sequence *q, int flags, int *overflow)
+{
+    if (q->len > (uint64_t) R_XLEN_T_MAX / (bt->info.size ? bt->info.size : 1))
+        return call_fail_null(c, H5TURBO_E_INVALID, "a sequence too long for an R vector");
+    /* an empty sequence has no data: converters get a valid pointer all the same */
+    const unsigned char *data = q->data != NULL ? (const unsigned char *) q->data : (const unsigned char *) "";
+    return convert_elements(c, bt, data, (R_xlen_t) q->len, bt->info.size, 0, flags, overflow);
+}
+
+/* Moves the call's sequences into out (a list) from element at on (checked to fit by
+   the caller); returns the next element, or -1 with c->code set. */
+static R_xlen_t take_sequences(call_t *c, const tnode *bt, SEXP out, R_xlen_t at, int flags, int *overflow)
+{
+    for (size_t i = 0; i < c->n_seqs; i++) {
+        SEXP v = sequence_value(c, bt, &c->seqs[i], flags, overflow);
+        if (v == NULL) return -1;
+        SET_VECTOR_ELT(out, at++, v);
+    }
+    call_free_sequences(c);
+    return at;
+}
+
 /* Variable-length sequences (ragged rows): a list with one vector per element, each
    the base type's values as h5t_read gives that type (rhdf5 gives NA here). */
 static SEXP read_sequences_selection(call_t *c, const selection_t *s, int rank, int threads, int flags,
                                      int *overflow)
 {
-    h5turbo_datatype *dt = NULL, *base = NULL;
+    h5turbo_datatype *dt = NULL;
     tnode bt;
-    memset(&bt, 0, sizeof bt);
     int rc = h5turbo_dataset_datatype(c->obj, &dt);
-    if (rc == H5TURBO_OK) rc = h5turbo_datatype_base(dt, &base);
-    h5turbo_datatype_close(dt);
     if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
-    rc = describe_type(c, base, &bt, 1);
-    h5turbo_datatype_close(base);
+    rc = describe_base(c, dt, &bt);
+    h5turbo_datatype_close(dt);
     if (rc != H5TURBO_OK) return NULL;
     SEXP out = PROTECT(Rf_allocVector(VECSXP, s->n));
     R_xlen_t at = 0;
@@ -274,43 +313,53 @@ static SEXP read_sequences_selection(call_t *c, const selection_t *s, int rank, 
             UNPROTECT(1);
             return NULL;
         }
-        for (size_t i = 0; i < c->n_seqs; i++) {
-            const h5turbo_sequence *q = &c->seqs[i];
-            if (q->len > (uint64_t) R_XLEN_T_MAX / (bt.info.size ? bt.info.size : 1)) {
-                call_fail(c, H5TURBO_E_INVALID, "a sequence too long for an R vector");
-                UNPROTECT(1);
-                return NULL;
-            }
-            /* an empty sequence has no data: converters get a valid pointer all the same */
-            const unsigned char *data = q->data != NULL ? (const unsigned char *) q->data : (const unsigned char *) "";
-            SEXP v = convert_elements(c, &bt, data, (R_xlen_t) q->len, bt.info.size, 0, flags, overflow);
-            if (v == NULL) { UNPROTECT(1); return NULL; }
-            SET_VECTOR_ELT(out, at++, v);
-        }
-        call_free_sequences(c);
+        at = take_sequences(c, &bt, out, at, flags, overflow);
+        if (at < 0) { UNPROTECT(1); return NULL; }
     }
     UNPROTECT(1);
     return out;
 }
 
-/* A compound with variable-length string members has no fixed C layout: such a
-   compound is read into columns, one per member, once per block. */
-static int has_variable_strings(const tnode *t)
+/* A compound with variable-length string or sequence members has no fixed C layout:
+   such a compound is read into columns, one per member, once per block. */
+static int needs_columns(const tnode *t)
 {
-    for (size_t k = 0; k < t->n_members; k++)
-        if (t->members[k].info.type_class == H5TURBO_STRING && t->members[k].info.is_variable_string) return 1;
+    for (size_t k = 0; k < t->n_members; k++) {
+        const tnode *m = &t->members[k];
+        if ((m->info.type_class == H5TURBO_STRING && m->info.is_variable_string) || m->info.type_class == H5TURBO_VLEN)
+            return 1;
+    }
     return 0;
 }
 
-/* Each member's column for s->n elements: a character vector for strings, else the
-   values' bytes (converted once every block is in). */
+/* The base types of the compound's sequence members (bases[k] for member k). */
+static int describe_member_bases(call_t *c, const tnode *t, tnode *bases)
+{
+    h5turbo_datatype *dt = NULL;
+    int rc = h5turbo_dataset_datatype(c->obj, &dt);
+    for (size_t k = 0; rc == H5TURBO_OK && k < t->n_members; k++) {
+        if (t->members[k].info.type_class != H5TURBO_VLEN) continue;
+        h5turbo_datatype *mt = NULL;
+        rc = h5turbo_datatype_member(dt, k, NULL, NULL, &mt);
+        if (rc == H5TURBO_OK) {
+            int described = describe_base(c, mt, &bases[k]);
+            h5turbo_datatype_close(mt);
+            if (described != H5TURBO_OK) { h5turbo_datatype_close(dt); return described; }
+        }
+    }
+    h5turbo_datatype_close(dt);
+    return rc == H5TURBO_OK ? H5TURBO_OK : call_fail(c, rc, NULL);
+}
+
+/* Each member's column for s->n elements: a character vector for strings, a list for
+   sequences, else the values' bytes (converted once every block is in). */
 static SEXP member_columns(call_t *c, const tnode *t, const selection_t *s)
 {
     SEXP cols = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
     for (size_t k = 0; k < t->n_members; k++) {
         const tnode *m = &t->members[k];
-        if (m->info.type_class == H5TURBO_STRING) {
-            SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(STRSXP, s->n));
+        if (m->info.type_class == H5TURBO_STRING || m->info.type_class == H5TURBO_VLEN) {
+            SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(m->info.type_class == H5TURBO_STRING ? STRSXP : VECSXP, s->n));
             continue;
         }
         if (m->info.size == 0) { UNPROTECT(1); return call_fail_null(c, H5TURBO_E_FORMAT, "member of size 0"); }
@@ -325,19 +374,30 @@ static SEXP member_columns(call_t *c, const tnode *t, const selection_t *s)
 }
 
 /* One block's columns (c->columns, `rows` of them) into cols from element at on. */
-static int take_columns(call_t *c, const tnode *t, SEXP cols, R_xlen_t at, size_t rows)
+static int take_columns(call_t *c, const tnode *t, const tnode *bases, SEXP cols, R_xlen_t at, size_t rows,
+                        int flags, int *overflow)
 {
     for (size_t k = 0; k < t->n_members; k++) {
         const tnode *m = &t->members[k];
         SEXP col = VECTOR_ELT(cols, (R_xlen_t) k);
-        int rc = m->info.type_class == H5TURBO_STRING
-                     ? h5turbo_columns_member_strings(c->columns, k, &c->strings, &c->n_strings)
-                     : h5turbo_columns_member(c->columns, k, RAW(col) + (size_t) at * m->info.size,
-                                              rows * m->info.size);
-        if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
-        if (m->info.type_class != H5TURBO_STRING) continue;
-        if (c->n_strings != rows) return call_fail(c, H5TURBO_E_INTERNAL, "a string column of the wrong length");
-        take_strings(c, col, at, m->info.is_utf8);
+        int rc;
+        switch (m->info.type_class) {
+        case H5TURBO_STRING:
+            rc = h5turbo_columns_member_strings(c->columns, k, &c->strings, &c->n_strings);
+            if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+            if (c->n_strings != rows) return call_fail(c, H5TURBO_E_INTERNAL, "a string column of the wrong length");
+            take_strings(c, col, at, m->info.is_utf8);
+            break;
+        case H5TURBO_VLEN:
+            rc = h5turbo_columns_member_sequences(c->columns, k, &c->seqs, &c->n_seqs);
+            if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+            if (c->n_seqs != rows) return call_fail(c, H5TURBO_E_INTERNAL, "a sequence column of the wrong length");
+            if (take_sequences(c, &bases[k], col, at, flags, overflow) < 0) return c->code;
+            break;
+        default:
+            rc = h5turbo_columns_member(c->columns, k, RAW(col) + (size_t) at * m->info.size, rows * m->info.size);
+            if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+        }
     }
     return H5TURBO_OK;
 }
@@ -345,6 +405,9 @@ static int take_columns(call_t *c, const tnode *t, SEXP cols, R_xlen_t at, size_
 static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int rank, int threads, int flags,
                          int *overflow)
 {
+    tnode *bases = (tnode *) R_alloc(t->n_members ? t->n_members : 1, sizeof(tnode));
+    memset(bases, 0, (t->n_members ? t->n_members : 1) * sizeof(tnode));
+    if (describe_member_bases(c, t, bases)) return NULL;
     SEXP cols = member_columns(c, t, s);
     if (cols == NULL) return NULL;
     PROTECT(cols);
@@ -362,7 +425,7 @@ static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int ra
             UNPROTECT(1);
             return NULL;
         }
-        if (take_columns(c, t, cols, at, rows)) { UNPROTECT(1); return NULL; }
+        if (take_columns(c, t, bases, cols, at, rows, flags, overflow)) { UNPROTECT(1); return NULL; }
         call_free_columns(c);
         at += (R_xlen_t) rows;
     }
@@ -372,7 +435,10 @@ static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int ra
         tnode m = t->members[k];
         m.offset = 0;   /* a column: its values packed */
         SEXP col = VECTOR_ELT(cols, (R_xlen_t) k);
-        if (m.info.type_class != H5TURBO_STRING) {
+        if (m.info.type_class == H5TURBO_VLEN) {
+            /* ragged values: a list column, marked so that R keeps it one */
+            Rf_setAttrib(col, Rf_install("h5turbo_sequences"), Rf_ScalarLogical(1));
+        } else if (m.info.type_class != H5TURBO_STRING) {
             col = convert_elements(c, &m, RAW(col), s->n, m.info.size, 0, flags, overflow);
             if (col == NULL) { UNPROTECT(3); return NULL; }
         }
@@ -406,7 +472,7 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
         out = read_sequences_selection(c, &s, rank, threads, flags, &overflow);
         if (out == NULL) return NULL;
         PROTECT(out);
-    } else if (t.info.type_class == H5TURBO_COMPOUND && has_variable_strings(&t)) {
+    } else if (t.info.type_class == H5TURBO_COMPOUND && needs_columns(&t)) {
         out = read_members(c, &t, &s, rank, threads, flags, &overflow);
         if (out == NULL) return NULL;
         PROTECT(out);

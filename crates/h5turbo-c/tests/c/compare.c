@@ -240,6 +240,9 @@ static int read_member(hid_t mtype, void *buf, void *ctx) {
     return rc;
 }
 
+static void check_sequences(const char *what, hid_t ftype, h5turbo_datatype *tvlen, int status, h5turbo_sequence *seqs, size_t got_n,
+                            hsize_t n, hid_t mspace, int (*read)(hid_t, void *, void *), void *ctx);
+
 /* Every member of a compound selection, from one h5turbo_dataset_read_columns,
    against libhdf5's read of that member alone: also for compounds with
    variable-length members, which h5turbo_dataset_read cannot lay out. */
@@ -275,7 +278,19 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
             h5turbo_strings_free(got, got_n);
             free_strings(expected, n);
         }
-        if (!variable) { /* fixed-length strings also as bytes, as stored (NUL-padded) */
+        if (cls == H5T_VLEN && !variable) { /* ragged values */
+            h5turbo_datatype *tm = NULL;
+            h5turbo_sequence *seqs = NULL;
+            size_t got_n = 0;
+            unsigned char dummy[64];
+            CHECK(h5turbo_columns_member(cols, (size_t)k, dummy, sizeof dummy) == H5TURBO_E_UNSUPPORTED,
+                  "%s: a sequence member read as fixed values was not refused", mwhat);
+            int status = h5turbo_columns_member_sequences(cols, (size_t)k, &seqs, &got_n);
+            if (h5turbo_datatype_member(tdt, (size_t)k, NULL, NULL, &tm) == H5TURBO_OK)
+                check_sequences(mwhat, fm, tm, status, seqs, got_n, n, r->mspace, read_member, &mr);
+            h5turbo_sequences_free(seqs, got_n);
+            h5turbo_datatype_close(tm);
+        } else if (!variable) { /* fixed-length strings also as bytes, as stored (NUL-padded) */
             h5turbo_datatype *tm = NULL;
             hid_t mtype = h5turbo_datatype_member(tdt, (size_t)k, NULL, NULL, &tm) == H5TURBO_OK ? memory_type(fm, tm) : -1;
             h5turbo_datatype_close(tm);
@@ -316,21 +331,18 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
     h5turbo_columns_free(cols);
 }
 
-/* A selection of variable-length sequences: h5turbo_dataset_read_sequences against
-   libhdf5's read into vlen of the base's memory type (hvl_t). */
-static void compare_sequences(const char *what, dataset_reader *r, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
-                              int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride, hsize_t n) {
+/* Sequences h5turbo gave (status, seqs, got_n) for a selection of n elements of the
+   vlen type ftype (h5turbo's tvlen) against libhdf5's read of them into vlen of the
+   base's memory type (hvl_t), done by read(vtype, buf, ctx); mspace: the memory space. */
+static void check_sequences(const char *what, hid_t ftype, h5turbo_datatype *tvlen, int status, h5turbo_sequence *seqs, size_t got_n,
+                            hsize_t n, hid_t mspace, int (*read)(hid_t, void *, void *), void *ctx) {
     h5turbo_datatype *tbase = NULL;
     hid_t fbase = H5Tget_super(ftype);
-    hid_t mbase = h5turbo_datatype_base(tdt, &tbase) == H5TURBO_OK ? memory_type(fbase, tbase) : -1;
+    hid_t mbase = h5turbo_datatype_base(tvlen, &tbase) == H5TURBO_OK ? memory_type(fbase, tbase) : -1;
     h5turbo_datatype_close(tbase);
     H5Tclose(fbase);
-    h5turbo_sequence *seqs = NULL;
-    size_t got_n = 0;
-    int status = h5turbo_dataset_read_sequences(tds, start, rank ? count : NULL, stride, &seqs, &got_n, 2);
     if (mbase < 0) {
         CHECK(status == H5TURBO_E_UNSUPPORTED || status == H5TURBO_E_INVALID, "%s: sequences of a base without a C layout gave %d", what, status);
-        h5turbo_sequences_free(seqs, got_n);
         g_skipped++;
         return;
     }
@@ -339,10 +351,10 @@ static void compare_sequences(const char *what, dataset_reader *r, hid_t ftype, 
     hvl_t *expected = calloc(n ? n : 1, sizeof *expected);
     unsigned char *mask = calloc(size ? size : 1, 1);
     value_bytes(mbase, mask, 0);
-    if (read_dataset(vtype, expected, r) < 0) {
+    if (read(vtype, expected, ctx) < 0) {
         g_skipped++;
     } else {
-        CHECK(status == H5TURBO_OK && got_n == n, "%s: read_sequences %d (%s), %zu of %llu", what, status, h5turbo_last_error(), got_n,
+        CHECK(status == H5TURBO_OK && got_n == n, "%s: sequences %d (%s), %zu of %llu", what, status, h5turbo_last_error(), got_n,
               (unsigned long long)n);
         hsize_t bad = 0;
         for (hsize_t i = 0; status == H5TURBO_OK && got_n == n && i < n; i++) {
@@ -352,13 +364,23 @@ static void compare_sequences(const char *what, dataset_reader *r, hid_t ftype, 
             bad += !same;
         }
         CHECK(bad == 0, "%s: %llu of %llu sequences differ from libhdf5's", what, (unsigned long long)bad, (unsigned long long)n);
-        H5Dvlen_reclaim(vtype, r->mspace, H5P_DEFAULT, expected);
+        H5Dvlen_reclaim(vtype, mspace, H5P_DEFAULT, expected);
     }
-    h5turbo_sequences_free(seqs, got_n);
     free(expected);
     free(mask);
     H5Tclose(vtype);
     H5Tclose(mbase);
+}
+
+/* A selection of variable-length sequences: h5turbo_dataset_read_sequences against
+   libhdf5's read into vlen of the base's memory type (hvl_t). */
+static void compare_sequences(const char *what, dataset_reader *r, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
+                              int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride, hsize_t n) {
+    h5turbo_sequence *seqs = NULL;
+    size_t got_n = 0;
+    int status = h5turbo_dataset_read_sequences(tds, start, rank ? count : NULL, stride, &seqs, &got_n, 2);
+    check_sequences(what, ftype, tdt, status, seqs, got_n, n, r->mspace, read_dataset, r);
+    h5turbo_sequences_free(seqs, got_n);
 }
 
 /* One selection (NULL start: the whole dataset) compared. */

@@ -97,11 +97,11 @@ def structures_file(path):
         p["a"] = np.arange(11)
         p["b"] = np.arange(11) / 3
         f.create_dataset("compound_padded", data=p)
-        # a table with variable-length members (strings before and after numbers, a
-        # sequence): read into columns (h5turbo_dataset_read_columns)
+        # a table with variable-length members (strings before and after numbers, two
+        # sequences, one big-endian): read into columns (h5turbo_dataset_read_columns)
         table_t = np.dtype([("name", h5py.string_dtype()), ("score", ">f8"), ("count", "<i4"),
                             ("note", h5py.string_dtype("ascii")), ("code", "S4"),
-                            ("hits", h5py.vlen_dtype(np.dtype("<i2")))])
+                            ("hits", h5py.vlen_dtype(np.dtype("<i2"))), ("big", h5py.vlen_dtype(np.dtype(">u4")))])
         table = np.zeros(37, dtype=table_t)
         table["name"] = ["gene_%d" % i * (i % 3) for i in range(37)]
         table["score"] = np.arange(37) / 7 - 2
@@ -109,6 +109,7 @@ def structures_file(path):
         table["note"] = [(b"n%d" % i) * (i % 5) for i in range(37)]
         table["code"] = [b"AB", b"CDEF", b""] * 12 + [b"Z"]
         table["hits"] = [np.arange(i % 4, dtype="<i2") for i in range(37)]
+        table["big"] = [np.arange(i % 3, dtype=">u4") * 70000 + i for i in range(37)]
         f.create_dataset("table_vlen", data=table, chunks=(10,))
         # ragged rows: vlen sequences of several bases, chunked and filtered
         ragged = f.create_dataset("ragged_f8", shape=(9, 4), dtype=h5py.vlen_dtype(np.dtype("<f8")), chunks=(4, 3),

@@ -185,3 +185,37 @@ test_that("a large table with variable-length strings reads in one pass per bloc
     part <- h5t_read(f, "table", index = list(rows))
     expect_identical(lapply(part, as.vector), lapply(whole, function(col) as.vector(col)[rows]))
 })
+
+ragged_members_py <- '
+import sys, h5py, numpy as np
+t = np.dtype([("id", "<i4"), ("vals", h5py.vlen_dtype("<f8")), ("hits", h5py.vlen_dtype(">u2")),
+              ("name", h5py.string_dtype())])
+a = np.zeros(5, dtype=t)
+for i in range(5):
+    a[i] = (i, np.arange(i, dtype="<f8") / 2, np.arange(i % 3, dtype=">u2") * 1000 + i, "n%d" % i)
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("t", data=a, chunks=(2,))
+'
+
+test_that("compound members of variable-length sequences read as list columns (rhdf5 reads NA)", {
+    f <- tempfile(fileext = ".h5")
+    run_python(ragged_members_py, f)
+    x <- h5t_read(f, "t")
+    expect_s3_class(x, "data.frame")
+    expect_identical(as.vector(x$id), 0:4)
+    expect_identical(as.vector(x$name), paste0("n", 0:4))
+    expect_type(x$vals, "list")
+    expect_identical(x$vals[[1]], numeric(0))
+    expect_identical(x$vals[[4]], c(0, 0.5, 1))
+    expect_identical(x$hits[[3]], c(2L, 1002L))
+    expect_null(attr(x$vals, "h5turbo_sequences"))
+    # the other columns as rhdf5 reads them
+    r <- rhdf5_read(f, "t")
+    expect_identical(x[c("id", "name")], r[c("id", "name")])
+    part <- h5t_read(f, "t", index = list(c(5, 2)))
+    expect_identical(part$vals, structure(list(c(0, 0.5, 1, 1.5), 0), dim = 2L))
+    expect_identical(as.vector(part$id), c(4L, 1L))
+    cols <- h5t_read(f, "t", compoundAsDataFrame = FALSE)
+    expect_false(is.data.frame(cols))
+    expect_identical(cols$hits[[5]], 4L)
+})
