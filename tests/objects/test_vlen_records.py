@@ -40,6 +40,8 @@ def records(tmp_path_factory):
         ds.attrs["table"] = np.array([("u", 1.5), ("v", 2.5)], dtype=table)
         ds.attrs["one"] = np.array([("w", 3.5)], dtype=table)[0]
         ds.attrs["out_of_order"] = _out_of_order(2)
+        ds.attrs.create("items", np.array([[b"x%d" % i, b"y", b""] for i in range(4)], dtype=object),
+                        dtype=np.dtype((VSTR, (3,))))
         n = 40000  # several blocks of the parallel resolver, many heap collections
         f.create_dataset("names", data=np.array([f"gene_{i}" * (1 + i % 3) for i in range(n)], dtype=object),
                          dtype=VSTR, chunks=(4096,), compression="gzip")
@@ -50,6 +52,11 @@ def records(tmp_path_factory):
         big["x"] = np.arange(n) / 4
         big["k"] = -np.arange(n)
         f.create_dataset("big_table", data=big, chunks=(5000,))
+        # array types of vlen strings: their items are trailing axes
+        items = f.create_dataset("string_items", shape=(4,), dtype=np.dtype((VSTR, (3,))))
+        items[...] = np.array([[b"x%d" % i, b"y", b""] for i in range(4)], dtype=object)
+        grid = f.create_dataset("string_grid_items", shape=(2, 3), dtype=np.dtype((VSTR, (2, 2))), chunks=(1, 2))
+        grid[...] = np.array([[[[b"p%d%d" % (i, j), b"q"], [b"", b"r%d" % i]] for j in range(3)] for i in range(2)], dtype=object)
     return path
 
 
@@ -102,3 +109,20 @@ def test_large_vlen_reads_are_the_same_on_one_and_many_threads(records, name):
         if name == "ragged":
             for e, g in zip(expected[:50], two[:50]):
                 assert g.dtype == e.dtype and g.flags.owndata == e.flags.owndata and g.flags.writeable
+
+
+@pytest.mark.parametrize("name", ["string_items", "string_grid_items"])
+@pytest.mark.parametrize("sel", [np.s_[...], np.s_[1:], np.s_[::2]])
+def test_array_types_of_vlen_strings_like_h5py(records, name, sel):
+    with h5py.File(records) as ref, h5turbo.File(records) as ours:
+        expected, got = ref[name][sel], ours[name][sel]
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        assert_same(expected, got, name)
+
+
+def test_array_type_attribute_of_vlen_strings_like_h5py(records):
+    with h5py.File(records) as ref, h5turbo.File(records) as ours:
+        expected, got = ref["with_attrs"].attrs["items"], ours["with_attrs"].attrs["items"]
+        assert got.shape == expected.shape == (4, 3) and got.dtype == expected.dtype
+        assert got.tolist() == expected.tolist()
+        assert all(type(g) is type(e) for g, e in zip(got.ravel(), expected.ravel()))

@@ -158,14 +158,14 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
     let shape: Vec<u64> = if scalar { vec![] } else { value.dataspace.dims.clone() };
     if has_objects(&value.datatype) {
         let values = py.allow_threads(|| guard(|| value.vlen_values(obj.file()))).map_err(to_py_err)?;
-        let objects = values
-            .iter()
-            .map(|v| vlen_to_py(py, &value.datatype, v, true))
-            .collect::<PyResult<Vec<_>>>()?;
-        if scalar {
+        // an array type's items are trailing axes, as numpy expands sub-array dtypes
+        let (item_type, items) = array_items(&value.datatype, values)?;
+        let objects = items.iter().map(|v| vlen_to_py(py, item_type, v, true)).collect::<PyResult<Vec<_>>>()?;
+        if scalar && std::ptr::eq(item_type, &value.datatype) {
             return objects.into_iter().next().ok_or_else(|| PyValueError::new_err("empty scalar attribute"));
         }
-        return object_array(py, objects, &shape, Some(&dtype));
+        let full: Vec<u64> = shape.iter().copied().chain(array_dims(&value.datatype)).collect();
+        return object_array(py, objects, &full, Some(&dtype_of(py, item_type)?));
     }
     let bytes = guard(|| value.numpy_bytes()).map_err(to_py_err)?;
     let array = array_from_bytes(py, &bytes, &dtype, &shape)?;
@@ -297,10 +297,33 @@ pub fn read_vlen(
         return fill_fields(py, &ds.datatype, columns, &flat, n);
     }
     let values = py.allow_threads(|| guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
+    // an array type's items are trailing axes of `out` (numpy expands sub-array dtypes)
+    let (dt, values) = array_items(&ds.datatype, values)?;
     if values.len() != n {
         return Err(PyValueError::new_err(format!("out holds {} elements, the selection {}", n, values.len())));
     }
-    fill_objects(py, &ds.datatype, &values, &flat)
+    fill_objects(py, dt, &values, &flat)
+}
+
+/// The dimensions of an array type (of arrays of arrays, all of them); none for others.
+fn array_dims(dt: &Datatype) -> Vec<u64> {
+    match &dt.class {
+        DatatypeClass::Array { base, dims } => dims.iter().map(|&d| d as u64).chain(array_dims(base)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The items of array-typed values (arrays of arrays too), in C order, with their type.
+fn array_items(dt: &Datatype, values: Vec<VlenValue>) -> PyResult<(&Datatype, Vec<VlenValue>)> {
+    let DatatypeClass::Array { base, .. } = &dt.class else { return Ok((dt, values)) };
+    let mut items = Vec::with_capacity(values.len());
+    for value in values {
+        match value {
+            VlenValue::Array(parts) => items.extend(parts),
+            _ => return Err(PyValueError::new_err("variable-length value does not match its datatype")),
+        }
+    }
+    array_items(base, items)
 }
 
 /// Fill the fields of `target` (n records of `dt`, a compound with variable-length
