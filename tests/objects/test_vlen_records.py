@@ -52,6 +52,23 @@ def records(tmp_path_factory):
         big["x"] = np.arange(n) / 4
         big["k"] = -np.arange(n)
         f.create_dataset("big_table", data=big, chunks=(5000,))
+        # every kind of fixed member beside vlen strings; empty, unwritten and scalar tables
+        e = h5py.enum_dtype({"A": 1, "B": 7}, basetype="i1")
+        mix_t = np.dtype([("e", e), ("b", "?"), ("c", "<c16"), ("fs", "S5"), ("s", VSTR),
+                          ("a", h5py.string_dtype("ascii")), ("i8", ">i8"), ("f2", "<f2")])
+        mix = np.zeros(6, dtype=mix_t)
+        mix["e"] = [1, 7] * 3
+        mix["b"] = [True, False] * 3
+        mix["c"] = np.arange(6) + 1j
+        mix["fs"] = [b"ab", b"", b"abcde", b"x", b"y", b"z"]
+        mix["s"] = np.array(["\u00e9%d" % i for i in range(6)], dtype=object)
+        mix["a"] = np.array([b"q%d" % i for i in range(6)], dtype=object)
+        mix["i8"] = -np.arange(6) * 10**12
+        mix["f2"] = np.arange(6) / 3
+        f.create_dataset("mix", data=mix, chunks=(4,), compression="gzip")
+        f.create_dataset("mix_empty", shape=(0,), dtype=mix_t)
+        f.create_dataset("mix_unwritten", shape=(5,), dtype=mix_t, chunks=(2,))
+        f["mix_scalar"] = mix[2]
         # array types of vlen strings: their items are trailing axes
         items = f.create_dataset("string_items", shape=(4,), dtype=np.dtype((VSTR, (3,))))
         items[...] = np.array([[b"x%d" % i, b"y", b""] for i in range(4)], dtype=object)
@@ -126,3 +143,13 @@ def test_array_type_attribute_of_vlen_strings_like_h5py(records):
         assert got.shape == expected.shape == (4, 3) and got.dtype == expected.dtype
         assert got.tolist() == expected.tolist()
         assert all(type(g) is type(e) for g, e in zip(got.ravel(), expected.ravel()))
+
+
+@pytest.mark.parametrize("name", ["mix", "mix_empty", "mix_unwritten", "mix_scalar"])
+def test_records_of_every_fixed_kind_beside_strings_like_h5py(records, name):
+    with h5py.File(records) as ref, h5turbo.File(records) as ours:
+        sels = [()] if name == "mix_scalar" else [np.s_[...], np.s_[1:5:2]]
+        for sel in sels:
+            expected, got = ref[name][sel], ours[name][sel]
+            assert got.dtype == expected.dtype
+            assert_same(expected, got, name)
