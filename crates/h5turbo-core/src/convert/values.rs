@@ -486,7 +486,7 @@ pub(crate) enum Plan {
     NestedSequence { base_size: usize, base: Box<Plan> },
     /// Fields in h5py's order (see numpy_dtype::memory_layout): offset, size, plan.
     Compound(Vec<(usize, usize, Plan)>),
-    /// An array type with vlen parts: `count` items of `size` bytes.
+    /// An array type with vlen parts: items of `size` bytes, as many as the element holds.
     Array { size: usize, item: Box<Plan> },
     /// References: their stored bytes.
     Stored,
