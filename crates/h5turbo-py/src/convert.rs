@@ -161,7 +161,7 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
         // an array type's items are trailing axes, as numpy expands sub-array dtypes
         let (item_type, items) = array_items(&value.datatype, values)?;
         let objects = items.iter().map(|v| vlen_to_py(py, item_type, v, true)).collect::<PyResult<Vec<_>>>()?;
-        if scalar && std::ptr::eq(item_type, &value.datatype) {
+        if scalar && !matches!(value.datatype.class, DatatypeClass::Array { .. }) {
             return objects.into_iter().next().ok_or_else(|| PyValueError::new_err("empty scalar attribute"));
         }
         let full: Vec<u64> = shape.iter().copied().chain(array_dims(&value.datatype)).collect();
