@@ -509,6 +509,13 @@ int h5turbo_dataset_read_columns(const h5turbo_object *ds,
                                  int threads);
 
 /**
+ * Read a compound attribute into columns, one per member, as
+ * h5turbo_dataset_read_columns reads a dataset's (h5turbo_columns_member and the
+ * others then give them); free with h5turbo_columns_free.
+ */
+int h5turbo_attribute_read_columns(const h5turbo_attribute *attr, h5turbo_columns **columns);
+
+/**
  * The number of selected elements (each column's length).
  */
 int h5turbo_columns_rows(const h5turbo_columns *columns, size_t *rows);
@@ -562,8 +569,17 @@ int h5turbo_dataset_read_sequences(const h5turbo_object *ds,
                                    int threads);
 
 /**
- * Free what h5turbo_dataset_read_sequences or h5turbo_columns_member_sequences gave
- * (NULL is fine).
+ * The variable-length sequences of an attribute whose elements are vlen sequences of
+ * a fixed-layout base, as h5turbo_dataset_read_sequences gives a dataset's; free with
+ * h5turbo_sequences_free(*seqs, *n).
+ */
+int h5turbo_attribute_read_sequences(const h5turbo_attribute *attr,
+                                     h5turbo_sequence **seqs,
+                                     size_t *n);
+
+/**
+ * Free what h5turbo_dataset_read_sequences, h5turbo_attribute_read_sequences or
+ * h5turbo_columns_member_sequences gave (NULL is fine).
  */
 void h5turbo_sequences_free(h5turbo_sequence *seqs, size_t n);
 

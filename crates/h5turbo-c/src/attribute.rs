@@ -16,6 +16,17 @@ pub struct h5turbo_attribute {
     value: AttributeValue,
 }
 
+impl h5turbo_attribute {
+    /// The object the attribute belongs to.
+    pub(crate) fn object(&self) -> &Object {
+        &self.object
+    }
+
+    pub(crate) fn value(&self) -> &AttributeValue {
+        &self.value
+    }
+}
+
 /// The attribute names of an object in h5py's order (creation order where tracked,
 /// else by name). Free with h5turbo_strings_free(names, count).
 #[no_mangle]

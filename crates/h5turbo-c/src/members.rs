@@ -6,13 +6,15 @@ use crate::dataset::{in_object, selected, Selected};
 use crate::errors::*;
 use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
 use crate::native::{is_plain, to_native};
+use crate::attribute::h5turbo_attribute;
 use crate::objects::h5turbo_object;
 use crate::sequences::{give_sequences, out_sequences, h5turbo_sequence};
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
-    memory_layout, zeroed_elements, AxisSelection, Column as CoreColumn, CompoundMember, Dataset, Datatype, DatatypeClass, Error,
-    NumpyDtype, Object, Strings, VlenKind, VlenValue,
+    columns_from_values, memory_layout, zeroed_elements, AttributeValue, AxisSelection, Column as CoreColumn, CompoundMember, Datatype,
+    DatatypeClass, Error, NumpyDtype, Object, ResultExt, Strings, VlenKind, VlenValue,
 };
+use std::path::PathBuf;
 use std::ffi::{c_char, c_int, c_void};
 
 /// One member's values for every selected element.
@@ -31,26 +33,35 @@ enum Column {
 /// The members of a compound selection, read once; read-only, so usable from many
 /// threads at once. Free with h5turbo_columns_free.
 pub struct h5turbo_columns {
-    /// The dataset, for the errors of the column getters.
-    obj: Object,
+    /// What was read (the dataset, or an object's attribute) and its file, for the
+    /// errors of the column getters.
+    what: String,
+    file: PathBuf,
     names: Vec<String>,
     columns: Vec<Column>,
     rows: usize,
 }
 
-/// The compound members of a dataset's type.
-fn compound_members(dataset: &Dataset) -> Result<&[CompoundMember], Error> {
-    match &dataset.datatype.class {
+/// The members of a compound type.
+fn compound_members(datatype: &Datatype) -> Result<&[CompoundMember], Error> {
+    match &datatype.class {
         DatatypeClass::Compound { members } => Ok(members),
-        _ => Err(invalid("not a compound dataset")),
+        _ => Err(invalid("not a compound")),
     }
 }
 
 /// Each member's (in HDF5's order) field of a plain compound's numpy layout: its
-/// layout and offset.
-fn member_fields<'a>(members: &[CompoundMember], numpy: &'a NumpyDtype) -> Result<Vec<(&'a NumpyDtype, usize)>, Error> {
-    let NumpyDtype::Structured { fields, .. } = numpy else {
-        return Err(Error::unsupported("a compound without a structured layout"));
+/// layout and offset. An {r, i} compound that h5py reads as complex has its two parts
+/// back to back.
+fn member_fields(members: &[CompoundMember], numpy: &NumpyDtype) -> Result<Vec<(NumpyDtype, usize)>, Error> {
+    let fields = match numpy {
+        NumpyDtype::Structured { fields, .. } => fields,
+        NumpyDtype::Simple(_) if members.len() == 2 => {
+            let real = members[0].datatype.numpy_dtype()?;
+            let width = width_of(&real)?;
+            return Ok(vec![(real, 0), (members[1].datatype.numpy_dtype()?, width)]);
+        }
+        _ => return Err(Error::unsupported("a compound without a structured layout")),
     };
     members
         .iter()
@@ -58,7 +69,7 @@ fn member_fields<'a>(members: &[CompoundMember], numpy: &'a NumpyDtype) -> Resul
             let field = fields.iter().find(|(name, _, _)| *name == m.name);
             let (_, dtype, offset) = field.ok_or_else(|| Error::format(format!("compound member {:?} without its field", m.name)))?;
             let offset = usize::try_from(*offset).map_err(|_| Error::format("member offset too large"))?;
-            Ok((dtype, offset))
+            Ok((dtype.clone(), offset))
         })
         .collect()
 }
@@ -71,34 +82,70 @@ fn is_fixed_string(m: &CompoundMember) -> bool {
     matches!(m.datatype.class, DatatypeClass::String { .. })
 }
 
-/// The columns of `n` selected elements.
-fn read_columns(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], n: usize, threads: usize) -> Result<Vec<Column>, Error> {
-    let members = compound_members(dataset)?;
-    let numpy = dataset.datatype.numpy_dtype()?;
-    if is_plain(&numpy) {
-        plain_columns(obj, members, &member_fields(members, &numpy)?, numpy.itemsize(), sel, n, threads)
-    } else {
-        vlen_columns(obj.read_vlen_columns(sel, threads)?, &dataset.datatype, members, n)
+/// Where a compound's values come from: whole elements in numpy layout when every
+/// member has a fixed layout, else the core's columns.
+trait CompoundSource {
+    fn elements(&self, n: usize, itemsize: usize) -> Result<Vec<u8>, Error>;
+    fn vlen_columns(&self) -> Result<Vec<CoreColumn>, Error>;
+}
+
+/// A hyperslab of a compound dataset.
+struct Selection<'a> {
+    obj: &'a Object,
+    sel: &'a [AxisSelection],
+    threads: usize,
+}
+
+impl CompoundSource for Selection<'_> {
+    fn elements(&self, n: usize, itemsize: usize) -> Result<Vec<u8>, Error> {
+        let mut elements = zeroed_elements(n, itemsize, "the selected elements")?;
+        self.obj.read_numpy(self.sel, &mut elements, self.threads)?;
+        Ok(elements)
+    }
+
+    fn vlen_columns(&self) -> Result<Vec<CoreColumn>, Error> {
+        self.obj.read_vlen_columns(self.sel, self.threads)
     }
 }
 
-/// Every member has a fixed layout: one read of whole elements, each member cut out.
-fn plain_columns(
-    obj: &Object,
-    members: &[CompoundMember],
-    fields: &[(&NumpyDtype, usize)],
-    itemsize: u64,
-    sel: &[AxisSelection],
-    n: usize,
-    threads: usize,
-) -> Result<Vec<Column>, Error> {
-    let size = usize::try_from(itemsize).map_err(|_| Error::unsupported("element too large"))?;
-    let mut elements = zeroed_elements(n, size, "the selected elements")?;
-    obj.read_numpy(sel, &mut elements, threads)?;
+/// A compound attribute.
+struct WholeAttribute<'a> {
+    value: &'a AttributeValue,
+    obj: &'a Object,
+}
+
+impl CompoundSource for WholeAttribute<'_> {
+    fn elements(&self, _n: usize, _itemsize: usize) -> Result<Vec<u8>, Error> {
+        self.value.numpy_bytes()
+    }
+
+    fn vlen_columns(&self) -> Result<Vec<CoreColumn>, Error> {
+        columns_from_values(&self.value.datatype, self.value.vlen_values(self.obj.file())?)
+    }
+}
+
+/// The columns of `n` elements of the compound type `datatype`.
+fn read_columns(datatype: &Datatype, n: usize, source: &dyn CompoundSource) -> Result<Vec<Column>, Error> {
+    let members = compound_members(datatype)?;
+    let numpy = datatype.numpy_dtype()?;
+    if !is_plain(&numpy) {
+        return vlen_columns(source.vlen_columns()?, datatype, members, n);
+    }
+    let size = usize::try_from(numpy.itemsize()).map_err(|_| Error::unsupported("element too large"))?;
+    let elements = source.elements(n, size)?;
+    if n.checked_mul(size) != Some(elements.len()) {
+        return Err(Error::format("compound values of an unexpected size"));
+    }
+    plain_columns(&elements, members, &member_fields(members, &numpy)?, size, n)
+}
+
+/// Every member has a fixed layout: each member cut out of the whole elements.
+fn plain_columns(elements: &[u8], members: &[CompoundMember], fields: &[(NumpyDtype, usize)], size: usize, n: usize) -> Result<Vec<Column>, Error> {
     members
         .iter()
         .zip(fields)
-        .map(|(m, &(dtype, offset))| {
+        .map(|(m, (dtype, offset))| {
+            let offset = *offset;
             let width = width_of(dtype)?;
             let outside = || Error::format(format!("compound member {:?} lies outside its element", m.name));
             let end = offset.checked_add(width).filter(|&e| e <= size).ok_or_else(outside)?;
@@ -139,7 +186,7 @@ fn vlen_columns(read: Vec<CoreColumn>, dt: &Datatype, members: &[CompoundMember]
 
 impl h5turbo_columns {
     fn in_dataset<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
-        in_object(&self.obj, r)
+        r.in_object(&self.what).in_file(&self.file)
     }
 
     fn column(&self, member: usize) -> Result<(&str, &Column), Error> {
@@ -202,11 +249,36 @@ pub unsafe extern "C" fn h5turbo_dataset_read_columns(
     guard(|| {
         let out = out_handle(columns, "columns")?;
         let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
-        let names = in_object(obj, compound_members(&dataset))?.iter().map(|m| m.name.clone()).collect();
-        let read = in_object(obj, read_columns(obj, &dataset, &sel, n, threads))?;
-        give_handle(out, h5turbo_columns { obj: obj.clone(), names, columns: read, rows: n });
+        let names = member_names(&dataset.datatype);
+        let read = in_object(obj, read_columns(&dataset.datatype, n, &Selection { obj, sel: &sel, threads }))?;
+        let (what, file) = (obj.name().to_string(), obj.file().path().to_path_buf());
+        give_handle(out, h5turbo_columns { what, file, names, columns: read, rows: n });
         Ok(())
     })
+}
+
+/// Read a compound attribute into columns, one per member, as
+/// h5turbo_dataset_read_columns reads a dataset's (h5turbo_columns_member and the
+/// others then give them); free with h5turbo_columns_free.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_attribute_read_columns(attr: *const h5turbo_attribute, columns: *mut *mut h5turbo_columns) -> c_int {
+    guard(|| {
+        let out = out_handle(columns, "columns")?;
+        let attr = deref(attr, "attr")?;
+        let (obj, value) = (attr.object(), attr.value());
+        let what = format!("{} (attribute '{}')", obj.name(), value.name);
+        let file = obj.file().path().to_path_buf();
+        let in_attribute = |e: Error| e.in_object(&what).in_file(&file);
+        let n = value.len().map_err(in_attribute)?;
+        let read = read_columns(&value.datatype, n, &WholeAttribute { value, obj }).map_err(in_attribute)?;
+        give_handle(out, h5turbo_columns { names: member_names(&value.datatype), what, file, columns: read, rows: n });
+        Ok(())
+    })
+}
+
+/// The names of a compound's members (none for other types).
+fn member_names(datatype: &Datatype) -> Vec<String> {
+    compound_members(datatype).map(|m| m.iter().map(|m| m.name.clone()).collect()).unwrap_or_default()
 }
 
 /// The number of selected elements (each column's length).

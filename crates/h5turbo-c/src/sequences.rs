@@ -5,6 +5,7 @@ use crate::dataset::{in_object, selected, Selected};
 use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
 use crate::native::to_native;
+use crate::attribute::h5turbo_attribute;
 use crate::objects::h5turbo_object;
 use h5turbo_core::prelude::{Datatype, DatatypeClass, Error, VlenKind, VlenValue};
 use std::ffi::{c_int, c_void};
@@ -102,6 +103,24 @@ pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
     })
 }
 
+/// The variable-length sequences of an attribute whose elements are vlen sequences of
+/// a fixed-layout base, as h5turbo_dataset_read_sequences gives a dataset's; free with
+/// h5turbo_sequences_free(*seqs, *n).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_attribute_read_sequences(attr: *const h5turbo_attribute, seqs: *mut *mut h5turbo_sequence, n: *mut usize) -> c_int {
+    guard(|| {
+        let (seqs, n) = out_sequences(seqs, n)?;
+        let attr = deref(attr, "attr")?;
+        let (obj, value) = (attr.object(), attr.value());
+        let in_attribute = |e: Error| e.in_object(format!("{} (attribute '{}')", obj.name(), value.name)).in_file(obj.file().path());
+        let DatatypeClass::VarLen { kind: VlenKind::Sequence, base } = &value.datatype.class else {
+            return Err(in_attribute(invalid("not an attribute of variable-length sequences")));
+        };
+        let values = value.vlen_values(obj.file()).map_err(in_attribute)?;
+        give_sequences(values, base, seqs, n).map_err(in_attribute)
+    })
+}
+
 /// Check the pointers a block of sequences and its count are given through, and set
 /// them to NULL and 0 until the call succeeds.
 pub(crate) unsafe fn out_sequences(seqs: *mut *mut h5turbo_sequence, n: *mut usize) -> Result<(*mut *mut h5turbo_sequence, *mut usize), Error> {
@@ -121,8 +140,8 @@ pub(crate) unsafe fn give_sequences(values: Vec<VlenValue>, base: &Datatype, seq
     Ok(())
 }
 
-/// Free what h5turbo_dataset_read_sequences or h5turbo_columns_member_sequences gave
-/// (NULL is fine).
+/// Free what h5turbo_dataset_read_sequences, h5turbo_attribute_read_sequences or
+/// h5turbo_columns_member_sequences gave (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_sequences_free(seqs: *mut h5turbo_sequence, n: usize) {
     let _ = n; // the block records its own size

@@ -332,42 +332,43 @@ static int needs_columns(const tnode *t)
     return 0;
 }
 
-/* The base types of the compound's sequence members (bases[k] for member k). */
-static int describe_member_bases(call_t *c, const tnode *t, tnode *bases)
+/* The base types of the sequence members of the compound dt (described as t), into
+   bases[k] for member k: an array of t->n_members in R_alloc memory, or NULL (C) with
+   c->code set. */
+static tnode *describe_member_bases(call_t *c, const h5turbo_datatype *dt, const tnode *t)
 {
-    h5turbo_datatype *dt = NULL;
-    int rc = h5turbo_dataset_datatype(c->obj, &dt);
-    for (size_t k = 0; rc == H5TURBO_OK && k < t->n_members; k++) {
+    size_t count = t->n_members ? t->n_members : 1;
+    tnode *bases = (tnode *) R_alloc(count, sizeof(tnode));
+    memset(bases, 0, count * sizeof(tnode));
+    for (size_t k = 0; k < t->n_members; k++) {
         if (t->members[k].info.type_class != H5TURBO_VLEN) continue;
         h5turbo_datatype *mt = NULL;
-        rc = h5turbo_datatype_member(dt, k, NULL, NULL, &mt);
-        if (rc == H5TURBO_OK) {
-            int described = describe_base(c, mt, &bases[k]);
-            h5turbo_datatype_close(mt);
-            if (described != H5TURBO_OK) { h5turbo_datatype_close(dt); return described; }
-        }
+        int rc = h5turbo_datatype_member(dt, k, NULL, NULL, &mt);
+        if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); return NULL; }
+        rc = describe_base(c, mt, &bases[k]);
+        h5turbo_datatype_close(mt);
+        if (rc != H5TURBO_OK) return NULL;
     }
-    h5turbo_datatype_close(dt);
-    return rc == H5TURBO_OK ? H5TURBO_OK : call_fail(c, rc, NULL);
+    return bases;
 }
 
 /* Each member's column for s->n elements: a character vector for strings, a list for
    sequences, else the values' bytes (converted once every block is in). */
-static SEXP member_columns(call_t *c, const tnode *t, const selection_t *s)
+static SEXP member_columns(call_t *c, const tnode *t, R_xlen_t n)
 {
     SEXP cols = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
     for (size_t k = 0; k < t->n_members; k++) {
         const tnode *m = &t->members[k];
         if (m->info.type_class == H5TURBO_STRING || m->info.type_class == H5TURBO_VLEN) {
-            SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(m->info.type_class == H5TURBO_STRING ? STRSXP : VECSXP, s->n));
+            SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(m->info.type_class == H5TURBO_STRING ? STRSXP : VECSXP, n));
             continue;
         }
         if (m->info.size == 0) { UNPROTECT(1); return call_fail_null(c, H5TURBO_E_FORMAT, "member of size 0"); }
-        if ((double) s->n * (double) m->info.size > (double) R_XLEN_T_MAX) {
+        if ((double) n * (double) m->info.size > (double) R_XLEN_T_MAX) {
             UNPROTECT(1);
             return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
         }
-        SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(RAWSXP, s->n * (R_xlen_t) m->info.size));
+        SET_VECTOR_ELT(cols, (R_xlen_t) k, Rf_allocVector(RAWSXP, n * (R_xlen_t) m->info.size));
     }
     UNPROTECT(1);
     return cols;
@@ -402,13 +403,42 @@ static int take_columns(call_t *c, const tnode *t, const tnode *bases, SEXP cols
     return H5TURBO_OK;
 }
 
+/* The filled columns as the compound's R value: a named list, numbers converted,
+   sequence columns marked for the R side. */
+static SEXP finish_columns(call_t *c, const tnode *t, SEXP cols, R_xlen_t n, int flags, int *overflow)
+{
+    SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
+    SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) t->n_members));
+    for (size_t k = 0; k < t->n_members; k++) {
+        tnode m = t->members[k];
+        m.offset = 0;   /* a column: its values packed */
+        SEXP col = VECTOR_ELT(cols, (R_xlen_t) k);
+        if (m.info.type_class == H5TURBO_VLEN) {
+            /* ragged values: a list column, marked so that R keeps it one */
+            Rf_setAttrib(col, Rf_install("h5turbo_sequences"), Rf_ScalarLogical(1));
+        } else if (m.info.type_class != H5TURBO_STRING) {
+            col = convert_elements(c, &m, RAW(col), n, m.info.size, 0, flags, overflow);
+            if (col == NULL) { UNPROTECT(2); return NULL; }
+        }
+        SET_VECTOR_ELT(out, (R_xlen_t) k, col);
+        SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m.name, CE_UTF8));
+    }
+    Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(2);
+    return out;
+}
+
+/* A compound dataset's selection read into columns, once per block. */
 static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int rank, int threads, int flags,
                          int *overflow)
 {
-    tnode *bases = (tnode *) R_alloc(t->n_members ? t->n_members : 1, sizeof(tnode));
-    memset(bases, 0, (t->n_members ? t->n_members : 1) * sizeof(tnode));
-    if (describe_member_bases(c, t, bases)) return NULL;
-    SEXP cols = member_columns(c, t, s);
+    h5turbo_datatype *dt = NULL;
+    int rc = h5turbo_dataset_datatype(c->obj, &dt);
+    if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+    tnode *bases = describe_member_bases(c, dt, t);
+    h5turbo_datatype_close(dt);
+    if (bases == NULL) return NULL;
+    SEXP cols = member_columns(c, t, s->n);
     if (cols == NULL) return NULL;
     PROTECT(cols);
     R_xlen_t at = 0;
@@ -417,7 +447,7 @@ static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int ra
         block_args(s, b, rank, &st, &ct, &sd);
         if (rank > 0 && block_elements(s, b, rank) == 0) continue;
         size_t rows = 0;
-        int rc = h5turbo_dataset_read_columns(c->obj, st, ct, sd, &c->columns, threads);
+        rc = h5turbo_dataset_read_columns(c->obj, st, ct, sd, &c->columns, threads);
         if (rc == H5TURBO_OK) rc = h5turbo_columns_rows(c->columns, &rows);
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
         if (rows > (size_t) (s->n - at)) {
@@ -429,24 +459,8 @@ static SEXP read_members(call_t *c, const tnode *t, const selection_t *s, int ra
         call_free_columns(c);
         at += (R_xlen_t) rows;
     }
-    SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) t->n_members));
-    SEXP names = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) t->n_members));
-    for (size_t k = 0; k < t->n_members; k++) {
-        tnode m = t->members[k];
-        m.offset = 0;   /* a column: its values packed */
-        SEXP col = VECTOR_ELT(cols, (R_xlen_t) k);
-        if (m.info.type_class == H5TURBO_VLEN) {
-            /* ragged values: a list column, marked so that R keeps it one */
-            Rf_setAttrib(col, Rf_install("h5turbo_sequences"), Rf_ScalarLogical(1));
-        } else if (m.info.type_class != H5TURBO_STRING) {
-            col = convert_elements(c, &m, RAW(col), s->n, m.info.size, 0, flags, overflow);
-            if (col == NULL) { UNPROTECT(3); return NULL; }
-        }
-        SET_VECTOR_ELT(out, (R_xlen_t) k, col);
-        SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m.name, CE_UTF8));
-    }
-    Rf_setAttrib(out, R_NamesSymbol, names);
-    UNPROTECT(3);
+    SEXP out = finish_columns(c, t, cols, s->n, flags, overflow);
+    UNPROTECT(1);
     return out;
 }
 
@@ -517,6 +531,39 @@ SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads, SEXP flags)
 
 /* ---- attributes ---- */
 
+/* An attribute of variable-length sequences (a list, one vector per element) or a
+   compound one with variable-length members (read into columns); n elements of dt,
+   described as t. */
+static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tnode *t, R_xlen_t n, int *overflow)
+{
+    if (t->info.type_class == H5TURBO_VLEN) {
+        tnode bt;
+        if (describe_base(c, dt, &bt)) return NULL;
+        int rc = h5turbo_attribute_read_sequences(c->attr, &c->seqs, &c->n_seqs);
+        if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
+        if ((R_xlen_t) c->n_seqs != n) return call_fail_null(c, H5TURBO_E_INTERNAL, "sequence count differs from the shape");
+        SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
+        R_xlen_t done = take_sequences(c, &bt, out, 0, CONV_ATTRIBUTE, overflow);
+        UNPROTECT(1);
+        return done < 0 ? NULL : out;
+    }
+    tnode *bases = describe_member_bases(c, dt, t);
+    if (bases == NULL) return NULL;
+    SEXP cols = member_columns(c, t, n);
+    if (cols == NULL) return NULL;
+    PROTECT(cols);
+    size_t rows = 0;
+    int rc = h5turbo_attribute_read_columns(c->attr, &c->columns);
+    if (rc == H5TURBO_OK) rc = h5turbo_columns_rows(c->columns, &rows);
+    if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
+    if ((R_xlen_t) rows != n) { call_fail(c, H5TURBO_E_INTERNAL, "row count differs from the shape"); UNPROTECT(1); return NULL; }
+    if (take_columns(c, t, bases, cols, 0, rows, CONV_ATTRIBUTE, overflow)) { UNPROTECT(1); return NULL; }
+    call_free_columns(c);
+    SEXP out = finish_columns(c, t, cols, n, CONV_ATTRIBUTE, overflow);
+    UNPROTECT(1);
+    return out;
+}
+
 static SEXP read_one_attribute(call_t *c, const char *name)
 {
     int rank = 0, overflow = 0;
@@ -536,6 +583,22 @@ static SEXP read_one_attribute(call_t *c, const char *name)
     for (int k = 0; k < rank; k++) n *= (double) dims[k];
     if ((rc = h5turbo_attribute_datatype(c->attr, &dt)) != H5TURBO_OK) return call_fail_null(c, rc, NULL);
     rc = describe_type(c, dt, &t, 0);
+    if (rc == H5TURBO_OK && (t.info.type_class == H5TURBO_VLEN ||
+                             (t.info.type_class == H5TURBO_COMPOUND && needs_columns(&t)))) {
+        SEXP out = read_vlen_attribute(c, dt, &t, (R_xlen_t) n, &overflow);
+        h5turbo_datatype_close(dt);
+        if (out == NULL) return NULL;
+        PROTECT(out);
+        if (t.info.type_class == H5TURBO_VLEN) {
+            set_list_dims(out, dims, rank);
+            Rf_setAttrib(out, Rf_install("h5turbo_sequences"), Rf_ScalarLogical(1));
+        } else {
+            set_dims(out, dims, rank, (R_xlen_t) n);
+        }
+        mark_overflow(out, overflow);
+        UNPROTECT(1);
+        return out;
+    }
     h5turbo_datatype_close(dt);
     if (rc != H5TURBO_OK) return NULL;
     SEXP out;
@@ -568,6 +631,10 @@ static SEXP attribute_failure(call_t *c)
 {
     SEXP v = failure_value(c->msg, c->code);
     c->code = H5TURBO_OK;
+    /* what the failed read held is not the next attribute's */
+    call_free_strings(c);
+    call_free_sequences(c);
+    call_free_columns(c);
     return v;
 }
 

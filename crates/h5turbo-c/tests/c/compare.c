@@ -228,14 +228,17 @@ static void free_strings(char **s, hsize_t n) {
     free(s);
 }
 
-/* One member of a compound dataset through libhdf5: the member alone, by name, in a
-   compound memory type of that one member (libhdf5's way to read a field). */
-typedef struct { dataset_reader *r; const char *name; } member_reader;
+/* libhdf5's read of a selection into a memory type (read_dataset, read_attribute). */
+typedef int (*hdf5_read_fn)(hid_t mtype, void *buf, void *ctx);
+
+/* One member of a compound through libhdf5: the member alone, by name, in a compound
+   memory type of that one member (libhdf5's way to read a field). */
+typedef struct { hdf5_read_fn read; void *ctx; const char *name; } member_reader;
 
 static int read_member(hid_t mtype, void *buf, void *ctx) {
     member_reader *m = ctx;
     hid_t one = H5Tcreate(H5T_COMPOUND, H5Tget_size(mtype));
-    int rc = H5Tinsert(one, m->name, 0, mtype) < 0 ? -1 : read_dataset(one, buf, m->r);
+    int rc = H5Tinsert(one, m->name, 0, mtype) < 0 ? -1 : m->read(one, buf, m->ctx);
     H5Tclose(one);
     return rc;
 }
@@ -243,15 +246,15 @@ static int read_member(hid_t mtype, void *buf, void *ctx) {
 static void check_sequences(const char *what, hid_t ftype, h5turbo_datatype *tvlen, int status, h5turbo_sequence *seqs, size_t got_n,
                             hsize_t n, hid_t mspace, int (*read)(hid_t, void *, void *), void *ctx);
 
-/* Every member of a compound selection, from one h5turbo_dataset_read_columns,
-   against libhdf5's read of that member alone: also for compounds with
-   variable-length members, which h5turbo_dataset_read cannot lay out. */
-static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
-                            int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride, hsize_t n) {
+/* Every member of n compound elements (a dataset's selection or an attribute), from
+   the columns h5turbo read once (read: its status), against libhdf5's read of that
+   member alone (read_fn/ctx read the same elements into a memory type; mspace: their
+   memory space): also for compounds with variable-length members, which
+   h5turbo_dataset_read cannot lay out. Frees the columns. */
+static void compare_columns(const char *what, hid_t ftype, h5turbo_datatype *tdt, int read, h5turbo_columns *cols, hsize_t n,
+                            hid_t mspace, hdf5_read_fn read_fn, void *ctx) {
     int members = H5Tget_nmembers(ftype);
-    h5turbo_columns *cols = NULL;
     size_t rows = 0;
-    int read = h5turbo_dataset_read_columns(tds, start, rank ? count : NULL, stride, &cols, 2);
     CHECK(read == H5TURBO_OK, "%s: read_columns failed (%d): %s", what, read, h5turbo_last_error());
     if (read != H5TURBO_OK) return;
     CHECK(h5turbo_columns_rows(cols, &rows) == H5TURBO_OK && rows == n, "%s: %zu rows, %llu selected", what, rows,
@@ -259,7 +262,7 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
     for (int k = 0; k < members; k++) {
         char *name = H5Tget_member_name(ftype, (unsigned)k);
         hid_t fm = H5Tget_member_type(ftype, (unsigned)k);
-        member_reader mr = {r, name};
+        member_reader mr = {read_fn, ctx, name};
         H5T_class_t cls = H5Tget_class(fm);
         char mwhat[1400];
         snprintf(mwhat, sizeof mwhat, "%s member %s", what, name);
@@ -287,7 +290,7 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
                   "%s: a sequence member read as fixed values was not refused", mwhat);
             int status = h5turbo_columns_member_sequences(cols, (size_t)k, &seqs, &got_n);
             if (h5turbo_datatype_member(tdt, (size_t)k, NULL, NULL, &tm) == H5TURBO_OK)
-                check_sequences(mwhat, fm, tm, status, seqs, got_n, n, r->mspace, read_member, &mr);
+                check_sequences(mwhat, fm, tm, status, seqs, got_n, n, mspace, read_member, &mr);
             h5turbo_sequences_free(seqs, got_n);
             h5turbo_datatype_close(tm);
         } else if (!variable) { /* fixed-length strings also as bytes, as stored (NUL-padded) */
@@ -329,6 +332,14 @@ static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5
     CHECK(h5turbo_columns_member_strings(cols, (size_t)members, &none, &none_n) == H5TURBO_E_INVALID,
           "%s: member %d of %d was not refused", what, members, members);
     h5turbo_columns_free(cols);
+}
+
+/* A compound dataset's selection read into columns (h5turbo_dataset_read_columns). */
+static void compare_members(const char *what, dataset_reader *r, hid_t ftype, h5turbo_object *tds, h5turbo_datatype *tdt,
+                            int rank, const uint64_t *start, const uint64_t *count, const uint64_t *stride, hsize_t n) {
+    h5turbo_columns *cols = NULL;
+    int read = h5turbo_dataset_read_columns(tds, start, rank ? count : NULL, stride, &cols, 2);
+    compare_columns(what, ftype, tdt, read, cols, n, r->mspace, read_dataset, r);
 }
 
 /* Sequences h5turbo gave (status, seqs, got_n) for a selection of n elements of the
@@ -654,6 +665,17 @@ static void compare_attributes(const char *path, hid_t obj, h5turbo_object *tobj
                 free(e); free(g); free(mask);
                 H5Tclose(mtype);
             }
+        }
+        if (cls == H5T_COMPOUND) { /* also into columns, member by member */
+            h5turbo_columns *cols = NULL;
+            int read = h5turbo_attribute_read_columns(ta, &cols);
+            compare_columns(what, ftype, tdt, read, cols, (hsize_t)n_el, space, read_attribute, &a);
+        } else if (cls == H5T_VLEN && H5Tis_variable_str(ftype) <= 0) {
+            h5turbo_sequence *seqs = NULL;
+            size_t got_n = 0;
+            int read = h5turbo_attribute_read_sequences(ta, &seqs, &got_n);
+            check_sequences(what, ftype, tdt, read, seqs, got_n, (hsize_t)n_el, space, read_attribute, &a);
+            h5turbo_sequences_free(seqs, got_n);
         }
         h5turbo_datatype_close(tdt);
     next:

@@ -111,6 +111,9 @@ def structures_file(path):
         table["hits"] = [np.arange(i % 4, dtype="<i2") for i in range(37)]
         table["big"] = [np.arange(i % 3, dtype=">u4") * 70000 + i for i in range(37)]
         f.create_dataset("table_vlen", data=table, chunks=(10,))
+        # complex numbers ({r, i} compounds to libhdf5): read whole and into columns
+        f["complex_be"] = (np.arange(7) * (1 + 2j)).astype(">c8")
+        f.create_dataset("complex_chunked", data=(np.arange(20) - 3.5j).reshape(4, 5), chunks=(3, 2))
         # ragged rows: vlen sequences of several bases, chunked and filtered
         ragged = f.create_dataset("ragged_f8", shape=(9, 4), dtype=h5py.vlen_dtype(np.dtype("<f8")), chunks=(4, 3),
                                   compression="gzip")
@@ -161,6 +164,11 @@ def structures_file(path):
         attrs["matrix"] = np.arange(6, dtype="u2").reshape(2, 3)
         attrs["compound"] = rows[:2]
         attrs["empty"] = h5py.Empty("i4")
+        # attributes with variable-length parts: a table (read into columns) and ragged rows
+        attrs["table"] = table[:5]
+        attrs["table_scalar"] = table[3]
+        ragged_t = h5py.vlen_dtype(np.dtype(">i4"))
+        attrs.create("ragged", np.array([np.arange(i, dtype=">i4") * 3 for i in range(4)] + [None], dtype=object)[:4], dtype=ragged_t)
 
 
 def huge_signal_fast5(path):

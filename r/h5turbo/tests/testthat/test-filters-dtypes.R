@@ -219,3 +219,36 @@ test_that("compound members of variable-length sequences read as list columns (r
     expect_false(is.data.frame(cols))
     expect_identical(cols$hits[[5]], 4L)
 })
+
+vlen_attributes_py <- '
+import sys, h5py, numpy as np
+t = np.dtype([("name", h5py.string_dtype()), ("x", "<f8"), ("hits", h5py.vlen_dtype("<i2")), ("u", "u1")])
+a = np.zeros(3, dtype=t)
+for i in range(3):
+    a[i] = ("n%d" % i, i / 2, np.arange(i, dtype="<i2"), 200 + i)
+rows = np.empty(3, dtype=object)
+for i in range(3):
+    rows[i] = np.arange(i, dtype=">f8") + 0.5
+with h5py.File(sys.argv[1], "w") as f:
+    d = f.create_dataset("d", data=1)
+    d.attrs["table"] = a
+    d.attrs["one"] = a[1]
+    d.attrs.create("ragged", rows, dtype=h5py.vlen_dtype(">f8"))
+    d.attrs["plain"] = 1.5
+'
+
+test_that("attributes with variable-length parts: tables as data.frames, ragged rows as lists (rhdf5 reads NA)", {
+    f <- tempfile(fileext = ".h5")
+    run_python(vlen_attributes_py, f)
+    x <- h5t_readAttributes(f, "d")
+    expect_identical(names(x), c("one", "plain", "ragged", "table"))
+    expect_s3_class(x$table, "data.frame")
+    expect_identical(as.vector(x$table$name), c("n0", "n1", "n2"))
+    expect_identical(as.vector(x$table$x), c(0, 0.5, 1))
+    expect_identical(as.vector(x$table$u), 200:202)   # unsigned 8-bit as integer in attributes, as rhdf5
+    expect_identical(x$table$hits[[3]], 0:1)
+    expect_identical(x$one$name, "n1")
+    expect_identical(x$one$hits[[1]], 0L)
+    expect_identical(x$ragged, structure(list(numeric(0), 0.5, c(0.5, 1.5)), dim = 3L))
+    expect_identical(x$plain, suppressWarnings(rhdf5::h5readAttributes(f, "d"))$plain)
+})
