@@ -91,17 +91,30 @@ static inline uint64_t fnv(const void *data, size_t n, uint64_t h) {
     return h;
 }
 
-/* Each member of a compound dataset, from one read into columns (its strings, or its values). */
-static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype *dt, uint64_t n, int threads, long *errors,
-                                      const char *path, uint64_t h) {
-    size_t members = 0;
-    h5turbo_columns *cols = NULL;
-    int status = h5turbo_datatype_member_count(dt, &members);
-    if (status == H5TURBO_OK) status = h5turbo_dataset_read_columns(o, NULL, NULL, NULL, &cols, threads);
-    if (status != H5TURBO_OK) { count_error(errors, status, path); return fnv(&status, sizeof status, h); }
+/* Ragged rows: each one's length and values (base values of base_size bytes). */
+static inline uint64_t sequences_digest(const h5turbo_sequence *seqs, size_t k, size_t base_size, uint64_t h) {
+    for (size_t i = 0; i < k; i++) {
+        h = fnv(&seqs[i].len, sizeof seqs[i].len, h);
+        if (seqs[i].len) h = fnv(seqs[i].data, (size_t)seqs[i].len * base_size, h);
+    }
+    return h;
+}
+
+/* Each member of a compound (type dt) from its columns, read with status `status` (a
+   dataset's or an attribute's): strings, ragged rows or values. Frees the columns. */
+static inline uint64_t columns_digest(int status, h5turbo_columns *cols, h5turbo_datatype *dt, long *errors, const char *path,
+                                      uint64_t h) {
+    size_t members = 0, rows = 0;
+    if (status == H5TURBO_OK) status = h5turbo_datatype_member_count(dt, &members);
+    if (status == H5TURBO_OK) status = h5turbo_columns_rows(cols, &rows);
+    if (status != H5TURBO_OK) {
+        count_error(errors, status, path);
+        h5turbo_columns_free(cols);
+        return fnv(&status, sizeof status, h);
+    }
     for (size_t k = 0; k < members; k++) {
-        h5turbo_datatype *mt = NULL;
-        h5turbo_type_info mi;
+        h5turbo_datatype *mt = NULL, *base = NULL;
+        h5turbo_type_info mi, bi;
         int ms = h5turbo_datatype_member(dt, k, NULL, NULL, &mt);
         if (ms == H5TURBO_OK) ms = h5turbo_datatype_info(mt, &mi);
         if (ms == H5TURBO_OK && mi.type_class == H5TURBO_STRING) {
@@ -110,8 +123,16 @@ static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype 
             ms = h5turbo_columns_member_strings(cols, k, &s, &got);
             for (size_t i = 0; i < got; i++) h = fnv(s[i], strlen(s[i]) + 1, h);
             h5turbo_strings_free(s, got);
+        } else if (ms == H5TURBO_OK && mi.type_class == H5TURBO_VLEN) {
+            h5turbo_sequence *seqs = NULL;
+            size_t got = 0;
+            ms = h5turbo_datatype_base(mt, &base);
+            if (ms == H5TURBO_OK) ms = h5turbo_datatype_info(base, &bi);
+            if (ms == H5TURBO_OK) ms = h5turbo_columns_member_sequences(cols, k, &seqs, &got);
+            if (ms == H5TURBO_OK) h = sequences_digest(seqs, got, bi.size, h);
+            h5turbo_sequences_free(seqs, got);
         } else if (ms == H5TURBO_OK && mi.size > 0) {
-            size_t bytes = (size_t)n * mi.size;
+            size_t bytes = rows * mi.size;
             void *buf = calloc(bytes ? bytes : 1, 1);
             ms = h5turbo_columns_member(cols, k, buf, bytes);
             if (ms == H5TURBO_OK) h = fnv(buf, bytes, h);
@@ -119,6 +140,7 @@ static inline uint64_t members_digest(const h5turbo_object *o, h5turbo_datatype 
         }
         if (ms != H5TURBO_OK) count_error(errors, ms, path);
         h = fnv(&ms, sizeof ms, h);
+        h5turbo_datatype_close(base);
         h5turbo_datatype_close(mt);
     }
     h5turbo_columns_free(cols);
@@ -150,10 +172,7 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
                 status = h5turbo_datatype_base(dt, &base);
                 if (status == H5TURBO_OK) status = h5turbo_datatype_info(base, &bi);
                 if (status == H5TURBO_OK) status = h5turbo_dataset_read_sequences(o, NULL, NULL, NULL, &seqs, &k, threads);
-                for (size_t i = 0; i < k; i++) {
-                    h = fnv(&seqs[i].len, sizeof seqs[i].len, h);
-                    if (seqs[i].len) h = fnv(seqs[i].data, (size_t)seqs[i].len * bi.size, h);
-                }
+                h = sequences_digest(seqs, k, bi.size, h);
                 h5turbo_sequences_free(seqs, k);
                 h5turbo_datatype_close(base);
             } else if (t.type_class == H5TURBO_STRING) {
@@ -176,8 +195,11 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
             }
             if (status != H5TURBO_OK) count_error(errors, status, path);
             h = fnv(&status, sizeof status, h);
-            if (t.type_class == H5TURBO_COMPOUND && t.size > 0 && n <= (256u << 20) / t.size)
-                h = members_digest(o, dt, n, threads, errors, path, h);
+            if (t.type_class == H5TURBO_COMPOUND && t.size > 0 && n <= (256u << 20) / t.size) {
+                h5turbo_columns *cols = NULL;
+                int read = h5turbo_dataset_read_columns(o, NULL, NULL, NULL, &cols, threads);
+                h = columns_digest(read, cols, dt, errors, path, h);
+            }
         } else {
             count_error(errors, status, path);
         }
@@ -200,6 +222,27 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
                 status = h5turbo_attribute_read(a, buf, sizeof buf);
                 if (status == H5TURBO_OK) h = fnv(buf, sizeof buf, h);
             }
+            /* compounds also into columns, ragged rows as sequences */
+            h5turbo_datatype *at = NULL, *base = NULL;
+            h5turbo_type_info ai, bi;
+            if (h5turbo_attribute_datatype(a, &at) == H5TURBO_OK && h5turbo_datatype_info(at, &ai) == H5TURBO_OK) {
+                if (ai.type_class == H5TURBO_COMPOUND) {
+                    h5turbo_columns *cols = NULL;
+                    int read = h5turbo_attribute_read_columns(a, &cols);
+                    h = columns_digest(read, cols, at, errors, path, h);
+                } else if (ai.type_class == H5TURBO_VLEN && h5turbo_datatype_base(at, &base) == H5TURBO_OK &&
+                           h5turbo_datatype_info(base, &bi) == H5TURBO_OK) {
+                    h5turbo_sequence *seqs = NULL;
+                    size_t got = 0;
+                    int read = h5turbo_attribute_read_sequences(a, &seqs, &got);
+                    if (read == H5TURBO_OK) h = sequences_digest(seqs, got, bi.size, h);
+                    else count_error(errors, read, path);
+                    h = fnv(&read, sizeof read, h);
+                    h5turbo_sequences_free(seqs, got);
+                }
+            }
+            h5turbo_datatype_close(base);
+            h5turbo_datatype_close(at);
         }
         if (status != H5TURBO_OK) count_error(errors, status, path);
         h = fnv(&status, sizeof status, h);
