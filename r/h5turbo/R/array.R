@@ -18,8 +18,8 @@ H5TurboArraySeed <- function(filepath, name) {
     if (info$rank < 1L)
         .raise("a DelayedArray needs a dataset with at least one dimension", file = filepath, name = name)
     if (!info$rtype %in% c("integer", "double", "logical", "character", "raw", "complex"))
-        .raise(sprintf("a DelayedArray holds numbers, logicals, strings or raw bytes, not %s",
-                       info$rtype), file = filepath, name = name)
+        .raise(sprintf("a DelayedArray holds numbers, logicals, strings or raw bytes, not values of HDF5 class %s",
+                       info$dclass), file = filepath, name = name)
     dims <- rev(info$dims)
     if (any(dims > .Machine$integer.max))
         .raise("a dimension exceeds R's limit of 2^31 - 1", file = filepath, name = name)

@@ -102,9 +102,12 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     args <- lapply(subs, function(s) if (is.null(s)) quote(expr = ) else s)
     pick <- function(v) {
         if (is.null(dim(v))) return(v)
-        extra <- length(dim(v)) - length(args)      # opaque bytes: a leading dimension
+        # opaque bytes and array types: leading dimensions, kept whole
+        extra <- length(dim(v)) - length(args)
         a <- c(rep(list(quote(expr = )), extra), args)
-        do.call(`[`, c(list(v), a, list(drop = FALSE)))
+        y <- do.call(`[`, c(list(v), a, list(drop = FALSE)))
+        attr(y, "h5turbo_array") <- attr(v, "h5turbo_array")
+        y
     }
     if (!is.null(attr(x, "h5turbo_sequences"))) {
         # variable-length sequences: a list array, subset as an array
@@ -140,6 +143,14 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     x
 }
 
+# A one-dimensional compound's member of a one-dimensional array type (marked by the C
+# side): a matrix column in a data.frame, one row per element (rhdf5 gives NA there).
+# Raw bytes keep the form of opaque members.
+.is_vector_member <- function(col) {
+    !is.null(attr(col, "h5turbo_array")) && length(dim(col)) == 2L && is.atomic(col) &&
+        !is.factor(col) && !is.raw(col)
+}
+
 # A compound member of variable-length sequences (marked h5turbo_sequences): a list
 # column, one vector (a data.frame for a compound base) per element.
 .is_compound <- function(col) is.list(col) && is.null(attr(col, "h5turbo_sequences"))
@@ -148,6 +159,7 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     at <- attributes(cols)
     cols <- lapply(cols, function(col) {
         if (.is_compound(col)) return(.finish_sequence_columns(col, compoundAsDataFrame))
+        attr(col, "h5turbo_array") <- NULL
         if (!is.list(col)) return(col)
         attr(col, "h5turbo_sequences") <- NULL
         if (compoundAsDataFrame) col[] <- lapply(col, function(e) if (is.list(e)) .as_data_frame(e) else e)
@@ -159,9 +171,15 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
 
 .as_data_frame <- function(cols) {
     one_dim <- all(vapply(cols, function(col) .is_compound(col) || length(dim(col)) <= 1L ||
-                              (is.raw(col) && length(dim(col)) == 2L), TRUE))
-    if (!one_dim) return(cols)   # rhdf5 also gives a list for multi-dimensional compounds
-    cols <- lapply(cols, function(col) if (.is_compound(col)) .as_data_frame(col) else col)
+                              .is_vector_member(col) || (is.raw(col) && length(dim(col)) == 2L), TRUE))
+    # rhdf5 also gives a list for multi-dimensional compounds (and for members of
+    # arrays of several dimensions, as with compoundAsDataFrame = FALSE)
+    if (!one_dim) return(cols)
+    cols <- lapply(cols, function(col) {
+        if (.is_compound(col)) return(.as_data_frame(col))
+        if (.is_vector_member(col)) return(t(col))
+        col
+    })
     n <- if (length(cols) == 0L) 0L else NROW(if (is.raw(cols[[1L]]) && length(dim(cols[[1L]])) == 2L)
                                                  t(cols[[1L]]) else cols[[1L]])
     structure(cols, class = "data.frame", row.names = .set_row_names(n))

@@ -172,6 +172,41 @@ static int describe_enum(call_t *c, const h5turbo_datatype *dt, tnode *t)
     return H5TURBO_OK;
 }
 
+/* An array type: its dimensions and its element type, which must be one R reads from
+   fixed bytes (numbers, enums, fixed strings, complex, opaque) and fill the array
+   exactly. */
+static int describe_array(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
+{
+    int rank = 0;
+    int rc = h5turbo_datatype_array_dims(dt, NULL, 0, &rank);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    if (rank < 1 || rank > MAX_RANK) return call_fail(c, H5TURBO_E_UNSUPPORTED, "array type of more than 32 dimensions");
+    t->array_dims = (uint64_t *) R_alloc((size_t) rank, sizeof(uint64_t));
+    rc = h5turbo_datatype_array_dims(dt, t->array_dims, rank, &t->array_rank);
+    if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
+    double count = 1;
+    for (int k = 0; k < rank; k++) {
+        if (t->array_dims[k] > (uint64_t) INT_MAX) return call_fail(c, H5TURBO_E_FORMAT, "array type dimension too large");
+        count *= (double) t->array_dims[k];
+    }
+    h5turbo_datatype *base = NULL;
+    if ((rc = h5turbo_datatype_base(dt, &base)) != H5TURBO_OK) return call_fail(c, rc, NULL);
+    t->base = (tnode *) R_alloc(1, sizeof(tnode));
+    memset(t->base, 0, sizeof(tnode));
+    rc = describe_type(c, base, t->base, depth + 1);
+    h5turbo_datatype_close(base);
+    if (rc != H5TURBO_OK) return rc;
+    int k = t->base->info.type_class;
+    if (k == H5TURBO_COMPOUND || k == H5TURBO_ARRAY || k == H5TURBO_VLEN || k == H5TURBO_REFERENCE ||
+        (k == H5TURBO_STRING && t->base->info.is_variable_string))
+        return call_fail(c, H5TURBO_E_UNSUPPORTED,
+                         "arrays of compounds, arrays, references or variable-length values are not supported by the R package");
+    if (count * (double) t->base->info.size != (double) t->info.size)
+        return call_fail(c, H5TURBO_E_FORMAT, "array type whose elements do not fill it");
+    t->array_count = (size_t) count;
+    return H5TURBO_OK;
+}
+
 int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
 {
     if (depth > MAX_TYPE_DEPTH) return call_fail(c, H5TURBO_E_UNSUPPORTED, "datatype nested too deeply");
@@ -179,6 +214,7 @@ int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth)
     if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
     if (t->info.type_class == H5TURBO_COMPOUND) return describe_compound(c, dt, t, depth);
     if (t->info.type_class == H5TURBO_ENUM) return describe_enum(c, dt, t);
+    if (t->info.type_class == H5TURBO_ARRAY) return describe_array(c, dt, t, depth);
     return H5TURBO_OK;
 }
 
@@ -354,6 +390,11 @@ static SEXP convert_complex(call_t *c, const tnode *t, const unsigned char *buf,
     return out;
 }
 
+void mark_array_member(SEXP col, const tnode *m)
+{
+    if (m->info.type_class == H5TURBO_ARRAY) Rf_setAttrib(col, Rf_install("h5turbo_array"), Rf_ScalarLogical(1));
+}
+
 static SEXP convert_compound(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                              size_t stride, size_t off, int flags, int *overflow)
 {
@@ -363,10 +404,33 @@ static SEXP convert_compound(call_t *c, const tnode *t, const unsigned char *buf
         const tnode *m = &t->members[k];
         SEXP col = convert_elements(c, m, buf, n, stride, off, flags, overflow);
         if (col == NULL) { UNPROTECT(2); return NULL; }
+        mark_array_member(col, m);
         SET_VECTOR_ELT(out, (R_xlen_t) k, col);
         SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m->name, CE_UTF8));
     }
     Rf_setAttrib(out, R_NamesSymbol, names);
+    UNPROTECT(2);
+    return out;
+}
+
+/* n values of an array type: each element's values side by side (an R array whose
+   first dimensions are the array type's, reversed as every HDF5 shape is), marked with
+   ELEMENT_DIMS for set_dims. */
+static SEXP convert_arrays(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
+                           size_t stride, size_t off, int flags, int *overflow)
+{
+    size_t bytes = t->info.size;
+    if ((double) n * (double) t->array_count > (double) R_XLEN_T_MAX)
+        return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
+    unsigned char *packed = (unsigned char *) R_alloc((size_t) n * bytes + 1, 1);
+    for (R_xlen_t i = 0; i < n; i++) memcpy(packed + (size_t) i * bytes, element(buf, i, stride, off), bytes);
+    SEXP out = convert_elements(c, t->base, packed, n * (R_xlen_t) t->array_count, t->base->info.size, 0,
+                                flags, overflow);
+    if (out == NULL) return NULL;
+    PROTECT(out);
+    SEXP dims = PROTECT(Rf_allocVector(INTSXP, t->array_rank));
+    for (int k = 0; k < t->array_rank; k++) INTEGER(dims)[k] = (int) t->array_dims[t->array_rank - 1 - k];
+    Rf_setAttrib(out, Rf_install(ELEMENT_DIMS), dims);
     UNPROTECT(2);
     return out;
 }
@@ -388,6 +452,8 @@ SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xle
         return convert_complex(c, t, buf, n, stride, off);
     case H5TURBO_COMPOUND:
         return convert_compound(c, t, buf, n, stride, off, flags, overflow);
+    case H5TURBO_ARRAY:
+        return convert_arrays(c, t, buf, n, stride, off, flags, overflow);
     case H5TURBO_STRING:
         if (t->info.is_variable_string)
         return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "variable-length strings inside a compound");

@@ -73,6 +73,10 @@ typedef struct tnode {
     size_t n_enum;
     const char **enum_names;
     int64_t *enum_values;
+    struct tnode *base;         /* an array's element type */
+    int array_rank;             /* an array's dimensions (HDF5 order) and their product */
+    uint64_t *array_dims;
+    size_t array_count;
 } tnode;
 
 int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth);
@@ -86,6 +90,12 @@ int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth);
    value did not fit R's integer. Returns NULL (C) with c->code set when unsupported. */
 SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                       size_t stride, size_t extra_offset, int flags, int *overflow);
+/* The attribute an array type's values carry until set_dims places them: the array's
+   dimensions in R's order, which come first in the value's dim. */
+#define ELEMENT_DIMS "h5turbo_element_dims"
+/* Marks the column of a compound's array-type member m for the R side (which makes a
+   data.frame's matrix column of it). */
+void mark_array_member(SEXP col, const tnode *m);
 
 /* A copy of s in R_alloc memory (released when the .Call returns). */
 const char *r_strdup(const char *s);

@@ -79,7 +79,6 @@ static void set_list_dims(SEXP x, const uint64_t *shape, int rank);
    dimension. */
 static void set_dims(SEXP x, const uint64_t *shape, int rank, R_xlen_t n)
 {
-    if (rank < 1 || (rank == 1 && shape[0] > (uint64_t) INT_MAX)) return;
     if (TYPEOF(x) == VECSXP && Rf_getAttrib(x, Rf_install("h5turbo_sequences")) != R_NilValue) {
         set_list_dims(x, shape, rank);
         return;
@@ -88,13 +87,26 @@ static void set_dims(SEXP x, const uint64_t *shape, int rank, R_xlen_t n)
         for (R_xlen_t k = 0; k < XLENGTH(x); k++) set_dims(VECTOR_ELT(x, k), shape, rank, n);
         return;
     }
+    /* an array type's dimensions come first (see convert_arrays) */
+    SEXP element_dims = PROTECT(Rf_getAttrib(x, Rf_install(ELEMENT_DIMS)));
+    Rf_setAttrib(x, Rf_install(ELEMENT_DIMS), R_NilValue);
+    int n_element = element_dims == R_NilValue ? 0 : LENGTH(element_dims);
+    R_xlen_t per_element = 1;
+    for (int k = 0; k < n_element; k++) per_element *= INTEGER(element_dims)[k];
+    if (rank < 1 || (rank == 1 && shape[0] > (uint64_t) INT_MAX)) {
+        if (n_element > 0) Rf_setAttrib(x, R_DimSymbol, element_dims);
+        UNPROTECT(1);
+        return;
+    }
     R_xlen_t len = XLENGTH(x);
-    int extra = (n > 0 && len != n) ? 1 : 0;
-    SEXP dim = PROTECT(Rf_allocVector(INTSXP, rank + extra));
-    if (extra) INTEGER(dim)[0] = (int) (len / n);
-    for (int k = 0; k < rank; k++) INTEGER(dim)[extra + k] = (int) shape[rank - 1 - k];
+    /* opaque bytes: their element size as one more first dimension */
+    int extra = (n > 0 && per_element > 0 && len != n * per_element) ? 1 : 0;
+    SEXP dim = PROTECT(Rf_allocVector(INTSXP, extra + n_element + rank));
+    if (extra) INTEGER(dim)[0] = (int) (len / n / per_element);
+    for (int k = 0; k < n_element; k++) INTEGER(dim)[extra + k] = INTEGER(element_dims)[k];
+    for (int k = 0; k < rank; k++) INTEGER(dim)[extra + n_element + k] = (int) shape[rank - 1 - k];
     Rf_setAttrib(x, R_DimSymbol, dim);
-    UNPROTECT(1);
+    UNPROTECT(2);
 }
 
 /* dim = rev(shape) on a list whose elements are the array's cells. */
@@ -262,6 +274,8 @@ static int describe_base(call_t *c, const h5turbo_datatype *dt, tnode *bt)
     if (rc != H5TURBO_OK) return call_fail(c, rc, NULL);
     rc = describe_type(c, base, bt, 1);
     h5turbo_datatype_close(base);
+    if (rc == H5TURBO_OK && bt->info.type_class == H5TURBO_ARRAY)
+        return call_fail(c, H5TURBO_E_UNSUPPORTED, "variable-length sequences of arrays are not supported by the R package");
     return rc;
 }
 
@@ -419,6 +433,7 @@ static SEXP finish_columns(call_t *c, const tnode *t, SEXP cols, R_xlen_t n, int
         } else if (m.info.type_class != H5TURBO_STRING) {
             col = convert_elements(c, &m, RAW(col), n, m.info.size, 0, flags, overflow);
             if (col == NULL) { UNPROTECT(2); return NULL; }
+            mark_array_member(col, &m);
         }
         SET_VECTOR_ELT(out, (R_xlen_t) k, col);
         SET_STRING_ELT(names, (R_xlen_t) k, Rf_mkCharCE(m.name, CE_UTF8));
@@ -685,6 +700,7 @@ static const char *r_type(const tnode *t, int logical)
     case H5TURBO_COMPLEX: return "complex";
     case H5TURBO_OPAQUE: return "raw";
     case H5TURBO_VLEN: return "list";   /* variable-length sequences */
+    case H5TURBO_ARRAY: return "array";  /* of its base type, element dimensions first */
     default: return "unsupported";
     }
 }

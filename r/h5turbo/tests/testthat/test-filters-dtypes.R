@@ -252,3 +252,76 @@ test_that("attributes with variable-length parts: tables as data.frames, ragged 
     expect_identical(x$ragged, structure(list(numeric(0), 0.5, c(0.5, 1.5)), dim = 3L))
     expect_identical(x$plain, suppressWarnings(rhdf5::h5readAttributes(f, "d"))$plain)
 })
+
+array_types_py <- '
+import sys, h5py, numpy as np
+from h5py import h5t, h5s, h5d, h5a
+
+def array_dataset(f, name, base_file, base_mem, dims, shape, values):
+    d = h5d.create(f.id, name.encode(), h5t.array_create(base_file, dims), h5s.create_simple(shape))
+    d.write(h5s.ALL, h5s.ALL, values, mtype=h5t.array_create(base_mem, dims))
+    return d
+
+with h5py.File(sys.argv[1], "w") as f:
+    d = array_dataset(f, "be", h5t.IEEE_F64BE, h5t.IEEE_F64LE, (2, 3), (4,),
+                      np.arange(24, dtype="<f8").reshape(4, 2, 3) / 4)
+    array_dataset(f, "grid", h5t.STD_I16LE, h5t.STD_I16LE, (5,), (3, 2),
+                  np.arange(30, dtype="<i2").reshape(3, 2, 5) - 7)
+    a = h5a.create(d, b"rows", h5t.array_create(h5t.STD_I32BE, (3,)), h5s.create_simple((2,)))
+    a.write(np.arange(6, dtype="<i4").reshape(2, 3), mtype=h5t.array_create(h5t.STD_I32LE, (3,)))
+    s = h5d.create(f.id, b"scalar", h5t.array_create(h5t.IEEE_F32LE, (3, 2)), h5s.create(h5s.SCALAR))
+    s.write(h5s.ALL, h5s.ALL, np.arange(6, dtype="<f4").reshape(3, 2), mtype=h5t.array_create(h5t.IEEE_F32LE, (3, 2)))
+    a = h5a.create(d, b"one", h5t.array_create(h5t.IEEE_F32LE, (3,)), h5s.create(h5s.SCALAR))
+    a.write(np.arange(3, dtype="<f4") + 0.5, mtype=h5t.array_create(h5t.IEEE_F32LE, (3,)))
+    t = np.dtype([("id", "<i4"), ("xyz", ">f8", (3,)), ("m", "<i2", (2, 2)), ("tag", "S3")])
+    x = np.zeros(5, t)
+    x["id"] = np.arange(5)
+    x["xyz"] = np.arange(15).reshape(5, 3) / 2
+    x["m"] = np.arange(20).reshape(5, 2, 2)
+    x["tag"] = [b"a", b"bb", b"ccc", b"d", b"e"]
+    f.create_dataset("table", data=x, chunks=(2,))
+    v = np.dtype([("id", "<i4"), ("xyz", "<f4", (2,)), ("name", h5py.string_dtype())])
+    y = np.zeros(4, v)
+    y["id"] = np.arange(4)
+    y["xyz"] = np.arange(8).reshape(4, 2)
+    y["name"] = ["p", "q", "r", "s"]
+    f.create_dataset("named", data=y)
+    f["named"].attrs["points"] = y[["id", "xyz"]][:3]
+'
+
+test_that("array types read as rhdf5 reads them; in attributes and data.frames, where rhdf5 gives NA", {
+    f <- tempfile(fileext = ".h5")
+    run_python(array_types_py, f)
+    # datasets of array type: the array's dimensions first, all reversed (as rhdf5)
+    for (name in c("be", "grid", "scalar")) expect_identical(h5t_read(f, name), rhdf5_read(f, name), info = name)
+    be <- h5t_read(f, "be")
+    expect_identical(dim(be), c(3L, 2L, 4L))
+    expect_identical(be[, 2, 3], c(15, 16, 17) / 4)   # numpy be[2][1]
+    grid <- h5t_read(f, "grid", index = list(2L, c(3L, 1L)))
+    expect_identical(dim(grid), c(5L, 1L, 2L))
+    expect_identical(grid[, 1, 1], (25:29) - 7L)       # numpy grid[2, 1]
+    # compounds with array members: the list rhdf5 gives with compoundAsDataFrame = FALSE
+    expect_identical(h5t_read(f, "table", compoundAsDataFrame = FALSE),
+                     rhdf5_read(f, "table", compoundAsDataFrame = FALSE))
+    # one-dimensional array members as matrix columns of a data.frame, one row per
+    # element; with a member of several dimensions the compound stays a list
+    named <- h5t_read(f, "named")
+    expect_s3_class(named, "data.frame")
+    expect_identical(named$xyz, matrix(as.numeric(0:7), 4, 2, byrow = TRUE))
+    expect_identical(as.vector(named$name), c("p", "q", "r", "s"))
+    expect_null(attr(named$xyz, "h5turbo_array"))
+    part <- h5t_read(f, "named", index = list(c(4L, 2L)))
+    expect_identical(part$xyz, matrix(c(6, 7, 2, 3), 2, 2, byrow = TRUE))
+    table <- h5t_read(f, "table")
+    expect_false(is.data.frame(table))
+    expect_identical(table$m[, , 2], matrix(4:7, 2, 2))
+    # attributes of array type and with array members
+    a <- h5t_readAttributes(f, "be")
+    expect_identical(a$rows, matrix(0:5, 3, 2))
+    expect_identical(a$one, array(c(0.5, 1.5, 2.5)))   # a scalar: the array alone, as datasets
+    p <- h5t_readAttributes(f, "named")$points
+    expect_s3_class(p, "data.frame")
+    expect_identical(p$xyz, matrix(as.numeric(0:5), 3, 2, byrow = TRUE))
+    # no DelayedArray of arrays: a clear error
+    expect_error(H5TurboArray(f, "be"), "not values of HDF5 class ARRAY")
+})
