@@ -276,6 +276,33 @@ def test_external_links_are_followed(files):
         f["ext_missing"]
 
 
+def _open_descriptors():
+    return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+
+@pytest.mark.parametrize("loop", ["self", "pair"])
+def test_external_link_cycles_end_in_key_error_without_leaking_files(tmp_path, loop):
+    # a link to itself, and two files linking to each other: h5py's KeyError (too many
+    # links), None from get/items, and no descriptor left open per hop
+    a, b = tmp_path / "a.h5", tmp_path / "b.h5"
+    with h5py.File(a, "w") as f:
+        f["loop"] = h5py.ExternalLink(str(a if loop == "self" else b), "/loop")
+        f["d"] = 1
+    if loop == "pair":
+        with h5py.File(b, "w") as f:
+            f["loop"] = h5py.ExternalLink(str(a), "/loop")
+    with h5py.File(a, "r") as h, h5turbo.File(a) as f:
+        before = _open_descriptors()
+        with pytest.raises(KeyError, match="too many links"):
+            f["loop"]
+        assert f.get("loop") is None and dict(f.items())["loop"] is None
+        assert [k for k, v in f.items() if v is None] == [k for k, v in h.items() if v is None]
+        assert f["d"][()] == 1
+        assert _open_descriptors() - before <= (0 if loop == "self" else 2 * 16 + 2)
+    with pytest.raises(KeyError):
+        h5turbo.File(a)[""]
+
+
 def test_equality_by_file_and_address(files, paths):
     f, _ = files
     assert f["int32_2d"] == f["hard_alias"] and hash(f["int32_2d"]) == hash(f["hard_alias"])
@@ -368,6 +395,17 @@ def test_missing_attr(files):
     assert "nope" not in f.attrs and f.attrs.get("nope", 1) == 1
     with pytest.raises(KeyError):
         f.attrs["nope"]
+
+
+def test_attribute_names_as_bytes_like_h5py(files):
+    f, h = files
+    for name in h.attrs:
+        key = name.encode()
+        assert (key in f.attrs) and (key in h.attrs)
+        assert repr(f.attrs[key]) == repr(f.attrs[name])
+    assert b"nope" not in f.attrs and 3 not in f.attrs
+    with pytest.raises(TypeError):
+        f.attrs[3]
 
 
 # ------------------------------------------------------------------ dataset metadata

@@ -17,11 +17,13 @@ class AttributeManager(Mapping):
         self._obj = native_obj
         self._file = file
 
-    def __getitem__(self, name: str) -> Any:
-        return attribute_value(self._obj.attr(name))
+    def __getitem__(self, name: str | bytes) -> Any:
+        return attribute_value(self._obj.attr(_attribute_name(name)))
 
     def __contains__(self, name: object) -> bool:
-        return name in self._obj.attr_names()
+        if not isinstance(name, (str, bytes)):
+            return False
+        return _attribute_name(name) in self._obj.attr_names()
 
     def __iter__(self):
         return iter(self._obj.attr_names())
@@ -33,3 +35,12 @@ class AttributeManager(Mapping):
         if self._file.closed:
             return "<Attributes of closed HDF5 object>"
         return f"<Attributes of HDF5 object at {id(self)}>"
+
+
+def _attribute_name(name: object) -> str:
+    """An attribute name as h5py takes it: str, or bytes of UTF-8."""
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if isinstance(name, str):
+        return name
+    raise TypeError(f"attribute names are str or bytes, not {type(name).__name__}")

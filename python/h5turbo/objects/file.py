@@ -209,6 +209,8 @@ class File(Group):
         lookup: HDF5_EXT_PREFIX, next to this file, the working folder; KeyError when
         it is nowhere), opened once and closed with this file."""
         path = os.path.realpath(self._native_file.external_link_file(filename))
+        if path == self._identity:  # a link into this same file: no second opening
+            return self
         if path not in self._externals:
             self._externals[path] = File(path)
         return self._externals[path]

@@ -54,7 +54,10 @@ class Group(HLObject):
     def __getitem__(self, name: Any) -> HLObject:
         if isinstance(name, Reference):
             return self._file._dereference(name)
-        return wrap(*self._resolve(_as_path(name)))
+        path = _as_path(name)
+        if not path:
+            raise KeyError("Unable to open object: an empty name (use '.' or '/')")
+        return wrap(*self._resolve(path))
 
     def get(self, name: Any, default: Any = None, getclass: bool = False,
             getlink: bool = False) -> Any:
@@ -118,15 +121,16 @@ class Group(HLObject):
             return True
         return parent_obj.kind == "group" and _has_link(parent_obj, tail)
 
-    def _resolve(self, path: str):
-        """(native object, File, name) at a path relative to this group, or absolute."""
+    def _resolve(self, path: str, external_hops: int = 0):
+        """(native object, File, name) at a path relative to this group, or absolute;
+        ``external_hops``: external links followed to get here."""
         if path.startswith("/"):
             native_obj, name = self._file._root_native(), "/"
         else:
             native_obj, name = self._obj, self.name
         file = self._file
         for component in _components(path):
-            native_obj, file, name = _follow(native_obj, component, file, name)
+            native_obj, file, name = _follow(native_obj, component, file, name, external_hops)
         return native_obj, file, name
 
     def _link(self, path: str):
@@ -326,7 +330,12 @@ def _link_value(kind: str, target: Any):
     return HardLink()
 
 
-def _follow(group_obj, component: str, file, name: str):
+# External links followed in one lookup at most: libhdf5's limit (its nlinks default),
+# which ends a link that leads back to itself, as h5py reports it.
+MAX_EXTERNAL_HOPS = 16
+
+
+def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
     """Follow one link: (object, File, name). An external link opens its target file, as
     h5py does; the name then is the path inside that file."""
     if group_obj.kind != "group":
@@ -339,6 +348,9 @@ def _follow(group_obj, component: str, file, name: str):
         kind, target = _find_link(group_obj, component)
         if kind != "external":
             raise
+    if external_hops >= MAX_EXTERNAL_HOPS:
+        raise KeyError(f"Unable to open '{posixpath.join(name, component)}': too many links "
+                       f"(more than {MAX_EXTERNAL_HOPS} external links in a row: a cycle?)")
     filename, path = target
     external_file = file._open_external(filename)
-    return external_file._resolve(path)
+    return external_file._resolve(path, external_hops + 1)

@@ -1,0 +1,84 @@
+"""h5py's module-level dtype helpers: h5turbo's give h5py's answers on the dtypes of
+every dataset and attribute of a file with each special type, and build the same
+dtypes."""
+
+from __future__ import annotations
+
+import h5py
+import numpy as np
+import pytest
+
+import h5turbo
+
+CHECKS = ["check_string_dtype", "check_vlen_dtype", "check_enum_dtype", "check_ref_dtype",
+          "check_opaque_dtype"]
+
+
+@pytest.fixture(scope="module")
+def special_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("special") / "special.h5"
+    with h5py.File(path, "w") as f:
+        f["plain"] = np.arange(3)
+        f.create_dataset("vstr", data=["a", "bc"], dtype=h5py.string_dtype())
+        f.create_dataset("vbytes", data=[b"a", b"bc"], dtype=h5py.string_dtype("ascii"))
+        f.create_dataset("fixed_utf8", data=[b"ab"], dtype=h5py.string_dtype("utf-8", 4))
+        f.create_dataset("fixed", data=np.array([b"xy"], "S5"))
+        f.create_dataset("enum", data=[0, 1], dtype=h5py.enum_dtype({"a": 0, "b": 1}, "i2"))
+        f.create_dataset("bool", data=[True, False])
+        ragged = np.empty(2, object)
+        ragged[:] = [np.arange(2, dtype="i4"), np.arange(3, dtype="i4")]
+        f.create_dataset("ragged", data=ragged, dtype=h5py.vlen_dtype("i4"))
+        f.create_dataset("refs", data=[f["plain"].ref], dtype=h5py.ref_dtype)
+        f.create_dataset("regrefs", data=[f["plain"].regionref[1:]], dtype=h5py.regionref_dtype)
+        f.create_dataset("opaque", data=np.void(b"\x01\x02"), dtype=h5py.opaque_dtype("V2"))
+        table = np.array([("a", 1.0), ("b", 2.0)], [("s", h5py.string_dtype()), ("x", "f4")])
+        f.create_dataset("table", data=table)
+    return path
+
+
+def test_checks_answer_as_h5py_on_every_dtype(special_file):
+    with h5py.File(special_file) as h, h5turbo.File(special_file) as f:
+        names = list(h)
+        dtypes = [(f[n].dtype, h[n].dtype) for n in names]
+        dtypes += [(f["table"].dtype["s"], h["table"].dtype["s"])]
+        for ours, theirs in dtypes:
+            for check in CHECKS:
+                got = getattr(h5turbo, check)(ours)
+                want = getattr(h5py, check)(theirs)
+                if check == "check_ref_dtype" and want is not None:
+                    want = {h5py.Reference: h5turbo.Reference, h5py.RegionReference: h5turbo.RegionReference}[want]
+                assert got == want, (check, ours, theirs)
+            assert h5turbo.check_dtype(vlen=ours) == (h5turbo.check_vlen_dtype(ours))
+            assert h5turbo.check_dtype(enum=ours) == h5py.check_dtype(enum=theirs)
+
+
+def test_constructors_build_h5py_dtypes():
+    for encoding in ("utf-8", "ascii"):
+        for length in (None, 7):
+            ours = h5turbo.string_dtype(encoding, length)
+            theirs = h5py.string_dtype(encoding, length)
+            assert ours == theirs and ours.metadata == theirs.metadata
+            assert h5turbo.check_string_dtype(ours) == h5py.check_string_dtype(theirs)
+    assert h5turbo.vlen_dtype("f4").metadata == h5py.vlen_dtype("f4").metadata
+    for ours, theirs in [(h5turbo.enum_dtype({"a": 1}, "i1"), h5py.enum_dtype({"a": 1}, "i1")),
+                         (h5turbo.opaque_dtype("V3"), h5py.opaque_dtype("V3")),
+                         (h5turbo.special_dtype(enum=("u2", {"x": 3})), h5py.special_dtype(enum=("u2", {"x": 3}))),
+                         (h5turbo.special_dtype(vlen=str), h5py.special_dtype(vlen=str))]:
+        assert ours == theirs and ours.metadata == theirs.metadata
+    assert h5turbo.check_ref_dtype(h5turbo.special_dtype(ref=h5turbo.Reference)) is h5turbo.Reference
+    with pytest.raises(ValueError):
+        h5turbo.string_dtype("latin-1")
+    with pytest.raises(TypeError):
+        h5turbo.enum_dtype({"a": 1}, "f4")
+    with pytest.raises(TypeError):
+        h5turbo.special_dtype(vlen=str, enum=("i1", {}))
+
+
+def test_is_hdf5_as_h5py(special_file, tmp_path):
+    text = tmp_path / "text.txt"
+    text.write_text("not hdf5")
+    with_userblock = tmp_path / "ub.h5"
+    with h5py.File(with_userblock, "w", userblock_size=1024) as f:
+        f["x"] = 1
+    for path in (special_file, text, with_userblock, tmp_path, tmp_path / "missing.h5"):
+        assert h5turbo.is_hdf5(path) == h5py.is_hdf5(path), path
