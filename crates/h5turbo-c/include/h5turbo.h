@@ -12,10 +12,16 @@
 #include <stdint.h>
 
 /**
- * Sum of all values (floats in float64; integers exactly up to 2^53).
+ * Sum of all values: floats accumulated in float64; integers summed exactly (in 128
+ * bits, never wrapping) and given as the nearest double.
  */
 #define H5TURBO_SUM 0
 
+/**
+ * Mean: the sum (as H5TURBO_SUM: of integers exact, so the same whatever the thread
+ * count) divided by the count, as numpy's mean. Float sums may differ in the last
+ * bits between thread counts (the order of additions does).
+ */
 #define H5TURBO_MEAN 1
 
 /**
@@ -346,10 +352,13 @@ int h5turbo_dataset_read_strings(const h5turbo_object *ds,
                                  int threads);
 
 /**
- * Reduce a numeric dataset (integers, floats, booleans, enums) chunk by chunk in
- * parallel, straight from the file. axis: the axis to reduce (row-major numbering),
- * or -1 for all. out: one double per remaining cell, row-major (out_len checked:
- * 1 for axis -1, else the product of the other dimensions). NaN follows numpy.
+ * Reduce a numeric dataset (integers, floats of 16, 32 or 64 bits, booleans, enums)
+ * chunk by chunk in parallel, straight from the file. axis: the axis to reduce
+ * (row-major numbering), or -1 for all. out: one double per remaining cell,
+ * row-major (out_len checked: 1 for axis -1, else the product of the other
+ * dimensions). NaN follows numpy: the mean of no values is NaN, as is a variance
+ * with ddof >= the count; the minimum or maximum of no values is an error
+ * (H5TURBO_E_INVALID), as numpy raises.
  */
 int h5turbo_dataset_reduce(const h5turbo_object *ds,
                            int op,
@@ -443,7 +452,8 @@ const char *h5turbo_version(void);
 const char *h5turbo_last_error(void);
 
 /**
- * Open fast5 files and/or folders (searched recursively for *.fast5). threads: the
+ * Open fast5 files and/or folders (searched recursively for *.fast5, in name order;
+ * links to folders inside them are not followed, as by `find`). threads: the
  * decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
  * h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
  * it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
@@ -590,8 +600,11 @@ void h5turbo_sequences_free(h5turbo_sequence *seqs, size_t n);
 int h5turbo_file_open(const char *path, h5turbo_file **file);
 
 /**
- * Close a file (NULL is fine). Objects and attributes still open on it then fail with
- * H5TURBO_E_CLOSED; close them too. No other thread may be using `file` itself.
+ * Close a file (NULL is fine): its descriptor is given back at once. Objects and
+ * attributes still open on it then fail with H5TURBO_E_CLOSED wherever they would
+ * read the file (data, datatypes, shapes, attribute lists); what they already hold
+ * (an object's kind, path and address, an open attribute's value) stays readable.
+ * Close them too. No other thread may be using `file` itself.
  */
 void h5turbo_file_close(h5turbo_file *file);
 

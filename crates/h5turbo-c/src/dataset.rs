@@ -7,7 +7,7 @@ use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
 use h5turbo_core::prelude::{
-    filter_registry, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
+    filter_registry, half_to_f32, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
     Reduced, ResultExt, VlenKind, VlenValue, zeroed_elements,
 };
 use h5turbo_core::prelude::fast5::Scalar;
@@ -279,8 +279,12 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
     })
 }
 
-/// Sum of all values (floats in float64; integers exactly up to 2^53).
+/// Sum of all values: floats accumulated in float64; integers summed exactly (in 128
+/// bits, never wrapping) and given as the nearest double.
 pub const H5TURBO_SUM: c_int = 0;
+/// Mean: the sum (as H5TURBO_SUM: of integers exact, so the same whatever the thread
+/// count) divided by the count, as numpy's mean. Float sums may differ in the last
+/// bits between thread counts (the order of additions does).
 pub const H5TURBO_MEAN: c_int = 1;
 /// Variance with `ddof` delta degrees of freedom (numpy's var).
 pub const H5TURBO_VAR: c_int = 2;
@@ -288,10 +292,13 @@ pub const H5TURBO_MIN: c_int = 3;
 pub const H5TURBO_MAX: c_int = 4;
 pub const H5TURBO_COUNT_NONZERO: c_int = 5;
 
-/// Reduce a numeric dataset (integers, floats, booleans, enums) chunk by chunk in
-/// parallel, straight from the file. axis: the axis to reduce (row-major numbering),
-/// or -1 for all. out: one double per remaining cell, row-major (out_len checked:
-/// 1 for axis -1, else the product of the other dimensions). NaN follows numpy.
+/// Reduce a numeric dataset (integers, floats of 16, 32 or 64 bits, booleans, enums)
+/// chunk by chunk in parallel, straight from the file. axis: the axis to reduce
+/// (row-major numbering), or -1 for all. out: one double per remaining cell,
+/// row-major (out_len checked: 1 for axis -1, else the product of the other
+/// dimensions). NaN follows numpy: the mean of no values is NaN, as is a variance
+/// with ddof >= the count; the minimum or maximum of no values is an error
+/// (H5TURBO_E_INVALID), as numpy raises.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_reduce(
     ds: *const h5turbo_object,
@@ -315,10 +322,18 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
             return in_object(obj, Err(invalid(format!("out_len is {}, the result has {} cells", out_len, cells))));
         }
         let kind = in_object(obj, dataset.element_kind())?;
+        let integers = kind.class != NumberClass::Float;
+        let per_cell = shape.iter().zip(&reduce_axis).filter(|(_, &r)| r).map(|(&d, _)| d).product::<u64>();
+        if per_cell == 0 && (op == H5TURBO_MIN || op == H5TURBO_MAX) && cells > 0 {
+            let what = if op == H5TURBO_MIN { "minimum" } else { "maximum" };
+            return in_object(obj, Err(invalid(format!("the {} of no values (an empty selection) is undefined", what))));
+        }
         let core_op = match op {
-            H5TURBO_SUM if kind.class == NumberClass::Float => ReduceOp::SumFloat,
-            H5TURBO_SUM => ReduceOp::SumInt,
-            H5TURBO_MEAN | H5TURBO_VAR => ReduceOp::Moments,
+            H5TURBO_SUM if integers => ReduceOp::SumExact,
+            H5TURBO_SUM => ReduceOp::SumFloat,
+            H5TURBO_MEAN if integers => ReduceOp::SumExact,
+            H5TURBO_MEAN => ReduceOp::SumFloat,
+            H5TURBO_VAR => ReduceOp::Moments,
             H5TURBO_MIN => ReduceOp::Min,
             H5TURBO_MAX => ReduceOp::Max,
             H5TURBO_COUNT_NONZERO => ReduceOp::CountNonzero,
@@ -326,7 +341,11 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
         };
         let sel: Vec<AxisSelection> = shape.iter().map(|&n| AxisSelection::all(n)).collect();
         let reduced = in_object(obj, dataset.reduce(obj.file(), &sel, &reduce_axis, core_op, threads))?;
-        let values = as_doubles(reduced, op, ddof, kind, unsigned_sum(kind))?;
+        let values = match (op, reduced) {
+            (H5TURBO_MEAN, Reduced::Exact(sums)) => sums.into_iter().map(|sum| exact_mean(sum, per_cell)).collect(),
+            (H5TURBO_MEAN, Reduced::Float(sums)) => sums.into_iter().map(|sum| sum / per_cell as f64).collect(),
+            (_, reduced) => as_doubles(reduced, ddof, kind, unsigned_sum(kind))?,
+        };
         if values.len() != cells {
             return Err(Error::format(format!("reduction gave {} cells, expected {}", values.len(), cells)));
         }
@@ -336,6 +355,17 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
         }
         Ok(())
     })
+}
+
+/// sum / count as the double nearest to it in all but the rarest cases (the integer
+/// quotient and the remainder's fraction rounded once each); NaN for no values.
+fn exact_mean(sum: i128, count: u64) -> f64 {
+    if count == 0 {
+        return f64::NAN;
+    }
+    let count = i128::from(count);
+    let (quotient, remainder) = (sum / count, sum % count);
+    quotient as f64 + remainder as f64 / count as f64
 }
 
 /// Unsigned 64-bit sums wrap in the engine's i64: read them back as u64.
@@ -353,16 +383,14 @@ fn reduced_axes(shape: &[u64], axis: c_int) -> Result<Vec<bool>, Error> {
 }
 
 /// The engine's result as one double per cell.
-fn as_doubles(reduced: Reduced, op: c_int, ddof: c_int, kind: ElementKind, unsigned: bool) -> Result<Vec<f64>, Error> {
+fn as_doubles(reduced: Reduced, ddof: c_int, kind: ElementKind, unsigned: bool) -> Result<Vec<f64>, Error> {
     Ok(match reduced {
         Reduced::Int(v) if unsigned => v.into_iter().map(|x| x as u64 as f64).collect(),
         Reduced::Int(v) => v.into_iter().map(|x| x as f64).collect(),
+        Reduced::Exact(v) => v.into_iter().map(|x| x as f64).collect(),
         Reduced::Float(v) => v,
         Reduced::Count(v) => v.into_iter().map(|x| x as f64).collect(),
         Reduced::Native(bytes) => bytes.chunks_exact(kind.size).map(|b| native_number(b, kind)).collect(),
-        Reduced::Moments { count, mean, .. } if op == H5TURBO_MEAN => {
-            mean.into_iter().zip(count).map(|(m, c)| if c == 0 { f64::NAN } else { m }).collect()
-        }
         Reduced::Moments { count, m2, .. } => count
             .into_iter()
             .zip(m2)
@@ -391,6 +419,7 @@ fn native_number(b: &[u8], kind: ElementKind) -> f64 {
     }
     let negative = le[n.saturating_sub(1)] & 0x80 != 0;
     let scalar = match kind.class {
+        NumberClass::Float if n == 2 => Scalar::F32(half_to_f32(u16::from_le_bytes([le[0], le[1]]))),
         NumberClass::Float if n == 4 => Scalar::F32(f32::from_le_bytes([le[0], le[1], le[2], le[3]])),
         NumberClass::Float => Scalar::F64(f64::from_le_bytes(le)),
         NumberClass::Signed => {
@@ -403,3 +432,4 @@ fn native_number(b: &[u8], kind: ElementKind) -> f64 {
     };
     scalar.as_f64().unwrap_or(f64::NAN)
 }
+

@@ -301,21 +301,28 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
     Ok(out)
 }
 
+/// The *.fast5 files under `dir`, in name order, depth first. Links to folders are not
+/// followed (as `find`, f5c's and Python's walks: a link back up the tree would list
+/// the same files again and again); links to files are taken.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(e, format!("{}: cannot list the folder", dir.display())))?;
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
+    let mut found: Vec<(PathBuf, bool)> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+        .collect();
+    found.sort();
+    for (path, is_folder) in found {
+        if is_folder {
             walk(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "fast5") {
+        } else if path.extension().is_some_and(|e| e == "fast5") && !path.is_dir() {
             out.push(path);
         }
     }
     Ok(())
 }
 
-/// Open fast5 files and/or folders (searched recursively for *.fast5). threads: the
+/// Open fast5 files and/or folders (searched recursively for *.fast5, in name order;
+/// links to folders inside them are not followed, as by `find`). threads: the
 /// decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
 /// h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
 /// it returns, so reading overlaps the caller's work: at most one batch decoded ahead.

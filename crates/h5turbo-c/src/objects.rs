@@ -69,8 +69,11 @@ pub unsafe extern "C" fn h5turbo_file_open(path: *const c_char, file: *mut *mut 
     })
 }
 
-/// Close a file (NULL is fine). Objects and attributes still open on it then fail with
-/// H5TURBO_E_CLOSED; close them too. No other thread may be using `file` itself.
+/// Close a file (NULL is fine): its descriptor is given back at once. Objects and
+/// attributes still open on it then fail with H5TURBO_E_CLOSED wherever they would
+/// read the file (data, datatypes, shapes, attribute lists); what they already hold
+/// (an object's kind, path and address, an open attribute's value) stays readable.
+/// Close them too. No other thread may be using `file` itself.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_file_close(file: *mut h5turbo_file) {
     close_handle(file);

@@ -23,6 +23,9 @@ pub(crate) fn parse_op(op: &str) -> PyResult<ReduceOp> {
 pub(crate) fn to_py(py: Python<'_>, reduced: Reduced) -> PyResult<PyObject> {
     Ok(match reduced {
         Reduced::Int(v) => v.into_pyarray(py).into_any().unbind(),
+        // exact integer sums (not asked for by the Python layer, whose sums follow
+        // numpy's wrapping int64): their nearest doubles
+        Reduced::Exact(v) => v.into_iter().map(|x| x as f64).collect::<Vec<_>>().into_pyarray(py).into_any().unbind(),
         Reduced::Float(v) => v.into_pyarray(py).into_any().unbind(),
         Reduced::Count(v) => v.into_pyarray(py).into_any().unbind(),
         Reduced::Native(v) => PyBytes::new(py, &v).into_any().unbind(),

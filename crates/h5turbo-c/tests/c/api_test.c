@@ -4,7 +4,10 @@
  * (batch sizes, get by read id, per-read errors, stop_on_error). Prints one line per
  * failed check and "api_test: N checks, N failed". */
 #include "common.h"
+#include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static long g_checks, g_failed;
 
@@ -408,15 +411,89 @@ static void test_fast5_huge_signal(const char *path) {
     }
 }
 
+/* A folder whose links lead back up the tree (to itself, to its parent): each file
+   is listed once, as find lists it, not once per way round the loop. */
+static void test_fast5_folder_links(const char *gen, const char *fast5_dir) {
+    char loop[4096], file[4096], target[4096];
+    snprintf(loop, sizeof loop, "%s/loop", gen);
+    snprintf(file, sizeof file, "%s/loop/a.fast5", gen);
+    snprintf(target, sizeof target, "%s/multi_read_batch_0.fast5", fast5_dir);
+    mkdir(loop, 0755);
+    CHECK(symlink(target, file) == 0 || errno == EEXIST, "link a fast5 file into the folder");
+    char self[4096], up[4096];
+    snprintf(self, sizeof self, "%s/loop/self", gen);
+    snprintf(up, sizeof up, "%s/loop/up", gen);
+    CHECK((symlink(".", self) == 0 || errno == EEXIST) && (symlink("..", up) == 0 || errno == EEXIST), "loop links");
+    enum { MAX = 4096 };
+    static read_summary in_loop[MAX], alone[MAX];
+    size_t n_loop = collect(loop, 100, 2, in_loop, MAX);
+    size_t n_alone = collect(target, 100, 2, alone, MAX);
+    CHECK(n_alone > 0 && n_loop == n_alone, "%zu reads through the looping folder, %zu in the file", n_loop, n_alone);
+    for (size_t i = 0; i < n_loop; i++) { free(in_loop[i].id); free(in_loop[i].path); }
+    for (size_t i = 0; i < n_alone; i++) { free(alone[i].id); free(alone[i].path); }
+}
+
+/* One reduction of all values (axis -1) of `path` in reductions.h5; its status. */
+static int reduce_all(h5turbo_file *f, const char *path, int op, int threads, double *r) {
+    h5turbo_object *o = NULL;
+    int rc = h5turbo_object_open(f, path, &o);
+    if (rc == H5TURBO_OK) rc = h5turbo_dataset_reduce(o, op, -1, 0, r, 1, threads);
+    h5turbo_object_close(o);
+    return rc;
+}
+
+/* Sums past 64 bits are exact (no wrapping), an integer mean is the same on every
+   thread count, half floats reduce, and the extremes of nothing are errors. */
+static void test_reduce_edges(const char *gen) {
+    h5turbo_file *f = NULL;
+    double r = 0;
+    CHECK(h5turbo_file_open(path_in(gen, "reductions.h5"), &f) == H5TURBO_OK, "open reductions.h5");
+    CHECK(reduce_all(f, "/u8_many", H5TURBO_SUM, 0, &r) == H5TURBO_OK && r == ldexp(3125, 67),
+          "100000 x 2^62 sums to 3125 x 2^67: %.17g", r);
+    CHECK(reduce_all(f, "/i8_three", H5TURBO_SUM, 2, &r) == H5TURBO_OK && r == ldexp(3, 62), "3 x 2^62: %.17g", r);
+    CHECK(reduce_all(f, "/u8_extremes", H5TURBO_SUM, 1, &r) == H5TURBO_OK && r == ldexp(3, 63),
+          "2^64 - 1 + 2^63 to the nearest double: %.17g", r);
+    CHECK(reduce_all(f, "/u8_many", H5TURBO_MEAN, 0, &r) == H5TURBO_OK && r == ldexp(1, 62), "mean 2^62: %.17g", r);
+    for (int threads = 1; threads <= 7; threads += 2) {
+        CHECK(reduce_all(f, "/i4_range", H5TURBO_MEAN, threads, &r) == H5TURBO_OK && r == 4999.5,
+              "mean of 0..9999 on %d threads: %.17g", threads, r);
+        CHECK(reduce_all(f, "/i4_range", H5TURBO_SUM, threads, &r) == H5TURBO_OK && r == 49995000.0,
+              "sum of 0..9999 on %d threads", threads);
+    }
+    /* arange(-8, 8, 0.25) as float16: every value and sum exact */
+    CHECK(reduce_all(f, "/f2", H5TURBO_SUM, 2, &r) == H5TURBO_OK && r == -8.0, "half sum %.17g", r);
+    CHECK(reduce_all(f, "/f2", H5TURBO_MIN, 2, &r) == H5TURBO_OK && r == -8.0, "half min %.17g", r);
+    CHECK(reduce_all(f, "/f2", H5TURBO_MAX, 2, &r) == H5TURBO_OK && r == 7.75, "half max %.17g", r);
+    CHECK(reduce_all(f, "/f2", H5TURBO_MEAN, 2, &r) == H5TURBO_OK && r == -0.125, "half mean %.17g", r);
+    CHECK(reduce_all(f, "/f2", H5TURBO_COUNT_NONZERO, 2, &r) == H5TURBO_OK && r == 63.0, "half nonzero %.17g", r);
+    /* nothing to reduce: a sum of 0, a NaN mean, no minimum or maximum */
+    CHECK(reduce_all(f, "/empty", H5TURBO_SUM, 0, &r) == H5TURBO_OK && r == 0.0, "empty sum");
+    CHECK(reduce_all(f, "/empty", H5TURBO_MEAN, 0, &r) == H5TURBO_OK && isnan(r), "empty mean is NaN");
+    CHECK(reduce_all(f, "/empty", H5TURBO_MIN, 0, &r) == H5TURBO_E_INVALID &&
+          strstr(h5turbo_last_error(), "minimum of no values") && strstr(h5turbo_last_error(), "/empty"),
+          "empty min is an error naming the dataset: %s", h5turbo_last_error());
+    CHECK(reduce_all(f, "/empty", H5TURBO_MAX, 0, &r) == H5TURBO_E_INVALID, "empty max is an error");
+    h5turbo_object *o = NULL;
+    double cells[5];
+    h5turbo_object_open(f, "/empty", &o);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_MAX, 0, 0, cells, 5, 0) == H5TURBO_E_INVALID,
+          "max along an empty axis is an error");
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, 1, 0, cells, 0, 0) == H5TURBO_OK, "sums of no rows");
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) { fprintf(stderr, "usage: api_test GENERATED_DIR FAST5_DIR BROKEN_FAST5 HUGE_SIGNAL_FAST5\n"); return 2; }
     test_errors(argv[1]);
     test_reduce(argv[1], "/gzip/i4");
     test_reduce(argv[1], "/shuffle/be_i2");
     test_reduce(argv[1], "/gzip_shuffle_fletcher32/i4");
+    test_reduce_edges(argv[1]);
     test_strings_and_attributes(argv[1]);
     test_dimension_scales(argv[1]);
     test_fast5(argv[2]);
+    test_fast5_folder_links(argv[1], argv[2]);
     test_fast5_errors(argv[2], argv[3]);
     test_fast5_huge_signal(argv[4]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);

@@ -189,6 +189,18 @@ def huge_signal_fast5(path):
                 channel.attrs[key] = np.float64(value)
 
 
+def reductions_file(path):
+    """Sums past 64 bits, an exact integer mean, half floats and empty selections."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("u8_many", data=np.full(100000, 2**62, dtype="<u8"), chunks=(7001,))
+        f.create_dataset("i8_three", data=np.full(3, 2**62, dtype=">i8"))
+        f.create_dataset("u8_extremes", data=np.array([2**64 - 1, 2**63, 0], dtype="<u8"))
+        f.create_dataset("i4_range", data=np.arange(10000, dtype="<i4").reshape(100, 100), chunks=(7, 13),
+                         compression="gzip")
+        f.create_dataset("f2", data=np.arange(-8, 8, 0.25).astype("<f2").reshape(8, 8), chunks=(3, 3))
+        f.create_dataset("empty", shape=(0, 5), dtype="<i2", chunks=(2, 2), maxshape=(None, 5))
+
+
 def main():
     if len(sys.argv) > 2:
         huge_signal_fast5(Path(sys.argv[2]))
@@ -197,6 +209,7 @@ def main():
     dtypes_file(out / "dtypes.h5")
     filters_file(out / "filters.h5")
     structures_file(out / "structures.h5")
+    reductions_file(out / "reductions.h5")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))

@@ -38,6 +38,10 @@ pub enum NumberClass {
 pub enum ReduceOp {
     /// Wrapping 64-bit integer sum (numpy's integer sum; floats truncated first).
     SumInt,
+    /// Exact integer sum in 128 bits (no 64-bit element sum can overflow it before
+    /// 2^63 elements): for callers that give the total as a double, and a mean exact
+    /// to its rounding whatever the thread count.
+    SumExact,
     /// Sum accumulated in f64.
     SumFloat,
     Min,
@@ -51,6 +55,7 @@ pub enum ReduceOp {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reduced {
     Int(Vec<i64>),
+    Exact(Vec<i128>),
     Float(Vec<f64>),
     /// Min/max in the element type, native byte order.
     Native(Vec<u8>),
@@ -82,6 +87,7 @@ pub fn reduce_selection(
         (NumberClass::Unsigned, 2) => by_op::<u16>(&job, op, threads),
         (NumberClass::Unsigned, 4) => by_op::<u32>(&job, op, threads),
         (NumberClass::Unsigned, 8) => by_op::<u64>(&job, op, threads),
+        (NumberClass::Float, 2) => by_op::<Half>(&job, op, threads),
         (NumberClass::Float, 4) => by_op::<f32>(&job, op, threads),
         (NumberClass::Float, 8) => by_op::<f64>(&job, op, threads),
         _ => Err(Error::unsupported(format!("reductions of {:?} elements of {} bytes", kind.class, kind.size))),
@@ -89,7 +95,7 @@ pub fn reduce_selection(
 }
 
 fn check_kind(kind: ElementKind, element_size: usize) -> Result<()> {
-    let sizes: &[usize] = if kind.class == NumberClass::Float { &[4, 8] } else { &[1, 2, 4, 8] };
+    let sizes: &[usize] = if kind.class == NumberClass::Float { &[2, 4, 8] } else { &[1, 2, 4, 8] };
     if kind.size != element_size || !sizes.contains(&kind.size) {
         return Err(Error::unsupported(format!(
             "reductions of {:?} elements of {} bytes (stored elements have {})",
@@ -102,6 +108,7 @@ fn check_kind(kind: ElementKind, element_size: usize) -> Result<()> {
 fn by_op<T: Element>(job: &Job, op: ReduceOp, threads: usize) -> Result<Reduced> {
     Ok(match op {
         ReduceOp::SumInt => Reduced::Int(run::<T, SumInt>(job, threads)?.into_iter().map(|a| a.0).collect()),
+        ReduceOp::SumExact => Reduced::Exact(run::<T, SumExact>(job, threads)?.into_iter().map(|a| a.0).collect()),
         ReduceOp::SumFloat => Reduced::Float(run::<T, SumFloat>(job, threads)?.into_iter().map(|a| a.0).collect()),
         ReduceOp::Min => Reduced::Native(native_bytes(run::<T, Min<T>>(job, threads)?.into_iter().map(|a| a.0))),
         ReduceOp::Max => Reduced::Native(native_bytes(run::<T, Max<T>>(job, threads)?.into_iter().map(|a| a.0))),
@@ -135,6 +142,8 @@ trait Element: Copy + Send + Sync + PartialOrd + 'static {
     /// Integers: two's-complement bits (unsigned 64-bit wraps, as numpy's uint64
     /// sum does modulo 2^64); floats: truncated toward zero, saturating.
     fn to_i64(self) -> i64;
+    /// Integers: the value; floats: truncated toward zero, saturating.
+    fn to_i128(self) -> i128;
     fn is_nonzero(self) -> bool;
     fn is_nan(self) -> bool;
     /// Identities of min and max.
@@ -168,6 +177,10 @@ macro_rules! element {
                 self as i64
             }
             #[inline(always)]
+            fn to_i128(self) -> i128 {
+                self as i128
+            }
+            #[inline(always)]
             fn is_nonzero(self) -> bool {
                 self != $zero
             }
@@ -187,6 +200,68 @@ int_elements!(i8, i16, i32, i64, u8, u16, u32, u64);
 element!(f32, f32::INFINITY, f32::NEG_INFINITY, 0.0, f32::is_nan);
 element!(f64, f64::INFINITY, f64::NEG_INFINITY, 0.0, f64::is_nan);
 
+/// An IEEE half-precision float (numpy's float16), reduced through its f32 value.
+#[derive(Clone, Copy, Debug)]
+struct Half(u16);
+
+impl Half {
+    fn to_f32(self) -> f32 {
+        half_to_f32(self.0)
+    }
+}
+
+/// The value of an IEEE half-precision float (its bits).
+pub fn half_to_f32(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let mantissa = f32::from(bits & 0x3ff);
+    sign * match exponent {
+        0 => mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        e => (1024.0 + mantissa) * 2f32.powi(e - 25),
+    }
+}
+
+impl PartialEq for Half {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_f32() == other.to_f32()
+    }
+}
+
+impl PartialOrd for Half {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.to_f32().partial_cmp(&other.to_f32())
+    }
+}
+
+impl Element for Half {
+    const SIZE: usize = 2;
+    const HIGHEST: Self = Half(0x7c00); // +inf
+    const LOWEST: Self = Half(0xfc00); // -inf
+    fn load(bytes: &[u8]) -> Self {
+        Half(u16::from_ne_bytes([bytes[0], bytes[1]]))
+    }
+    fn store(self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_ne_bytes())
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+    fn to_i64(self) -> i64 {
+        self.to_f32() as i64
+    }
+    fn to_i128(self) -> i128 {
+        self.to_f32() as i128
+    }
+    fn is_nonzero(self) -> bool {
+        self.to_f32() != 0.0
+    }
+    fn is_nan(self) -> bool {
+        self.to_f32().is_nan()
+    }
+}
+
 // ------------------------------------------------------------------ accumulators
 
 /// One output cell's running state.
@@ -205,6 +280,21 @@ impl<T: Element> Acc<T> for SumInt {
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 = self.0.wrapping_add(x.to_i64());
+    }
+    fn merge(&mut self, o: &Self) {
+        self.0 = self.0.wrapping_add(o.0);
+    }
+}
+
+#[derive(Clone, Copy)]
+struct SumExact(i128);
+impl<T: Element> Acc<T> for SumExact {
+    fn identity() -> Self {
+        SumExact(0)
+    }
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        self.0 = self.0.wrapping_add(x.to_i128());
     }
     fn merge(&mut self, o: &Self) {
         self.0 = self.0.wrapping_add(o.0);

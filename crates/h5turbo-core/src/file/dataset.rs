@@ -352,7 +352,7 @@ impl Dataset {
                 DatatypeClass::FixedPoint { order, signed, .. } => (if *signed { NumberClass::Signed } else { NumberClass::Unsigned }, *order),
                 _ => return Err(unsupported()),
             },
-            DatatypeClass::FloatingPoint(layout) if matches!(self.datatype.size, 4 | 8) => (NumberClass::Float, layout.order),
+            DatatypeClass::FloatingPoint(layout) if matches!(self.datatype.size, 2 | 4 | 8) => (NumberClass::Float, layout.order),
             _ => return Err(unsupported()),
         };
         let big_endian = match order {
