@@ -23,10 +23,16 @@ H5TurboArraySeed <- function(filepath, name) {
     dims <- rev(info$dims)
     if (any(dims > .Machine$integer.max))
         .raise("a dimension exceeds R's limit of 2^31 - 1", file = filepath, name = name)
-    chunk <- if (is.null(info$chunk)) NULL else as.integer(rev(info$chunk))
+    # chunks no larger than the array (an empty dimension has empty chunks), as HDF5Array
+    chunk <- if (is.null(info$chunk)) NULL else as.integer(pmin(rev(info$chunk), dims))
+    # 64-bit integers as doubles, as HDF5Array types them (R's integers would be NA
+    # past 2^31)
+    type <- if (.is_int64(info)) "double" else info$rtype
     new("H5TurboArraySeed", filepath = filepath, name = name, dim = as.integer(dims),
-        chunkdim = chunk, type = info$rtype, dimnames = .read_dimnames(filepath, name))
+        chunkdim = chunk, type = type, dimnames = .read_dimnames(filepath, name))
 }
+
+.is_int64 <- function(info) info$dclass == "INTEGER" && info$size == 8 && info$rtype == "integer"
 
 # The dimnames HDF5Array::writeHDF5Array(with.dimnames = TRUE) stores and
 # HDF5Array::h5readDimnames(as.character = TRUE) gives back: R dimension i takes the
@@ -64,7 +70,8 @@ setMethod("path", "H5TurboArraySeed", function(object, ...) object@filepath)
 setMethod("type", "H5TurboArraySeed", function(x) x@type)
 setMethod("extract_array", "H5TurboArraySeed", function(x, index) {
     full <- all(vapply(index, is.null, TRUE))
-    h5t_read(x@filepath, x@name, index = if (full) NULL else index)
+    h5t_read(x@filepath, x@name, index = if (full) NULL else index,
+             bit64conversion = if (x@type == "double") "double" else "int")
 })
 
 setClass("H5TurboArray", contains = "DelayedArray", representation(seed = "H5TurboArraySeed"))
@@ -84,42 +91,49 @@ H5TurboArray <- function(filepath, name) {
 # colSums & co. on an untransformed H5TurboMatrix: the native chunk-parallel reductions
 # (a transformed one is a plain DelayedMatrix and takes DelayedArray's block route),
 # named by the matrix's colnames / rownames as base R's are.
-.native_sum <- function(native, along) {
+.native_sum <- function(margin, op, along) {
     function(x, na.rm = FALSE, dims = 1) {
         if (!.use_native(x, na.rm, dims)) return(callNextMethod())
-        result <- native(x@seed@filepath, x@seed@name)
+        result <- .reduce_na(x@seed@filepath, x@seed@name, margin, op, NULL, na.rm)
+        if (is.null(result)) return(callNextMethod())   # integer NAs to remove
         names(result) <- dimnames(x)[[along]]
         result
     }
 }
-setMethod("colSums", "H5TurboMatrix", .native_sum(h5t_colSums, 2L))
-setMethod("rowSums", "H5TurboMatrix", .native_sum(h5t_rowSums, 1L))
-setMethod("colMeans", "H5TurboMatrix", .native_sum(h5t_colMeans, 2L))
-setMethod("rowMeans", "H5TurboMatrix", .native_sum(h5t_rowMeans, 1L))
+setMethod("colSums", "H5TurboMatrix", .native_sum("col", "sum", 2L))
+setMethod("rowSums", "H5TurboMatrix", .native_sum("row", "sum", 1L))
+setMethod("colMeans", "H5TurboMatrix", .native_sum("col", "mean", 2L))
+setMethod("rowMeans", "H5TurboMatrix", .native_sum("row", "mean", 1L))
 
 # MatrixGenerics' colSums2 & co. (what DelayedMatrixStats, scuttle and scran call) on a
 # whole untransformed H5TurboMatrix: the same native reductions. A subset (rows/cols),
 # a center for the variances or a transformed matrix take DelayedMatrixStats' block route.
-.native_stat <- function(native) {
+.native_stat <- function(margin, op) {
     function(x, rows = NULL, cols = NULL, na.rm = FALSE, ..., useNames = NA) {
         whole <- is.null(rows) && is.null(cols) && length(list(...)) == 0L
-        if (whole && .use_native(x, na.rm, 1)) return(native(x@seed@filepath, x@seed@name))
+        if (whole && .use_native(x, na.rm, 1)) {
+            result <- .reduce_na(x@seed@filepath, x@seed@name, margin, op, NULL, na.rm)
+            if (!is.null(result)) return(result)
+        }
         callNextMethod()
     }
 }
-.native_var <- function(native) {
+.native_var <- function(margin) {
     function(x, rows = NULL, cols = NULL, na.rm = FALSE, center = NULL, ..., useNames = NA) {
         whole <- is.null(rows) && is.null(cols) && is.null(center) && length(list(...)) == 0L
-        if (whole && .use_native(x, na.rm, 1)) return(native(x@seed@filepath, x@seed@name))
+        if (whole && .use_native(x, na.rm, 1)) {
+            result <- .reduce_na(x@seed@filepath, x@seed@name, margin, "var", NULL, na.rm)
+            if (!is.null(result)) return(result)
+        }
         callNextMethod()
     }
 }
-setMethod("colSums2", "H5TurboMatrix", .native_stat(h5t_colSums))
-setMethod("rowSums2", "H5TurboMatrix", .native_stat(h5t_rowSums))
-setMethod("colMeans2", "H5TurboMatrix", .native_stat(h5t_colMeans))
-setMethod("rowMeans2", "H5TurboMatrix", .native_stat(h5t_rowMeans))
-setMethod("colVars", "H5TurboMatrix", .native_var(h5t_colVars))
-setMethod("rowVars", "H5TurboMatrix", .native_var(h5t_rowVars))
+setMethod("colSums2", "H5TurboMatrix", .native_stat("col", "sum"))
+setMethod("rowSums2", "H5TurboMatrix", .native_stat("row", "sum"))
+setMethod("colMeans2", "H5TurboMatrix", .native_stat("col", "mean"))
+setMethod("rowMeans2", "H5TurboMatrix", .native_stat("row", "mean"))
+setMethod("colVars", "H5TurboMatrix", .native_var("col"))
+setMethod("rowVars", "H5TurboMatrix", .native_var("row"))
 
 # Native when the values are numbers and nothing asks for NA handling the file's
 # numbers could need (NaN in floats with na.rm = TRUE).

@@ -45,7 +45,8 @@
 # threads = NULL (or 0): the library's default (the H5TURBO_THREADS variable, else all cores).
 .threads <- function(threads) {
     if (is.null(threads)) return(0L)
-    if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 0)
+    if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) || threads < 0 ||
+        threads > .Machine$integer.max || threads != round(threads))
         .raise("threads must be NULL or a positive whole number", call = sys.call(-1L))
     as.integer(threads)
 }

@@ -18,7 +18,18 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         x <- .read_index(file, name, info, index, threads, flags)
     }
     x <- .finish(x, compoundAsDataFrame, name)
-    if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) x <- drop(x)
+    if (is.character(x)) x <- .strings_na(x, file, name)
+    # rhdf5's drop: the values as a vector, without dimensions
+    if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
+    x
+}
+
+# rhdf5 writes a character NA as the text "NA" and marks the dataset with the
+# attribute as.na = 1; it reads those back as NA, and so does h5t_read.
+.strings_na <- function(x, file, name) {
+    attrs <- suppressWarnings(h5t_readAttributes(file, name))
+    marked <- attrs[["as.na"]]
+    if (length(marked) == 1L && !is.na(marked) && as.logical(marked)) x[!is.na(x) & x == "NA"] <- NA_character_
     x
 }
 

@@ -3,9 +3,19 @@
 # rows. So colSums (one value per R column) reduces HDF5 axis 1, giving d0 values;
 # rowSums (one value per R row) reduces HDF5 axis 0, giving d1 values.
 
-.OP <- c(sum = 0L, mean = 1L, var = 2L)
+.OP <- c(sum = 0L, mean = 1L, var = 2L, min = 3L)
+
+# R's integer NA, as rhdf5 and HDF5Array store it in 32-bit signed integers.
+.INTEGER_NA <- -2^31
 
 .reduce <- function(file, name, margin, op, threads) {
+    .reduce_na(file, name, margin, op, threads, na.rm = FALSE)
+}
+
+# The reduction as base R gives it on h5t_read's values: a cell with an integer NA is
+# NA, a variance without a value (NaN: too few values, or a NaN) is NA. With na.rm,
+# NULL when the values hold integer NAs (the caller then takes DelayedArray's route).
+.reduce_na <- function(file, name, margin, op, threads, na.rm) {
     file <- .check_file(file)
     name <- .check_name(name)
     threads <- .threads(threads)
@@ -28,7 +38,17 @@
     }
     axis <- if (margin == "col") 1L else 0L
     n_out <- info$dims[2L - axis]
-    .h5call(C_reduce, file, name, .OP[[op]], axis, if (op == "var") 1L else 0L, threads, n_out)
+    out <- .h5call(C_reduce, file, name, .OP[[op]], axis, if (op == "var") 1L else 0L, threads, n_out)
+    if (info$dclass == "INTEGER" && info$size == 4 && info$signed && n_out > 0 && info$dims[axis + 1L] > 0) {
+        lowest <- .h5call(C_reduce, file, name, .OP[["min"]], axis, 0L, threads, n_out)
+        has_na <- lowest == .INTEGER_NA
+        if (any(has_na)) {
+            if (isTRUE(na.rm)) return(NULL)
+            out[has_na] <- NA_real_
+        }
+    }
+    if (op == "var") out[is.nan(out)] <- NA_real_
+    out
 }
 
 h5t_colSums <- function(file, name, threads = NULL) .reduce(file, name, "col", "sum", threads)

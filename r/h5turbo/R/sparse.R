@@ -38,6 +38,10 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
 .default_sparse_group <- function(file) {
     top <- .members(file, "/")
     for (g in c("X", "matrix")) if (identical(unname(top[g]), "H5I_GROUP")) return(g)
+    dense <- intersect(c("X", "matrix"), names(top)[top == "H5I_DATASET"])
+    if (length(dense) > 0L)
+        .raise(sprintf("'/%s' is a dense dataset, not a sparse matrix group: read it with h5t_read or H5TurboArray",
+                       dense[[1L]]), code = 5L, file = file)
     .raise("no sparse matrix group found (looked for 'X' and 'matrix'); name one with group =",
            code = 3L, file = file)
 }

@@ -101,3 +101,18 @@ test_that("h5t_ls lists what rhdf5::h5ls lists", {
     expect_identical(h5t_ls(f, recursive = FALSE), rhdf5::h5ls(f, recursive = FALSE)[, cols])
     expect_identical(h5t_ls(f, recursive = 2), rhdf5::h5ls(f, recursive = 2)[, cols])
 })
+
+test_that("character NA written by rhdf5 (as.na) reads as NA; drop = TRUE gives rhdf5's vector", {
+    f <- new_h5()
+    suppressWarnings(rhdf5::h5write(c("a", NA, "c", "NA"), f, "s"))   # it warns that "NA" becomes NA
+    expect_identical(h5t_read(f, "s"), rhdf5_read(f, "s"))
+    expect_identical(as.vector(h5t_read(f, "s")), c("a", NA, "c", NA))   # rhdf5 cannot tell them apart
+    skip_if_not_installed("HDF5Array")
+    expect_identical(as.vector(H5TurboArray(f, "s")), as.vector(HDF5Array::HDF5Array(f, "s")))
+    x <- matrix(1:6, 2)
+    rhdf5::h5write(x, f, "m")
+    expect_identical(h5t_read(f, "m", drop = TRUE), rhdf5_read(f, "m", drop = TRUE))
+    expect_null(dim(h5t_read(f, "m", drop = TRUE)))
+    expect_error(h5t_read(f, "m", threads = Inf), "threads must be")
+    expect_error(h5t_read(f, "m", threads = 1.5), "threads must be")
+})

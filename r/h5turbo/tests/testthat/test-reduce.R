@@ -45,3 +45,52 @@ test_that("reductions of rhdf5's logical matrices count NA as base R does", {
     expect_identical(h5t_colSums(f, "lgl"), colSums(m))
     expect_identical(h5t_rowMeans(f, "lgl"), rowMeans(m))
 })
+
+test_that("integer NA (rhdf5's and HDF5Array's) and 64-bit sums reduce as base R and HDF5Array do", {
+    skip_if_not_installed("HDF5Array")
+    f <- new_h5()
+    m <- matrix(c(1L, NA, 3L, 4L, 5L, 6L), 2)
+    HDF5Array::writeHDF5Array(m, f, "na", chunkdim = c(1L, 2L))
+    expect_identical(h5t_colSums(f, "na"), colSums(m) + 0)
+    expect_identical(h5t_rowMeans(f, "na"), rowMeans(m))
+    expect_identical(h5t_colVars(f, "na"), apply(m, 2, var))
+    ref <- HDF5Array::HDF5Array(f, "na")
+    ours <- H5TurboArray(f, "na")
+    for (fun in list(colSums, rowSums, colMeans, rowMeans)) {
+        expect_identical(fun(ours), fun(ref))
+        expect_identical(fun(ours, na.rm = TRUE), fun(ref, na.rm = TRUE))
+    }
+    expect_equal(DelayedMatrixStats::rowVars(ours, na.rm = TRUE), DelayedMatrixStats::rowVars(ref, na.rm = TRUE))
+    expect_equal(DelayedMatrixStats::colMeans2(ours), DelayedMatrixStats::colMeans2(ref))
+    # a variance of one value or with a NaN: NA, as var() gives
+    HDF5Array::writeHDF5Array(matrix(c(1, NaN, 2, 3), 2), f, "nan")
+    expect_identical(h5t_colVars(f, "nan"), c(NA, 0.5))
+    expect_identical(h5t_rowVars(f, "nan")[[2]], NA_real_)
+})
+
+sums64_py <- '
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["u8"] = np.array([[0, 1, 2**64 - 1], [0, 5, 7]], dtype="<u8")
+    f["i8"] = np.array([[0, 1, 2**63 - 1], [2**62, 2**62, 7]], dtype=">i8")
+    f["big"] = np.array([[1, 2, 3], [4, 5, 3 * 10**9]], dtype="<i8")
+    f.create_dataset("empty", shape=(5, 0), chunks=(5, 1), dtype="<f4", maxshape=(5, None))
+'
+
+test_that("64-bit integer sums are exact (no wrapping); 64-bit integers are doubles in a DelayedArray, as HDF5Array", {
+    f <- tempfile(fileext = ".h5")
+    run_python(sums64_py, f)
+    expect_identical(h5t_colSums(f, "u8"), c(2^64, 12))   # 2^64 + 0: the nearest double
+    expect_identical(h5t_rowSums(f, "i8"), c(2^62, 2^62 + 1, 2^63 + 7))
+    expect_identical(h5t_colSums(f, "i8"), c(2^63 + 0, 2^63 + 7))
+    big <- H5TurboArray(f, "big")
+    expect_identical(type(big), "double")
+    expect_identical(as.matrix(big), matrix(c(1, 2, 3, 4, 5, 3e9), 3))
+    expect_identical(colSums(big), colSums(as.matrix(big)))
+    skip_if_not_installed("HDF5Array")
+    expect_identical(type(big), DelayedArray::type(HDF5Array::HDF5Array(f, "big")))
+    # an empty dimension has empty chunks (DelayedArray's grids need chunkdim <= dim)
+    empty <- H5TurboArray(f, "empty")
+    expect_identical(DelayedArray::chunkdim(empty), DelayedArray::chunkdim(HDF5Array::HDF5Array(f, "empty")))
+    expect_identical(colSums(log1p(empty)), numeric(5))
+})
