@@ -53,3 +53,40 @@ def test_unknown_filter_is_unsupported_and_named(tmp_path):
             f["x"][...]
         assert f["x"].shape == (100,)  # metadata stays readable
     assert "filter 40000" in str(info.value) and str(path) in str(info.value) and "/x" in str(info.value)
+
+
+def _bump_dims(path, sizes, bump_max):
+    """Set each dataspace (size, max) pair holding `sizes` to 2^31 + size, the maximum
+    too when bump_max: a damaged size field, as fuzzing makes one."""
+    import struct
+
+    data = bytearray(path.read_bytes())
+    for n in sizes:
+        at = data.find(struct.pack("<QQ", n, n))
+        assert at >= 0
+        data[at:at + 8] = struct.pack("<Q", 2**31 + n)
+        if bump_max:
+            data[at + 8:at + 16] = struct.pack("<Q", 2**31 + n)
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("bump_max", [False, True], ids=["past-maximum", "maximum-too"])
+def test_a_damaged_dataspace_size_is_refused_before_anything_is_allocated(tmp_path, bump_max):
+    # h5py refuses both at open; a reader must not allocate gigabytes for them
+    import resource
+
+    path = tmp_path / "dims.h5"
+    with h5py.File(path, "w", libver="earliest") as f:
+        f["table"] = np.zeros(6, [("a", "<i4"), ("b", "<f8")])
+        f.create_dataset("names", data=["x"] * 7, dtype=h5py.string_dtype())
+        f["plain"] = np.arange(5, dtype="<i8")
+    _bump_dims(path, (6, 7, 5), bump_max)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with h5turbo.File(path) as f:
+        for name in ("table", "names", "plain"):
+            with pytest.raises(h5turbo.FormatError) as info:
+                f[name][()]
+            message = str(info.value)
+            assert str(path) in message and name in message
+            assert ("greater than its maximum" in message) != bump_max, message
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: nothing near 24 GiB

@@ -95,6 +95,9 @@ impl Dataset {
         };
         let element_size = datatype.size();
         check_element_size(&layout, element_size)?;
+        if external.is_none() {
+            check_contiguous_size(&layout, &dataspace, element_size)?;
+        }
         let fill_value = fill_value(header, ctx)?;
         let fill_defined = fill_value.as_ref().is_some_and(|v| !v.is_empty());
         let fill = match fill_value {
@@ -463,6 +466,21 @@ fn check_element_size(layout: &Layout, element_size: usize) -> Result<()> {
             c.element_size, element_size
         ))),
         _ => Ok(()),
+    }
+}
+
+/// Stored contiguous data must hold every element, checked when the dataset is opened
+/// (as libhdf5 does): a damaged size in the dataspace would otherwise have a reader
+/// allocate for elements that are not in the file.
+fn check_contiguous_size(layout: &Layout, dataspace: &Dataspace, element_size: usize) -> Result<()> {
+    let Layout::Contiguous { address: Some(_), size } = layout else { return Ok(()) };
+    let needed = dataspace.num_elements()?.checked_mul(element_size as u64);
+    match needed {
+        Some(needed) if needed <= *size => Ok(()),
+        _ => Err(Error::format(format!(
+            "contiguous storage holds {} bytes, the dataspace {:?} of {}-byte elements needs more (a damaged dataspace or layout)",
+            size, dataspace.dims, element_size
+        ))),
     }
 }
 

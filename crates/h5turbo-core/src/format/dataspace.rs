@@ -73,6 +73,15 @@ impl Dataspace {
         }
         let dims = read_lengths(r, rank)?;
         let max_dims = if flags & FLAG_HAS_MAX != 0 { read_max_dims(r, rank)? } else { dims.clone() };
+        // libhdf5 refuses such a dataspace too: a size past its maximum is a damaged
+        // field, and a reader would allocate for it
+        if let Some(axis) = (0..rank).find(|&i| dims[i] > max_dims[i]) {
+            return Err(Error::format(format!(
+                "dataspace dimension {} of size {} is greater than its maximum {}",
+                axis, dims[axis], max_dims[axis]
+            ))
+            .at(start));
+        }
         if version == 1 && flags & FLAG_HAS_PERMUTATION != 0 {
             // Never implemented by libhdf5 either; the indices are skipped.
             read_lengths(r, rank)?;
@@ -115,6 +124,13 @@ fn read_max_dims(r: &mut ByteReader, rank: usize) -> Result<Vec<u64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_past_its_maximum_is_refused() {
+        let err = Dataspace::parse(&v1(1, FLAG_HAS_MAX, &[2_147_483_654, 6]), 0, Sizes::DEFAULT).unwrap_err();
+        assert!(err.to_string().contains("greater than its maximum 6"), "{}", err);
+        assert!(Dataspace::parse(&v1(1, FLAG_HAS_MAX, &[6, 6]), 0, Sizes::DEFAULT).is_ok());
+    }
 
     fn v1(rank: u8, flags: u8, values: &[u64]) -> Vec<u8> {
         let mut m = vec![1, rank, flags, 0, 0, 0, 0, 0];
