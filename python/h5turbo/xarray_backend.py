@@ -137,6 +137,9 @@ class Dim:
         self.size = self.length
 
 
+_NON_COORD_PREFIX = "_nc4_non_coord_"
+
+
 def _is_scale(ds: Dataset) -> bool:
     return _attr_or(ds, "CLASS", b"") == b"DIMENSION_SCALE"
 
@@ -413,7 +416,9 @@ class H5TurboStore(AbstractDataStore):
             for dim, length in zip(dims, ds.shape or ()):
                 if self._scope[dim].unlimited:
                     self._scope[dim].size = max(self._scope[dim].size, length)
-            variables[name] = (ds, dims)
+            # netCDF-C stores a variable named as a dimension it does not describe
+            # under this prefix; netCDF4 and h5netcdf show its own name
+            variables[name.removeprefix(_NON_COORD_PREFIX)] = (ds, dims)
         return variables
 
     def open_store_variable(self, name: str, ds: Dataset, dims: tuple):

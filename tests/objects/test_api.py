@@ -547,6 +547,28 @@ def test_astype(files):
     assert np.asarray(f["scalar_i2"].astype("f4")).dtype == np.float32
 
 
+def test_astype_refuses_what_h5py_refuses(tmp_path):
+    # no silent loss: complex to real, text parsed as numbers, floats to booleans
+    path = tmp_path / "astype.h5"
+    with h5py.File(path, "w") as h:
+        h["c"] = np.array([1 + 2j, 3 + 4j])
+        h["s"] = np.array([b"1.5", b"2"])
+        h.create_dataset("v", data=["x"], dtype=h5py.string_dtype())
+        h["f"] = np.arange(3.0)
+        h["i"] = np.arange(3, dtype="i4")
+        h["b"] = np.array([True, False])
+    cases = [(n, t) for n in ("c", "s", "v", "f", "i", "b") for t in ("i2", "f4", "c16", "S3", "?")]
+    with h5py.File(path) as h, h5turbo.File(path) as f:
+        for name, dtype in cases:
+            try:
+                want = h[name].astype(dtype)[()]
+            except (OSError, TypeError) as exc:
+                with pytest.raises(type(exc)):
+                    f[name].astype(dtype)[()]
+                continue
+            np.testing.assert_array_equal(f[name].astype(dtype)[()], want)
+
+
 @pytest.mark.parametrize("path, index", [
     ("vlen_strings", Ellipsis), ("vlen_strings", [0, 3]), ("scalar_vlen_str", ()),
     ("scalar_fixed_bytes", ()),

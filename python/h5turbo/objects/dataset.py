@@ -424,6 +424,7 @@ class AstypeView(_View):
         self.dtype = dtype
 
     def __getitem__(self, index: Any) -> Any:
+        _check_conversion(self._dataset.dtype, self.dtype)
         data = self._dataset[index]
         if isinstance(data, Empty):
             return Empty(self.dtype)
@@ -440,6 +441,33 @@ class AstypeView(_View):
 
     def __len__(self) -> int:
         return len(self._dataset)
+
+
+def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
+    """Refuse what libhdf5 has no conversion for (as h5py's astype does, which numpy
+    would do with loss: complex to real drops the imaginary part, bytes parse as
+    numbers): OSError, and TypeError for variable-length strings to other types."""
+    def kind(dt: np.dtype) -> str:
+        if dt.names is not None:
+            return "compound"
+        if (dt.metadata or {}).get("vlen") in (str, bytes):
+            return "vlen-string"
+        # complex numbers are {r, i} compounds in the file
+        return {"i": "integer", "u": "integer", "b": "bool", "f": "float", "c": "compound",
+                "S": "string", "U": "string"}.get(dt.kind, "other")
+
+    have, want = kind(stored), kind(wanted)
+    numbers = {"integer", "bool", "float"}
+    ok = (have == want and have != "other"
+          or have in {"integer", "bool"} and want in numbers
+          or have == "float" and want in {"integer", "float"}
+          or have in {"string", "vlen-string"} and want == "string")
+    if ok:
+        return
+    message = f"Can't convert {stored} to {wanted}: no conversion path (h5py and libhdf5 have none either)"
+    if have == "vlen-string":
+        raise TypeError(message)
+    raise OSError(message)
 
 
 class FieldsView(_View):
