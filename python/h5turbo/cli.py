@@ -433,10 +433,10 @@ def _open(path: str) -> File:
         raise CLIError(f"{path}: is a directory") from None
     except PermissionError:
         raise CLIError(f"{path}: permission denied") from None
+    except _native.Error as exc:  # (an OSError too: caught first)
+        raise CLIError(f"{path}: not a readable HDF5 file ({exc})") from None
     except OSError as exc:  # a directory, a device, a read failure
         raise CLIError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except _native.Error as exc:
-        raise CLIError(f"{path}: not a readable HDF5 file ({exc})") from None
 
 
 def _lookup(f: File, path: str):

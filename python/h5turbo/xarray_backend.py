@@ -32,6 +32,7 @@ from .compute.dask import open_cached
 from .objects.dataset import Dataset
 from .objects.file import File
 from .objects.group import Group
+from .objects.special_dtypes import is_hdf5 as _has_hdf5_signature
 from .objects.types import Empty
 from .objects.filters import FILTERS
 
@@ -45,7 +46,6 @@ except ImportError:  # pragma: no cover - exercised only where xarray is absent
 
 __all__ = ["H5TurboBackendEntrypoint", "H5TurboStore", "is_hdf5"]
 
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 # netCDF's own bookkeeping, never shown as attributes (as h5netcdf's _HIDDEN_ATTRS)
 _HIDDEN_ATTRS = frozenset(["REFERENCE_LIST", "CLASS", "DIMENSION_LIST", "NAME",
                            "_Netcdf4Dimid", "_Netcdf4Coordinates", "_nc3_strict",
@@ -55,19 +55,11 @@ _NOT_A_VARIABLE = b"This is a netCDF dimension but not a netCDF variable."
 
 def is_hdf5(path: Any) -> bool:
     """True when the file has the HDF5 signature at byte 0, 512, 1024, 2048, ... (where
-    HDF5 looks for it after a userblock)."""
+    HDF5 looks for it after a userblock); False for anything that cannot be read so."""
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            offset = 0
-            while offset + len(HDF5_SIGNATURE) <= size:
-                f.seek(offset)
-                if f.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE:
-                    return True
-                offset = 512 if offset == 0 else offset * 2
+        return _has_hdf5_signature(path)
     except (OSError, TypeError, ValueError):
         return False
-    return False
 
 
 # ---------------------------------------------------------------------- attributes

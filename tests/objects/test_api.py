@@ -547,6 +547,44 @@ def test_astype(files):
     assert np.asarray(f["scalar_i2"].astype("f4")).dtype == np.float32
 
 
+def test_bad_indices_raise_what_h5py_and_numpy_raise(tmp_path):
+    # each error is both numpy's IndexError and h5py's ValueError or TypeError
+    path = tmp_path / "index.h5"
+    with h5py.File(path, "w") as h:
+        h["a"] = np.arange(12).reshape(3, 4)
+        h["s"] = 1.5
+        h["t"] = "hello"
+        h["c"] = np.zeros(3, [("x", "f4"), ("y", "i4")])
+    cases = {
+        "too many": lambda f: f["a"][0, 0, 0], "float": lambda f: f["a"][1.5],
+        "field of a plain dataset": lambda f: f["a"]["x"], "two ellipses": lambda f: f["a"][..., ...],
+        "scalar int": lambda f: f["s"][0], "scalar slice": lambda f: f["s"][:],
+        "field of a string": lambda f: f["t"]["x"], "mask shape": lambda f: f["a"][np.array([True, False])],
+        "reference": lambda f: f["a"][f["a"].ref],
+    }
+    with h5py.File(path) as h, h5turbo.File(path) as f:
+        for what, read in cases.items():
+            with pytest.raises(Exception) as theirs:
+                read(h)
+            with pytest.raises(IndexError) as ours:
+                read(f)
+            assert isinstance(ours.value, type(theirs.value)), (what, ours.value, theirs.value)
+        with pytest.raises(ValueError, match="does not appear"):
+            f["c"]["nope"]
+
+
+def test_errors_are_os_errors_as_in_h5py(tmp_path):
+    # `except OSError`, written for h5py, catches a file that is not HDF5 and a broken read
+    text = tmp_path / "text.h5"
+    text.write_text("not hdf5 at all, not even close" * 100)
+    with pytest.raises(OSError):
+        h5py.File(text, "r")
+    with pytest.raises(OSError) as info:
+        h5turbo.File(text)
+    assert isinstance(info.value, h5turbo.FormatError) and str(text) in str(info.value)
+    assert issubclass(h5turbo.Error, OSError) and issubclass(h5turbo.ReadOnlyError, ValueError)
+
+
 def test_astype_refuses_what_h5py_refuses(tmp_path):
     # no silent loss: complex to real, text parsed as numbers, floats to booleans
     path = tmp_path / "astype.h5"

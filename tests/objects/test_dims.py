@@ -132,3 +132,20 @@ def test_dims_equality_and_repr(h5file):
         assert hash(ds.dims[1]) == hash(f[name].dims[1])
         assert "dimension 0 of HDF5 dataset" in repr(ds.dims[0])
         assert ds.dims[-1] == ds.dims[len(ds.dims) - 1]
+
+
+def test_no_scale_at_a_position_is_a_key_error(tmp_path):
+    # the documented KeyError (h5py: RuntimeError), also an IndexError as a list's
+    path = tmp_path / "noscale.h5"
+    with h5py.File(path, "w") as h:
+        h["x"] = np.arange(3.0)
+        h["d"] = np.zeros((3, 2))
+        h["x"].make_scale("x")
+        h["d"].dims[0].attach_scale(h["x"])
+    with h5turbo.File(path) as f:
+        assert f["d"].dims[0][0].name == "/x" and f["d"].dims[0][-1].name == "/x"
+        for axis, position in ((1, 0), (0, 1), (0, -2)):
+            with pytest.raises(KeyError):
+                f["d"].dims[axis][position]
+            with pytest.raises(IndexError):
+                f["d"].dims[axis][position]

@@ -2,10 +2,12 @@
 
 use h5turbo_core::prelude::{Error, ErrorKind};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyKeyError, PyOSError, PyValueError};
 use pyo3::prelude::*;
 
-create_exception!(_native, H5TurboError, PyException, "Base of every h5turbo error.");
+// An OSError, as h5py's errors for files it cannot open or data it cannot read are, so
+// that `except OSError` written for h5py catches them.
+create_exception!(_native, H5TurboError, PyOSError, "Base of every h5turbo error (an OSError, as h5py's file and read errors).");
 create_exception!(_native, FormatError, H5TurboError, "The file is broken or malformed where we looked.");
 create_exception!(_native, UnsupportedError, H5TurboError, "Valid HDF5 that h5turbo does not read yet.");
 create_exception!(_native, ClosedError, H5TurboError, "The file was closed.");

@@ -13,7 +13,7 @@ from ..compute import reductions
 from .base import HLObject, cached_property
 from .dims import DimensionManager, is_scale
 from .references import RegionReference, region_points, region_shape
-from .selection import ReadPlan, plan_read, split_fields
+from .selection import IndexMismatchError, ReadPlan, plan_read, split_fields
 from .types import Empty
 from .values import string_encoding
 from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
@@ -244,6 +244,7 @@ class Dataset(HLObject):
         if self.shape is None:
             return self._read_null(selection, out)
         index, fields = split_fields(selection)
+        _check_fields(fields, self.dtype)
         plan = plan_read(index, self.shape)
         if fields:
             return _deliver(_select_fields(self._read_plan(plan, nthreads), fields), out)
@@ -562,6 +563,17 @@ def _into(out: Optional[np.ndarray], result: Any) -> Any:
         return result
     np.copyto(out, result, casting="same_kind")
     return out
+
+
+def _check_fields(fields: list[str], dtype: np.dtype) -> None:
+    """Field names in an index must name fields of the dataset's compound type."""
+    if not fields:
+        return
+    if dtype.names is None:
+        raise IndexMismatchError("Field names only allowed for compound types")
+    for name in fields:
+        if name not in dtype.names:
+            raise ValueError(f"Field {name} does not appear in this type.")
 
 
 def _select_fields(data: Any, fields: list[str]) -> Any:

@@ -47,6 +47,11 @@ def _text(value: Union[str, bytes]) -> Union[str, bytes]:
         return raw
 
 
+class _NoScale(KeyError, IndexError):
+    """No scale at that position: the KeyError documented for a missing scale, and the
+    IndexError of a list's position."""
+
+
 class DimensionProxy:
     """One axis of a dataset (h5py's DimensionProxy): its label and attached scales.
     Iterating gives the scales' names, as h5py."""
@@ -82,6 +87,8 @@ class DimensionProxy:
         """The scale at position ``item``, or the first one whose name is ``item``."""
         scales = self._scales()
         if isinstance(item, int):
+            if not -len(scales) <= item < len(scales):
+                raise _NoScale(f"no dimension scale at position {item}: {len(scales)} attached to this axis")
             return scales[item]
         for scale in scales:
             if scale_name(scale) == item:

@@ -27,6 +27,18 @@ import numpy as np
 
 __all__ = ["ReadPlan", "plan_read", "split_fields"]
 
+class InvalidIndexError(IndexError, TypeError):
+    """An index of a kind no selection takes (a float, a string, a reference), or a
+    boolean mask of the wrong shape: an IndexError as numpy raises, and a TypeError as
+    h5py raises, so code written for either catches it."""
+
+
+class IndexMismatchError(IndexError, ValueError):
+    """An index that does not fit the dataset (more indices than axes, any index of a
+    scalar, two ellipses, a field name of a dataset without fields): an IndexError as
+    numpy raises, and a ValueError as h5py raises."""
+
+
 _INVALID_INDEX = (
     "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) "
     "and integer or boolean arrays are valid indices"
@@ -128,7 +140,7 @@ def _as_entry(entry: Any) -> Any:
     try:
         return operator.index(entry)
     except TypeError:
-        raise IndexError(_INVALID_INDEX) from None
+        raise InvalidIndexError(_INVALID_INDEX) from None
 
 
 def _is_array_like(entry: Any) -> bool:
@@ -143,7 +155,7 @@ def _as_index_array(entry: Any) -> Any:
         # numpy treats an empty list as an empty integer index
         arr = arr.astype(np.intp)
     if arr.dtype.kind not in "iu":
-        raise IndexError(_INVALID_INDEX)
+        raise InvalidIndexError(_INVALID_INDEX)
     if arr.ndim == 0:
         return int(arr)
     return arr
@@ -165,10 +177,10 @@ def _resolve(entries: list, shape: tuple[int, ...]) -> list[_Item]:
     """Match every entry with the dataset axes it consumes; trailing axes are read whole."""
     ndim = len(shape)
     if sum(e is Ellipsis for e in entries) > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise IndexMismatchError("an index can only have a single ellipsis ('...')")
     consumed = sum(_consumed_axes(e) for e in entries)
     if consumed > ndim:
-        raise IndexError(
+        raise IndexMismatchError(
             f"too many indices for array: array is {ndim}-dimensional, "
             f"but {consumed} were indexed"
         )
@@ -242,7 +254,7 @@ def _resolve_mask(mask: np.ndarray, first_axis: int, dims: tuple[int, ...]) -> _
     mismatched = [k for k, (m, n) in enumerate(zip(mask.shape, dims)) if m not in (n, 0)]
     if mismatched:
         axis = mismatched[0]
-        raise IndexError(
+        raise InvalidIndexError(
             f"boolean index did not match indexed array along axis {first_axis + axis}; "
             f"size of axis is {dims[axis]} but size of corresponding boolean axis "
             f"is {mask.shape[axis]}"
