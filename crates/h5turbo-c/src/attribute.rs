@@ -35,7 +35,7 @@ pub unsafe extern "C" fn h5turbo_attribute_names(
     names: *mut *mut *mut c_char,
     count: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_in(obj, || {
         let (names, count) = out_strings(names, "names", count, "count")?;
         let obj = &deref(obj, "obj")?.object;
         let list = in_object(obj, obj.attribute_names())?;
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn h5turbo_attribute_open(
     name: *const c_char,
     attr: *mut *mut h5turbo_attribute,
 ) -> c_int {
-    guard(|| {
+    guard_in(obj, || {
         let out = out_handle(attr, "attr")?;
         let object = deref(obj, "obj")?.object.clone();
         let name = text(name, "name")?;
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn h5turbo_attribute_datatype(
     attr: *const h5turbo_attribute,
     dt: *mut *mut h5turbo_datatype,
 ) -> c_int {
-    guard(|| {
+    guard_attr(attr, || {
         let out = out_handle(dt, "dt")?;
         give_datatype(deref(attr, "attr")?.value.datatype.clone(), out);
         Ok(())
@@ -89,14 +89,14 @@ pub unsafe extern "C" fn h5turbo_attribute_rank(attr: *const h5turbo_attribute, 
 /// The dimensions of an attribute into `dims` (room for max_rank; nothing for a scalar).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_shape(attr: *const h5turbo_attribute, dims: *mut u64, max_rank: c_int) -> c_int {
-    guard(|| crate::dataset::copy_dims(&deref(attr, "attr")?.value.dataspace.dims, dims, max_rank))
+    guard_attr(attr, || crate::dataset::copy_dims(&deref(attr, "attr")?.value.dataspace.dims, dims, max_rank))
 }
 
 /// Every element of the attribute into `buf` (buf_size bytes, at least elements x
 /// size), row-major, native byte order; the types h5turbo_dataset_read reads.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_read(attr: *const h5turbo_attribute, buf: *mut c_void, buf_size: usize) -> c_int {
-    guard(|| {
+    guard_attr(attr, || {
         let attr = deref(attr, "attr")?;
         let context = |e: h5turbo_core::prelude::Error| {
             e.in_object(format!("{} (attribute '{}')", attr.object.name(), attr.value.name))
@@ -128,7 +128,7 @@ pub unsafe extern "C" fn h5turbo_attribute_read_strings(
     strings: *mut *mut *mut c_char,
     n: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_attr(attr, || {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let attr = deref(attr, "attr")?;
         let value = &attr.value;

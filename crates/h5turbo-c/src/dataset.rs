@@ -59,7 +59,7 @@ pub unsafe extern "C" fn h5turbo_dataset_rank(ds: *const h5turbo_object, rank: *
 /// The dimensions of a dataset into `dims` (room for max_rank; nothing for a scalar).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_shape(ds: *const h5turbo_object, dims: *mut u64, max_rank: c_int) -> c_int {
-    guard(|| copy_dims(dataset_of(ds)?.1.shape(), dims, max_rank))
+    guard_in(ds, || copy_dims(dataset_of(ds)?.1.shape(), dims, max_rank))
 }
 
 /// The chunk dimensions of a chunked dataset; `*chunked` is 0 (and `dims` untouched)
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn h5turbo_dataset_chunk_shape(
     max_rank: c_int,
     chunked: *mut c_int,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let chunked = out_ptr(chunked, "chunked")?;
         let (_, dataset) = dataset_of(ds)?;
         *chunked = 0;
@@ -96,7 +96,7 @@ pub unsafe extern "C" fn h5turbo_dataset_filters(
     max: usize,
     count: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let count = out_ptr(count, "count")?;
         let (_, dataset) = dataset_of(ds)?;
         let filters = &dataset.pipeline.filters;
@@ -202,7 +202,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read(
     buf_size: usize,
     threads: c_int,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
         let dtype = h5turbo_datatype::new(dataset.datatype.clone());
         let (numpy, itemsize) = in_object(obj, dtype.plain_layout())?;
@@ -257,7 +257,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
     n: *mut usize,
     threads: c_int,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let Selected { obj, dataset, sel, n: len, threads } = selected(ds, start, count, stride, threads)?;
         let itemsize = dataset.datatype.size;
@@ -309,7 +309,7 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
     out_len: usize,
     threads: c_int,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let threads = threads_arg(threads)?;
         let (obj, dataset) = dataset_of(ds)?;
         let shape = dataset.shape().to_vec();

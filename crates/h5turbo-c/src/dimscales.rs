@@ -24,7 +24,7 @@ pub unsafe extern "C" fn h5turbo_dataset_dimension_scales(
     paths: *mut *mut *mut c_char,
     count: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let (paths, count) = out_strings(paths, "paths", count, "count")?;
         let obj = &deref(ds, "ds")?.object;
         let found = attached_scales(obj, dim).in_object(obj.name()).in_file(obj.file().path())?;

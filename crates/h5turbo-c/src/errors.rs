@@ -96,6 +96,30 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
     }
 }
 
+/// `guard` for an entry point given an object handle: a failure that names no file or
+/// object (a bad argument, say) is told with the handle's file and object path.
+pub(crate) unsafe fn guard_in(obj: *const crate::objects::h5turbo_object, body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
+    let object = obj.as_ref().map(|h| &h.object);
+    guard(|| body().map_err(|e| match object {
+        Some(o) => e.in_object(o.name()).in_file(o.file().path()),
+        None => e,
+    }))
+}
+
+/// `guard` for an entry point given an attribute handle: a failure is told with the
+/// file, the object and the attribute's name.
+pub(crate) unsafe fn guard_attr(attr: *const crate::attribute::h5turbo_attribute, body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
+    let handle = attr.as_ref();
+    guard(|| body().map_err(|e| match handle {
+        Some(a) => e
+            .in_object(format!("{} (attribute '{}')", a.object().name(), a.value().name))
+            .in_file(a.object().file().path()),
+        None => e,
+    }))
+}
+
 /// For functions without a status (the closers): run, swallowing a panic.
 pub(crate) fn guard_void(body: impl FnOnce()) {
     let _ = catch_unwind(AssertUnwindSafe(body));

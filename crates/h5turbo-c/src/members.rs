@@ -246,7 +246,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_columns(
     columns: *mut *mut h5turbo_columns,
     threads: c_int,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let out = out_handle(columns, "columns")?;
         let Selected { obj, dataset, sel, n, threads } = selected(ds, start, count, stride, threads)?;
         let names = member_names(&dataset.datatype);
@@ -262,7 +262,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_columns(
 /// others then give them); free with h5turbo_columns_free.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_read_columns(attr: *const h5turbo_attribute, columns: *mut *mut h5turbo_columns) -> c_int {
-    guard(|| {
+    guard_attr(attr, || {
         let out = out_handle(columns, "columns")?;
         let attr = deref(attr, "attr")?;
         let (obj, value) = (attr.object(), attr.value());

@@ -136,7 +136,7 @@ pub unsafe extern "C" fn h5turbo_group_members(
     names: *mut *mut *mut c_char,
     count: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_in(group, || {
         let (names, count) = out_strings(names, "names", count, "count")?;
         let group = &deref(group, "group")?.object;
         if group.kind() != ObjectKind::Group {

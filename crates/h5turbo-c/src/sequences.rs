@@ -92,7 +92,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
     n: *mut usize,
     threads: c_int,
 ) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let (seqs, n) = out_sequences(seqs, n)?;
         let Selected { obj, dataset, sel, threads, .. } = selected(ds, start, count, stride, threads)?;
         let DatatypeClass::VarLen { kind: VlenKind::Sequence, base } = &dataset.datatype.class else {
@@ -108,7 +108,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
 /// h5turbo_sequences_free(*seqs, *n).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_read_sequences(attr: *const h5turbo_attribute, seqs: *mut *mut h5turbo_sequence, n: *mut usize) -> c_int {
-    guard(|| {
+    guard_attr(attr, || {
         let (seqs, n) = out_sequences(seqs, n)?;
         let attr = deref(attr, "attr")?;
         let (obj, value) = (attr.object(), attr.value());

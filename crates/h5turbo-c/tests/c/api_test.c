@@ -40,6 +40,12 @@ static void test_errors(const char *gen) {
     CHECK(h5turbo_object_kind(o, &kind) == H5TURBO_OK && kind == H5TURBO_DATASET, "kind");
     CHECK(h5turbo_dataset_rank(o, &rank) == H5TURBO_OK && rank == 3, "rank");
     CHECK(h5turbo_dataset_shape(o, dims, 2) == H5TURBO_E_INVALID, "max_rank too small");
+    CHECK(strstr(h5turbo_last_error(), "dtypes.h5") && strstr(h5turbo_last_error(), "/chunked/le_i4") &&
+          strstr(h5turbo_last_error(), "max_rank"), "a bad argument's message names file and object: %s",
+          h5turbo_last_error());
+    CHECK(h5turbo_dataset_read(o, NULL, NULL, NULL, NULL, 0, -5) == H5TURBO_E_INVALID &&
+          strstr(h5turbo_last_error(), "/chunked/le_i4") && strstr(h5turbo_last_error(), "threads"),
+          "negative threads named with the dataset: %s", h5turbo_last_error());
     CHECK(h5turbo_dataset_shape(o, dims, 3) == H5TURBO_OK && dims[0] == 41 && dims[1] == 13 && dims[2] == 3, "shape");
     char **names = NULL;
     size_t n = 0;
