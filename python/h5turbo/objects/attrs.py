@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .types import text_name
 from .values import attribute_value
 
 __all__ = ["AttributeManager"]
@@ -38,9 +39,4 @@ class AttributeManager(Mapping):
 
 
 def _attribute_name(name: object) -> str:
-    """An attribute name as h5py takes it: str, or bytes of UTF-8."""
-    if isinstance(name, bytes):
-        return name.decode("utf-8")
-    if isinstance(name, str):
-        return name
-    raise TypeError(f"attribute names are str or bytes, not {type(name).__name__}")
+    return text_name(name, f"attribute names are str or bytes, not {type(name).__name__}")

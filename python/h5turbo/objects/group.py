@@ -12,7 +12,7 @@ from .. import _native
 from .base import HLObject
 from .dataset import Dataset
 from .references import Reference
-from .types import ExternalLink, HardLink, SoftLink
+from .types import ExternalLink, HardLink, SoftLink, text_name
 
 __all__ = ["Group", "Datatype", "wrap", "has_member"]
 
@@ -39,11 +39,7 @@ def _components(path: str) -> list[str]:
 
 
 def _as_path(name: Any) -> str:
-    if isinstance(name, bytes):
-        return name.decode("utf-8")
-    if isinstance(name, str):
-        return name
-    raise TypeError(f"Accessing a group is done with bytes or str, not {type(name)}")
+    return text_name(name, f"Accessing a group is done with bytes or str, not {type(name)}")
 
 
 class Group(HLObject):

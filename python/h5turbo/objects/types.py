@@ -1,6 +1,9 @@
-"""Small value types shared with h5py's API: link descriptions and the Empty marker."""
+"""Small value types shared with h5py's API: link descriptions, the Empty marker, and
+names as h5py takes them."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -86,3 +89,13 @@ class ExternalLink:
 
     def __repr__(self):
         return f'<ExternalLink to "{self.path}" in file "{self.filename}">'
+
+
+def text_name(name: Any, error: str) -> str:
+    """A name (a path, an attribute's name) as h5py takes it: str, or bytes of UTF-8;
+    anything else is a TypeError with the message ``error``."""
+    if isinstance(name, bytes):
+        return name.decode("utf-8")
+    if isinstance(name, str):
+        return name
+    raise TypeError(error)
