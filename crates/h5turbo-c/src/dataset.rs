@@ -323,7 +323,7 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
         }
         let kind = in_object(obj, dataset.element_kind())?;
         let integers = kind.class != NumberClass::Float;
-        let per_cell = shape.iter().zip(&reduce_axis).filter(|(_, &r)| r).map(|(&d, _)| d).product::<u64>();
+        let per_cell = shape.iter().zip(&reduce_axis).filter(|(_, &r)| r).fold(1u64, |acc, (&d, _)| acc.saturating_mul(d));
         if per_cell == 0 && (op == H5TURBO_MIN || op == H5TURBO_MAX) && cells > 0 {
             let what = if op == H5TURBO_MIN { "minimum" } else { "maximum" };
             return in_object(obj, Err(invalid(format!("the {} of no values (an empty selection) is undefined", what))));
@@ -344,7 +344,7 @@ pub unsafe extern "C" fn h5turbo_dataset_reduce(
         let values = match (op, reduced) {
             (H5TURBO_MEAN, Reduced::Exact(sums)) => sums.into_iter().map(|sum| exact_mean(sum, per_cell)).collect(),
             (H5TURBO_MEAN, Reduced::Float(sums)) => sums.into_iter().map(|sum| sum / per_cell as f64).collect(),
-            (_, reduced) => as_doubles(reduced, ddof, kind, unsigned_sum(kind))?,
+            (_, reduced) => as_doubles(reduced, ddof, kind)?,
         };
         if values.len() != cells {
             return Err(Error::format(format!("reduction gave {} cells, expected {}", values.len(), cells)));
@@ -368,10 +368,6 @@ fn exact_mean(sum: i128, count: u64) -> f64 {
     quotient as f64 + remainder as f64 / count as f64
 }
 
-/// Unsigned 64-bit sums wrap in the engine's i64: read them back as u64.
-fn unsigned_sum(kind: ElementKind) -> bool {
-    kind.class == NumberClass::Unsigned
-}
 
 fn reduced_axes(shape: &[u64], axis: c_int) -> Result<Vec<bool>, Error> {
     if axis == -1 {
@@ -383,9 +379,9 @@ fn reduced_axes(shape: &[u64], axis: c_int) -> Result<Vec<bool>, Error> {
 }
 
 /// The engine's result as one double per cell.
-fn as_doubles(reduced: Reduced, ddof: c_int, kind: ElementKind, unsigned: bool) -> Result<Vec<f64>, Error> {
+fn as_doubles(reduced: Reduced, ddof: c_int, kind: ElementKind) -> Result<Vec<f64>, Error> {
     Ok(match reduced {
-        Reduced::Int(v) if unsigned => v.into_iter().map(|x| x as u64 as f64).collect(),
+        // (the C API asks for exact sums, not the engine's wrapping ones)
         Reduced::Int(v) => v.into_iter().map(|x| x as f64).collect(),
         Reduced::Exact(v) => v.into_iter().map(|x| x as f64).collect(),
         Reduced::Float(v) => v,
