@@ -292,7 +292,9 @@ int h5turbo_attribute_read(const h5turbo_attribute *attr, void *buf, size_t buf_
 int h5turbo_attribute_read_strings(const h5turbo_attribute *attr, char ***strings, size_t *n);
 
 /**
- * The rank of a dataset: 0 for a scalar, -1 for a null dataspace.
+ * The rank of a dataset: 0 for a scalar, -1 for a null dataspace. A null dataspace
+ * holds no data (not even an empty array): every read of it fails with
+ * H5TURBO_E_INVALID, so a program walking all datasets checks the rank first.
  */
 int h5turbo_dataset_rank(const h5turbo_object *ds, int *rank);
 

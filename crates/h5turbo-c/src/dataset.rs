@@ -50,7 +50,9 @@ pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -
     Ok(())
 }
 
-/// The rank of a dataset: 0 for a scalar, -1 for a null dataspace.
+/// The rank of a dataset: 0 for a scalar, -1 for a null dataspace. A null dataspace
+/// holds no data (not even an empty array): every read of it fails with
+/// H5TURBO_E_INVALID, so a program walking all datasets checks the rank first.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_rank(ds: *const h5turbo_object, rank: *mut c_int) -> c_int {
     guard_put(rank, "rank", || rank_of(&dataset_of(ds)?.1.dataspace))

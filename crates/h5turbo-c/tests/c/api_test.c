@@ -34,6 +34,18 @@ static void test_errors(const char *gen) {
     CHECK(strstr(h5turbo_last_error(), "dtypes.h5") != NULL, "message names the file");
     CHECK(h5turbo_object_open(NULL, "/", &o) == H5TURBO_E_INVALID, "NULL file");
     CHECK(h5turbo_object_open(f, NULL, &o) == H5TURBO_E_INVALID, "NULL path");
+    /* a null dataspace: rank -1, and no read of it (as documented) */
+    CHECK(h5turbo_object_open(f, "/null", &o) == H5TURBO_OK, "open the null dataset");
+    {
+        int null_rank = 0;
+        double nothing[1];
+        CHECK(h5turbo_dataset_rank(o, &null_rank) == H5TURBO_OK && null_rank == -1, "null rank -1");
+        CHECK(h5turbo_dataset_read(o, NULL, NULL, NULL, nothing, 0, 0) == H5TURBO_E_INVALID &&
+              strstr(h5turbo_last_error(), "null dataspace") && strstr(h5turbo_last_error(), "/null"),
+              "a null dataspace is not read: %s", h5turbo_last_error());
+    }
+    h5turbo_object_close(o);
+    o = NULL;
     CHECK(h5turbo_object_open(f, "/chunked/le_i4", &o) == H5TURBO_OK, "open dataset");
     int rank = 0, kind = -1;
     uint64_t dims[3];
