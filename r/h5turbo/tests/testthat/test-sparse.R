@@ -86,3 +86,9 @@ test_that("AnnData csr and csc give the same genes x cells matrix with var/obs n
     expect_error(h5t_read_sparse(f, "bad"), class = "h5turbo_error", regexp = "outside the shape")
     expect_error(h5t_read_sparse(f, "obs"), class = "h5turbo_error", regexp = "not a sparse matrix group")
 })
+
+test_that("a dense X is named as such, not as missing", {
+    f <- new_h5()
+    rhdf5::h5write(matrix(1:6, 2), f, "X")
+    expect_error(h5t_read_sparse(f), class = "h5turbo_error_invalid", regexp = "'/X' is a dense dataset")
+})
