@@ -889,8 +889,9 @@ fn kind_of(code: c_int) -> h5turbo_core::prelude::ErrorKind {
 
 /// The read with id `read_id` (a batch of one; free it with h5turbo_fast5_batch_free).
 /// The first call builds an index of every file's read ids (in parallel); a read id
-/// that no file holds is H5TURBO_E_NOT_FOUND. A read that fails is returned with its
-/// status and error set, as in batches.
+/// that no file holds is H5TURBO_E_NOT_FOUND; one that several files hold is taken
+/// from the first of them, in the order the files are read. A read that fails is
+/// returned with its status and error set, as in batches.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_get(
     f5: *mut h5turbo_fast5,
