@@ -27,6 +27,7 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
 # rhdf5 writes a character NA as the text "NA" and marks the dataset with the
 # attribute as.na = 1; it reads those back as NA, and so does h5t_read.
 .strings_na <- function(x, file, name) {
+    if (!any(x == "NA", na.rm = TRUE)) return(x)   # the attributes are read only when it matters
     attrs <- suppressWarnings(h5t_readAttributes(file, name))
     marked <- attrs[["as.na"]]
     if (length(marked) == 1L && !is.na(marked) && as.logical(marked)) x[!is.na(x) & x == "NA"] <- NA_character_

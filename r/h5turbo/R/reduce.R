@@ -38,15 +38,17 @@
     }
     axis <- if (margin == "col") 1L else 0L
     n_out <- info$dims[2L - axis]
-    out <- .h5call(C_reduce, file, name, .OP[[op]], axis, if (op == "var") 1L else 0L, threads, n_out)
+    # 32-bit signed integers may hold R's NA: a pass of minima finds the cells that do
+    # (a second read of the data, measured 0.08 -> 0.16 s on a 6000 x 5000 gzip int32
+    # matrix; the sums alone cannot tell), before the reduction, which na.rm with NAs
+    # leaves to DelayedArray
+    has_na <- logical(n_out)
     if (info$dclass == "INTEGER" && info$size == 4 && info$signed && n_out > 0 && info$dims[axis + 1L] > 0) {
-        lowest <- .h5call(C_reduce, file, name, .OP[["min"]], axis, 0L, threads, n_out)
-        has_na <- lowest == .INTEGER_NA
-        if (any(has_na)) {
-            if (isTRUE(na.rm)) return(NULL)
-            out[has_na] <- NA_real_
-        }
+        has_na <- .h5call(C_reduce, file, name, .OP[["min"]], axis, 0L, threads, n_out) == .INTEGER_NA
+        if (isTRUE(na.rm) && any(has_na)) return(NULL)
     }
+    out <- .h5call(C_reduce, file, name, .OP[[op]], axis, if (op == "var") 1L else 0L, threads, n_out)
+    out[has_na] <- NA_real_
     if (op == "var") out[is.nan(out)] <- NA_real_
     out
 }
