@@ -18,9 +18,9 @@
 #define H5TURBO_SUM 0
 
 /**
- * Mean: the sum (as H5TURBO_SUM: of integers exact, so the same whatever the thread
- * count) divided by the count, as numpy's mean. Float sums may differ in the last
- * bits between thread counts (the order of additions does).
+ * Mean: the sum (as H5TURBO_SUM) divided by the count, as numpy's mean. Sums, means
+ * and variances are the same bits whatever the thread count: integer sums are exact,
+ * and float partials are merged in the file's chunk order.
  */
 #define H5TURBO_MEAN 1
 

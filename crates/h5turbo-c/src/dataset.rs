@@ -284,9 +284,9 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
 /// Sum of all values: floats accumulated in float64; integers summed exactly (in 128
 /// bits, never wrapping) and given as the nearest double.
 pub const H5TURBO_SUM: c_int = 0;
-/// Mean: the sum (as H5TURBO_SUM: of integers exact, so the same whatever the thread
-/// count) divided by the count, as numpy's mean. Float sums may differ in the last
-/// bits between thread counts (the order of additions does).
+/// Mean: the sum (as H5TURBO_SUM) divided by the count, as numpy's mean. Sums, means
+/// and variances are the same bits whatever the thread count: integer sums are exact,
+/// and float partials are merged in the file's chunk order.
 pub const H5TURBO_MEAN: c_int = 1;
 /// Variance with `ddof` delta degrees of freedom (numpy's var).
 pub const H5TURBO_VAR: c_int = 2;

@@ -40,18 +40,29 @@ fn hint_ahead(source: &dyn ReadAt, batches: &[Batch], starts: &[u64], window: u6
     }
 }
 
-/// Run `f` on every batch with per-thread state from `init`: on the current pool when
-/// `parallel`, else on the calling thread. Reads of `MIN_HINTED_BYTES` and more from a
-/// file with a `window` (0: none) take their batches in address order with the hint
-/// thread ahead; others split the batches as the pool likes. Stops at the first error,
-/// which it returns.
+/// How batches are handed to threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Handout {
+    /// All on the calling thread, in order.
+    Serial,
+    /// On the current pool, split as it likes (in address order when hinted).
+    Pool,
+    /// On the current pool, in order: a thread takes the next batch when it is done with
+    /// its last, so results that must be combined in order wait for few predecessors.
+    PoolInOrder,
+}
+
+/// Run `f` on every batch (with its index) with per-thread state from `init`, handed
+/// out as `handout` says. Reads of `MIN_HINTED_BYTES` and more from a file with a
+/// `window` (0: none) take their batches in address order with the hint thread ahead.
+/// Stops at the first error, which it returns.
 pub(super) fn for_each_batch<S>(
     source: &dyn ReadAt,
     batches: &[Batch],
     window: u64,
-    parallel: bool,
+    handout: Handout,
     init: impl Fn() -> S + Sync + Send,
-    f: impl Fn(&mut S, &Batch) -> Result<()> + Sync + Send,
+    f: impl Fn(&mut S, usize, &Batch) -> Result<()> + Sync + Send,
 ) -> Result<()> {
     let starts: Vec<u64> = batches
         .iter()
@@ -63,52 +74,85 @@ pub(super) fn for_each_batch<S>(
         .collect();
     let total = batches.iter().fold(0u64, |sum, b| sum.saturating_add(b.len));
     let hinted = window > 0 && batches.len() > 1 && total >= MIN_HINTED_BYTES && !source.in_memory();
-    if !hinted && parallel {
+    if !hinted && handout == Handout::Pool {
         // Without hints, the pool's own split of the batches: measured, in-order
         // hand-out alone was slower cold (the threads read and decode in step).
-        return batches.par_iter().try_for_each_init(init, f);
+        return batches.par_iter().enumerate().try_for_each_init(init, |s, (i, b)| f(s, i, b));
     }
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
+    let order = InOrder::default();
     std::thread::scope(|scope| {
         let hinter = hinted.then(|| {
-            let (starts, next, stop) = (&starts, &next, &stop);
+            let (starts, order) = (&starts, &order);
             std::thread::Builder::new()
                 .name("h5turbo-hints".into())
-                .spawn_scoped(scope, move || hint_ahead(source, batches, starts, window, next, stop))
+                .spawn_scoped(scope, move || hint_ahead(source, batches, starts, window, &order.next, &order.stop))
                 .ok()
         });
         let hinter = hinter.flatten();
-        let work = |state: &mut S| -> Result<()> {
-            loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= batches.len() || stop.load(Ordering::Relaxed) {
-                    return Ok(());
-                }
-                if let Some(h) = &hinter {
-                    h.thread().unpark();
-                }
-                if let Err(e) = f(state, &batches[i]) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(e);
-                }
+        let wake_hinter = || {
+            if let Some(h) = &hinter {
+                h.thread().unpark();
             }
         };
         // Also while unwinding: a worker's panic must not leave the hint thread waiting
         // for batches nobody will take (the scope would never end).
         let _stop = StopOnDrop(|| {
-            stop.store(true, Ordering::Relaxed);
-            if let Some(h) = &hinter {
-                h.thread().unpark();
-            }
+            order.stop.store(true, Ordering::Relaxed);
+            wake_hinter();
         });
-        let workers = if parallel { rayon::current_num_threads().min(batches.len()) } else { 1 };
+        order.run(batches, handout != Handout::Serial, init, wake_hinter, f)
+    })
+}
+
+/// Run `f` on every item (with its index) in their order, on the current pool when
+/// `parallel`: each thread takes the next item when it is done with its last. Stops at
+/// the first error, which it returns.
+pub(super) fn for_each_in_order<T: Sync, S>(
+    items: &[T],
+    parallel: bool,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, usize, &T) -> Result<()> + Sync + Send,
+) -> Result<()> {
+    InOrder::default().run(items, parallel, init, || (), f)
+}
+
+/// The shared state of an in-order hand-out.
+#[derive(Default)]
+struct InOrder {
+    /// Items taken so far (the next one to take).
+    next: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl InOrder {
+    fn run<T: Sync, S>(
+        &self,
+        items: &[T],
+        parallel: bool,
+        init: impl Fn() -> S + Sync + Send,
+        on_take: impl Fn() + Sync,
+        f: impl Fn(&mut S, usize, &T) -> Result<()> + Sync + Send,
+    ) -> Result<()> {
+        let work = |state: &mut S| -> Result<()> {
+            loop {
+                let i = self.next.fetch_add(1, Ordering::Relaxed);
+                if i >= items.len() || self.stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                on_take();
+                if let Err(e) = f(state, i, &items[i]) {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        };
+        let workers = if parallel { rayon::current_num_threads().min(items.len()) } else { 1 };
         if workers <= 1 {
             work(&mut init())
         } else {
             (0..workers).into_par_iter().try_for_each(|_| work(&mut init()))
         }
-    })
+    }
 }
 
 /// Runs its closure when dropped, on a normal end and while unwinding.
@@ -162,7 +206,7 @@ mod tests {
         let src = recorder();
         let all = batches(20, MIB);
         let seen = StdMutex::new(Vec::new());
-        for_each_batch(&src, &all, 3 * MIB, false, || (), |_, b| {
+        for_each_batch(&src, &all, 3 * MIB, Handout::Serial, || (), |_, _, b| {
             src.taken.store((b.start / MIB) as usize, Ordering::SeqCst);
             seen.lock().unwrap().push(b.start);
             std::thread::sleep(Duration::from_millis(5));
@@ -188,7 +232,7 @@ mod tests {
         let src = recorder();
         let all = batches(50, MIB);
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            for_each_batch(&src, &all, 2 * MIB, false, || (), |_, b| {
+            for_each_batch(&src, &all, 2 * MIB, Handout::Serial, || (), |_, _, b| {
                 if b.start == 3 * MIB {
                     panic!("worker bug");
                 }
@@ -203,17 +247,17 @@ mod tests {
         let src = recorder();
         let all = batches(10, MIB);
         let done = AtomicUsize::new(0);
-        let fail_at_300 = |_: &mut (), b: &Batch| {
+        let fail_at_300 = |_: &mut (), _: usize, b: &Batch| {
             done.fetch_add(1, Ordering::Relaxed);
             match b.start {
                 s if s == 3 * MIB => Err(crate::error::Error::format("bad batch")),
                 _ => Ok(()),
             }
         };
-        assert!(for_each_batch(&src, &all, 0, false, || (), fail_at_300).is_err());
+        assert!(for_each_batch(&src, &all, 0, Handout::Serial, || (), fail_at_300).is_err());
         assert_eq!(done.load(Ordering::Relaxed), 4);
         assert!(src.hinted.lock().unwrap().is_empty());
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        assert!(pool.install(|| for_each_batch(&src, &all, 1 << 20, true, || (), fail_at_300)).is_err());
+        assert!(pool.install(|| for_each_batch(&src, &all, 1 << 20, Handout::Pool, || (), fail_at_300)).is_err());
     }
 }

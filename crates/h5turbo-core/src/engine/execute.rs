@@ -167,7 +167,8 @@ pub fn run(
             cached_task(src, geom, task, shared, cache, &mut scratch.0.decode)
         });
     }
-    ahead::for_each_batch(src.source, &plan.batches, window, parallel, KeptScratch::take, |scratch, batch| {
+    let handout = if parallel { ahead::Handout::Pool } else { ahead::Handout::Serial };
+    ahead::for_each_batch(src.source, &plan.batches, window, handout, KeptScratch::take, |scratch, _, batch| {
         run_batch(src, geom, batch, shared, &mut scratch.0)
     })
 }

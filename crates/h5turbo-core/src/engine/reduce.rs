@@ -15,7 +15,9 @@ use super::plan::{make_plan, strides, ChunkTask, Geometry};
 use super::{pool, ArraySource, AxisSelection};
 use crate::error::{Error, Result};
 use rayon::prelude::*;
-use std::sync::Mutex;
+use super::ahead::Handout;
+use std::collections::BTreeMap;
+use std::sync::{Condvar, Mutex};
 
 /// What the stored elements are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,12 +74,26 @@ pub fn reduce_selection(
     op: ReduceOp,
     threads: usize,
 ) -> Result<Reduced> {
+    reduce_with_waiting_limit(src, kind, sel, reduce_axis, op, threads, MAX_WAITING_BYTES)
+}
+
+/// `reduce_selection` with a chosen bound on the chunk results that may wait for their
+/// turn (see `OrderedMerge`); tests take it to 0.
+pub(super) fn reduce_with_waiting_limit(
+    src: &ArraySource,
+    kind: ElementKind,
+    sel: &[AxisSelection],
+    reduce_axis: &[bool],
+    op: ReduceOp,
+    threads: usize,
+    max_waiting_bytes: usize,
+) -> Result<Reduced> {
     check_kind(kind, src.element_size)?;
     if reduce_axis.len() != sel.len() {
         return Err(Error::invalid_argument("reduce_axis needs one flag per axis"));
     }
     let geom = Geometry::new(src.dims, src.chunk_dims, src.element_size, sel)?;
-    let job = Job::new(src, kind, &geom, reduce_axis)?;
+    let job = Job::new(src, kind, &geom, reduce_axis, max_waiting_bytes)?;
     match (kind.class, kind.size) {
         (NumberClass::Signed, 1) => by_op::<i8>(&job, op, threads),
         (NumberClass::Signed, 2) => by_op::<i16>(&job, op, threads),
@@ -146,6 +162,7 @@ trait Element: Copy + Send + Sync + PartialOrd + 'static {
     fn to_i128(self) -> i128;
     fn is_nonzero(self) -> bool;
     fn is_nan(self) -> bool;
+    const IS_FLOAT: bool;
     /// Identities of min and max.
     const HIGHEST: Self;
     const LOWEST: Self;
@@ -154,9 +171,10 @@ trait Element: Copy + Send + Sync + PartialOrd + 'static {
 /// `Element` for a numeric type: min/max identities, its zero, and whether it has NaNs
 /// (NaN != 0 counts as non-zero, as in numpy).
 macro_rules! element {
-    ($t:ty, $highest:expr, $lowest:expr, $zero:expr, $nan:expr) => {
+    ($t:ty, $highest:expr, $lowest:expr, $zero:expr, $nan:expr, $float:expr) => {
         impl Element for $t {
             const SIZE: usize = std::mem::size_of::<$t>();
+            const IS_FLOAT: bool = $float;
             const HIGHEST: Self = $highest;
             const LOWEST: Self = $lowest;
             #[inline(always)]
@@ -194,11 +212,11 @@ macro_rules! element {
 }
 
 macro_rules! int_elements {
-    ($($t:ty),*) => {$( element!($t, <$t>::MAX, <$t>::MIN, 0, |_| false); )*};
+    ($($t:ty),*) => {$( element!($t, <$t>::MAX, <$t>::MIN, 0, |_| false, false); )*};
 }
 int_elements!(i8, i16, i32, i64, u8, u16, u32, u64);
-element!(f32, f32::INFINITY, f32::NEG_INFINITY, 0.0, f32::is_nan);
-element!(f64, f64::INFINITY, f64::NEG_INFINITY, 0.0, f64::is_nan);
+element!(f32, f32::INFINITY, f32::NEG_INFINITY, 0.0, f32::is_nan, true);
+element!(f64, f64::INFINITY, f64::NEG_INFINITY, 0.0, f64::is_nan, true);
 
 /// An IEEE half-precision float (numpy's float16), reduced through its f32 value.
 #[derive(Clone, Copy, Debug)]
@@ -237,6 +255,7 @@ impl PartialOrd for Half {
 
 impl Element for Half {
     const SIZE: usize = 2;
+    const IS_FLOAT: bool = true;
     const HIGHEST: Self = Half(0x7c00); // +inf
     const LOWEST: Self = Half(0xfc00); // -inf
     fn load(bytes: &[u8]) -> Self {
@@ -265,104 +284,129 @@ impl Element for Half {
 // ------------------------------------------------------------------ accumulators
 
 /// One output cell's running state.
-trait Acc<T>: Copy + Send + 'static {
+trait Cell: Copy + Send + 'static {
     fn identity() -> Self;
-    fn add(&mut self, x: T);
     fn merge(&mut self, other: &Self);
+}
+
+/// A cell that takes elements of type `T`.
+trait Acc<T>: Cell {
+    /// Whether the result depends on the order in which partial results meet (float
+    /// addition is not associative; the sign of a zero minimum is the first one seen).
+    const ORDER_MATTERS: bool;
+    fn add(&mut self, x: T);
 }
 
 #[derive(Clone, Copy)]
 struct SumInt(i64);
-impl<T: Element> Acc<T> for SumInt {
+impl Cell for SumInt {
     fn identity() -> Self {
         SumInt(0)
     }
+    fn merge(&mut self, o: &Self) {
+        self.0 = self.0.wrapping_add(o.0);
+    }
+}
+impl<T: Element> Acc<T> for SumInt {
+    const ORDER_MATTERS: bool = false;
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 = self.0.wrapping_add(x.to_i64());
-    }
-    fn merge(&mut self, o: &Self) {
-        self.0 = self.0.wrapping_add(o.0);
     }
 }
 
 #[derive(Clone, Copy)]
 struct SumExact(i128);
-impl<T: Element> Acc<T> for SumExact {
+impl Cell for SumExact {
     fn identity() -> Self {
         SumExact(0)
-    }
-    #[inline(always)]
-    fn add(&mut self, x: T) {
-        self.0 = self.0.wrapping_add(x.to_i128());
     }
     fn merge(&mut self, o: &Self) {
         self.0 = self.0.wrapping_add(o.0);
     }
 }
+impl<T: Element> Acc<T> for SumExact {
+    const ORDER_MATTERS: bool = false;
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        self.0 = self.0.wrapping_add(x.to_i128());
+    }
+}
 
 #[derive(Clone, Copy)]
 struct SumFloat(f64);
-impl<T: Element> Acc<T> for SumFloat {
+impl Cell for SumFloat {
     fn identity() -> Self {
         SumFloat(0.0)
     }
+    fn merge(&mut self, o: &Self) {
+        self.0 += o.0;
+    }
+}
+impl<T: Element> Acc<T> for SumFloat {
+    const ORDER_MATTERS: bool = true;
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 += x.to_f64();
-    }
-    fn merge(&mut self, o: &Self) {
-        self.0 += o.0;
     }
 }
 
 /// NaN wins, as in numpy's minimum/maximum.
 #[derive(Clone, Copy)]
 struct Min<T>(T);
-impl<T: Element> Acc<T> for Min<T> {
+impl<T: Element> Cell for Min<T> {
     fn identity() -> Self {
         Min(T::HIGHEST)
     }
+    fn merge(&mut self, o: &Self) {
+        Acc::<T>::add(self, o.0)
+    }
+}
+impl<T: Element> Acc<T> for Min<T> {
+    const ORDER_MATTERS: bool = T::IS_FLOAT;
     #[inline(always)]
     fn add(&mut self, x: T) {
         if (x < self.0 || x.is_nan()) && !self.0.is_nan() {
             self.0 = x;
         }
     }
-    fn merge(&mut self, o: &Self) {
-        <Self as Acc<T>>::add(self, o.0)
-    }
 }
 
 #[derive(Clone, Copy)]
 struct Max<T>(T);
-impl<T: Element> Acc<T> for Max<T> {
+impl<T: Element> Cell for Max<T> {
     fn identity() -> Self {
         Max(T::LOWEST)
     }
+    fn merge(&mut self, o: &Self) {
+        Acc::<T>::add(self, o.0)
+    }
+}
+impl<T: Element> Acc<T> for Max<T> {
+    const ORDER_MATTERS: bool = T::IS_FLOAT;
     #[inline(always)]
     fn add(&mut self, x: T) {
         if (x > self.0 || x.is_nan()) && !self.0.is_nan() {
             self.0 = x;
         }
     }
-    fn merge(&mut self, o: &Self) {
-        <Self as Acc<T>>::add(self, o.0)
-    }
 }
 
 #[derive(Clone, Copy)]
 struct Count(u64);
-impl<T: Element> Acc<T> for Count {
+impl Cell for Count {
     fn identity() -> Self {
         Count(0)
     }
+    fn merge(&mut self, o: &Self) {
+        self.0 += o.0;
+    }
+}
+impl<T: Element> Acc<T> for Count {
+    const ORDER_MATTERS: bool = false;
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 += x.is_nonzero() as u64;
-    }
-    fn merge(&mut self, o: &Self) {
-        self.0 += o.0;
     }
 }
 
@@ -373,17 +417,9 @@ struct Moments {
     mean: f64,
     m2: f64,
 }
-impl<T: Element> Acc<T> for Moments {
+impl Cell for Moments {
     fn identity() -> Self {
         Moments { count: 0, mean: 0.0, m2: 0.0 }
-    }
-    #[inline(always)]
-    fn add(&mut self, x: T) {
-        let x = x.to_f64();
-        self.count += 1;
-        let delta = x - self.mean;
-        self.mean += delta / self.count as f64;
-        self.m2 += delta * (x - self.mean);
     }
     fn merge(&mut self, o: &Self) {
         if o.count == 0 {
@@ -401,6 +437,17 @@ impl<T: Element> Acc<T> for Moments {
         self.count += o.count;
     }
 }
+impl<T: Element> Acc<T> for Moments {
+    const ORDER_MATTERS: bool = true;
+    #[inline(always)]
+    fn add(&mut self, x: T) {
+        let x = x.to_f64();
+        self.count += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.count as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+}
 
 // ------------------------------------------------------------------ the job
 
@@ -413,10 +460,18 @@ struct Job<'a> {
     /// Output strides (elements) per axis; 0 on reduced axes.
     out_strides: Vec<u64>,
     out_len: usize,
+    /// Chunk results that may wait for their turn in a fixed-order merge.
+    max_waiting_bytes: usize,
 }
 
 impl<'a> Job<'a> {
-    fn new(src: &'a ArraySource<'a>, kind: ElementKind, geom: &'a Geometry, reduce_axis: &[bool]) -> Result<Job<'a>> {
+    fn new(
+        src: &'a ArraySource<'a>,
+        kind: ElementKind,
+        geom: &'a Geometry,
+        reduce_axis: &[bool],
+        max_waiting_bytes: usize,
+    ) -> Result<Job<'a>> {
         if src.fill.len() != src.element_size {
             return Err(Error::invalid_argument("internal: fill value size differs from element size"));
         }
@@ -438,22 +493,9 @@ impl<'a> Job<'a> {
             reduce_axis: reduce_axis.to_vec(),
             out_strides,
             out_len,
+            max_waiting_bytes,
         })
     }
-}
-
-/// One thread's state: its partial result and reusable buffers.
-struct Worker<A> {
-    partial: Vec<A>,
-    local: Vec<A>,
-    scratch: Scratch,
-    swapped: Vec<u8>,
-}
-
-/// A unit of parallel work.
-enum Work<'p> {
-    Batch(&'p super::plan::Batch),
-    Fill(&'p ChunkTask),
 }
 
 fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
@@ -466,53 +508,246 @@ fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
         true => Vec::new(),
         false => job.src.fill.repeat(job.geom.chunk_bytes / job.src.element_size),
     };
-    let workers: Vec<Mutex<Option<Worker<A>>>> = (0..threads).map(|_| Mutex::new(None)).collect();
-    let with_worker = |item: Work| {
-        let slot = rayon::current_thread_index().unwrap_or(0) % workers.len();
-        let mut guard = workers[slot].lock().unwrap_or_else(|p| p.into_inner());
-        let worker = guard.get_or_insert_with(|| Worker {
-            partial: vec![A::identity(); job.out_len],
-            local: Vec::new(),
-            scratch: Scratch::default(),
-            swapped: Vec::new(),
-        });
-        do_work::<T, A>(job, &fill_chunk, &item, worker)
-    };
+    let run = Run { job, plan: &plan, fill_chunk: &fill_chunk, threads };
     // Taken on the caller's thread, where a per-call window is set.
     let window = crate::io::read_ahead::window();
-    pool::get(pool_threads)?.install(|| {
-        plan.fills.par_iter().try_for_each(|task| with_worker(Work::Fill(task)))?;
-        super::ahead::for_each_batch(job.src.source, &plan.batches, window, threads > 1, || (), |_, batch| {
-            with_worker(Work::Batch(batch))
-        })
-    })?;
-    Ok(combine(workers, job.out_len))
+    pool::get(pool_threads)?.install(|| match A::ORDER_MATTERS {
+        true => run.in_fixed_order::<T, A>(window),
+        false => run.per_thread::<T, A>(window),
+    })
+}
+
+/// One reduction's plan and what its chunks are read with.
+struct Run<'a> {
+    job: &'a Job<'a>,
+    plan: &'a super::plan::Plan,
+    fill_chunk: &'a [u8],
+    threads: usize,
+}
+
+/// One thread's buffers.
+struct ChunkBuffers<A> {
+    local: Vec<A>,
+    scratch: Scratch,
+    swapped: Vec<u8>,
+}
+
+impl<A> Default for ChunkBuffers<A> {
+    fn default() -> Self {
+        ChunkBuffers { local: Vec::new(), scratch: Scratch::default(), swapped: Vec::new() }
+    }
+}
+
+impl<'a> Run<'a> {
+    /// Each thread folds its chunks into a partial of its own; the partials are merged
+    /// at the end. For operations whose result does not depend on the order.
+    fn per_thread<T: Element, A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
+        let job = self.job;
+        let partials: Vec<Mutex<Option<Vec<A>>>> = (0..self.threads).map(|_| Mutex::new(None)).collect();
+        let fold_into_partial = |task: &ChunkTask, local: &[A]| {
+            let slot = rayon::current_thread_index().unwrap_or(0) % partials.len();
+            let mut guard = partials[slot].lock().unwrap_or_else(|p| p.into_inner());
+            merge_local(job, task, local, guard.get_or_insert_with(|| vec![A::identity(); job.out_len]));
+        };
+        let parallel = self.threads > 1;
+        self.plan.fills.par_iter().try_for_each_init(ChunkBuffers::default, |buffers, task| {
+            self.fold_fill::<T, A>(task, buffers)?;
+            fold_into_partial(task, &buffers.local);
+            Ok::<_, Error>(())
+        })?;
+        let handout = if parallel { Handout::Pool } else { Handout::Serial };
+        super::ahead::for_each_batch(job.src.source, &self.plan.batches, window, handout, ChunkBuffers::default, |buffers, _, batch| {
+            let ChunkBuffers { local, scratch, swapped } = buffers;
+            scratch.for_each_decoded(job.src, job.geom, batch, |task, decoded| {
+                fold_chunk::<T, A>(job, task, native_order::<T>(job, decoded, swapped), local)?;
+                fold_into_partial(task, local);
+                Ok(())
+            })
+        })?;
+        Ok(combine(partials, job.out_len))
+    }
+
+    /// Every chunk's cells are merged into the result in the plan's order (unallocated
+    /// chunks in grid order, then stored chunks in address order), whatever the thread
+    /// count and timing: float sums and moments depend on the order their partials
+    /// meet, and must come out the same on every run.
+    fn in_fixed_order<T: Element, A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
+        let job = self.job;
+        let in_order = self.plan.fills.iter().chain(self.plan.batches.iter().flat_map(|b| &b.tasks)).collect();
+        let merge = OrderedMerge::new(job, in_order);
+        let parallel = self.threads > 1;
+        let first_of_batch: Vec<usize> = self
+            .plan
+            .batches
+            .iter()
+            .scan(self.plan.fills.len(), |next, b| {
+                let first = *next;
+                *next += b.tasks.len();
+                Some(first)
+            })
+            .collect();
+        super::ahead::for_each_in_order(&self.plan.fills, parallel, ChunkBuffers::default, |buffers, i, task| {
+            merge.on_failure(|| {
+                self.fold_fill::<T, A>(task, buffers)?;
+                merge.deposit(i, &mut buffers.local);
+                merge.wait_for_room();
+                Ok(())
+            })
+        })?;
+        let handout = if parallel { Handout::PoolInOrder } else { Handout::Serial };
+        super::ahead::for_each_batch(job.src.source, &self.plan.batches, window, handout, ChunkBuffers::default, |buffers, b, batch| {
+            let ChunkBuffers { local, scratch, swapped } = buffers;
+            merge.on_failure(|| {
+                let mut ordinal = first_of_batch[b];
+                scratch.for_each_decoded(job.src, job.geom, batch, |task, decoded| {
+                    fold_chunk::<T, A>(job, task, native_order::<T>(job, decoded, swapped), local)?;
+                    merge.deposit(ordinal, local);
+                    ordinal += 1;
+                    Ok(())
+                })?;
+                merge.wait_for_room();
+                Ok(())
+            })
+        })?;
+        Ok(merge.into_result())
+    }
+
+    /// Fold an unallocated chunk (all fill value) into `buffers.local`.
+    fn fold_fill<T: Element, A: Acc<T>>(&self, task: &ChunkTask, buffers: &mut ChunkBuffers<A>) -> Result<()> {
+        let chunk = native_order::<T>(self.job, self.fill_chunk, &mut buffers.swapped);
+        fold_chunk::<T, A>(self.job, task, chunk, &mut buffers.local)
+    }
 }
 
 /// Merge the threads' partials into one result.
-fn combine<T: Element, A: Acc<T>>(workers: Vec<Mutex<Option<Worker<A>>>>, out_len: usize) -> Vec<A> {
+fn combine<A: Copy>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Vec<A>
+where
+    A: Cell,
+{
     let mut result: Option<Vec<A>> = None;
-    for w in workers {
-        let Some(worker) = w.into_inner().unwrap_or_else(|p| p.into_inner()) else { continue };
+    for p in partials {
+        let Some(partial) = p.into_inner().unwrap_or_else(|p| p.into_inner()) else { continue };
         match result.as_mut() {
-            None => result = Some(worker.partial),
-            Some(r) => r.iter_mut().zip(&worker.partial).for_each(|(a, b)| a.merge(b)),
+            None => result = Some(partial),
+            Some(r) => r.iter_mut().zip(&partial).for_each(|(a, b)| a.merge(b)),
         }
     }
     result.unwrap_or_else(|| vec![A::identity(); out_len])
 }
 
-fn do_work<T: Element, A: Acc<T>>(job: &Job, fill_chunk: &[u8], item: &Work, w: &mut Worker<A>) -> Result<()> {
-    let Worker { partial, local, scratch, swapped } = w;
-    match item {
-        Work::Fill(task) => {
-            let chunk = native_order::<T>(job, fill_chunk, swapped);
-            reduce_chunk::<T, A>(job, task, chunk, local, partial)
+/// Waiting chunk results beyond which threads that finish a batch pause: the memory
+/// the fixed order may hold, whatever the dataset size.
+const MAX_WAITING_BYTES: usize = 64 << 20;
+
+/// Chunk results combined in their plan order. Results that arrive before their turn
+/// wait here; a thread that finds more than `MAX_WAITING_BYTES` waiting pauses before
+/// taking more work. That cannot stall the read: work is handed out in plan order, so
+/// the chunk whose turn it is belongs to a batch some thread has taken and not
+/// finished, and that thread is not paused.
+struct OrderedMerge<'p, A> {
+    job: &'p Job<'p>,
+    /// The chunks in their order.
+    tasks: Vec<&'p ChunkTask>,
+    state: Mutex<MergeState<A>>,
+    turn: Condvar,
+}
+
+struct MergeState<A> {
+    result: Vec<A>,
+    /// The ordinal of the chunk whose turn it is.
+    next: usize,
+    /// Cells of chunks whose turn has not come, by ordinal.
+    waiting: BTreeMap<usize, Vec<A>>,
+    waiting_cells: usize,
+    /// Cell buffers of merged results, for reuse.
+    spare: Vec<Vec<A>>,
+    /// A thread failed: nobody pauses any more.
+    abandoned: bool,
+}
+
+impl<'p, A: Copy> OrderedMerge<'p, A>
+where
+    A: Cell,
+{
+    fn new(job: &'p Job<'p>, tasks: Vec<&'p ChunkTask>) -> Self {
+        OrderedMerge {
+            job,
+            tasks,
+            state: Mutex::new(MergeState {
+                result: vec![A::identity(); job.out_len],
+                next: 0,
+                waiting: BTreeMap::new(),
+                waiting_cells: 0,
+                spare: Vec::new(),
+                abandoned: false,
+            }),
+            turn: Condvar::new(),
         }
-        Work::Batch(batch) => scratch.for_each_decoded(job.src, job.geom, batch, |task, decoded| {
-            let chunk = native_order::<T>(job, decoded, swapped);
-            reduce_chunk::<T, A>(job, task, chunk, local, partial)
-        }),
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, MergeState<A>> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Hand over the cells of chunk `ordinal` (`local`, replaced by an empty buffer if
+    /// they must wait for their turn).
+    fn deposit(&self, ordinal: usize, local: &mut Vec<A>) {
+        let mut guard = self.lock();
+        let state = &mut *guard;
+        if ordinal != state.next {
+            state.waiting_cells += local.len();
+            let empty = state.spare.pop().unwrap_or_default();
+            state.waiting.insert(ordinal, std::mem::replace(local, empty));
+            return;
+        }
+        merge_local(self.job, self.tasks[ordinal], local, &mut state.result);
+        state.next += 1;
+        while let Some(cells) = state.waiting.remove(&state.next) {
+            merge_local(self.job, self.tasks[state.next], &cells, &mut state.result);
+            state.waiting_cells -= cells.len();
+            state.next += 1;
+            if state.spare.len() < 64 {
+                state.spare.push(cells);
+            }
+        }
+        drop(guard);
+        self.turn.notify_all();
+    }
+
+    /// Pause while too many results wait for their turn.
+    fn wait_for_room(&self) {
+        let mut state = self.lock();
+        while state.waiting_cells.saturating_mul(std::mem::size_of::<A>()) > self.job.max_waiting_bytes && !state.abandoned {
+            state = self.turn.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Run `work`; if it fails or panics, release every paused thread (the result
+    /// will never be complete).
+    fn on_failure<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<R> {
+        struct AbandonOnUnwind<'m, 'p, A: Copy + Cell>(&'m OrderedMerge<'p, A>);
+        impl<A: Copy + Cell> Drop for AbandonOnUnwind<'_, '_, A> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.abandon();
+                }
+            }
+        }
+        let _guard = AbandonOnUnwind(self);
+        let result = work();
+        if result.is_err() {
+            self.abandon();
+        }
+        result
+    }
+
+    fn abandon(&self) {
+        self.lock().abandoned = true;
+        self.turn.notify_all();
+    }
+
+    fn into_result(self) -> Vec<A> {
+        self.state.into_inner().unwrap_or_else(|p| p.into_inner()).result
     }
 }
 
@@ -527,21 +762,21 @@ fn native_order<'b, T: Element>(job: &Job, chunk: &'b [u8], buf: &'b mut Vec<u8>
     buf
 }
 
-/// Fold the selected elements of one decoded chunk into chunk-local cells, then
-/// merge those into the thread's partial.
-fn reduce_chunk<T: Element, A: Acc<T>>(
-    job: &Job,
-    task: &ChunkTask,
-    chunk: &[u8],
-    local: &mut Vec<A>,
-    partial: &mut [A],
-) -> Result<()> {
+/// The selected extent of `task`'s chunk on kept axes, 1 on reduced ones: the shape
+/// of its chunk-local cells.
+fn local_dims(job: &Job, task: &ChunkTask) -> Vec<u64> {
+    let pieces = &job.geom.pieces;
+    (0..job.geom.rank())
+        .map(|d| if job.reduce_axis[d] { 1 } else { pieces[d][task.pieces[d] as usize].in_chunk.len() })
+        .collect()
+}
+
+/// Fold the selected elements of one decoded chunk into chunk-local cells (`local`).
+fn fold_chunk<T: Element, A: Acc<T>>(job: &Job, task: &ChunkTask, chunk: &[u8], local: &mut Vec<A>) -> Result<()> {
     let geom = job.geom;
     let rank = geom.rank();
     let pieces: Vec<_> = (0..rank).map(|d| &geom.pieces[d][task.pieces[d] as usize]).collect();
-    // Chunk-local cells: the selected extent on kept axes, 1 on reduced ones.
-    let local_dims: Vec<u64> =
-        (0..rank).map(|d| if job.reduce_axis[d] { 1 } else { pieces[d].in_chunk.len() }).collect();
+    let local_dims = local_dims(job, task);
     let mut local_strides = strides(&local_dims);
     for (s, &r) in local_strides.iter_mut().zip(&job.reduce_axis) {
         if r {
@@ -569,7 +804,6 @@ fn reduce_chunk<T: Element, A: Acc<T>>(
         fold_run::<T, A>(chunk, chunk_base as usize, inner, &mut local[local_base as usize..], local_strides[last] != 0);
         advance(&mut idx[..last], |d| pieces[d].in_chunk.len());
     }
-    merge_local(job, &pieces, &local_dims, local, partial);
     Ok(())
 }
 
@@ -608,22 +842,24 @@ fn fold_run<T: Element, A: Acc<T>>(
     }
 }
 
-/// Merge chunk-local cells into the partial at their output positions.
-fn merge_local<T: Element, A: Acc<T>>(
-    job: &Job,
-    pieces: &[&super::selection::AxisPiece],
-    local_dims: &[u64],
-    local: &[A],
-    partial: &mut [A],
-) {
-    let rank = local_dims.len();
-    let mut idx = vec![0u64; rank];
-    for cell in local {
-        let at: u64 = (0..rank)
+/// Merge `task`'s chunk-local cells into `partial` at their output positions, a run
+/// along the last axis at a time (consecutive there when that axis is kept).
+fn merge_local<A: Cell>(job: &Job, task: &ChunkTask, local: &[A], partial: &mut [A]) {
+    let local_dims = local_dims(job, task);
+    let last = local_dims.len() - 1;
+    let run = local_dims[last] as usize;
+    if run == 0 {
+        return;
+    }
+    let out_start: Vec<u64> = (0..=last).map(|d| job.geom.pieces[d][task.pieces[d] as usize].out_start).collect();
+    let mut idx = vec![0u64; last];
+    for cells in local.chunks_exact(run) {
+        let at: u64 = (0..=last)
             .filter(|&d| !job.reduce_axis[d])
-            .map(|d| (pieces[d].out_start + idx[d]) * job.out_strides[d])
+            .map(|d| (out_start[d] + if d == last { 0 } else { idx[d] }) * job.out_strides[d])
             .sum();
-        partial[at as usize].merge(cell);
+        let at = at as usize;
+        partial[at..at + run].iter_mut().zip(cells).for_each(|(out, cell)| out.merge(cell));
         advance(&mut idx, |d| local_dims[d]);
     }
 }

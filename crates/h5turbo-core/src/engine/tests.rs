@@ -281,3 +281,93 @@ fn reductions_match_reference_on_every_axis_set() {
         }
     }
 }
+
+/// A 2-D f64 array whose values span twelve orders of magnitude (so the order in which
+/// partial sums meet changes their last bits), stored chunk by chunk in a shuffled
+/// order with every fifth chunk missing (fill value 0.25).
+fn float_fixture(dims: [u64; 2], chunk: [u64; 2]) -> Fixture {
+    let grid = [dims[0].div_ceil(chunk[0]), dims[1].div_ceil(chunk[1])];
+    let mut order: Vec<[u64; 2]> = (0..grid[0]).flat_map(|ci| (0..grid[1]).map(move |cj| [ci, cj])).collect();
+    order.sort_by_key(|&[ci, cj]| (ci * 7919 + cj * 104729) % 1009);
+    let (mut bytes, mut chunks) = (Vec::new(), HashMap::new());
+    for (n, [ci, cj]) in order.into_iter().enumerate() {
+        if n % 5 == 4 {
+            continue;
+        }
+        chunks.insert(vec![ci, cj], StoredChunk { address: bytes.len() as u64, size: chunk[0] * chunk[1] * 8, filter_mask: 0 });
+        for a in 0..chunk[0] {
+            for b in 0..chunk[1] {
+                let (i, j) = (ci * chunk[0] + a, cj * chunk[1] + b);
+                let v = ((i * 31 + j * 17) % 1000) as f64 * 1e-3 + if (i + j) % 7 == 0 { 1e9 } else { 0.0 };
+                bytes.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    let pipeline = crate::filters::DecodePipeline::new(&FilterPipeline::default(), 8).unwrap();
+    Fixture { source: MemSource::new(bytes), dims: dims.to_vec(), chunk_dims: chunk.to_vec(), chunks, pipeline }
+}
+
+fn reduce_f64(f: &Fixture, axes: &[bool], op: reduce::ReduceOp, threads: usize, max_waiting: usize) -> reduce::Reduced {
+    let fill = 0.25f64.to_le_bytes();
+    let src = ArraySource {
+        source: &f.source,
+        dims: &f.dims,
+        chunk_dims: &f.chunk_dims,
+        element_size: 8,
+        pipeline: &f.pipeline,
+        store: f,
+        fill: &fill,
+        allow_short_chunks: false,
+        cache: None,
+    };
+    let kind = reduce::ElementKind { class: reduce::NumberClass::Float, size: 8, big_endian: false };
+    let sel: Vec<AxisSelection> = f.dims.iter().map(|&n| AxisSelection::all(n)).collect();
+    reduce::reduce_with_waiting_limit(&src, kind, &sel, axes, op, threads, max_waiting).unwrap()
+}
+
+/// The bits of every float in a result, to compare results exactly.
+fn float_bits(r: &reduce::Reduced) -> Vec<u64> {
+    match r {
+        reduce::Reduced::Float(v) => v.iter().map(|x| x.to_bits()).collect(),
+        reduce::Reduced::Moments { count, mean, m2 } => {
+            count.iter().copied().chain(mean.iter().chain(m2).map(|x| x.to_bits())).collect()
+        }
+        other => panic!("not a float result: {other:?}"),
+    }
+}
+
+#[test]
+fn float_sums_and_moments_are_the_same_bits_on_every_thread_count_and_run() {
+    use reduce::{ReduceOp, Reduced};
+    let f = float_fixture([203, 61], [4, 3]);
+    for axes in [[true, true], [true, false], [false, true]] {
+        for op in [ReduceOp::SumFloat, ReduceOp::Moments] {
+            let serial = reduce_f64(&f, &axes, op, 1, usize::MAX);
+            for threads in [2, 3, 8] {
+                // 0: every thread whose results wait for their turn pauses (and must not
+                // stall the read); the default bound never pauses here.
+                for max_waiting in [0, 64 << 20] {
+                    for _ in 0..4 {
+                        let got = reduce_f64(&f, &axes, op, threads, max_waiting);
+                        assert_eq!(float_bits(&got), float_bits(&serial), "{op:?} {axes:?} on {threads} threads");
+                    }
+                }
+            }
+        }
+        // and the fixed order still sums correctly
+        let Reduced::Float(sums) = reduce_f64(&f, &axes, ReduceOp::SumFloat, 3, 0) else { panic!() };
+        let total: f64 = sums.iter().sum();
+        let want: f64 = (0..203u64)
+            .flat_map(|i| (0..61u64).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                let [ci, cj] = [i / 4, j / 3];
+                if f.chunks.contains_key(&vec![ci, cj]) {
+                    ((i * 31 + j * 17) % 1000) as f64 * 1e-3 + if (i + j) % 7 == 0 { 1e9 } else { 0.0 }
+                } else {
+                    0.25
+                }
+            })
+            .sum();
+        assert!((total - want).abs() <= 1e-12 * want, "{total} vs {want}");
+    }
+}
