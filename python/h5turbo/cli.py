@@ -14,9 +14,12 @@ a file h5turbo cannot read) print one line on stderr and exit with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ast
 import json
+import signal
 import sys
+import threading
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -523,7 +526,11 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
         return int(exc.code or 0)
     args.argv = argv
     try:
-        args.run(args, out)
+        with _terminate_as_interrupt():
+            args.run(args, out)
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: writers have removed their temporary files
+        print(f"h5turbo {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (CLIError, BenchUsageError) as exc:
         print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -536,4 +543,26 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
     except OSError as exc:  # a read failing half-way (file truncated, disk error)
         print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
         return 1
+    except RuntimeError as exc:  # libhdf5 failing to write (a full disk, a quota)
+        print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
+        return 1
     return 0
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM (what `kill` and job schedulers send) raises KeyboardInterrupt, so an
+    interrupted repack or write removes its temporary file as Ctrl-C does; the previous
+    handler is restored after. Only on the main thread (where Python delivers signals)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

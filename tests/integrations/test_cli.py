@@ -169,6 +169,39 @@ def test_errors_are_one_line(sample, capsys, argv, message):
     assert message in err and len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "--shape", "100x10", "--dtype", "foo"], "bad --dtype"),
+    (["bench", "--shape", "100x10", "--threads", "0"], "bad --threads"),
+    (["bench", "--shape", "100x10", "--threads", "-2"], "bad --threads"),
+    (["repack", "{readme}", "{out}"], "README.md: cannot be opened as HDF5"),
+    (["repack", "{folder}", "{out}"], "is a directory"),
+    (["repack", "{sample}", "{out}", "--level", "9"], "needs a compression"),
+])
+def test_bad_arguments_are_one_line_errors(sample, tmp_path, capsys, argv, message):
+    argv = [a.format(sample=sample, readme=REPO_ROOT / "README.md", folder=sample.parent, out=tmp_path / "o.h5")
+            for a in argv]
+    status, _out = run(*argv)
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "o.h5").exists()
+
+
+def test_sigterm_interrupts_a_command_like_ctrl_c(monkeypatch, capsys):
+    """A job scheduler's SIGTERM ends a command the way Ctrl-C does (writers remove their
+    temporary files on the way out), with one line and status 130, not a traceback."""
+    import signal
+
+    def killed(_args, _out):
+        os.kill(os.getpid(), signal.SIGTERM)
+        raise AssertionError("SIGTERM did not interrupt")
+    monkeypatch.setattr(cli, "cmd_ls", killed)
+    previous = signal.getsignal(signal.SIGTERM)
+    assert cli.main(["ls", "x.h5"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGTERM) == previous
+
+
 def test_help_everywhere(capsys):
     for argv in ([], ["ls"], ["info"], ["cat"]):
         assert cli.main(argv + ["--help"]) == 0

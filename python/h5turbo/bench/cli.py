@@ -69,12 +69,34 @@ def config_from(args) -> Config:
         else:
             raise BenchUsageError("give --preset NAME, --shape ROWSxCOLS, or --file PATH --dataset NAME")
         if args.shape or args.dtype or args.generator:
+            if args.dtype:
+                _number_dtype(args.dtype)
             rows, cols = _shape(args.shape) if args.shape else cfg.source.shape
             cfg = replace(cfg, source=Source(rows, cols, args.dtype or cfg.source.dtype,
                                              args.generator or cfg.source.generator))
         return _overrides(cfg, args)
     except ValueError as exc:
         raise BenchUsageError(str(exc)) from None
+
+
+def _number_dtype(text: str) -> None:
+    import numpy as np
+    try:
+        kind = np.dtype(text).kind
+    except TypeError:
+        kind = None
+    if kind not in ("i", "u", "f"):
+        raise BenchUsageError(f"bad --dtype {text!r}: a numpy integer or float type, e.g. int32, float64")
+
+
+def _threads(text: str) -> list[int]:
+    try:
+        counts = _list(text, int)
+    except ValueError:
+        counts = None
+    if not counts or min(counts) < 1:
+        raise BenchUsageError(f"bad --threads {text!r}: comma-separated counts of at least 1, e.g. 1,2,8")
+    return counts
 
 
 def _shape(text: str) -> tuple[int, int]:
@@ -100,7 +122,7 @@ def _overrides(cfg: Config, args) -> Config:
         if unknown:
             raise BenchUsageError(f"unknown pattern {unknown[0]!r}; one of {', '.join(ALL_PATTERNS)}")
     if args.threads:
-        changes["threads"] = _list(args.threads, int)
+        changes["threads"] = _threads(args.threads)
     if args.cache:
         changes["caches"] = CACHES if args.cache == "both" else (args.cache,)
     if args.repeats:

@@ -88,6 +88,9 @@ def measure(ds, pattern: str, threads=None, codecs=None) -> list[dict]:
     """Write candidates for a sample of ``ds`` (an h5turbo Dataset) and time reading them."""
     from ..objects.file import File
     shape, dtype = ds.shape, ds.dtype
+    if not shape or 0 in shape:
+        raise ArgumentError(f"{ds.file.filename}:{ds.name}: an empty or scalar dataset ({shape}) "
+                            "has no data to measure")
     row_bytes = dtype.itemsize * max(1, math.prod(shape[1:]))
     rows = max(1, min(shape[0], SAMPLE_BYTES // row_bytes))
     sample = ds[:rows]

@@ -9,6 +9,7 @@ from typing import Optional
 import numpy as np
 
 from .._native import UnsupportedError
+from .atomic import replacing
 from .write import write
 
 __all__ = ["write_h5ad"]
@@ -19,23 +20,44 @@ _DENSE = {"encoding-type": "array", "encoding-version": "0.2.0"}
 def write_h5ad(adata, path, compression: Optional[str] = "gzip", level: Optional[int] = None,
                shuffle: bool = False, threads: Optional[int] = None, chunks=None) -> None:
     """Write ``adata`` to ``path`` so that ``anndata.read_h5ad`` reads it back equal.
-    X and every layer (dense numpy or dask arrays, scipy CSR/CSC matrices) are written
-    with h5turbo's parallel encoders (``compression``/``level``/``shuffle`` as in
+    X, every layer and raw.X (dense numpy or dask arrays, scipy CSR/CSC matrices) are
+    written with h5turbo's parallel encoders (``compression``/``level``/``shuffle`` as in
     :func:`h5turbo.write`; ``chunks`` applies to dense arrays, None: auto); the rest by
-    anndata, with ``compression`` passed on when it is one anndata knows (gzip, lzf)."""
+    anndata, with ``compression`` passed on when it is one anndata knows (gzip, lzf).
+    The file is written next to ``path`` and renamed over it only when complete: a
+    failed write leaves an existing file as it was."""
     import anndata as ad
     import h5py
 
     light = ad.AnnData(obs=adata.obs, var=adata.var, uns=dict(adata.uns), obsm=dict(adata.obsm),
                        varm=dict(adata.varm), obsp=dict(adata.obsp), varp=dict(adata.varp))
-    light.write_h5ad(path, compression=compression if compression in ("gzip", "lzf") else None)
+    anndata_compression = compression if compression in ("gzip", "lzf") else None
     options = dict(compression=compression, level=level, shuffle=shuffle, threads=threads)
-    with h5py.File(path, "a") as f:
-        if adata.X is not None:
-            _write_matrix(f, "X", adata.X, chunks, options)
-        layers = f.require_group("layers")
-        for key, value in adata.layers.items():
-            _write_matrix(layers, key, value, chunks, options)
+    with replacing(path) as tmp:
+        light.write_h5ad(tmp, compression=anndata_compression)
+        with h5py.File(tmp, "a") as f:
+            if adata.X is not None:
+                _write_matrix(f, "X", adata.X, chunks, options)
+            layers = f.require_group("layers")
+            for key, value in adata.layers.items():
+                _write_matrix(layers, key, value, chunks, options)
+            if adata.raw is not None:
+                _write_raw(f, adata.raw, chunks, options, anndata_compression)
+
+
+def _write_raw(f, raw, chunks, options: dict, anndata_compression) -> None:
+    """``raw`` as anndata writes it: its var and varm by anndata, its X by h5turbo."""
+    try:
+        from anndata.io import write_elem
+    except ImportError:  # anndata < 0.11
+        from anndata.experimental import write_elem
+
+    group = f.create_group("raw")
+    group.attrs.update({"encoding-type": "raw", "encoding-version": "0.1.0"})
+    kwargs = {"compression": anndata_compression} if anndata_compression else {}
+    write_elem(group, "var", raw.var, dataset_kwargs=kwargs)
+    write_elem(group, "varm", dict(raw.varm), dataset_kwargs=kwargs)
+    _write_matrix(group, "X", raw.X, chunks, options)
 
 
 def _write_matrix(group, name: str, value, chunks, options: dict) -> None:

@@ -8,22 +8,24 @@ fixed-size bytes; at least one dimension; not compact); anything else (variable-
 strings, compounds, references, scalars, compact layout, named datatypes) is copied
 through h5py (libhdf5's H5Ocopy) as it is. The new file is written to a temporary
 file in DST's folder, checked (every re-encoded dataset read back with h5turbo and
-compared with SRC), and renamed to DST only then; on any failure or interrupt the
-temporary file is removed. SRC is opened read-only.
+compared with SRC), and renamed to DST only then, with DST's permissions (a symbolic
+link at DST keeps its target, which is replaced); on any failure or interrupt the
+temporary file is removed. SRC is opened read-only. Attributes keep their exact
+stored types (string padding and character set included) and creation order; the
+user block is kept.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 
 from .._native import Error as _Error
+from .atomic import replacing
 from .write import ArgumentError, CODECS, auto_chunks, write
 from ..objects.filters import filter_id
 
@@ -56,27 +58,38 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
         raise ArgumentError(f"chunks={chunks!r}: 'auto', 'keep' or a shape of positive sizes")
     if compression != KEEP and compression not in CODECS:
         raise ArgumentError(f"unknown compression {compression!r}")
+    if level is not None and compression == KEEP:
+        raise ArgumentError(f"level={level} needs a compression (with 'keep' each dataset keeps its own level)")
+    if threads is not None and int(threads) < 1:
+        raise ArgumentError(f"threads={threads} (at least 1)")
+    if src.is_dir():
+        raise IsADirectoryError(f"{src}: is a directory, not a file")
     if not src.is_file():
         raise FileNotFoundError(f"{src}: no such file")
     if dst.exists() and dst.resolve() == src.resolve():
         raise ArgumentError(f"{dst}: DST must differ from SRC")
     if not dst.parent.is_dir():
         raise ArgumentError(f"{dst.parent}: no such folder for DST")
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".h5turbo-tmp", dir=dst.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
     try:
-        with h5py.File(src, "r") as fin, h5py.File(tmp, "w", libver=_libver(fin),
-                                                    track_order=_tracks_order(fin["/"])) as fout:
+        fin = h5py.File(src, "r")
+    except OSError as exc:
+        raise OSError(f"{src}: cannot be opened as HDF5 ({exc})") from None
+    with fin, replacing(dst) as tmp:
+        with h5py.File(tmp, "w", libver=_libver(fin), track_order=_tracks_order(fin["/"]),
+                       userblock_size=fin.userblock_size) as fout:
             job = _Repack(fin, fout, src, chunks, compression, level, datasets, threads, progress)
             job.run()
+        _copy_user_block(src, tmp, fin.userblock_size)
         if verify:
             job.verify(tmp)
-        os.replace(tmp, dst)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return {"reencoded": job.reencoded, "copied": job.copied}
+
+
+def _copy_user_block(src: Path, dst: Path, size: int) -> None:
+    """The bytes before the HDF5 superblock (a user block: libhdf5 leaves them zero)."""
+    if size:
+        with open(src, "rb") as fin, open(dst, "r+b") as fout:
+            fout.write(fin.read(size))
 
 
 def _libver(f) -> tuple:
@@ -205,6 +218,9 @@ class _Repack:
         chunks = self._new_chunks(ds)
         fill = ds.fillvalue if _fill_is_set(ds) else None
         maxshape = ds.maxshape if ds.maxshape != ds.shape else None
+        plist = ds.id.get_create_plist()
+        fill_time = {0: "alloc", 1: "never", 2: "ifset"}.get(plist.get_fill_time())
+        track_order = bool(plist.get_attr_creation_order())
         with File(self.src_path) as turbo:
             source = turbo[ds.name]
             row_bytes = ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64))
@@ -223,7 +239,8 @@ class _Repack:
 
             write(gout, name, slabs(), chunks=chunks, compression=compression, level=level,
                   shuffle=shuffle, threads=self.threads, shape=ds.shape, dtype=ds.dtype,
-                  fillvalue=fill, fletcher32=fletcher32, progress=advance, maxshape=maxshape)
+                  fillvalue=fill, fletcher32=fletcher32, progress=advance, maxshape=maxshape,
+                  fill_time=fill_time, track_order=track_order)
 
     # ---------------------------------------------------------------- checks
 
@@ -274,6 +291,8 @@ def _numeric_chunkable(ds) -> bool:
         return False
     if dt.kind not in "biufcS" or h5py.check_dtype(ref=dt) or h5py.check_dtype(vlen=dt):
         return False
+    if dt.kind == "S" and not _numpy_like_string(ds.id.get_type()):
+        return False  # copied: written again from numpy it would come out NULLPAD ASCII
     layout = ds.id.get_create_plist().get_layout()
     if layout in (h5py.h5d.COMPACT, getattr(h5py.h5d, "VIRTUAL", -1)):
         return False
@@ -282,6 +301,14 @@ def _numeric_chunkable(ds) -> bool:
     plist = ds.id.get_create_plist()
     # n-bit and scale-offset change what is stored per element (lossy or packed): keep them
     return not any(plist.get_filter(i)[0] in (5, 6) for i in range(plist.get_nfilters()))
+
+
+def _numpy_like_string(tid) -> bool:
+    """A fixed-length string type that numpy's bytes map back to exactly."""
+    import h5py
+    if not isinstance(tid, h5py.h5t.TypeStringID):
+        return True  # opaque bytes: numpy's void maps back to them
+    return tid.get_strpad() == h5py.h5t.STR_NULLPAD and tid.get_cset() == h5py.h5t.CSET_ASCII
 
 
 def _holds_refs(dt) -> bool:
@@ -320,11 +347,25 @@ def _remap(value, fin, fout):
             out = np.empty(value.shape, dtype=value.dtype)
             for idx in np.ndindex(value.shape):
                 out[idx] = _remap(value[idx], fin, fout)
-            return out
+            return _tag_references(out)
         return value
     if isinstance(value, np.void) and value.dtype.fields:
         return _remap(np.array(value), fin, fout)[()]
     return value
+
+
+def _tag_references(values: np.ndarray) -> np.ndarray:
+    """An object array of references as h5py's reference dtype (arrays read from a
+    variable-length sequence of references come back untagged, and h5py writes
+    untagged objects as nothing it knows)."""
+    import h5py
+    if values.dtype.metadata or not values.size:
+        return values
+    if all(isinstance(v, h5py.RegionReference) for v in values.flat):
+        return values.astype(h5py.regionref_dtype)
+    if all(isinstance(v, h5py.Reference) and not isinstance(v, h5py.RegionReference) for v in values.flat):
+        return values.astype(h5py.ref_dtype)
+    return values
 
 
 def _remap_region(ref, fin, fout):
@@ -345,25 +386,63 @@ def _remap_region(ref, fin, fout):
 
 
 def _copy_attrs(src_obj, dst_obj, fin, fout) -> None:
+    """Every attribute of ``src_obj`` onto ``dst_obj``, in creation order where it is
+    tracked: references remapped to DST's objects, everything else with its exact
+    stored type and bytes."""
     import h5py
     for name in src_obj.attrs:
         aid = src_obj.attrs.get_id(name)
-        dtype = aid.dtype
+        if not _holds_refs(aid.dtype):
+            _copy_attr_exactly(aid, dst_obj, name)
+            continue
         value = src_obj.attrs[name]
         if isinstance(value, h5py.Empty):
             dst_obj.attrs.create(name, value)
             continue
-        if _holds_refs(dtype):
-            value = _remap(np.asarray(value) if isinstance(value, np.ndarray) else value, fin, fout)
-        shape = aid.shape
-        dst_obj.attrs.create(name, value, shape=shape, dtype=dtype)
+        value = _remap(np.asarray(value) if isinstance(value, np.ndarray) else value, fin, fout)
+        dst_obj.attrs.create(name, value, shape=aid.shape, dtype=aid.dtype)
+
+
+def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
+    """One attribute with its stored type (string padding, character set, byte order,
+    named types copied as plain ones) and its stored bytes (variable-length values
+    through h5py, strings as bytes, never decoded)."""
+    import h5py
+    ftype = aid.get_type()
+    if ftype.committed():
+        ftype = ftype.copy()
+    space = aid.get_space()
+    new = h5py.h5a.create(dst_obj.id, name.encode("utf-8"), ftype, space)
+    if space.get_simple_extent_type() == h5py.h5s.NULL:
+        return
+    if not aid.dtype.hasobject:  # the stored bytes as they are, no conversion at all
+        values = np.empty(aid.shape, dtype=np.dtype((np.void, ftype.get_size())))
+        aid.read(values, mtype=ftype)
+        new.write(values, mtype=ftype)
+        return
+    dtype = _as_stored(aid.dtype)
+    values = np.empty(aid.shape, dtype=dtype)
+    aid.read(values, mtype=h5py.h5t.py_create(dtype))
+    new.write(values, mtype=h5py.h5t.py_create(dtype))
+
+
+def _as_stored(dtype: np.dtype) -> np.dtype:
+    """``dtype`` with every variable-length string read as bytes (h5py decodes UTF-8
+    ones, and a string tagged ASCII may hold other bytes)."""
+    import h5py
+    if h5py.check_dtype(vlen=dtype) is str:
+        return h5py.string_dtype("ascii")
+    if dtype.fields:
+        return np.dtype([(field, _as_stored(dtype.fields[field][0])) for field in dtype.names])
+    return dtype
 
 
 def _remap_dataset_refs(dst_ds, src_ds, fin, fout) -> None:
-    if dst_ds.shape == ():
-        dst_ds[()] = _remap(src_ds[()], fin, fout)
-    else:
-        dst_ds[...] = _remap(src_ds[...], fin, fout)
+    import h5py
+    values = np.asarray(_remap(src_ds[()], fin, fout), dtype=dst_ds.dtype)
+    # Written through the low-level call: h5py's __setitem__ re-converts sequences of
+    # references and loses them.
+    dst_ds.id.write(h5py.h5s.ALL, h5py.h5s.ALL, values)
 
 
 def progress_bar(description: str):

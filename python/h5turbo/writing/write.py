@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _native
 from .._native import Error, UnsupportedError
+from .atomic import replacing
 
 __all__ = ["write", "auto_chunks", "ArgumentError", "CODECS"]
 
@@ -134,8 +135,8 @@ def _check_chunks(chunks, shape: tuple, where: str) -> tuple:
 def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
           level: Optional[int] = None, shuffle=False, threads: Optional[int] = None,
           mode: str = "a", attrs: Optional[dict] = None, *, shape=None, dtype=None,
-          fillvalue=None, fletcher32: bool = False, maxshape=None, batch_bytes: int = BATCH_BYTES,
-          progress=None):
+          fillvalue=None, fletcher32: bool = False, maxshape=None, fill_time: Optional[str] = None,
+          track_order: Optional[bool] = None, batch_bytes: int = BATCH_BYTES, progress=None):
     """Write ``data`` as dataset ``name`` of the HDF5 file ``path``, compressing chunks
     on ``threads`` threads (default: all cores). Returns nothing; the file is standard
     HDF5 that h5py (with hdf5plugin for zstd, lz4, blosc and bitshuffle) reads.
@@ -143,58 +144,152 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
     ``data``: a numpy array (or anything ``np.asarray`` takes), a dask array (computed
     one slab of chunk rows at a time), or an iterable of numpy blocks stacked along
     axis 0 (then ``shape`` and ``dtype`` are required) for arrays larger than memory.
+    ``dtype``: values are converted as libhdf5 converts them (as h5py stores
+    ``create_dataset(data=..., dtype=...)``): out-of-range values saturate.
     ``path`` may also be an open, writable ``h5py.File`` or ``h5py.Group``.
+
+    ``mode``: as h5py's. "a" and "r+" add the dataset to the file in place (a failed
+    write removes what it added). "w" (and "w-"/"x", which refuse an existing file)
+    write a new file to a temporary file next to ``path`` and rename it over ``path``
+    only when complete: a failed or interrupted write leaves the old file as it was.
 
     ``compression``: None, "gzip" (level 0-9, default 4), "lzf", "zstd" (level, default
     3), "lz4", "blosc" / "blosc:lz4|lz4hc|zlib|zstd|snappy|blosclz" (level 0-9, default 5;
     ``shuffle`` True or "bit" selects blosc's own byte or bit shuffle),
     "bitshuffle" / "bitshuffle:lz4" / "bitshuffle:zstd". ``shuffle=True`` adds HDF5's
     byte-shuffle filter before the compressor (except for blosc, see above).
-    ``chunks=None`` picks :func:`auto_chunks`. ``progress``: called with the number of
-    bytes of raw data written so far (after each batch).
+    ``chunks=None`` picks :func:`auto_chunks`. ``fillvalue``, ``fill_time``,
+    ``fletcher32``, ``maxshape`` and ``track_order`` are h5py's ``create_dataset``
+    options. ``progress``: called with the number of bytes of raw data written so far
+    (after each batch).
     """
     import h5py
 
-    where = f"{getattr(path, 'filename', path)}:{name}"
+    where = _describe(path, name)
     source = _Source.of(data, shape, dtype, where)
     if source.ndim == 0:
         raise ArgumentError(f"{where}: cannot chunk a scalar (use h5py for scalars)")
-    chunks = auto_chunks(source.shape, source.dtype.itemsize) if chunks is None \
-        else _check_chunks(chunks, source.shape, where)
     if shuffle not in (False, True, "bit") or (shuffle == "bit" and not str(compression).startswith("blosc")):
         raise ArgumentError(f"{where}: shuffle={shuffle!r} (True, False, or 'bit' with blosc)")
     kwargs = _codec_kwargs(compression, level, shuffle)
     if shuffle is True and not str(compression).startswith("blosc"):
         kwargs["shuffle"] = True
+    if fletcher32:
+        kwargs["fletcher32"] = True
+    if maxshape is not None:
+        kwargs["maxshape"] = maxshape
+    # Without chunks or any option that needs them, an empty array is an empty
+    # contiguous dataset, as h5py makes it.
+    chunked = chunks is not None or bool(kwargs) or 0 not in source.shape
+    if chunks is not None:
+        chunks = _check_chunks(chunks, source.shape, where)
+    elif 0 in source.shape:
+        chunks = True  # nothing to write: h5py picks the chunks, as it does for an empty array
+    else:
+        chunks = auto_chunks(source.shape, source.dtype.itemsize)
+    if fill_time is not None:
+        kwargs["fill_time"] = fill_time
+    if track_order is not None:
+        kwargs["track_order"] = track_order
     if threads is not None and int(threads) < 1:
         raise ArgumentError(f"{where}: threads={threads} (at least 1)")
-    owner = None
+    job = _Job(name, source, chunks if chunked else None, kwargs, fillvalue, attrs, threads, batch_bytes,
+               progress, where)
     if isinstance(path, h5py.Group):
-        group = path
+        job.into(path)
+    elif mode in ("w", "w-", "x"):
+        with replacing(path, exclusive=mode != "w") as tmp:
+            with h5py.File(tmp, "w") as f:
+                job.into(f)
     else:
         try:
-            owner = group = h5py.File(path, mode)
+            f = h5py.File(path, mode)
         except ValueError as exc:
             raise ArgumentError(f"{path}: {exc}") from None
-    try:
-        if name in group:
-            raise ArgumentError(f"{where}: an object of that name already exists")
-        if 0 in source.shape:  # nothing to chunk: an empty contiguous dataset, as h5py makes
-            dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, fillvalue=fillvalue)
-        else:
-            dset = group.create_dataset(name, shape=source.shape, dtype=source.dtype, chunks=chunks,
-                                        fillvalue=fillvalue, fletcher32=fletcher32, maxshape=maxshape,
-                                        **kwargs)
+        with f:
+            job.into(f)
+
+
+def _describe(path, name: str) -> str:
+    """File and object, for messages: ``path`` is a file name or an open h5py group."""
+    group_file = getattr(getattr(path, "file", None), "filename", None)
+    if group_file is None:
+        return f"{path}:{name}"
+    parent = path.name.rstrip("/")
+    return f"{group_file}:{parent}/{name}"
+
+
+class _Job:
+    """One dataset to create and fill, its arguments checked."""
+
+    def __init__(self, name, source, chunks, kwargs, fillvalue, attrs, threads, batch_bytes, progress, where):
+        self.name, self.source, self.chunks, self.kwargs = name, source, chunks, kwargs
+        self.fillvalue, self.attrs, self.threads = fillvalue, attrs, threads
+        self.batch_bytes, self.progress, self.where = batch_bytes, progress, where
+
+    def into(self, group) -> None:
+        """Create the dataset in ``group`` and fill it; on failure remove what was added
+        (the dataset, and the groups made on the way to it)."""
+        if self.name in group:
+            raise ArgumentError(f"{self.where}: an object of that name already exists")
+        made = _missing_groups(group, self.name)
         try:
-            _fill(dset, source, chunks, threads, batch_bytes, progress)
-            for key, value in (attrs or {}).items():
+            dset = self._create(group)
+            if self.chunks is not None:
+                _fill(dset, self.source, self.chunks, self.threads, self.batch_bytes, self.progress)
+            for key, value in (self.attrs or {}).items():
                 dset.attrs[key] = value
         except BaseException:
-            del group[name]  # no half-written dataset left behind
+            if self.name in group:
+                del group[self.name]
+            for path in reversed(made):
+                if path in group and len(group[path]) == 0:
+                    del group[path]
             raise
-    finally:
-        if owner is not None:
-            owner.close()
+
+    def _create(self, group):
+        source = self.source
+        try:
+            if self.chunks is None:
+                return group.create_dataset(self.name, shape=source.shape, dtype=source.dtype,
+                                            fillvalue=self.fillvalue, **self.kwargs)
+            return group.create_dataset(self.name, shape=source.shape, dtype=source.dtype, chunks=self.chunks,
+                                        fillvalue=self.fillvalue, **self.kwargs)
+        except (ValueError, TypeError) as exc:
+            raise ArgumentError(f"{self.where}: {exc}") from None
+
+
+def _missing_groups(group, name: str) -> list:
+    """The groups on the way to ``name`` (relative to ``group``) that do not exist yet."""
+    parts = [p for p in name.split("/")[:-1] if p]
+    missing, path = [], ""
+    for part in parts:
+        path = f"{path}/{part}" if path else part
+        if path not in group:
+            missing.append(path)
+    return missing
+
+
+def convert(array: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
+    """``array`` as ``dtype``, converted as libhdf5 converts numbers (as h5py stores
+    ``create_dataset(data=array, dtype=dtype)``): out-of-range values saturate, floats
+    are truncated toward zero. Other kinds convert as numpy's ``astype``."""
+    dtype = np.dtype(dtype)
+    if array.dtype == dtype:
+        return array
+    numeric = "biuf"
+    if array.dtype.kind not in numeric or dtype.kind not in numeric or dtype.kind == "f" and dtype.itemsize == 2:
+        return array.astype(dtype)  # float16: h5py converts with numpy too
+    import h5py
+    src = np.ascontiguousarray(array)
+    width = max(src.dtype.itemsize, dtype.itemsize)
+    buf = np.empty(src.size * width, np.uint8)
+    buf[:src.nbytes] = src.reshape(-1).view(np.uint8)
+    try:
+        h5py.h5t.convert(h5py.h5t.py_create(src.dtype), h5py.h5t.py_create(dtype), src.size, buf)
+    except Exception as exc:
+        raise ArgumentError(f"{where}: values of {src.dtype} cannot be stored as {dtype} ({exc})") from None
+    return buf[:src.size * dtype.itemsize].view(dtype).reshape(src.shape)
 
 
 class _Source:
@@ -215,7 +310,7 @@ class _Source:
             return cls(shape, _check_dtype(dtype, where), blocks=iter(data))
         array = np.asarray(data)
         if dtype is not None:
-            array = array.astype(dtype, copy=False)
+            array = convert(array, dtype, where)
         if shape is not None and tuple(shape) != array.shape:
             raise ArgumentError(f"{where}: data has shape {array.shape}, shape= says {tuple(shape)}")
         _check_dtype(array.dtype, where)
@@ -236,8 +331,8 @@ class _Source:
     def _stacked(self, rows: int):
         pending, have, start = [], 0, 0
         for block in self.blocks:
-            block = np.asarray(block, dtype=self.dtype)
-            if block.shape[1:] != self.shape[1:]:
+            block = convert(np.asarray(block), self.dtype, "block")
+            if block.ndim != len(self.shape) or block.shape[1:] != self.shape[1:]:
                 raise ArgumentError(f"block of shape {block.shape} does not stack into {self.shape}")
             pending.append(block)
             have += block.shape[0]
