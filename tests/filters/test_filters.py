@@ -17,6 +17,8 @@ import h5py
 import hdf5plugin
 import numpy as np
 import pytest
+
+import h5turbo
 from support.common import REPO_ROOT
 
 DTYPES = ["i1", "<i2", "<i4", "<i8", "u1", "<u2", "<u4", "<u8", "<f4", "<f8", ">i2", ">i4", ">u8", ">f4", ">f8"]
@@ -204,6 +206,22 @@ def test_optional_filter_skipped_chunks(tmp_path):
     got = read_with_h5turbo(tmp_path, path, ["lzf", "blosc"])
     for g in got:
         assert_same(g, data, "skipped chunks")
+
+
+def test_optional_filter_that_refused_the_dataset(tmp_path):
+    """bitshuffle cannot take variable-length strings: libhdf5 stores it with the two
+    client values it was given and skips it in every chunk (as anndata's
+    write_h5ad(compression=hdf5plugin.Bitshuffle()) leaves its string columns). h5py
+    reads such chunks; so must we. A chunk that did not skip it cannot be decoded."""
+    path = tmp_path / "refused.h5"
+    words = np.array(["alpha", "béta", "", "gamma" * 20], dtype=object)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("s", data=words, dtype=h5py.string_dtype(), chunks=(2,), **hdf5plugin.Bitshuffle(cname="lz4"))
+        cd = f["s"].id.get_create_plist().get_filter(0)[2]
+        masks = {f["s"].id.get_chunk_info(i).filter_mask for i in range(2)}
+    assert len(cd) < 3 and masks == {1}, f"fixture: client data {cd}, masks {masks}"
+    with h5turbo.File(path) as f:
+        assert list(f["s"].asstr()[()]) == list(words)
 
 
 def test_large_chunks_many_blocks(tmp_path):

@@ -4,6 +4,7 @@ bit for bit; broken files give errors naming them without stopping the others.""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -298,3 +299,14 @@ def test_signal_too_large_to_allocate_is_an_error_for_its_read(tmp_path):
     assert [type(i).__name__ for i in items] == ["Fast5Read", "Fast5Error", "Fast5Read"]
     assert [len(items[0].signal), len(items[2].signal)] == [100, 300]
     assert "cannot allocate /read_b/Raw/Signal" in str(items[1])
+
+
+def test_a_dangling_link_in_a_folder_is_an_error_not_a_silent_gap(tmp_path):
+    """A *.fast5 entry that cannot be opened (a link into a disk that is not mounted)
+    is reported for that file, as the same path given explicitly is."""
+    shutil.copy(CORPUS / "multi_read_batch_0.fast5", tmp_path / "a.fast5")
+    os.symlink(tmp_path / "unmounted" / "b.fast5", tmp_path / "b.fast5")
+    items = list(h5turbo.read_fast5(tmp_path))
+    errors = [i for i in items if isinstance(i, h5turbo.Fast5Error)]
+    assert len(errors) == 1 and "b.fast5" in str(errors[0])
+    assert len(items) - 1 == sum(1 for _ in h5turbo.read_fast5(tmp_path / "a.fast5"))

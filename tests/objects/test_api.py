@@ -758,3 +758,20 @@ def test_iter_chunks_needs_a_chunked_dataset(files):
     for region in [np.s_[0:100, :, :], np.s_[5:2, :, :], np.s_[0:3], np.s_[::2, :, :]]:
         with pytest.raises(ValueError):
             f["gzip_3d"].iter_chunks(region)
+
+
+@pytest.mark.parametrize("layout", ["chunked", "contiguous"])
+def test_unwritten_elements_with_fill_time_never_read_as_h5py_reads_them(tmp_path, layout):
+    """With fill time "never", libhdf5 leaves unwritten elements alone and h5py's
+    buffers start as zeros: they read as 0, while fillvalue still says 9."""
+    path = tmp_path / "never.h5"
+    with h5py.File(path, "w") as f:
+        chunks = (4,) if layout == "chunked" else None
+        f.create_dataset("x", shape=(10,), dtype="i4", chunks=chunks, fillvalue=9, fill_time="never")
+        if layout == "chunked":
+            f["x"][:4] = 1
+        want, fill = f["x"][()], f["x"].fillvalue
+    with h5turbo.File(path) as f:
+        np.testing.assert_array_equal(f["x"][()], want)
+        assert f["x"].fillvalue == fill == 9
+        assert f["x"].sum() == want.sum()

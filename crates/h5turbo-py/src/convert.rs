@@ -3,7 +3,7 @@
 
 use crate::errors::{guard, to_py_err};
 
-use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype};
+use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype, ResultExt};
 use numpy::npyffi::{npy_intp, NpyTypes, PyArrayObject, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -157,7 +157,11 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
     let scalar = value.dataspace.kind == DataspaceKind::Scalar;
     let shape: Vec<u64> = if scalar { vec![] } else { value.dataspace.dims.clone() };
     if has_objects(&value.datatype) {
-        let values = py.allow_threads(|| guard(|| value.vlen_values(obj.file()))).map_err(to_py_err)?;
+        // The values live in global heaps elsewhere in the file: say whose they are.
+        let whose = format!("{} (attribute '{}')", obj.name(), value.name);
+        let values = py
+            .allow_threads(|| guard(|| value.vlen_values(obj.file()).in_object(&whose).in_file(obj.file().path())))
+            .map_err(to_py_err)?;
         // an array type's items are trailing axes, as numpy expands sub-array dtypes
         let (item_type, items) = array_items(&value.datatype, values)?;
         let objects = items.iter().map(|v| vlen_to_py(py, item_type, v, true)).collect::<PyResult<Vec<_>>>()?;

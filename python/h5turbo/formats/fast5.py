@@ -107,7 +107,9 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
     for p in paths:
         p = os.fsdecode(p)
         if os.path.isdir(p):
-            yield from (str(f) for f in sorted(Path(p).rglob("*.fast5")) if f.is_file())
+            # Anything that is not a folder, a link that leads nowhere included: it fails
+            # as that read's error instead of vanishing from the count.
+            yield from (str(f) for f in sorted(Path(p).rglob("*.fast5")) if not f.is_dir())
         else:
             yield p
 

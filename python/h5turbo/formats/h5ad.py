@@ -22,7 +22,7 @@ from ..objects.dataset import Dataset
 from ..objects.values import string_encoding, text
 from ..objects.file import File
 from ..objects.group import Group
-from .._native import FormatError, UnsupportedError
+from .._native import Error, FormatError, UnsupportedError
 from ..compute.sparse import SparseDataset
 
 __all__ = ["read_h5ad"]
@@ -70,7 +70,7 @@ def _anndata(obj: Any, slots: dict):
 
     try:
         return anndata.AnnData(**slots)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, IndexError) as exc:
         raise _fail(obj, f"the elements do not make an AnnData: {exc}") from exc
 
 
@@ -83,6 +83,7 @@ class _H5adReader:
     def __init__(self, f: File, threads: Optional[int]):
         self.file = f
         self.threads = threads
+        self.reading: set = set()  # the groups being read, outermost first: a cycle is an error
 
     # ------------------------------------------------------------------ the file
 
@@ -91,6 +92,10 @@ class _H5adReader:
         encoding = _spec(f)[0]
         if encoding not in ("", "anndata"):
             raise _fail(f, f"root encoding-type is {encoding!r}, not 'anndata'")
+        foreign = [k for k in f if k not in _ANNDATA_KEYS and not k.startswith("raw.")]
+        if foreign:
+            raise _fail(f, f"is not an h5ad file: its root holds {', '.join(map(repr, foreign[:3]))}, "
+                           f"which are not AnnData slots ({', '.join(_ANNDATA_KEYS)})")
         legacy = isinstance(f.get("obs"), Dataset)  # anndata < 0.7
         slots = {}
         for key in f:
@@ -140,7 +145,20 @@ class _H5adReader:
             kind = "group" if isinstance(obj, Group) else "dataset"
             raise UnsupportedError(f"{obj.file.filename}: {obj.name}: unknown encoding "
                                    f"{spec[0]!r} version {spec[1]!r} for a {kind}")
-        return reader(self, obj)
+        if obj in self.reading:
+            raise _fail(obj, "is inside itself (a hard link back to a group being read)")
+        if isinstance(obj, Group):
+            self.reading.add(obj)
+        try:
+            return reader(self, obj)
+        except Error:
+            raise  # h5turbo's own errors name the file and the element already
+        except (TypeError, ValueError, IndexError, KeyError) as exc:
+            # values that do not fit their encoding (an integer string-array, a mask
+            # that is not boolean, a 0-d array where a matrix must be)
+            raise _fail(obj, f"is not a valid {spec[0] or 'element'}: {exc}") from exc
+        finally:
+            self.reading.discard(obj)
 
     # ------------------------------------------------------------------ groups
 

@@ -109,9 +109,9 @@ def _strings(ds: Dataset) -> np.ndarray:
 
 
 def _read_v3(f: File, threads: Optional[int]):
-    import anndata
-
     group = f["matrix"]
+    if not isinstance(group, Group):
+        raise FormatError(f"{f.filename}: /matrix: a 10x v3 matrix must be a group")
     datasets = _collect(group, {})
     matrix = _matrix(group, datasets, threads)
     obs = {"obs_names": _strings(_required(group, datasets, "barcodes"))}
@@ -125,13 +125,24 @@ def _read_v3(f: File, threads: Optional[int]):
     if "filtered_barcodes" in group:
         obs["filtered_barcodes"] = datasets["filtered_barcodes"].read().astype(bool)
     if "features" not in group:
-        raise ValueError("10x h5 has no features group")
+        raise FormatError(f"{f.filename}: {group.name}: no features group")
     features = group["features"]
     for name in features:
         item = Group.__getitem__(features, name)
         if isinstance(item, Dataset) and name not in _NOT_EXTRA:
             var[name] = datasets[name].read().astype(bool if item.dtype.kind == "b" else str)
-    return anndata.AnnData(matrix, obs=obs, var=var)
+    return _anndata(group, matrix, obs, var)
+
+
+def _anndata(group: Group, matrix, obs: dict, var: dict):
+    """The AnnData; barcodes or features that do not fit the matrix are a broken file."""
+    import anndata
+
+    try:
+        return anndata.AnnData(matrix, obs=obs, var=var)
+    except ValueError as exc:
+        raise FormatError(f"{group.file.filename}: {group.name}: barcodes and features do not fit the "
+                          f"{matrix.shape[0]} x {matrix.shape[1]} matrix: {exc}") from exc
 
 
 def _select_features(adata, filename: str, genome: Optional[str], gex_only: bool):
@@ -146,14 +157,13 @@ def _select_features(adata, filename: str, genome: Optional[str], gex_only: bool
 
 
 def _read_v2(f: File, genome: str, threads: Optional[int]):
-    import anndata
-
     group = f[genome]
     if not isinstance(group, Group):
         raise FormatError(f"{f.filename}: {group.name}: a 10x v2 genome must be a group")
     datasets = _collect(group, {})
     matrix = _matrix(group, datasets, threads)
-    return anndata.AnnData(
+    return _anndata(
+        group,
         matrix,
         obs={"obs_names": _strings(_required(group, datasets, "barcodes"))},
         var={"var_names": _strings(_required(group, datasets, "gene_names")),

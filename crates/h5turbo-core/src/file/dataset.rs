@@ -14,7 +14,7 @@ use crate::format::dataspace::{Dataspace, DataspaceKind};
 use crate::format::datatype::Datatype;
 use crate::format::shared::parse_shared_message;
 use crate::format::external::{parse_external_files, Segment};
-use crate::format::fill_value::FillValue;
+use crate::format::fill_value::{FillValue, FILL_TIME_IFSET, FILL_TIME_NEVER};
 use crate::format::filter_pipeline::FilterPipeline;
 use crate::format::layout::Layout;
 use crate::format::object_header::{msg, HeaderMessage, ObjectHeader};
@@ -51,6 +51,10 @@ pub struct Dataset {
     pub fill: Vec<u8>,
     /// Whether the file defines a fill value.
     pub fill_defined: bool,
+    /// What elements never written read as: the fill value, or zeros when the fill
+    /// time is "never" (libhdf5 then leaves the caller's buffer alone, and h5py's
+    /// buffers start as zeros).
+    unwritten: Vec<u8>,
     /// The filter pipeline parsed for decoding, on first read, then shared.
     decoder: OnceLock<filters::DecodePipeline>,
     /// The chunk index, read on first use and kept.
@@ -98,7 +102,7 @@ impl Dataset {
         if external.is_none() {
             check_contiguous_size(&layout, &dataspace, element_size)?;
         }
-        let fill_value = fill_value(header, ctx)?;
+        let (fill_value, fill_time) = fill_value(header, ctx)?;
         let fill_defined = fill_value.as_ref().is_some_and(|v| !v.is_empty());
         let fill = match fill_value {
             Some(v) if v.len() == element_size => v,
@@ -121,6 +125,10 @@ impl Dataset {
             datatype,
             layout,
             pipeline,
+            unwritten: match fill_time {
+                FILL_TIME_NEVER => zeroed(element_size, "the fill value of the datatype")?,
+                _ => fill.clone(),
+            },
             fill,
             fill_defined,
             decoder: OnceLock::new(),
@@ -404,7 +412,7 @@ impl Dataset {
             element_size: self.element_size(),
             pipeline,
             store,
-            fill: &self.fill,
+            fill: &self.unwritten,
             allow_short_chunks: false,
             cache: Some(&self.cache),
         }
@@ -504,15 +512,16 @@ fn dataset_datatype(ctx: &FormatContext, m: &HeaderMessage) -> Result<Datatype> 
     Datatype::parse(&m.data, m.address, ctx.sizes())
 }
 
-/// The fill value bytes, from the new message if present, else the old one.
-fn fill_value(header: &ObjectHeader, ctx: &FormatContext) -> Result<Option<Vec<u8>>> {
-    if let Some(m) = header.find(msg::FILL_VALUE) {
-        return Ok(FillValue::parse_new(&m.data, m.address, ctx.sizes())?.value);
-    }
-    if let Some(m) = header.find(msg::FILL_VALUE_OLD) {
-        return Ok(FillValue::parse_old(&m.data, m.address, ctx.sizes())?.value);
-    }
-    Ok(None)
+/// The fill value bytes and fill time, from the new message if present, else the old one.
+fn fill_value(header: &ObjectHeader, ctx: &FormatContext) -> Result<(Option<Vec<u8>>, u8)> {
+    let message = if let Some(m) = header.find(msg::FILL_VALUE) {
+        FillValue::parse_new(&m.data, m.address, ctx.sizes())?
+    } else if let Some(m) = header.find(msg::FILL_VALUE_OLD) {
+        FillValue::parse_old(&m.data, m.address, ctx.sizes())?
+    } else {
+        return Ok((None, FILL_TIME_IFSET));
+    };
+    Ok((message.value, message.fill_time))
 }
 
 /// Rows of whole trailing extents, about VIRTUAL_CHUNK_BYTES each: contiguous data

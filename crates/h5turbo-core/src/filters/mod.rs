@@ -30,7 +30,7 @@ mod szip;
 mod vbz;
 mod zstd;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 
 pub use registry::*;
@@ -115,6 +115,11 @@ enum Codec {
     /// Client data as stored: the type description is walked per element.
     Nbit(Box<[u32]>),
     ScaleOffset(scaleoffset::Params),
+    /// An optional filter that cannot be applied here (its parameters are refused, or it
+    /// is unknown). libhdf5 skips optional filters that refuse a dataset (bitshuffle on
+    /// variable-length strings) and marks the chunks: those decode; any other chunk fails
+    /// with this error.
+    Refused { id: u16, kind: ErrorKind, message: Box<str> },
 }
 
 /// How a stage's input size relates to its output size.
@@ -152,6 +157,17 @@ impl Codec {
         })
     }
 
+    /// `parse`, except that an optional filter we cannot apply fails only the chunks
+    /// that did not skip it.
+    fn parse_or_defer(info: &FilterInfo, element_size: usize) -> Result<Codec> {
+        match Codec::parse(info, element_size) {
+            Err(e) if info.optional => {
+                Ok(Codec::Refused { id: info.id, kind: e.kind(), message: e.message().into() })
+            }
+            parsed => parsed,
+        }
+    }
+
     fn id(&self) -> u16 {
         match self {
             Codec::Deflate => FILTER_DEFLATE,
@@ -168,6 +184,7 @@ impl Codec {
             Codec::Szip(_) => FILTER_SZIP,
             Codec::Nbit(_) => FILTER_NBIT,
             Codec::ScaleOffset(_) => FILTER_SCALEOFFSET,
+            Codec::Refused { id, .. } => *id,
         }
     }
 
@@ -232,6 +249,7 @@ impl Codec {
             Codec::Szip(p) => szip::decode(src, dst, p, ctx),
             Codec::Nbit(cd) => nbit::decode(src, dst, cd),
             Codec::ScaleOffset(p) => scaleoffset::decode(src, dst, p),
+            Codec::Refused { kind, message, .. } => Err(Error::new(*kind, message.to_string())),
         }
     }
 }
@@ -264,6 +282,7 @@ impl DecodePipeline {
     /// Every filter must be one we decode, else `ErrorKind::Unsupported` naming id and
     /// name, e.g. "filter 32017 (SZ) is not supported"; client data is validated too,
     /// so a dataset whose parameters we cannot honour fails here, before any read.
+    /// Except optional filters: those fail only the chunks that did not skip them.
     pub fn new(pipeline: &FilterPipeline, element_size: usize) -> Result<DecodePipeline> {
         if pipeline.filters.len() > MAX_STAGES {
             return Err(crate::format_err!(
@@ -272,7 +291,7 @@ impl DecodePipeline {
                 MAX_STAGES
             ));
         }
-        let stages = pipeline.filters.iter().map(|info| Codec::parse(info, element_size)).collect::<Result<_>>()?;
+        let stages = pipeline.filters.iter().map(|info| Codec::parse_or_defer(info, element_size)).collect::<Result<_>>()?;
         Ok(DecodePipeline { stages })
     }
 

@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 /// Space allocation time: early (1), late (2), incremental (3).
 pub const ALLOC_TIME_LATE: u8 = 2;
 /// Fill value write time: on allocation (0), never (1), if set by the user (2).
+pub const FILL_TIME_NEVER: u8 = 1;
 pub const FILL_TIME_IFSET: u8 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
