@@ -456,8 +456,18 @@ class H5TurboStore(AbstractDataStore):
         return {"unlimited_dims": {n for n, d in self._local.dims.items() if d.unlimited}}
 
     def close(self, **kwargs):
-        if self._owns_file:
+        if self._owns_file and self._file is not None:
             self._file.close()
+
+    # A Dataset keeps its store (for close()), so pickling a Dataset pickles the store:
+    # it travels as nothing but a closed handle. The variables it made pickle on their
+    # own (H5TurboArray) and reopen the file where they are read.
+    def __getstate__(self):
+        return {"_filename": self._filename, "_path": self._path}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._owns_file, self._file = False, None
 
 
 # ---------------------------------------------------------------------- entry point

@@ -109,3 +109,19 @@ def test_broken_10x_files_are_format_errors_naming_the_group(tmp_path, source, c
     with pytest.raises(h5turbo.FormatError) as info:
         h5turbo.read_10x_h5(path)
     assert f"{path}: {message}" in str(info.value)
+
+
+@pytest.mark.parametrize("member, dtype", [("indptr", "f8"), ("indices", "f8"), ("indices", "u8")])
+def test_sparse_index_arrays_must_be_integers_scipy_takes(tmp_path, member, dtype):
+    import anndata as ad
+    import scipy.sparse as sp
+    path = tmp_path / "sparse.h5ad"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ad.AnnData(sp.csr_matrix(np.eye(4, dtype="f4"))).write_h5ad(path)
+    with h5py.File(path, "a") as f:
+        values = f[f"X/{member}"][()].astype(dtype)
+        del f[f"X/{member}"]
+        f[f"X/{member}"] = values
+    with pytest.raises(h5turbo.FormatError, match=f"/X: {member} are stored as"):
+        h5turbo.read_h5ad(path)

@@ -407,10 +407,12 @@ def loom_file(tmp_path_factory):
 
 
 LOOM_ARGS = [{}, {"sparse": False}, {"X_name": ""}, {"cleanup": True},
-             {"obsm_mapping": {"X_umap": ["umap_1", "umap_2"]}, "dtype": "float64"}]
+             {"obsm_mapping": {"X_umap": ["umap_1", "umap_2"]}, "dtype": "float64"},
+             {"validate": False}, {"obsm_names": {"X_umap": ["umap_1", "umap_2"]}}]
 
 
 @pytest.mark.parametrize("kwargs", LOOM_ARGS)
+@pytest.mark.filterwarnings("ignore:Argument obsm_names has been deprecated:FutureWarning")
 def test_loom_written(loom_file, kwargs):
     assert_same(h5turbo.read_loom(loom_file, **kwargs), anndata.read_loom(loom_file, **kwargs))
 

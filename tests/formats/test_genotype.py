@@ -109,3 +109,13 @@ def test_corrupt_chunk_raises_a_format_error(tmp_path):
     with h5turbo.File(path) as f:
         with pytest.raises(h5turbo.Error, match="corrupt.h5"):
             GenotypeArray(f["calldata/GT"], threads=2).count_alt()
+
+
+def test_all_missing_calls_count_no_alleles(tmp_path):
+    """Every call missing: no allele columns, as scikit-allel's count_alleles gives."""
+    path = tmp_path / "missing.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("calldata/GT", data=np.full((20, 4, 2), -1, np.int8), chunks=(10, 4, 2))
+    with h5turbo.File(path) as f:
+        counts = GenotypeArray(f["calldata/GT"]).count_alleles()
+    assert counts.shape == (20, 0) and counts.dtype == np.int32

@@ -745,6 +745,7 @@ def test_read_direct_converts_dtype(files):
 @pytest.mark.parametrize("path, sel", [
     ("gzip_3d", None), ("gzip_3d", np.s_[1:8, 2:9, 0:11]), ("gzip_3d", np.s_[4, 0:3, 5:6]),
     ("lzf_4d", None), ("resizable", np.s_[2:7, 0:9]), ("compound", np.s_[1:6]),
+    ("gzip_3d", np.s_[::2, 1:9:3, :]),  # steps are ignored: the pieces cover the bounds
 ])
 def test_iter_chunks_like_h5py(files, path, sel):
     f, h = files
@@ -755,7 +756,7 @@ def test_iter_chunks_needs_a_chunked_dataset(files):
     f, _ = files
     with pytest.raises(TypeError):
         f["int32_2d"].iter_chunks()
-    for region in [np.s_[0:100, :, :], np.s_[5:2, :, :], np.s_[0:3], np.s_[::2, :, :]]:
+    for region in [np.s_[0:100, :, :], np.s_[5:2, :, :], np.s_[0:3]]:
         with pytest.raises(ValueError):
             f["gzip_3d"].iter_chunks(region)
 

@@ -2,15 +2,16 @@
 
 use h5turbo_core::prelude::{Error, ErrorKind};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyFileNotFoundError, PyKeyError, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyTuple, PyType};
 
 // An OSError, as h5py's errors for files it cannot open or data it cannot read are, so
 // that `except OSError` written for h5py catches them.
 create_exception!(_native, H5TurboError, PyOSError, "Base of every h5turbo error (an OSError, as h5py's file and read errors).");
 create_exception!(_native, FormatError, H5TurboError, "The file is broken or malformed where we looked.");
 create_exception!(_native, UnsupportedError, H5TurboError, "Valid HDF5 that h5turbo does not read yet.");
-create_exception!(_native, ClosedError, H5TurboError, "The file was closed.");
 create_exception!(
     _native,
     FileObjectError,
@@ -39,7 +40,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("Error", py.get_type::<H5TurboError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
-    m.add("ClosedError", py.get_type::<ClosedError>())?;
+    m.add("ClosedError", closed_error_type(py)?)?;
     m.add("FileObjectError", py.get_type::<FileObjectError>())?;
     Ok(())
 }
@@ -49,9 +50,13 @@ pub fn to_py_err(e: Error) -> PyErr {
     match e.kind() {
         ErrorKind::Format => FormatError::new_err(msg),
         ErrorKind::Unsupported => UnsupportedError::new_err(msg),
-        ErrorKind::Closed => ClosedError::new_err(msg),
+        ErrorKind::Closed => Python::with_gil(|py| match closed_error_type(py) {
+            Ok(closed) => PyErr::from_type(closed, msg),
+            Err(e) => e,
+        }),
         ErrorKind::NotFound => PyKeyError::new_err(msg),
         ErrorKind::InvalidArgument => PyValueError::new_err(msg),
+        ErrorKind::Io if interrupted(&e).is_some() => interrupted(&e).unwrap_or_else(|| PyOSError::new_err(msg)),
         ErrorKind::Io if file_object_failure(&e).is_some() => {
             let err = FileObjectError::new_err(msg);
             if let Some(cause) = file_object_failure(&e).and_then(|f| f.cause.as_ref()) {
@@ -64,6 +69,32 @@ pub fn to_py_err(e: Error) -> PyErr {
             _ => PyOSError::new_err(msg),
         },
     }
+}
+
+/// The file was closed: an h5turbo error, and the ValueError or RuntimeError h5py raises
+/// for objects of a closed file (invalid identifiers), so handlers written for h5py work.
+fn closed_error_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    static CLOSED: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    let closed = CLOSED.get_or_try_init(py, || -> PyResult<Py<PyType>> {
+        let bases = PyTuple::new(
+            py,
+            [py.get_type::<H5TurboError>(), py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()],
+        )?;
+        let namespace = PyDict::new(py);
+        namespace.set_item("__module__", "h5turbo._native")?;
+        namespace.set_item("__doc__", "The file was closed (also a ValueError and a RuntimeError, as h5py raises).")?;
+        let made = py.get_type::<PyType>().call1(("ClosedError", bases, namespace))?;
+        Ok(made.downcast_into::<PyType>()?.unbind())
+    })?;
+    Ok(closed.bind(py).clone())
+}
+
+/// A file-like object's read interrupted by Ctrl-C (or another BaseException that is
+/// not an Exception, such as SystemExit): it goes on as itself, never as an h5turbo
+/// error that `except OSError` would swallow.
+fn interrupted(e: &Error) -> Option<PyErr> {
+    let cause = file_object_failure(e)?.cause.as_ref()?;
+    Python::with_gil(|py| (!cause.is_instance_of::<PyException>(py)).then(|| cause.clone_ref(py)))
 }
 
 fn file_object_failure(e: &Error) -> Option<&FileObjectFailure> {

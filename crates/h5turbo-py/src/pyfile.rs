@@ -3,7 +3,7 @@
 //! The core reads with `read_exact_at` from many threads while the GIL is released
 //! (decoding runs in parallel). Here each read takes the GIL only around the Python
 //! calls, and one read at a time per object (a seek and a read are a pair that another
-//! thread must not split). An object with a usable `fileno()` (a real file, the same
+//! thread must not split), whichever File the read is for. An object with a usable `fileno()` (a real file, the same
 //! bytes) is read with the native positional path instead, without the GIL. An object
 //! with `pread(n, offset)` (positional and thread-safe, as the Python layer's adapter
 //! for fsspec's remote files is) takes no turn: its reads run concurrently.
@@ -19,7 +19,8 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PySlice};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
+use std::collections::HashMap;
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 /// The largest piece read with one `readinto` call: the bounce buffer's size.
 const MAX_PIECE: usize = 4 << 20;
@@ -92,6 +93,22 @@ impl Turn {
     }
 }
 
+/// The turn of the Python object `obj`, one per object (by address) among the sources
+/// alive. A source keeps its object alive until it is closed, so while a turn is in the
+/// table its address names that object; after, sharing a turn is only a wait too many.
+fn shared_turn(obj: &Bound<'_, PyAny>) -> Arc<Turn> {
+    static TURNS: OnceLock<Mutex<HashMap<usize, Weak<Turn>>>> = OnceLock::new();
+    let mut turns = TURNS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    turns.retain(|_, turn| turn.strong_count() > 0);
+    let key = obj.as_ptr() as usize;
+    if let Some(turn) = turns.get(&key).and_then(Weak::upgrade) {
+        return turn;
+    }
+    let turn = Arc::new(Turn::default());
+    turns.insert(key, Arc::downgrade(&turn));
+    turn
+}
+
 /// Ends the turn however the read ends.
 struct TurnHeld<'a>(&'a Turn);
 
@@ -119,7 +136,9 @@ pub struct PyFileSource {
     /// it shares the buffer, and `release()` cannot see it), so a misbehaving object
     /// could write there later; here it can only write into its own bytearray.
     bounce: Mutex<Option<Py<PyByteArray>>>,
-    turn: Turn,
+    /// Shared by every source reading this object: two Files opened on one file
+    /// object must not split each other's seek and read either.
+    turn: Arc<Turn>,
 }
 
 impl PyFileSource {
@@ -136,6 +155,7 @@ impl PyFileSource {
         let has_readinto = obj.hasattr("readinto")?;
         let has_pread = obj.hasattr("pread")?;
         let len = object_size(&obj).map_err(|e| crate::errors::to_py_err(e.in_file(name)))?;
+        let turn = shared_turn(&obj);
         Ok(PyFileSource {
             obj: Mutex::new(Some(obj.unbind())),
             name: name.to_path_buf(),
@@ -143,7 +163,7 @@ impl PyFileSource {
             has_readinto,
             has_pread,
             bounce: Mutex::new(None),
-            turn: Turn::default(),
+            turn,
         })
     }
 
@@ -253,7 +273,7 @@ impl ReadAt for PyFileSource {
             if self.has_pread {
                 return self.pread_all(py, obj.bind(py), buf, offset);
             }
-            let turn = &self.turn;
+            let turn = &*self.turn;
             py.allow_threads(|| turn.wait());
             let _held = TurnHeld(turn);
             self.read_locked(py, obj.bind(py), buf, offset)
@@ -306,7 +326,13 @@ fn copy_bytes(data: &Bound<'_, PyAny>, out: &mut [u8], call: &str) -> Result<usi
         })
     })?;
     if bytes.len() > out.len() {
-        return Err(object_error(format!("{} returned {} bytes for {} asked", call, bytes.len(), out.len())));
+        return Err(object_error(format!(
+            "{} returned {} bytes for {} asked: the object does not honour seek() (an HTTP server without \
+             range requests, read with fsspec's cache_type=\"none\", does this)",
+            call,
+            bytes.len(),
+            out.len()
+        )));
     }
     out[..bytes.len()].copy_from_slice(&bytes);
     Ok(bytes.len())

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 import os
+import threading
+from collections import OrderedDict
 from typing import Any, Optional
 
 import numpy as np
@@ -17,21 +19,45 @@ from .._native import UnsupportedError
 
 __all__ = ["to_dask", "block_shape", "DatasetSource", "sparse_to_dask", "sparse_layout"]
 
-# Per-process open files, keyed by real path; a worker reuses one File for every task.
-_OPEN_FILES: dict[str, Any] = {}
+# Per-process open files, keyed by real path, with what the file was when opened (device,
+# inode, size, modification time): a worker reuses one File for every task, and a file
+# rewritten at the same path is opened again. At most _MAX_OPEN_FILES, least recently
+# used dropped first (dropped, not closed: a task may still be reading it; the File
+# closes when the last one is done).
+_OPEN_FILES: "OrderedDict[str, tuple]" = OrderedDict()
+_OPEN_FILES_LOCK = threading.Lock()
+_MAX_OPEN_FILES = 64
 
 # Contiguous and compact datasets have no chunk grid; blocks of about this size then.
 _DEFAULT_BLOCK_BYTES = 128 << 20
 
 
 def open_cached(path: str):
-    """The File at path, opened once per process (reopened if someone closed it)."""
+    """The File at path, opened once per process; opened again when the file on disk
+    changed (rewritten, replaced) or someone closed it."""
     from ..objects.file import File
 
-    f = _OPEN_FILES.get(path)
-    if f is None or f.closed:
-        f = _OPEN_FILES[path] = File(path)
+    signature = _signature(path)
+    with _OPEN_FILES_LOCK:
+        entry = _OPEN_FILES.get(path)
+        if entry is not None and entry[1] == signature and not entry[0].closed:
+            _OPEN_FILES.move_to_end(path)
+            return entry[0]
+    f = File(path)
+    with _OPEN_FILES_LOCK:
+        _OPEN_FILES[path] = (f, signature)
+        _OPEN_FILES.move_to_end(path)
+        while len(_OPEN_FILES) > _MAX_OPEN_FILES:
+            _OPEN_FILES.popitem(last=False)
     return f
+
+
+def _signature(path: str) -> Optional[tuple]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # File(path) says why
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class DatasetSource:
@@ -70,7 +96,10 @@ def block_shape(shape: tuple, dtype: np.dtype, hdf5_chunks: Optional[tuple],
     if hdf5_chunks is None:  # contiguous or compact: dask's own choice
         limit = _DEFAULT_BLOCK_BYTES if chunks is None else None
         request = "auto" if chunks is None else chunks
-        return da.core.normalize_chunks(request, shape, dtype=dtype, limit=limit)
+        # dask sizes no blocks of objects (variable-length strings): size them as
+        # 8-byte elements, one pointer each
+        sized = np.dtype("f8") if np.dtype(dtype).hasobject else dtype
+        return da.core.normalize_chunks(request, shape, dtype=sized, limit=limit)
     if chunks is None:
         return da.core.normalize_chunks(hdf5_chunks, shape, dtype=dtype)
     if isinstance(chunks, str):

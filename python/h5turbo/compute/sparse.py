@@ -328,6 +328,7 @@ class SparseDataset(Group):
 def check_indptr(stored: np.ndarray, n_major: int, nnz: int, where: str) -> np.ndarray:
     """The index pointers as int64, checked: n_major + 1 of them, from 0, never
     decreasing, at most nnz (scipy's kernels trust them)."""
+    _check_integers(stored, "indptr", where)
     ptr = np.asarray(stored, dtype=np.int64)
     if ptr.shape != (n_major + 1,) or ptr[0] != 0 or (np.diff(ptr) < 0).any() or ptr[-1] > nnz:
         raise FormatError(f"{where}: indptr (shape {np.shape(stored)}) does not fit {n_major} "
@@ -338,9 +339,18 @@ def check_indptr(stored: np.ndarray, n_major: int, nnz: int, where: str) -> np.n
 def check_indices(indices: np.ndarray, n_minor: int, where: str) -> None:
     """Minor indices must lie in [0, n_minor): scipy's kernels index with them unchecked,
     so a broken file would otherwise write out of bounds later (one min/max pass)."""
+    _check_integers(indices, "indices", where)
     if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= n_minor):
         raise FormatError(f"{where}: indices range from {int(indices.min())} to {int(indices.max())}, "
                           f"outside 0..{n_minor - 1}")
+
+
+def _check_integers(values: np.ndarray, name: str, where: str) -> None:
+    """Index arrays must be stored as integers scipy indexes with (floats, strings and
+    64-bit unsigned ones make a matrix that fails on first use)."""
+    dtype = np.asarray(values).dtype
+    if dtype.kind not in "iu" or (dtype.kind == "u" and dtype.itemsize == 8):
+        raise FormatError(f"{where}: {name} are stored as {dtype}, not as signed or 8-32 bit unsigned integers")
 
 
 def _block_moments(cells, values, size, count):

@@ -68,15 +68,18 @@ class GenotypeArray:
 
     def count_alleles(self, max_allele: Optional[int] = None) -> np.ndarray:
         """(variants, max_allele + 1) int32: how often each allele is called per variant.
-        max_allele defaults to the largest allele in the data."""
+        max_allele defaults to the largest allele in the data (no columns when every call
+        is missing, as scikit-allel)."""
         if max_allele is None:
             max_allele = int(self.dataset.max()) if self.dataset.size else -1
-            max_allele = max(max_allele, 0)
-        alleles = np.arange(max_allele + 1, dtype=self.dataset.dtype)
+        alleles = np.arange(max(max_allele, -1) + 1, dtype=self.dataset.dtype)
 
         def count(block: np.ndarray) -> np.ndarray:
             calls = block.reshape(len(block), -1)
-            return np.stack([np.count_nonzero(calls == a, axis=1) for a in alleles], axis=1).astype(np.int32)
+            counts = np.zeros((len(block), len(alleles)), np.int32)
+            for column, allele in enumerate(alleles):
+                counts[:, column] = np.count_nonzero(calls == allele, axis=1)
+            return counts
 
         return self._per_variant(count, (len(alleles),), np.int32)
 

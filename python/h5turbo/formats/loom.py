@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable, Mapping
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -28,15 +29,23 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
               obs_names: str = "CellID", var_names: str = "Gene", dtype: str = "float32",
               obsm_mapping: Mapping[str, Iterable[str]] = {},
               varm_mapping: Mapping[str, Iterable[str]] = {},
-              threads: Optional[int] = None):
+              threads: Optional[int] = None, obsm_names: Optional[Mapping[str, Iterable[str]]] = None,
+              varm_names: Optional[Mapping[str, Iterable[str]]] = None, validate: bool = True):
     """Read a ``.loom`` file as an ``anndata.AnnData`` equal to ``anndata.read_loom(path,
     ...)`` with the same arguments: X is layer ``X_name`` if present, else the main
     matrix (then kept as layer 'matrix' too), cast to ``dtype``; other layers float64 as
     loompy gives them; attributes named ``obs_names`` / ``var_names`` become the index;
     2-D attributes go to obsm / varm; ``*_mapping`` gathers 1-D attributes into obsm /
     varm; ``path`` may be a file object (as h5turbo.File takes); ``cleanup`` moves single-valued columns to uns['loom-obs'] / uns['loom-var'].
+    ``obsm_names`` / ``varm_names``: anndata's deprecated names of the mappings (a
+    FutureWarning, as anndata gives). ``validate``: loompy's check of the file when
+    anndata opens it; h5turbo checks only what it reads, so ``validate=False`` changes
+    nothing.
     """
     import anndata
+
+    obsm_mapping = _deprecated_mapping("obsm", obsm_names, obsm_mapping)
+    varm_mapping = _deprecated_mapping("varm", varm_names, varm_mapping)
 
     with File(path) as f:
         matrix = _matrix_dataset(f, "matrix")
@@ -58,6 +67,18 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
             if constant:
                 uns[key] = constant
     return anndata.AnnData(X, obs=obs, var=var, layers=layers, obsm=obsm or None, varm=varm or None, uns=uns)
+
+
+def _deprecated_mapping(axis: str, names: Optional[Mapping], mapping: Mapping) -> Mapping:
+    """anndata's ``{axis}m_names``: a FutureWarning, and an error alongside the mapping."""
+    if names is None:
+        return mapping
+    warnings.warn(f"Argument {axis}_names has been deprecated in favour of `{axis}_mapping`.",
+                  FutureWarning, stacklevel=3)
+    if mapping:
+        raise ValueError(f"Received values for both `{axis}_names` and `{axis}_mapping`. This is "
+                         f"ambiguous, only pass `{axis}_mapping`.")
+    return names
 
 
 def _matrix_dataset(f: File, path: str) -> Dataset:

@@ -264,15 +264,23 @@ class Dataset(HLObject):
         """Read ``self[source_sel]`` into ``dest[dest_sel]`` (h5py's read_direct)."""
         if self.shape is None:
             raise TypeError("Empty datasets have no numpy representation")
-        if not isinstance(dest, np.ndarray) or not dest.flags.c_contiguous:
-            raise TypeError("read_direct needs a C-contiguous numpy array as destination")
+        if not isinstance(dest, np.ndarray) or not dest.flags.c_contiguous or not dest.flags.writeable:
+            raise TypeError("Array must be C-contiguous and writable")
         source = Ellipsis if source_sel is None else source_sel
         target = dest if dest_sel is None else dest[dest_sel]
-        if _is_view_of(target, dest) and target.flags.c_contiguous and target.dtype == self.dtype:
+        if (_is_view_of(target, dest) and target.flags.c_contiguous and target.dtype == self.dtype
+                and self._selection_shape(source) == target.shape):
             self.read(source, out=target, threads=threads)
             return
         data = self.read(source, threads=threads)
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
+
+    def _selection_shape(self, selection: Any) -> Optional[tuple]:
+        """The shape ``self[selection]`` has (None with field names: they change it)."""
+        index, fields = split_fields(selection)
+        if fields:
+            return None
+        return plan_read(index, self.shape).out_shape + self.dtype.shape
 
     def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
         """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection.
@@ -521,6 +529,17 @@ class AsStrView(_View):
         self._encoding = encoding
         self._errors = errors
 
+    # h5py's AsStrWrapper attributes
+    dtype = np.dtype(object)
+
+    @property
+    def encoding(self) -> str:
+        return self._encoding
+
+    @property
+    def errors(self) -> str:
+        return self._errors
+
     def __getitem__(self, index: Any) -> Any:
         data = self._dataset[index]
         if isinstance(data, np.ndarray):
@@ -634,7 +653,8 @@ def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tupl
 
 
 def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
-    """The iter_chunks selection as one step-1 range per axis (ints select one element)."""
+    """The iter_chunks selection as one step-1 range per axis (ints select one element;
+    a slice's step is ignored, as by h5py)."""
     if sel is None:
         return [range(n) for n in shape]
     entries = list(sel) if isinstance(sel, tuple) else [sel]
@@ -647,8 +667,7 @@ def _chunk_region_axis(entry: Any, n: int) -> range:
     """Like h5py, a region reaching past the dataset is an error, not clipped; negative
     bounds count from the end, as in numpy."""
     if isinstance(entry, slice):
-        if entry.step not in (None, 1):
-            raise ValueError("iter_chunks selections must have step 1")
+        # a step is ignored: the pieces cover the slice's bounds, as h5py's do
         start = _from_end(entry.start, n, default=0)
         stop = _from_end(entry.stop, n, default=n)
     elif isinstance(entry, (int, np.integer)) and not isinstance(entry, bool):

@@ -167,6 +167,7 @@ class File(Group):
             external.close()
         self._externals.clear()
         self._native_file.close()
+        self._fileobj = None  # given back: h5py keeps no file object after close either
         if self._owned_fileobj is not None:  # opened here for driver='ros3'
             self._owned_fileobj.close()
 
