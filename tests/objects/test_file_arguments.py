@@ -55,6 +55,13 @@ def test_h5py_keyword_arguments_are_accepted_and_reported_alike(h5file, kwargs):
         assert ours.filename == theirs.filename == str(h5file)
 
 
+@pytest.mark.parametrize("locking", ["bogus", "yes", 2])
+def test_locking_values_h5py_refuses_are_refused(h5file, locking):
+    for library in (h5py, h5turbo):
+        with pytest.raises(ValueError, match="Unsupported locking value"):
+            library.File(h5file, "r", locking=locking)
+
+
 @pytest.mark.parametrize("mode", ["r+", "w", "w-", "x", "a"])
 def test_write_modes_raise_a_read_only_error_pointing_to_write(h5file, mode):
     before = h5file.read_bytes()

@@ -69,6 +69,7 @@ class File(Group):
             raise ValueError("User block may only be specified when creating a file")
         if fs_strategy:
             raise ValueError("Unable to set file space strategy of an existing file")
+        _check_locking(locking)
         self._libver = _libver_bounds(libver)
         self._meta_block_size = 2048 if meta_block_size is None else int(meta_block_size)
         self._swmr = bool(swmr)
@@ -285,6 +286,17 @@ def _open_url(url: str, kwds: dict):
         return fsspec.open(url, "rb", **options).open()
     except ImportError as exc:  # s3fs or aiohttp missing
         raise _native.UnsupportedError(f"driver='ros3' for {url}: {exc}") from None
+
+
+def _check_locking(locking: Any) -> None:
+    """h5py's accepted values (file locking itself is libhdf5's; h5turbo only reads)."""
+    if locking is None or locking == "best-effort":
+        return
+    if isinstance(locking, str) and locking in ("true", "false"):
+        return
+    if locking is True or locking is False or (isinstance(locking, int) and locking in (0, 1)):
+        return
+    raise ValueError(f"Unsupported locking value: {locking}")
 
 
 def _check_mode(mode: Optional[str]) -> None:
