@@ -303,6 +303,26 @@ def test_external_link_cycles_end_in_key_error_without_leaking_files(tmp_path, l
         h5turbo.File(a)[""]
 
 
+def test_many_external_link_targets_do_not_hold_a_descriptor_each(tmp_path):
+    """A file linking to 200 others reads all of them while holding a bounded number of
+    descriptors (one per target used to stay open until close: EMFILE under ulimit -n
+    64 after 59 links); a target whose objects are still held stays readable."""
+    main = tmp_path / "main.h5"
+    with h5py.File(main, "w") as f:
+        for i in range(200):
+            target = tmp_path / f"t{i}.h5"
+            with h5py.File(target, "w") as t:
+                t["d"] = np.full(3, i)
+            f[f"l{i}"] = h5py.ExternalLink(str(target), "/d")
+    with h5turbo.File(main) as f:
+        kept = f["l0"]
+        before = _open_descriptors()
+        assert [int(f[f"l{i}"][0]) for i in range(200)] == list(range(200))
+        assert _open_descriptors() - before <= 40
+        assert int(kept[1]) == 0  # its file stayed open for it
+    assert not kept  # and closed with the main file
+
+
 def test_equality_by_file_and_address(files, paths):
     f, _ = files
     assert f["int32_2d"] == f["hard_alias"] and hash(f["int32_2d"]) == hash(f["hard_alias"])

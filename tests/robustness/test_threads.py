@@ -226,3 +226,29 @@ def test_close_while_reading_is_an_error_not_a_crash(matrix_paths, tmp_path):
                           capture_output=True, text=True, timeout=240, env=env)
     assert proc.returncode == 0, (f"return code {proc.returncode} (negative: killed by a signal)\n"
                                   f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}")
+
+
+def test_varying_thread_counts_do_not_keep_a_pool_each(tmp_path):
+    """A caller that asks for another thread count on every read keeps at most a few
+    pools alive: 1 to 40 threads once each used to leave all 820 threads running (and
+    their scratch memory). Counted in a fresh process, from /proc."""
+    if not Path("/proc/self/status").exists():
+        pytest.skip("thread counts come from /proc")
+    path = tmp_path / "x.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(200_000, dtype="f8"), chunks=(1000,), compression="gzip")
+    script = (
+        "import h5turbo\n"
+        "def threads():\n"
+        "    return int(next(l for l in open('/proc/self/status') if l.startswith('Threads:')).split()[1])\n"
+        f"with h5turbo.File({str(path)!r}) as f:\n"
+        "    for n in range(1, 41):\n"
+        "        f['x'].read(threads=n)\n"
+        "        f['x'].sum(threads=n)\n"
+        "print(threads())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stderr
+    # the four most recent pools (37 to 40 threads) and the interpreter's own
+    assert int(done.stdout.split()[-1]) <= 37 + 38 + 39 + 40 + 8

@@ -89,15 +89,39 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
         raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
     depth = parse_io_depth(io_depth)
     threads = threads if threads and threads > 0 else _native.default_threads()
-    window = 2 * threads
+    # Each task in flight may hold its files open: stay within the descriptors left.
+    window = max(1, min(2 * threads, _descriptor_budget() // FILES_PER_TASK))
     pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
+    owner = os.getpid()
     try:
         for item in _reads_in_order(pool, _expand(paths), window, depth):
             if isinstance(item, Fast5Error) and on_error == "raise":
                 raise item
             yield item
+            if os.getpid() != owner:
+                # a forked child has the pool's queue but none of its threads: it would
+                # wait for ever for the next read
+                raise RuntimeError("a read_fast5 iterator cannot go on in a forked child process; "
+                                   "call read_fast5 again in the child")
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+
+
+def _descriptor_budget() -> int:
+    """Half the file descriptors this process may still open (the rest stays the
+    caller's): RLIMIT_NOFILE less those open now."""
+    try:
+        import resource
+        soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        return 1 << 30
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 30
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        used = 64  # a guess where /proc is missing
+    return max(FILES_PER_TASK, (soft - used) // 2)
 
 
 def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:

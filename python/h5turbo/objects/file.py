@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import os
+import weakref
 from typing import Any, Optional
 
 from .. import _native
@@ -101,7 +102,8 @@ class File(Group):
             self._identity = os.path.realpath(path)
             self._fileobj = None
             self._label = None
-        self._externals: dict[str, File] = {}
+        self._externals: dict[str, File] = {}  # path -> File, least recently used first
+        self._let_go: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         super().__init__(self._native_file.get("/"), self, "/")
 
     @classmethod
@@ -164,9 +166,10 @@ class File(Group):
 
     def close(self) -> None:
         """Close this file and the files its external links opened; idempotent."""
-        for external in self._externals.values():
+        for external in [*self._externals.values(), *self._let_go.values()]:
             external.close()
         self._externals.clear()
+        self._let_go.clear()
         self._native_file.close()
         self._fileobj = None  # given back: h5py keeps no file object after close either
         if self._owned_fileobj is not None:  # opened here for driver='ros3'
@@ -209,13 +212,41 @@ class File(Group):
     def _open_external(self, filename: str) -> "File":
         """The target file of an external link, found where libhdf5 looks (the native
         lookup: HDF5_EXT_PREFIX, next to this file, the working folder; KeyError when
-        it is nowhere), opened once and closed with this file."""
+        it is nowhere), opened once and closed with this file. The last
+        MAX_OPEN_EXTERNALS are kept open; an older one stays open while objects read
+        through it are alive, and closes when they are gone (as libhdf5 keeps a target
+        open only while its objects are), so a file with thousands of links does not
+        hold a descriptor each."""
         path = os.path.realpath(self._native_file.external_link_file(filename))
         if path == self._identity:  # a link into this same file: no second opening
             return self
-        if path not in self._externals:
-            self._externals[path] = File(path)
-        return self._externals[path]
+        target = self._externals.pop(path, None)
+        if target is None or target.closed:
+            target = self._let_go.pop(path, None)
+        if target is None or target.closed:
+            target = File(path)
+        self._externals[path] = target  # now the most recent
+        while len(self._externals) > MAX_OPEN_EXTERNALS:
+            oldest, let_go = next(iter(self._externals.items()))
+            del self._externals[oldest]
+            self._let_go[oldest] = let_go
+        return target
+
+    # A File holds no reference to itself (objects hold their File; the File is its own
+    # `file`): with no cycle, reference counting alone frees a File nobody holds, which
+    # closes it, at once.
+    @property
+    def _file(self) -> "File":
+        return self
+
+    @_file.setter
+    def _file(self, value: "File") -> None:
+        if value is not self:
+            raise AttributeError("a File is its own file")
+
+
+# External link targets kept open by a File, at most (see File._open_external).
+MAX_OPEN_EXTERNALS = 32
 
 
 class _RangedFsspecFile:

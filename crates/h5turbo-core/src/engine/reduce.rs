@@ -17,7 +17,8 @@ use crate::error::{Error, Result};
 use rayon::prelude::*;
 use super::ahead::Handout;
 use std::collections::BTreeMap;
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// What the stored elements are.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,26 +75,40 @@ pub fn reduce_selection(
     op: ReduceOp,
     threads: usize,
 ) -> Result<Reduced> {
-    reduce_with_waiting_limit(src, kind, sel, reduce_axis, op, threads, MAX_WAITING_BYTES)
+    reduce_with_limits(src, kind, sel, reduce_axis, op, threads, Limits::default())
 }
 
-/// `reduce_selection` with a chosen bound on the chunk results that may wait for their
-/// turn (see `OrderedMerge`); tests take it to 0.
-pub(super) fn reduce_with_waiting_limit(
+/// The bounds of a fixed-order merge (see `OrderedMerge`); tests take them to extremes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// Chunk results that may wait for their turn.
+    pub max_waiting_bytes: usize,
+    /// Output cells per shard, at least.
+    pub min_shard_cells: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_waiting_bytes: MAX_WAITING_BYTES, min_shard_cells: MIN_SHARD_CELLS }
+    }
+}
+
+/// `reduce_selection` with chosen merge limits.
+pub(super) fn reduce_with_limits(
     src: &ArraySource,
     kind: ElementKind,
     sel: &[AxisSelection],
     reduce_axis: &[bool],
     op: ReduceOp,
     threads: usize,
-    max_waiting_bytes: usize,
+    limits: Limits,
 ) -> Result<Reduced> {
     check_kind(kind, src.element_size)?;
     if reduce_axis.len() != sel.len() {
         return Err(Error::invalid_argument("reduce_axis needs one flag per axis"));
     }
     let geom = Geometry::new(src.dims, src.chunk_dims, src.element_size, sel)?;
-    let job = Job::new(src, kind, &geom, reduce_axis, max_waiting_bytes)?;
+    let job = Job::new(src, kind, &geom, reduce_axis, limits)?;
     match (kind.class, kind.size) {
         (NumberClass::Signed, 1) => by_op::<i8>(&job, op, threads),
         (NumberClass::Signed, 2) => by_op::<i16>(&job, op, threads),
@@ -284,7 +299,7 @@ impl Element for Half {
 // ------------------------------------------------------------------ accumulators
 
 /// One output cell's running state.
-trait Cell: Copy + Send + 'static {
+trait Cell: Copy + Send + Sync + 'static {
     fn identity() -> Self;
     fn merge(&mut self, other: &Self);
 }
@@ -460,8 +475,8 @@ struct Job<'a> {
     /// Output strides (elements) per axis; 0 on reduced axes.
     out_strides: Vec<u64>,
     out_len: usize,
-    /// Chunk results that may wait for their turn in a fixed-order merge.
-    max_waiting_bytes: usize,
+    /// Bounds of a fixed-order merge.
+    limits: Limits,
 }
 
 impl<'a> Job<'a> {
@@ -470,7 +485,7 @@ impl<'a> Job<'a> {
         kind: ElementKind,
         geom: &'a Geometry,
         reduce_axis: &[bool],
-        max_waiting_bytes: usize,
+        limits: Limits,
     ) -> Result<Job<'a>> {
         if src.fill.len() != src.element_size {
             return Err(Error::invalid_argument("internal: fill value size differs from element size"));
@@ -493,7 +508,7 @@ impl<'a> Job<'a> {
             reduce_axis: reduce_axis.to_vec(),
             out_strides,
             out_len,
-            max_waiting_bytes,
+            limits,
         })
     }
 }
@@ -547,7 +562,7 @@ impl<'a> Run<'a> {
         let fold_into_partial = |task: &ChunkTask, local: &[A]| {
             let slot = rayon::current_thread_index().unwrap_or(0) % partials.len();
             let mut guard = partials[slot].lock().unwrap_or_else(|p| p.into_inner());
-            merge_local(job, task, local, guard.get_or_insert_with(|| vec![A::identity(); job.out_len]));
+            merge_local(job, task, local, guard.get_or_insert_with(|| vec![A::identity(); job.out_len]), 0);
         };
         let parallel = self.threads > 1;
         self.plan.fills.par_iter().try_for_each_init(ChunkBuffers::default, |buffers, task| {
@@ -574,7 +589,7 @@ impl<'a> Run<'a> {
     fn in_fixed_order<T: Element, A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
         let job = self.job;
         let in_order = self.plan.fills.iter().chain(self.plan.batches.iter().flat_map(|b| &b.tasks)).collect();
-        let merge = OrderedMerge::new(job, in_order);
+        let merge = OrderedMerge::new(job, in_order, self.threads);
         let parallel = self.threads > 1;
         let first_of_batch: Vec<usize> = self
             .plan
@@ -639,94 +654,137 @@ where
 /// the fixed order may hold, whatever the dataset size.
 const MAX_WAITING_BYTES: usize = 64 << 20;
 
-/// Chunk results combined in their plan order. Results that arrive before their turn
-/// wait here; a thread that finds more than `MAX_WAITING_BYTES` waiting pauses before
+/// Output cells per shard of a fixed-order merge, at least: fewer would make every
+/// chunk visit many shards for little work in each.
+const MIN_SHARD_CELLS: usize = 4096;
+
+/// Chunk results combined in their plan order, cell by cell. The output is cut into
+/// shards, each with its own lock and its own place in the order, so while one thread
+/// merges chunk k into shard 1 another merges chunk k + 1 into shard 0: a layout whose
+/// chunks reduce to many cells (chunks of one row summed down the rows) merges on
+/// several threads at once. Results that arrive before their turn wait in the shards;
+/// a thread that finds more than the job's `max_waiting_bytes` waiting pauses before
 /// taking more work. That cannot stall the read: work is handed out in plan order, so
-/// the chunk whose turn it is belongs to a batch some thread has taken and not
-/// finished, and that thread is not paused.
+/// the earliest chunk not yet handed over belongs to a batch some thread has taken and
+/// not finished, and that thread is not paused.
 struct OrderedMerge<'p, A> {
     job: &'p Job<'p>,
     /// The chunks in their order.
     tasks: Vec<&'p ChunkTask>,
-    state: Mutex<MergeState<A>>,
-    turn: Condvar,
+    shards: Vec<Mutex<Shard<A>>>,
+    /// Output cells per shard (the last may hold fewer).
+    shard_len: usize,
+    /// Bytes of chunk cells some shard has not merged yet.
+    waiting_bytes: AtomicUsize,
+    /// Emptied cell buffers, for reuse.
+    spare: Mutex<Vec<Vec<A>>>,
+    /// Set when a thread failed: nobody pauses any more.
+    abandoned: Mutex<bool>,
+    room: Condvar,
+    /// Threads pausing for room: only then does a release wake anyone (a wake-up is a
+    /// system call, too dear to make per chunk for nobody).
+    pausing: AtomicUsize,
 }
 
-struct MergeState<A> {
-    result: Vec<A>,
-    /// The ordinal of the chunk whose turn it is.
+struct Shard<A> {
+    cells: Vec<A>,
+    /// The ordinal of the chunk whose turn it is in this shard.
     next: usize,
     /// Cells of chunks whose turn has not come, by ordinal.
-    waiting: BTreeMap<usize, Vec<A>>,
-    waiting_cells: usize,
-    /// Cell buffers of merged results, for reuse.
-    spare: Vec<Vec<A>>,
-    /// A thread failed: nobody pauses any more.
-    abandoned: bool,
+    waiting: BTreeMap<usize, Arc<Vec<A>>>,
 }
 
-impl<'p, A: Copy> OrderedMerge<'p, A>
-where
-    A: Cell,
-{
-    fn new(job: &'p Job<'p>, tasks: Vec<&'p ChunkTask>) -> Self {
+impl<'p, A: Cell> OrderedMerge<'p, A> {
+    fn new(job: &'p Job<'p>, tasks: Vec<&'p ChunkTask>, threads: usize) -> Self {
+        // Shards only pay when several threads merge: four per thread keeps them busy.
+        let shards_wanted = if threads > 1 { 4 * threads } else { 1 };
+        let shard_len = job.out_len.div_ceil(shards_wanted).max(job.limits.min_shard_cells).clamp(1, job.out_len.max(1));
+        let shards = (0..job.out_len.div_ceil(shard_len).max(1))
+            .map(|s| {
+                let len = shard_len.min(job.out_len.saturating_sub(s * shard_len));
+                Mutex::new(Shard { cells: vec![A::identity(); len], next: 0, waiting: BTreeMap::new() })
+            })
+            .collect();
         OrderedMerge {
             job,
             tasks,
-            state: Mutex::new(MergeState {
-                result: vec![A::identity(); job.out_len],
-                next: 0,
-                waiting: BTreeMap::new(),
-                waiting_cells: 0,
-                spare: Vec::new(),
-                abandoned: false,
-            }),
-            turn: Condvar::new(),
+            shards,
+            shard_len,
+            waiting_bytes: AtomicUsize::new(0),
+            spare: Mutex::new(Vec::new()),
+            abandoned: Mutex::new(false),
+            room: Condvar::new(),
+            pausing: AtomicUsize::new(0),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, MergeState<A>> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Hand over the cells of chunk `ordinal` (`local`, replaced by an empty buffer if
-    /// they must wait for their turn).
+    /// Hand over the cells of chunk `ordinal` (`local`, which gets an empty buffer
+    /// back): merged into every shard whose turn it is, left waiting in the others.
     fn deposit(&self, ordinal: usize, local: &mut Vec<A>) {
-        let mut guard = self.lock();
-        let state = &mut *guard;
-        if ordinal != state.next {
-            state.waiting_cells += local.len();
-            let empty = state.spare.pop().unwrap_or_default();
-            state.waiting.insert(ordinal, std::mem::replace(local, empty));
-            return;
-        }
-        merge_local(self.job, self.tasks[ordinal], local, &mut state.result);
-        state.next += 1;
-        while let Some(cells) = state.waiting.remove(&state.next) {
-            merge_local(self.job, self.tasks[state.next], &cells, &mut state.result);
-            state.waiting_cells -= cells.len();
-            state.next += 1;
-            if state.spare.len() < 64 {
-                state.spare.push(cells);
+        let empty = lock(&self.spare).pop().unwrap_or_default();
+        let cells = Arc::new(std::mem::replace(local, empty));
+        self.waiting_bytes.fetch_add(cells.len() * std::mem::size_of::<A>(), Ordering::SeqCst);
+        for (s, shard) in self.shards.iter().enumerate() {
+            let mut shard = lock(shard);
+            if shard.next != ordinal {
+                shard.waiting.insert(ordinal, Arc::clone(&cells));
+                continue;
+            }
+            self.merge_into(s, &mut shard.cells, ordinal, &cells);
+            shard.next += 1;
+            loop {
+                let turn = shard.next;
+                let Some(later) = shard.waiting.remove(&turn) else { break };
+                self.merge_into(s, &mut shard.cells, turn, &later);
+                shard.next += 1;
+                self.release(later);
             }
         }
-        drop(guard);
-        self.turn.notify_all();
+        self.release(cells);
+    }
+
+    /// Chunk `ordinal`'s cells that fall in shard `s`, merged into its cells.
+    fn merge_into(&self, s: usize, shard_cells: &mut [A], ordinal: usize, cells: &[A]) {
+        merge_local(self.job, self.tasks[ordinal], cells, shard_cells, s * self.shard_len);
+    }
+
+    /// Let go of one shard's hold on a chunk's cells; the last one counts them merged.
+    fn release(&self, cells: Arc<Vec<A>>) {
+        let Some(mut emptied) = Arc::into_inner(cells) else { return };
+        self.waiting_bytes.fetch_sub(emptied.len() * std::mem::size_of::<A>(), Ordering::SeqCst);
+        emptied.clear();
+        let mut spare = lock(&self.spare);
+        if spare.len() < 64 {
+            spare.push(emptied);
+        }
+        drop(spare);
+        // A thread that counted itself pausing before we lowered the count either sees
+        // the new count or is waiting already (taking the lock orders us after its check).
+        if self.pausing.load(Ordering::SeqCst) > 0 {
+            drop(lock(&self.abandoned));
+            self.room.notify_all();
+        }
     }
 
     /// Pause while too many results wait for their turn.
     fn wait_for_room(&self) {
-        let mut state = self.lock();
-        while state.waiting_cells.saturating_mul(std::mem::size_of::<A>()) > self.job.max_waiting_bytes && !state.abandoned {
-            state = self.turn.wait(state).unwrap_or_else(|p| p.into_inner());
+        let limit = self.job.limits.max_waiting_bytes;
+        if self.waiting_bytes.load(Ordering::SeqCst) <= limit {
+            return;
         }
+        let mut abandoned = lock(&self.abandoned);
+        self.pausing.fetch_add(1, Ordering::SeqCst);
+        while self.waiting_bytes.load(Ordering::SeqCst) > limit && !*abandoned {
+            abandoned = self.room.wait(abandoned).unwrap_or_else(|p| p.into_inner());
+        }
+        self.pausing.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// Run `work`; if it fails or panics, release every paused thread (the result
     /// will never be complete).
     fn on_failure<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<R> {
-        struct AbandonOnUnwind<'m, 'p, A: Copy + Cell>(&'m OrderedMerge<'p, A>);
-        impl<A: Copy + Cell> Drop for AbandonOnUnwind<'_, '_, A> {
+        struct AbandonOnUnwind<'m, 'p, A: Cell>(&'m OrderedMerge<'p, A>);
+        impl<A: Cell> Drop for AbandonOnUnwind<'_, '_, A> {
             fn drop(&mut self) {
                 if std::thread::panicking() {
                     self.0.abandon();
@@ -742,13 +800,23 @@ where
     }
 
     fn abandon(&self) {
-        self.lock().abandoned = true;
-        self.turn.notify_all();
+        *lock(&self.abandoned) = true;
+        self.room.notify_all();
     }
 
     fn into_result(self) -> Vec<A> {
-        self.state.into_inner().unwrap_or_else(|p| p.into_inner()).result
+        let mut result = Vec::with_capacity(self.job.out_len);
+        for shard in self.shards {
+            result.extend(shard.into_inner().unwrap_or_else(|p| p.into_inner()).cells);
+        }
+        result
     }
+}
+
+/// A mutex's guard, also when a panicking thread poisoned it (the data is whole: every
+/// update under these locks completes or is abandoned with the read).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The chunk with elements in native byte order (swapped into `buf` if needed).
@@ -842,15 +910,17 @@ fn fold_run<T: Element, A: Acc<T>>(
     }
 }
 
-/// Merge `task`'s chunk-local cells into `partial` at their output positions, a run
-/// along the last axis at a time (consecutive there when that axis is kept).
-fn merge_local<A: Cell>(job: &Job, task: &ChunkTask, local: &[A], partial: &mut [A]) {
+/// Merge `task`'s chunk-local cells into `partial`, which holds the output cells from
+/// position `first` on (those outside it are left out), a run along the last axis at a
+/// time (consecutive there when that axis is kept).
+fn merge_local<A: Cell>(job: &Job, task: &ChunkTask, local: &[A], partial: &mut [A], first: usize) {
     let local_dims = local_dims(job, task);
     let last = local_dims.len() - 1;
     let run = local_dims[last] as usize;
     if run == 0 {
         return;
     }
+    let end = first + partial.len();
     let out_start: Vec<u64> = (0..=last).map(|d| job.geom.pieces[d][task.pieces[d] as usize].out_start).collect();
     let mut idx = vec![0u64; last];
     for cells in local.chunks_exact(run) {
@@ -858,8 +928,12 @@ fn merge_local<A: Cell>(job: &Job, task: &ChunkTask, local: &[A], partial: &mut 
             .filter(|&d| !job.reduce_axis[d])
             .map(|d| (out_start[d] + if d == last { 0 } else { idx[d] }) * job.out_strides[d])
             .sum();
-        let at = at as usize;
-        partial[at..at + run].iter_mut().zip(cells).for_each(|(out, cell)| out.merge(cell));
+        let (at, stop) = (at as usize, at as usize + run);
+        let (from, to) = (at.max(first), stop.min(end));
+        if from < to {
+            let cells = &cells[from - at..to - at];
+            partial[from - first..to - first].iter_mut().zip(cells).for_each(|(out, cell)| out.merge(cell));
+        }
         advance(&mut idx, |d| local_dims[d]);
     }
 }

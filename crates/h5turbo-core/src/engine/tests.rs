@@ -307,7 +307,7 @@ fn float_fixture(dims: [u64; 2], chunk: [u64; 2]) -> Fixture {
     Fixture { source: MemSource::new(bytes), dims: dims.to_vec(), chunk_dims: chunk.to_vec(), chunks, pipeline }
 }
 
-fn reduce_f64(f: &Fixture, axes: &[bool], op: reduce::ReduceOp, threads: usize, max_waiting: usize) -> reduce::Reduced {
+fn reduce_f64(f: &Fixture, axes: &[bool], op: reduce::ReduceOp, threads: usize, limits: reduce::Limits) -> reduce::Reduced {
     let fill = 0.25f64.to_le_bytes();
     let src = ArraySource {
         source: &f.source,
@@ -322,7 +322,7 @@ fn reduce_f64(f: &Fixture, axes: &[bool], op: reduce::ReduceOp, threads: usize, 
     };
     let kind = reduce::ElementKind { class: reduce::NumberClass::Float, size: 8, big_endian: false };
     let sel: Vec<AxisSelection> = f.dims.iter().map(|&n| AxisSelection::all(n)).collect();
-    reduce::reduce_with_waiting_limit(&src, kind, &sel, axes, op, threads, max_waiting).unwrap()
+    reduce::reduce_with_limits(&src, kind, &sel, axes, op, threads, limits).unwrap()
 }
 
 /// The bits of every float in a result, to compare results exactly.
@@ -342,20 +342,24 @@ fn float_sums_and_moments_are_the_same_bits_on_every_thread_count_and_run() {
     let f = float_fixture([203, 61], [4, 3]);
     for axes in [[true, true], [true, false], [false, true]] {
         for op in [ReduceOp::SumFloat, ReduceOp::Moments] {
-            let serial = reduce_f64(&f, &axes, op, 1, usize::MAX);
+            let serial = reduce_f64(&f, &axes, op, 1, reduce::Limits::default());
             for threads in [2, 3, 8] {
-                // 0: every thread whose results wait for their turn pauses (and must not
-                // stall the read); the default bound never pauses here.
-                for max_waiting in [0, 64 << 20] {
-                    for _ in 0..4 {
-                        let got = reduce_f64(&f, &axes, op, threads, max_waiting);
+                // max_waiting_bytes 0: every thread whose results wait for their turn
+                // pauses (and must not stall the read); shards of 1 to 7 cells: chunks
+                // merge into many shards at once.
+                let extremes = [(0, 1), (0, 7), (64 << 20, 7), (64 << 20, 4096)];
+                for (max_waiting_bytes, min_shard_cells) in extremes {
+                    for _ in 0..3 {
+                        let limits = reduce::Limits { max_waiting_bytes, min_shard_cells };
+                        let got = reduce_f64(&f, &axes, op, threads, limits);
                         assert_eq!(float_bits(&got), float_bits(&serial), "{op:?} {axes:?} on {threads} threads");
                     }
                 }
             }
         }
         // and the fixed order still sums correctly
-        let Reduced::Float(sums) = reduce_f64(&f, &axes, ReduceOp::SumFloat, 3, 0) else { panic!() };
+        let limits = reduce::Limits { max_waiting_bytes: 0, min_shard_cells: 5 };
+        let Reduced::Float(sums) = reduce_f64(&f, &axes, ReduceOp::SumFloat, 3, limits) else { panic!() };
         let total: f64 = sums.iter().sum();
         let want: f64 = (0..203u64)
             .flat_map(|i| (0..61u64).map(move |j| (i, j)))
