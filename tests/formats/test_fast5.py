@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import h5py
@@ -18,7 +16,7 @@ from ont_fast5_api.fast5_interface import get_fast5_file
 from support import h5gen
 import h5turbo
 
-from support.common import corpus_dir
+from support.common import corpus_dir, run_python
 
 CORPUS = corpus_dir() / "fast5"
 CORPUS_FILES = sorted(CORPUS.glob("*.fast5"))
@@ -329,10 +327,8 @@ def test_a_folder_of_large_files_stays_within_the_descriptor_limit(tmp_path):
         f"items = list(h5turbo.read_fast5({str(folder)!r}, threads=8))\n"
         "print(sum(isinstance(i, h5turbo.Fast5Error) for i in items), len(items))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    assert done.returncode == 0, done.stderr
-    errors, total = map(int, done.stdout.split())
+    output = run_python(script, timeout=300)
+    errors, total = map(int, output.split())
     assert errors == 0 and total == 200 * sum(1 for _ in h5turbo.read_fast5(big))
 
 
@@ -351,7 +347,5 @@ def test_an_iterator_continued_in_a_forked_child_says_so_instead_of_hanging(tmp_
         "_, status = os.waitpid(pid, 0)\n"
         "print(os.waitstatus_to_exitcode(status), sum(1 for _ in reads))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[0] == "0"
+    output = run_python(script, timeout=120)
+    assert output.split()[0] == "0"

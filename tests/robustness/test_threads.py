@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from support import h5compare as hc
-from support.common import import_h5turbo
+from support.common import import_h5turbo, run_python
 
 h5turbo = import_h5turbo()
 
@@ -247,8 +247,6 @@ def test_varying_thread_counts_do_not_keep_a_pool_each(tmp_path):
         "        f['x'].sum(threads=n)\n"
         "print(threads())\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
-    assert done.returncode == 0, done.stderr
+    output = run_python(script, timeout=120)
     # the four most recent pools (37 to 40 threads) and the interpreter's own
-    assert int(done.stdout.split()[-1]) <= 37 + 38 + 39 + 40 + 8
+    assert int(output.split()[-1]) <= 37 + 38 + 39 + 40 + 8

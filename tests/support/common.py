@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,13 @@ def vbz_plugin_dir() -> str | None:
         return None
     folder = Path(list(spec.submodule_search_locations)[0]) / "vbz_plugin"
     return str(folder) if folder.is_dir() else None
+
+
+def run_python(script: str, timeout: float = 120) -> str:
+    """Run ``script`` in a fresh interpreter that imports what this one does (for what a
+    test must not do to its own process: limits, forks, thread counts); its output,
+    after checking it exited 0."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
+                          env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert done.returncode == 0, done.stderr
+    return done.stdout
