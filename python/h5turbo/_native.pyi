@@ -19,7 +19,7 @@ class FormatError(Error):
 class UnsupportedError(Error):
     """Valid HDF5 that h5turbo does not read yet (the message names the feature)."""
 
-class ClosedError(Error):
+class ClosedError(Error, ValueError, RuntimeError):
     """The file was closed."""
 
 class FileObjectError(Error):
