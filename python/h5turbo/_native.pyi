@@ -109,6 +109,9 @@ class Object:
         the group tracks it, else name order). link_kind is 'hard' (target: object
         header address), 'soft' (target: path str) or 'external' (target:
         (file, path))."""
+    def link(self, name: str) -> Optional[Tuple[str, str, Any]]:
+        """The link ``name`` as links() gives it, None when there is none (one
+        lookup, whatever the size of the group)."""
     def child(self, name: str) -> "Object":
         """Follow one link (name is one path component). KeyError if absent."""
 

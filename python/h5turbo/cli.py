@@ -197,31 +197,43 @@ def _dataset_line(info: dict) -> str:
 # ---------------------------------------------------------------------- ls
 
 
-def _walk(group: Group, seen: set, depth: int, recursive: bool, emit: Callable) -> None:
-    """Depth first in link order; a group met twice (hard links) is listed once."""
-    for name in group:
-        link = group.get(name, getlink=True)
-        path = group.name.rstrip("/") + "/" + name
-        if isinstance(link, SoftLink):
-            emit(path, name, depth, {"kind": "soft_link", "target": link.path})
-            continue
-        if isinstance(link, ExternalLink):
-            emit(path, name, depth, {"kind": "external_link", "file": link.filename,
-                                     "target": link.path})
-            continue
-        try:
-            obj = group[name]
-            info = _describe_short(obj)
-        except _native.Error as exc:  # one unreadable object must not hide the rest
-            emit(path, name, depth, {"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
-            continue
-        if obj.id.address in seen:
-            emit(path, name, depth, {"kind": "hard_link", "target": seen[obj.id.address]})
-            continue
-        seen[obj.id.address] = path
-        emit(path, name, depth, info)
-        if isinstance(obj, Group) and recursive:
-            _walk(obj, seen, depth + 1, recursive, emit)
+def _walk(group: Group, seen: dict, depth: int, recursive: bool, emit: Callable) -> None:
+    """Depth first in link order; a group met twice (hard links) is listed once. A stack
+    of the groups being listed rather than recursion: any depth of nesting works."""
+    stack = [(group, iter(list(group)), depth)]
+    while stack:
+        group, names, depth = stack[-1]
+        for name in names:
+            sub = _list_member(group, name, seen, depth, emit)
+            if sub is not None and recursive:
+                stack.append((sub, iter(list(sub)), depth + 1))
+                break
+        else:
+            stack.pop()
+
+
+def _list_member(group: Group, name: str, seen: dict, depth: int, emit: Callable) -> Optional[Group]:
+    """Emit one member; the group to list next when it is one met for the first time."""
+    link = group.get(name, getlink=True)
+    path = group.name.rstrip("/") + "/" + name
+    if isinstance(link, SoftLink):
+        emit(path, name, depth, {"kind": "soft_link", "target": link.path})
+        return None
+    if isinstance(link, ExternalLink):
+        emit(path, name, depth, {"kind": "external_link", "file": link.filename, "target": link.path})
+        return None
+    try:
+        obj = group[name]
+        info = _describe_short(obj)
+    except _native.Error as exc:  # one unreadable object must not hide the rest
+        emit(path, name, depth, {"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
+        return None
+    if obj.id.address in seen:
+        emit(path, name, depth, {"kind": "hard_link", "target": seen[obj.id.address]})
+        return None
+    seen[obj.id.address] = path
+    emit(path, name, depth, info)
+    return obj if isinstance(obj, Group) else None
 
 
 def _describe_short(obj) -> dict:

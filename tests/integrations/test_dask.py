@@ -167,3 +167,24 @@ def test_distributed_cluster_of_processes(sample):
                                 dask._OPEN_FILES.keys().__len__())
         assert len(per_worker) == 2 and all(n <= 2 for n in per_worker.values())
         assert sum(per_worker.values()) >= 1
+
+
+def test_a_small_selection_of_a_big_block_reads_only_itself(tmp_path, monkeypatch):
+    """dask pushes a selection into the read: one element of a 400 x 400 block reads one
+    element, not the block (with fancy indexing off it read all 160000)."""
+    path = tmp_path / "big.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(800 * 800, dtype="f8").reshape(800, 800), chunks=(100, 100))
+    read_sizes = []
+    original = h5turbo.compute.dask.DatasetSource.__getitem__
+
+    def recording(self, index):
+        block = original(self, index)
+        read_sizes.append(block.size)
+        return block
+    monkeypatch.setattr(h5turbo.compute.dask.DatasetSource, "__getitem__", recording)
+    with h5turbo.File(path) as f:
+        a = f["x"].to_dask((400, 400))
+        assert float(a[123, 456].compute(scheduler="sync")) == 123 * 800 + 456
+        assert float(a[::10, 3].sum().compute(scheduler="sync")) == sum(i * 800 + 3 for i in range(0, 800, 10))
+    assert max(read_sizes) <= 40

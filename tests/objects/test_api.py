@@ -6,6 +6,9 @@ import os
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 
+import io
+import json
+
 import h5py
 import numpy as np
 import pytest
@@ -796,3 +799,28 @@ def test_unwritten_elements_with_fill_time_never_read_as_h5py_reads_them(tmp_pat
         np.testing.assert_array_equal(f["x"][()], want)
         assert f["x"].fillvalue == fill == 9
         assert f["x"].sum() == want.sum()
+
+
+def test_a_chain_of_1100_nested_groups_is_visited_and_listed(tmp_path):
+    """Walks keep a stack of their own, not Python's: a chain deeper than the recursion
+    limit visits every object in h5py's order."""
+    path = tmp_path / "deep.h5"
+    with h5py.File(path, "w") as f:
+        group = f
+        for _ in range(1100):
+            group = group.create_group("n")
+        group["leaf"] = 1
+    seen = []
+    with h5py.File(path) as h:
+        h.visit(seen.append)
+    with h5turbo.File(path) as f:
+        ours = []
+        f.visit(ours.append)
+        links = []
+        f.visit_links(links.append)
+    assert ours == seen and links == seen
+    from h5turbo import cli
+    out = io.StringIO()
+    assert cli.main(["ls", str(path), "--json"], out=out) == 0
+    listed = json.loads(out.getvalue())
+    assert len(listed) == 1101 and listed[-1]["path"] == "/" + "n/" * 1100 + "leaf"

@@ -35,6 +35,7 @@ def test_objects_and_links(native, path):
     assert f.get("/g/y").kind == "dataset" and f.get("/soft").address == f.get("/g/y").address
     links = {name: (kind, target) for name, kind, target in root.links()}
     assert links["soft"] == ("soft", "/g/y")
+    assert root.link("soft") == ("soft", "soft", "/g/y") and root.link("no such link") is None
     assert links["ext"] == ("external", ("elsewhere.h5", "/z"))
     assert links["g"][0] == "hard" and links["g"][1] == root.child("g").address
     with pytest.raises(KeyError):

@@ -135,6 +135,10 @@ class Object:
         group = self._h5()
         return [self._link(group, name) for name in group]
 
+    def link(self, name: str):
+        group = self._h5()
+        return self._link(group, name) if name in group or group.get(name, getlink=True) is not None else None
+
     def _link(self, group, name: str):
         info = group.id.links.get_info(name.encode())
         kind = _LINK_KINDS[info.type]

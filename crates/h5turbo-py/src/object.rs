@@ -7,7 +7,7 @@ use crate::errors::{guard, to_py_err};
 use crate::reduce;
 use crate::threads_arg;
 use h5turbo_core::prelude::{
-    has_objects, Dataset, DataspaceKind, Datatype, LinkTarget, Object as CoreObject, ObjectKind, ResultExt,
+    has_objects, Dataset, DataspaceKind, Datatype, ErrorKind, Link, LinkTarget, Object as CoreObject, ObjectKind, ResultExt,
     VirtualSourceFile,
 };
 use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
@@ -56,18 +56,18 @@ impl Object {
 
     fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let links = py.allow_threads(|| guard(|| self.inner.links())).map_err(to_py_err)?;
-        let items = links
-            .into_iter()
-            .map(|l| {
-                let (kind, target) = match l.target {
-                    LinkTarget::Hard(a) => ("hard", a.into_pyobject(py)?.into_any()),
-                    LinkTarget::Soft(p) => ("soft", p.into_pyobject(py)?.into_any()),
-                    LinkTarget::External { file, path } => ("external", (file, path).into_pyobject(py)?.into_any()),
-                };
-                PyTuple::new(py, [l.name.into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), target])
-            })
-            .collect::<PyResult<Vec<_>>>()?;
+        let items = links.into_iter().map(|l| link_tuple(py, l)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
+    }
+
+    /// The link `name` of this group as (name, kind, target), None when there is none:
+    /// one lookup, whatever the size of the group.
+    fn link<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        match py.allow_threads(|| guard(|| self.inner.link(name))) {
+            Ok(link) => link_tuple(py, link).map(Some),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(to_py_err(e)),
+        }
     }
 
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
@@ -245,3 +245,12 @@ impl Object {
     }
 }
 
+/// A link as Python sees it: (name, "hard" | "soft" | "external", address | path | (file, path)).
+fn link_tuple(py: Python<'_>, link: Link) -> PyResult<Bound<'_, PyTuple>> {
+    let (kind, target) = match link.target {
+        LinkTarget::Hard(a) => ("hard", a.into_pyobject(py)?.into_any()),
+        LinkTarget::Soft(p) => ("soft", p.into_pyobject(py)?.into_any()),
+        LinkTarget::External { file, path } => ("external", (file, path).into_pyobject(py)?.into_any()),
+    };
+    PyTuple::new(py, [link.name.into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), target])
+}

@@ -196,36 +196,49 @@ class Group(HLObject):
         return self._visit_links("", self._obj, func, {self._obj.address})
 
     def _visit_links(self, prefix: str, group_obj, func, seen: set) -> Any:
-        for name, kind, target in sorted(group_obj.links(), key=lambda link: link[0].encode()):
-            path = prefix + name
-            result = func(path, _link_value(kind, target))
-            if result is not None:
-                return result
-            if kind != "hard":
-                continue
-            child = group_obj.child(name)
-            if child.kind == "group" and child.address not in seen:
-                seen.add(child.address)
-                result = self._visit_links(path + "/", child, func, seen)
+        """Depth first, links in name order; a stack of the groups being walked rather
+        than recursion, so any depth of nesting works."""
+        def links_of(obj):
+            return iter(sorted(obj.links(), key=lambda link: link[0].encode()))
+        stack = [(prefix, group_obj, links_of(group_obj))]
+        while stack:
+            prefix, group_obj, links = stack[-1]
+            for name, kind, target in links:
+                path = prefix + name
+                result = func(path, _link_value(kind, target))
                 if result is not None:
                     return result
+                if kind != "hard":
+                    continue
+                child = group_obj.child(name)
+                if child.kind == "group" and child.address not in seen:
+                    seen.add(child.address)
+                    stack.append((path + "/", child, links_of(child)))
+                    break
+            else:
+                stack.pop()
         return None
 
     def _visit_subtree(self, entry, func, seen: set) -> Any:
-        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
+        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses.
+        A stack of the groups being walked rather than recursion: any depth works."""
         prefix, group_obj = entry
-        for name, native_child in _hard_children(group_obj):
-            if native_child.address in seen:
-                continue
-            seen.add(native_child.address)
-            path = prefix + name
-            result = func(path, wrap(native_child, self._file, posixpath.join(self.name, path)))
-            if result is not None:
-                return result
-            if native_child.kind == "group":
-                result = self._visit_subtree((path + "/", native_child), func, seen)
+        stack = [(prefix, iter(_hard_children(group_obj)))]
+        while stack:
+            prefix, children = stack[-1]
+            for name, native_child in children:
+                if native_child.address in seen:
+                    continue
+                seen.add(native_child.address)
+                path = prefix + name
+                result = func(path, wrap(native_child, self._file, posixpath.join(self.name, path)))
                 if result is not None:
                     return result
+                if native_child.kind == "group":
+                    stack.append((path + "/", iter(_hard_children(native_child))))
+                    break
+            else:
+                stack.pop()
         return None
 
     def __repr__(self):
@@ -302,7 +315,7 @@ def _has_link(group_obj, name: str) -> bool:
     try:
         group_obj.child(name)
     except KeyError:  # a dangling soft link still is a link
-        return any(link_name == name for link_name, _kind, _target in group_obj.links())
+        return group_obj.link(name) is not None
     except _native.ClosedError:
         raise
     except _native.Error:  # an external link the native side does not follow
@@ -311,10 +324,11 @@ def _has_link(group_obj, name: str) -> bool:
 
 
 def _find_link(group_obj, name: str):
-    for link_name, kind, target in group_obj.links():
-        if link_name == name:
-            return kind, target
-    raise KeyError(f"Unable to find link '{name}' in '{group_obj.name}'")
+    found = group_obj.link(name)
+    if found is None:
+        raise KeyError(f"Unable to find link '{name}' in '{group_obj.name}'")
+    _name, kind, target = found
+    return kind, target
 
 
 def _link_value(kind: str, target: Any):

@@ -385,7 +385,7 @@ fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) ->
 /// Fill `dst` with the elements `inner` picks from the chunk row at `chunk_base`.
 fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from: Elements, streaming: bool) {
     match (from, inner) {
-        (Elements::Fill(value), _) => dst.chunks_exact_mut(elem).for_each(|d| d.copy_from_slice(value)),
+        (Elements::Fill(value), _) => fill_with(dst, value),
         (Elements::Chunk { data, skip }, InChunk::Strided { start, step: 1, .. }) => {
             let first = (chunk_base + start) as usize * elem - skip;
             let src = &data[first..first + dst.len()];
@@ -401,6 +401,26 @@ fn copy_run(inner: &InChunk, chunk_base: u64, dst: &mut [u8], elem: usize, from:
                 d.copy_from_slice(&data[at..at + elem]);
             }
         }
+    }
+}
+
+/// Fill `dst` (a whole number of elements) with copies of the element `value`: one
+/// `memset` when its bytes are all alike (zeros, any 1-byte value), else by doubling
+/// the part already filled (an element-by-element copy costs a call per element: 1.4 s
+/// for 400 MB of unwritten int8).
+fn fill_with(dst: &mut [u8], value: &[u8]) {
+    if value.iter().all(|&b| b == value[0]) {
+        dst.fill(value.first().copied().unwrap_or(0));
+        return;
+    }
+    let first = value.len().min(dst.len());
+    dst[..first].copy_from_slice(&value[..first]);
+    let mut filled = first;
+    while filled < dst.len() {
+        let n = filled.min(dst.len() - filled);
+        let (done, rest) = dst.split_at_mut(filled);
+        rest[..n].copy_from_slice(&done[..n]);
+        filled += n;
     }
 }
 
@@ -481,6 +501,22 @@ mod stream {
                     super::fence();
                     assert_eq!(&dst[offset..], &src[3..3 + len]);
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::fill_with;
+
+    #[test]
+    fn fill_with_repeats_any_element_over_any_length() {
+        for value in [vec![7u8], vec![0, 0, 0, 0], vec![1, 2, 3], vec![9, 8, 7, 6, 5, 4, 3, 2], vec![5, 5]] {
+            for count in [0usize, 1, 2, 3, 5, 64, 1000] {
+                let mut dst = vec![0xaau8; count * value.len()];
+                fill_with(&mut dst, &value);
+                assert_eq!(dst, value.repeat(count), "{value:?} x {count}");
             }
         }
     }
