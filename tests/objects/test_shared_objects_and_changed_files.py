@@ -130,10 +130,12 @@ def test_to_dask_of_a_contiguous_string_dataset(tmp_path):
 
 def test_an_xarray_dataset_pickles(tmp_path):
     xr = pytest.importorskip("xarray")
+    from h5turbo.xarray_backend import H5TurboBackendEntrypoint
     path = tmp_path / "v.nc"
     xr.Dataset({"v": ("t", np.arange(4.0))}).to_netcdf(path, engine="h5netcdf")
     for chunks in (None, {}):
-        with xr.open_dataset(path, engine="h5turbo", chunks=chunks) as ds:
+        # the class itself: works from a source tree too (no installed entry point)
+        with xr.open_dataset(path, engine=H5TurboBackendEntrypoint, chunks=chunks) as ds:
             back = pickle.loads(pickle.dumps(ds))
             assert float(back["v"].sum()) == 6.0
 
