@@ -27,7 +27,7 @@ import numpy as np
 from . import _native
 from .objects.dataset import Dataset
 from .objects.file import File
-from .objects.group import Group
+from .objects.group import Group, depth_first
 from .compute.sparse import SparseDataset
 from .objects.types import Empty, ExternalLink, SoftLink
 from .objects.filters import filter_name
@@ -198,18 +198,18 @@ def _dataset_line(info: dict) -> str:
 
 
 def _walk(group: Group, seen: dict, depth: int, recursive: bool, emit: Callable) -> None:
-    """Depth first in link order; a group met twice (hard links) is listed once. A stack
-    of the groups being listed rather than recursion: any depth of nesting works."""
-    stack = [(group, iter(list(group)), depth)]
-    while stack:
-        group, names, depth = stack[-1]
-        for name in names:
-            sub = _list_member(group, name, seen, depth, emit)
-            if sub is not None and recursive:
-                stack.append((sub, iter(list(sub)), depth + 1))
-                break
-        else:
-            stack.pop()
+    """Depth first in link order; a group met twice (hard links) is listed once. Listing
+    a member is what tells whether it opens a group to list next."""
+    def members(group: Group, depth: int):
+        return ((group, name, depth) for name in list(group))
+
+    def below(member):
+        group, name, depth = member
+        sub = _list_member(group, name, seen, depth, emit)
+        return members(sub, depth + 1) if sub is not None and recursive else None
+
+    for _member in depth_first(members(group, depth), below):
+        pass
 
 
 def _list_member(group: Group, name: str, seen: dict, depth: int, emit: Callable) -> Optional[Group]:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import ItemsView, KeysView, ValuesView
-from typing import Any, Callable
+from collections.abc import Iterable, Iterator, ItemsView, KeysView, ValuesView
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -196,49 +196,44 @@ class Group(HLObject):
         return self._visit_links("", self._obj, func, {self._obj.address})
 
     def _visit_links(self, prefix: str, group_obj, func, seen: set) -> Any:
-        """Depth first, links in name order; a stack of the groups being walked rather
-        than recursion, so any depth of nesting works."""
-        def links_of(obj):
-            return iter(sorted(obj.links(), key=lambda link: link[0].encode()))
-        stack = [(prefix, group_obj, links_of(group_obj))]
-        while stack:
-            prefix, group_obj, links = stack[-1]
-            for name, kind, target in links:
-                path = prefix + name
-                result = func(path, _link_value(kind, target))
-                if result is not None:
-                    return result
-                if kind != "hard":
-                    continue
-                child = group_obj.child(name)
-                if child.kind == "group" and child.address not in seen:
-                    seen.add(child.address)
-                    stack.append((path + "/", child, links_of(child)))
-                    break
-            else:
-                stack.pop()
+        """Depth first, links in name order; a group reached by several hard links is
+        descended into once."""
+        def links_of(path_prefix: str, obj):
+            for name, kind, target in sorted(obj.links(), key=lambda link: link[0].encode()):
+                yield path_prefix + name, obj, name, kind, target
+
+        def below(item):
+            path, parent, name, kind, _target = item
+            if kind != "hard":
+                return None
+            child = parent.child(name)
+            if child.kind != "group" or child.address in seen:
+                return None
+            seen.add(child.address)
+            return links_of(path + "/", child)
+
+        for path, _parent, _name, kind, target in depth_first(links_of(prefix, group_obj), below):
+            result = func(path, _link_value(kind, target))
+            if result is not None:
+                return result
         return None
 
     def _visit_subtree(self, entry, func, seen: set) -> Any:
-        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses.
-        A stack of the groups being walked rather than recursion: any depth works."""
-        prefix, group_obj = entry
-        stack = [(prefix, iter(_hard_children(group_obj)))]
-        while stack:
-            prefix, children = stack[-1]
-            for name, native_child in children:
-                if native_child.address in seen:
-                    continue
-                seen.add(native_child.address)
-                path = prefix + name
-                result = func(path, wrap(native_child, self._file, posixpath.join(self.name, path)))
-                if result is not None:
-                    return result
-                if native_child.kind == "group":
-                    stack.append((path + "/", iter(_hard_children(native_child))))
-                    break
-            else:
-                stack.pop()
+        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
+        def unseen_children(path_prefix: str, obj):
+            for name, child in _hard_children(obj):
+                if child.address not in seen:
+                    seen.add(child.address)
+                    yield path_prefix + name, child
+
+        def below(item):
+            path, child = item
+            return unseen_children(path + "/", child) if child.kind == "group" else None
+
+        for path, child in depth_first(unseen_children(*entry), below):
+            result = func(path, wrap(child, self._file, posixpath.join(self.name, path)))
+            if result is not None:
+                return result
         return None
 
     def __repr__(self):
@@ -309,6 +304,23 @@ def _hard_children(group_obj):
     """(name, native object) per hard link of a group, in name order (as H5Ovisit)."""
     names = sorted(name for name, kind, _target in group_obj.links() if kind == "hard")
     return [(name, group_obj.child(name)) for name in names]
+
+
+def depth_first(items: Iterable, below: Callable[[Any], Optional[Iterable]]) -> Iterator:
+    """Every item of ``items`` and, right after each, the items ``below(item)`` gives
+    (None: none), depth first in pre-order. ``below`` is asked once the item has been
+    taken, so the caller has seen it first. A stack of its own, not recursion: any
+    depth of nesting works (1000 nested groups passed Python's recursion limit)."""
+    stack = [iter(items)]
+    while stack:
+        for item in stack[-1]:
+            yield item
+            deeper = below(item)
+            if deeper is not None:
+                stack.append(iter(deeper))
+                break
+        else:
+            stack.pop()
 
 
 def _has_link(group_obj, name: str) -> bool:

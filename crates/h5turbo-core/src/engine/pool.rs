@@ -3,7 +3,6 @@
 
 use crate::error::{Error, Result};
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// `H5TURBO_THREADS` if set to a positive number, else the number of cores.
@@ -53,9 +52,8 @@ impl Threads {
 #[derive(Default)]
 struct Pools {
     pid: u32,
-    by_threads: HashMap<usize, Arc<ThreadPool>>,
-    /// Thread counts, least recently used first.
-    recent: Vec<usize>,
+    /// (thread count, pool), least recently used first.
+    recent: Vec<(usize, Arc<ThreadPool>)>,
 }
 
 /// Pools kept at most. Each keeps its threads (and their scratch buffers) alive, so a
@@ -76,31 +74,22 @@ pub fn get(threads: Threads) -> Result<Arc<ThreadPool>> {
     let pid = std::process::id();
     if pools.pid != pid {
         // dropping would signal threads that do not exist in this process
-        std::mem::forget(std::mem::take(&mut pools.by_threads));
-        pools.recent.clear();
+        std::mem::forget(std::mem::take(&mut pools.recent));
         pools.pid = pid;
     }
-    pools.recent.retain(|&n| n != threads);
-    pools.recent.push(threads);
-    if let Some(pool) = pools.by_threads.get(&threads) {
-        return Ok(pool.clone());
-    }
-    let pool = ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .thread_name(|i| format!("h5turbo-{}", i))
-        .build()
-        .map_err(|e| Error::new(crate::error::ErrorKind::Io, format!("cannot start {} threads: {}", threads, e)));
-    let pool = match pool {
-        Ok(pool) => Arc::new(pool),
-        Err(e) => {
-            pools.recent.pop();
-            return Err(e);
-        }
+    let pool = match pools.recent.iter().position(|(n, _)| *n == threads) {
+        Some(at) => pools.recent.remove(at).1,
+        None => Arc::new(
+            ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("h5turbo-{}", i))
+                .build()
+                .map_err(|e| Error::new(crate::error::ErrorKind::Io, format!("cannot start {} threads: {}", threads, e)))?,
+        ),
     };
-    pools.by_threads.insert(threads, pool.clone());
-    while pools.recent.len() > MAX_POOLS {
-        let oldest = pools.recent.remove(0);
-        pools.by_threads.remove(&oldest);
+    pools.recent.push((threads, pool.clone()));
+    if pools.recent.len() > MAX_POOLS {
+        pools.recent.remove(0);
     }
     Ok(pool)
 }

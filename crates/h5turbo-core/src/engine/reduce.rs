@@ -1,21 +1,24 @@
 //! Reductions (sum, min, max, non-zero count, mean/variance moments) over a
 //! selection, chunk by chunk, without materialising the array.
 //!
-//! The plan is the read plan (same batches, same decode). Each thread folds whole
-//! chunks into its own partial result, shaped like the output; partials are merged
-//! at the end. A chunk is first reduced into a small chunk-local array (one cell per
-//! output position the chunk feeds), then merged into the thread's partial: float
-//! sums become two-level (better rounding than one running sum) and variances are
-//! combined from per-chunk (count, mean, M2) with Chan et al.'s formula.
-//! Memory: per thread, the batch read buffer, one decoded chunk, the chunk-local
-//! cells and one partial; whatever the dataset size.
+//! The plan is the read plan (same batches, same decode). A chunk is first reduced
+//! into a small chunk-local array (one cell per output position the chunk feeds),
+//! then merged: float sums become two-level (better rounding than one running sum) and
+//! variances are combined from per-chunk (count, mean, M2) with Chan et al.'s formula.
+//! Where the order of merges cannot change the result (integer sums, counts, integer
+//! minima and maxima) each thread merges into a partial of its own, and the partials
+//! are merged at the end. Float results are merged in the plan's chunk order instead
+//! (`OrderedMerge`), so they are the same bits on every run and thread count.
+//! Memory: per thread, the batch read buffer, one decoded chunk and the chunk-local
+//! cells; one partial per thread, or the output plus at most `MAX_WAITING_BYTES` of
+//! chunk cells waiting their turn; whatever the dataset size.
 
 use super::execute::{advance, Scratch};
 use super::plan::{make_plan, strides, ChunkTask, Geometry};
 use super::{pool, ArraySource, AxisSelection};
 use crate::error::{Error, Result};
-use rayon::prelude::*;
 use super::ahead::Handout;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -561,8 +564,8 @@ impl<'a> Run<'a> {
         let partials: Vec<Mutex<Option<Vec<A>>>> = (0..self.threads).map(|_| Mutex::new(None)).collect();
         let fold_into_partial = |task: &ChunkTask, local: &[A]| {
             let slot = rayon::current_thread_index().unwrap_or(0) % partials.len();
-            let mut guard = partials[slot].lock().unwrap_or_else(|p| p.into_inner());
-            merge_local(job, task, local, guard.get_or_insert_with(|| vec![A::identity(); job.out_len]), 0);
+            let mut partial = lock(&partials[slot]);
+            merge_local(job, task, local, partial.get_or_insert_with(|| vec![A::identity(); job.out_len]), 0);
         };
         let parallel = self.threads > 1;
         self.plan.fills.par_iter().try_for_each_init(ChunkBuffers::default, |buffers, task| {
@@ -635,10 +638,7 @@ impl<'a> Run<'a> {
 }
 
 /// Merge the threads' partials into one result.
-fn combine<A: Copy>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Vec<A>
-where
-    A: Cell,
-{
+fn combine<A: Cell>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Vec<A> {
     let mut result: Option<Vec<A>> = None;
     for p in partials {
         let Some(partial) = p.into_inner().unwrap_or_else(|p| p.into_inner()) else { continue };
