@@ -68,11 +68,11 @@ def make_dense(path: Path, codec: str) -> None:
     tmp.rename(path)
 
 
-def make_fast5(folder: Path) -> tuple[list[Path], list[Path]]:
+def make_fast5(folder: Path, workers: int = 1) -> tuple[list[Path], list[Path]]:
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(REPO / "tests"))
     import fast5  # benchmarks/fast5.py: the same generator as the warm fast5 benchmark
-    return fast5.make_files(folder, 2000, 50, 400, 30000)
+    return fast5.make_files(folder, 2000, 50, 400, 30000, workers=workers)
 
 
 def case_paths(data: Path, case: str) -> Path:
@@ -81,13 +81,13 @@ def case_paths(data: Path, case: str) -> Path:
             "single": data / "fast5" / "single", "multi": data / "fast5" / "multi"}[case]
 
 
-def prepare(data: Path, cases: list[str]) -> None:
+def prepare(data: Path, cases: list[str], workers: int = 1) -> None:
     data.mkdir(parents=True, exist_ok=True)
     for case in DENSE_CASES:
         if case in cases:
             make_dense(case_paths(data, case), codec=case if case != "dense" else "none")
     if "single" in cases or "multi" in cases:
-        make_fast5(data / "fast5")
+        make_fast5(data / "fast5", workers)
 
 
 # ---------------------------------------------------------------------- one timed run (a worker process)

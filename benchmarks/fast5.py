@@ -34,21 +34,35 @@ def signal_lengths(rng: np.random.Generator, n: int, median: int) -> list[int]:
     return [int(x) for x in np.clip(rng.lognormal(np.log(median), 0.6, n), 2000, 300000)]
 
 
-def make_files(folder: Path, singles: int, multis: int, reads_per_multi: int, median: int) -> list[Path]:
-    """The benchmark's files (written once; a marker file says they are complete)."""
+def make_files(folder: Path, singles: int, multis: int, reads_per_multi: int, median: int,
+               workers: int = 1) -> list[Path]:
+    """The benchmark's files (written once; a marker file says they are complete). Each
+    file's content is fixed by its seed and lengths, drawn up front, so `workers`
+    processes write the same files as one."""
     done = folder / "complete"
     single_dir, multi_dir = folder / "single", folder / "multi"
     if not done.exists():
         single_dir.mkdir(parents=True, exist_ok=True)
         multi_dir.mkdir(parents=True, exist_ok=True)
         rng = np.random.default_rng(2026)
-        for i, length in enumerate(signal_lengths(rng, singles, median)):
-            h5gen.write_fast5_single(single_dir / f"read_{i:05d}.fast5", length, seed=i)
-        for i in range(multis):
-            lengths = signal_lengths(rng, reads_per_multi, median)
-            h5gen.write_fast5_multi(multi_dir / f"batch_{i:03d}.fast5", lengths, seed=10 ** 6 + i)
+        jobs = [(h5gen.write_fast5_single, single_dir / f"read_{i:05d}.fast5", length, i)
+                for i, length in enumerate(signal_lengths(rng, singles, median))]
+        jobs += [(h5gen.write_fast5_multi, multi_dir / f"batch_{i:03d}.fast5",
+                  signal_lengths(rng, reads_per_multi, median), 10 ** 6 + i) for i in range(multis)]
+        if workers > 1:
+            from concurrent.futures import ProcessPoolExecutor
+            with ProcessPoolExecutor(workers) as pool:
+                list(pool.map(_write, jobs, chunksize=16))
+        else:
+            for job in jobs:
+                _write(job)
         done.write_text("ok\n")
     return sorted(single_dir.glob("*.fast5")), sorted(multi_dir.glob("*.fast5"))
+
+
+def _write(job) -> None:
+    write, path, lengths, seed = job
+    write(path, lengths, seed=seed)
 
 
 # Each reader returns [(read_id, signal)] in file order; `summary` reduces that to what

@@ -1,7 +1,8 @@
 """fast5 loading from C: an f5c-style libhdf5 loop against h5turbo's C fast5 API, and
 the same reads converted to BLOW5 (read by slow5lib) and POD5 (read by the pod5 library).
 
-python benchmarks/c_fast5/bench.py [--repeats N] [--slow5lib DIR] [--output benchmarks/results/c_fast5.md]
+python benchmarks/c_fast5/bench.py [--repeats N] [--slow5lib DIR] [--threads 1,2] [--programs DIR]
+                                   [--data DIR] [--output benchmarks/results/c_fast5.md]
 
 Needs `make c` (build/c) and libhdf5-dev (pkg-config hdf5-serial); the vbz plugin for
 libhdf5 is taken from the ont-fast5-api package (HDF5_PLUGIN_PATH). The files are
@@ -71,6 +72,12 @@ def build_blow5_loop(out: Path, slow5lib: Path) -> Path:
 
 
 def vbz_plugin() -> str:
+    """libhdf5's plugin path: ont-fast5-api's vbz plugin, or HDF5_PLUGIN_PATH as given
+    (where that package is not installed)."""
+    if not importable("ont_fast5_api"):
+        if not os.environ.get("HDF5_PLUGIN_PATH"):
+            raise SystemExit("the vbz plugin: install ont-fast5-api or set HDF5_PLUGIN_PATH")
+        return os.environ["HDF5_PLUGIN_PATH"]
     import ont_fast5_api
     return str(Path(ont_fast5_api.__file__).parent / "vbz_plugin")
 
@@ -125,6 +132,10 @@ def write_pod5(reads, path: Path) -> None:
                 run_info=run_info, signal=r.signal))
 
 
+def plural(n: int, one: str, many: str = "") -> str:
+    return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
 def importable(name: str) -> bool:
     import importlib.util
     return importlib.util.find_spec(name) is not None
@@ -135,21 +146,21 @@ def methods_for(label: str, paths: list[Path], folder: Path, programs: dict, arg
     listing = folder / f"{label.split()[0]}-files.txt"
     listing.write_text("".join(f"{p}\n" for p in paths))
     py = [sys.executable, HERE / "python_readers.py"]
-    methods = {
-        "libhdf5 loop (f5c-style), 1 process": ([programs["hdf5"], "1", listing], paths),
-        "libhdf5 loop (f5c-style), 2 processes": ([programs["hdf5"], "2", listing], paths),
-        # batches of 512 reads: f5c's default batch size (-K)
-        "h5turbo fast5 API, 1 thread": ([programs["h5turbo"], "1", listing, "512"], paths),
-        "h5turbo fast5 API, 2 threads": ([programs["h5turbo"], "2", listing, "512"], paths),
-    }
+    threads = args.threads
+    methods = {f"libhdf5 loop (f5c-style), {plural(t, 'process', 'processes')}": ([programs["hdf5"], str(t), listing], paths)
+               for t in threads}
+    # batches of 512 reads: f5c's default batch size (-K)
+    methods.update({f"h5turbo fast5 API, {plural(t, 'thread')}": ([programs["h5turbo"], str(t), listing, "512"], paths)
+                    for t in threads})
     kind = label.split()[1]  # "single-read" / "multi-read"
     if "blow5" in programs and importable("pyslow5"):
         blow5 = converted(paths, folder / f"{kind}.blow5", write_blow5)
-        for t in (1, 2):
-            methods[f"BLOW5, slow5lib batch API, {t} thread{'s' * (t > 1)}"] = ([programs["blow5"], str(t), blow5, "512"], [blow5])
+        for t in threads:
+            methods[f"BLOW5, slow5lib batch API, {plural(t, 'thread')}"] = ([programs["blow5"], str(t), blow5, "512"], [blow5])
     else:
         notes.append("BLOW5 rows left out: " + ("no --slow5lib" if "blow5" not in programs else "pyslow5 is not installed"))
-    methods["h5turbo.read_fast5 from Python, 2 threads"] = (py + ["h5turbo", listing, "2"], paths)
+    most = max(threads)
+    methods[f"h5turbo.read_fast5 from Python, {plural(most, 'thread')}"] = (py + ["h5turbo", listing, str(most)], paths)
     if importable("pod5"):
         pod5_file = converted(paths, folder / f"{kind}.pod5", write_pod5)
         methods["POD5, pod5 library from Python"] = (py + ["pod5", pod5_file], [pod5_file])
@@ -171,15 +182,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--slow5lib", type=Path, default=None, help="a slow5lib source tree (for the BLOW5 rows)")
+    parser.add_argument("--threads", default="1,2", help="thread (and libhdf5 process) counts, e.g. 1,2,4,8,16")
+    parser.add_argument("--programs", type=Path, default=None,
+                        help="a folder with hdf5_loop, h5turbo_loop (and blow5_loop) built earlier, "
+                             "for a machine without libhdf5-dev or a compiler")
+    parser.add_argument("--data", type=Path, default=None, help="folder for the fast5 files (default: a cache folder)")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
+    args.threads = [int(t) for t in args.threads.split(",")]
+    if 1 not in args.threads:
+        parser.error("--threads must include 1: the speed-ups are over the 1-process libhdf5 loop")
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "h5turbo"
-    folder = cache / "fast5-bench-2000s-50x400m-30000"
-    singles, multis = fast5.make_files(folder, 2000, 50, 400, 30000)
-    work = Path(tempfile.mkdtemp(prefix="c_fast5-"))
-    programs = build(work)
-    if args.slow5lib:
-        programs["blow5"] = build_blow5_loop(work, args.slow5lib.resolve())
+    folder = args.data or cache / "fast5-bench-2000s-50x400m-30000"
+    singles, multis = fast5.make_files(folder, 2000, 50, 400, 30000, workers=os.cpu_count())
+    if args.programs:
+        programs = {name: args.programs / f"{name}_loop" for name in ("hdf5", "h5turbo", "blow5")
+                    if (args.programs / f"{name}_loop").exists()}
+    else:
+        work = Path(tempfile.mkdtemp(prefix="c_fast5-"))
+        programs = build(work)
+        if args.slow5lib:
+            programs["blow5"] = build_blow5_loop(work, args.slow5lib.resolve())
     env = dict(os.environ, HDF5_PLUGIN_PATH=vbz_plugin())
     load_before = os.getloadavg()[0]
     tables, notes_all = [], []
