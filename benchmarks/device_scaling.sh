@@ -3,7 +3,7 @@
 # libhdf5-dev, no compiler toolchain we rely on, no hdf5plugin and no network:
 #
 #   benchmarks/device_scaling.sh pack BUNDLE.tar.xz [SLOW5LIB_SOURCE]   (here, after make setup && make c)
-#   [ROUNDS=3] benchmarks/device_scaling.sh run BUNDLE.tar.xz OUTDIR [THREADS]   (there, in the repository root)
+#   [ROUNDS=3] [C_THREADS=...] benchmarks/device_scaling.sh run BUNDLE.tar.xz OUTDIR [THREADS]   (there, in the repository root)
 #
 # pack gathers what the run needs and the other machine lacks: the Python extension,
 # libh5turbo.so, the C benchmark programs built here (with every library libhdf5 links,
@@ -91,7 +91,7 @@ run() {
     python3 benchmarks/scaling.py --threads "$threads" --rounds "$rounds" --modes "$modes" --data "$data" \
         --h5py-cases dense,lz4,colsums,single \
         --output "$out/scaling.md" 2>&1 | tee "$out/scaling.log" | grep -v '^round' || true
-    python3 benchmarks/c_fast5/bench.py --threads "$threads" --programs "$stage/bin" --data "$data/fast5" \
+    python3 benchmarks/c_fast5/bench.py --threads "${C_THREADS:-$threads}" --programs "$stage/bin" --data "$data/fast5" \
         --repeats "$rounds" --output "$out/c_fast5.md" 2>&1 | tee "$out/c_fast5.log" | tail -3
 }
 
