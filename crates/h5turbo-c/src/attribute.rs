@@ -1,7 +1,7 @@
 //! Attributes of groups, datasets and committed datatypes.
 
 use crate::dataset::{in_object, rank_of, string_elements};
-use crate::datatype::{give_datatype, h5turbo_datatype};
+use crate::datatype::{give_datatype, h5turbo_datatype, Origin};
 use crate::errors::*;
 use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
 use crate::native::to_native;
@@ -75,7 +75,12 @@ pub unsafe extern "C" fn h5turbo_attribute_datatype(
 ) -> c_int {
     guard_attr(attr, || {
         let out = out_handle(dt, "dt")?;
-        give_datatype(deref(attr, "attr")?.value.datatype.clone(), out);
+        let attr = deref(attr, "attr")?;
+        let origin = Origin {
+            object: format!("{} (attribute '{}')", attr.object.name(), attr.value.name),
+            file: attr.object.file().path().to_path_buf(),
+        };
+        give_datatype(attr.value.datatype.clone(), Some(std::sync::Arc::new(origin)), out);
         Ok(())
     })
 }

@@ -1,13 +1,15 @@
 //! Element types of datasets and attributes.
 
 use crate::errors::*;
-use crate::handles::{close_handle, give_handle, guard_put, out_handle, put_wanted};
+use crate::handles::{close_handle, give_handle, out_handle, put_wanted};
 use crate::native::is_plain;
 use crate::objects::h5turbo_object;
 use h5turbo_core::prelude::{
     ByteOrder, CharSet, Datatype, DatatypeClass, Error, NumpyDtype, ObjectKind, ResultExt, VlenKind,
 };
 use std::ffi::{c_char, c_int, CString};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 /// An element type (of a dataset, an attribute, a compound member or a base type).
 pub struct h5turbo_datatype {
@@ -18,6 +20,42 @@ pub struct h5turbo_datatype {
     member_names: Vec<CString>,
     /// Enum member names and values.
     enum_members: Vec<(CString, i64)>,
+    /// The object (or attribute) and file the type came from, named in its errors.
+    origin: Option<Arc<Origin>>,
+}
+
+/// Where a type handle came from, for its error messages.
+pub(crate) struct Origin {
+    pub(crate) object: String,
+    pub(crate) file: PathBuf,
+}
+
+impl Origin {
+    /// A type inside this one (a compound member, a base type).
+    fn inner(self: &Arc<Origin>, what: &str) -> Arc<Origin> {
+        Arc::new(Origin { object: format!("{} ({})", self.object, what), file: self.file.clone() })
+    }
+}
+
+/// Run an entry point on a type handle: its errors name the object and file the type
+/// came from.
+unsafe fn guard_datatype(dt: *const h5turbo_datatype, body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
+    let origin = dt.as_ref().and_then(|d| d.origin.clone());
+    guard(|| {
+        body().map_err(|e| match &origin {
+            Some(o) => e.in_object(o.object.clone()).in_file(&o.file),
+            None => e,
+        })
+    })
+}
+
+/// `guard_put` on a type handle (see guard_datatype).
+unsafe fn guard_datatype_put<T>(dt: *const h5turbo_datatype, out: *mut T, what: &str, value: impl FnOnce() -> Result<T, Error>) -> c_int {
+    guard_datatype(dt, || {
+        out_ptr(out, what)?.write(value()?);
+        Ok(())
+    })
 }
 
 pub const H5TURBO_INTEGER: c_int = 0;
@@ -69,7 +107,7 @@ impl h5turbo_datatype {
             .into_iter()
             .map(|(name, value)| (c_string_lossy(name.as_bytes()), value as i64))
             .collect();
-        h5turbo_datatype { datatype, numpy, member_names, enum_members }
+        h5turbo_datatype { datatype, numpy, member_names, enum_members, origin: None }
     }
 
     /// The C layout of the elements, or an error saying why there is none.
@@ -86,6 +124,11 @@ impl h5turbo_datatype {
         }
         let size = usize::try_from(numpy.itemsize()).map_err(|_| Error::unsupported("element too large"))?;
         Ok((numpy, size))
+    }
+
+    /// The origin of a type inside this one (`what`: "member 'x'", "base type").
+    fn inner_origin(&self, what: &str) -> Option<Arc<Origin>> {
+        self.origin.as_ref().map(|o| o.inner(what))
     }
 
     fn info(&self) -> h5turbo_type_info {
@@ -137,8 +180,8 @@ fn class_order_sign(dt: &Datatype) -> (c_int, Option<ByteOrder>, bool) {
     }
 }
 
-pub(crate) unsafe fn give_datatype(datatype: Datatype, out: *mut *mut h5turbo_datatype) {
-    give_handle(out, h5turbo_datatype::new(datatype));
+pub(crate) unsafe fn give_datatype(datatype: Datatype, origin: Option<Arc<Origin>>, out: *mut *mut h5turbo_datatype) {
+    give_handle(out, h5turbo_datatype { origin, ..h5turbo_datatype::new(datatype) });
 }
 
 /// The element type of a dataset (or the type a committed datatype object stores).
@@ -152,7 +195,8 @@ pub unsafe extern "C" fn h5turbo_dataset_datatype(ds: *const h5turbo_object, dt:
             ObjectKind::Datatype => obj.stored_datatype()?,
             _ => obj.dataset().in_object(obj.name()).in_file(obj.file().path())?.datatype.clone(),
         };
-        give_datatype(datatype, out);
+        let origin = Origin { object: obj.name().to_string(), file: obj.file().path().to_path_buf() };
+        give_datatype(datatype, Some(Arc::new(origin)), out);
         Ok(())
     })
 }
@@ -166,7 +210,7 @@ pub unsafe extern "C" fn h5turbo_datatype_close(dt: *mut h5turbo_datatype) {
 /// Class, size, byte order, sign and string kind of a type.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_info(dt: *const h5turbo_datatype, info: *mut h5turbo_type_info) -> c_int {
-    guard_put(info, "info", || Ok(deref(dt, "dt")?.info()))
+    guard_datatype_put(dt, info, "info", || Ok(deref(dt, "dt")?.info()))
 }
 
 /// Member `i` of a compound or an enum (`what`), or an error naming the count.
@@ -184,7 +228,7 @@ fn compound_members(dt: &h5turbo_datatype) -> Result<&[h5turbo_core::prelude::Co
 /// The number of members of a compound type.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_member_count(dt: *const h5turbo_datatype, n: *mut usize) -> c_int {
-    guard_put(n, "n", || Ok(compound_members(deref(dt, "dt")?)?.len()))
+    guard_datatype_put(dt, n, "n", || Ok(compound_members(deref(dt, "dt")?)?.len()))
 }
 
 /// Member `i` of a compound type: its name (owned by `dt`), its byte offset in an
@@ -198,13 +242,13 @@ pub unsafe extern "C" fn h5turbo_datatype_member(
     offset: *mut usize,
     member: *mut *mut h5turbo_datatype,
 ) -> c_int {
-    guard(|| {
+    guard_datatype(dt, || {
         let dt = deref(dt, "dt")?;
         let m = nth_member(compound_members(dt)?, i, "a compound")?;
         put_wanted(name, || Ok(dt.member_names[i].as_ptr()))?;
         put_wanted(offset, || member_offset(dt, &m.name, m.offset))?;
         if !member.is_null() {
-            give_datatype(m.datatype.clone(), member);
+            give_datatype(m.datatype.clone(), dt.inner_origin(&format!("member '{}'", m.name)), member);
         }
         Ok(())
     })
@@ -232,7 +276,7 @@ fn enum_members(dt: &h5turbo_datatype) -> Result<&[(CString, i64)], Error> {
 /// The number of members of an enum type.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_enum_count(dt: *const h5turbo_datatype, n: *mut usize) -> c_int {
-    guard_put(n, "n", || Ok(enum_members(deref(dt, "dt")?)?.len()))
+    guard_datatype_put(dt, n, "n", || Ok(enum_members(deref(dt, "dt")?)?.len()))
 }
 
 /// Member `i` of an enum type: its name (owned by `dt`) and value (an unsigned 64-bit
@@ -244,7 +288,7 @@ pub unsafe extern "C" fn h5turbo_datatype_enum_member(
     name: *mut *const c_char,
     value: *mut i64,
 ) -> c_int {
-    guard(|| {
+    guard_datatype(dt, || {
         let (n, v) = nth_member(enum_members(deref(dt, "dt")?)?, i, "an enum")?;
         put_wanted(name, || Ok(n.as_ptr()))?;
         put_wanted(value, || Ok(*v))
@@ -254,16 +298,17 @@ pub unsafe extern "C" fn h5turbo_datatype_enum_member(
 /// The base type of an enum, array or variable-length type (a new handle).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_base(dt: *const h5turbo_datatype, base: *mut *mut h5turbo_datatype) -> c_int {
-    guard(|| {
+    guard_datatype(dt, || {
         let out = out_handle(base, "base")?;
-        let base_type = match &deref(dt, "dt")?.datatype.class {
+        let dt = deref(dt, "dt")?;
+        let base_type = match &dt.datatype.class {
             DatatypeClass::Enum { base, .. }
             | DatatypeClass::Array { base, .. }
             | DatatypeClass::VarLen { base, .. }
             | DatatypeClass::Complex { base } => (**base).clone(),
             _ => return Err(invalid("only enum, array, variable-length and complex types have a base type")),
         };
-        give_datatype(base_type, out);
+        give_datatype(base_type, dt.inner_origin("base type"), out);
         Ok(())
     })
 }
@@ -277,7 +322,7 @@ pub unsafe extern "C" fn h5turbo_datatype_array_dims(
     max_rank: c_int,
     rank: *mut c_int,
 ) -> c_int {
-    guard(|| {
+    guard_datatype(dt, || {
         let rank_out = out_ptr(rank, "rank")?;
         let DatatypeClass::Array { dims: shape, .. } = &deref(dt, "dt")?.datatype.class else {
             return Err(invalid("not an array type"));

@@ -185,6 +185,16 @@ static void test_strings_and_attributes(const char *gen) {
     arank = -1;
     CHECK(h5turbo_datatype_array_dims(dt, NULL, 0, &arank) == H5TURBO_OK && arank == 2, "array rank alone (dims NULL, max_rank 0)");
     CHECK(h5turbo_datatype_array_dims(dt, adims, 1, &arank) == H5TURBO_E_INVALID, "array dims: max_rank too small");
+    size_t members = 0;
+    CHECK(h5turbo_datatype_member_count(dt, &members) == H5TURBO_E_INVALID && strstr(h5turbo_last_error(), "not a compound") &&
+          strstr(h5turbo_last_error(), "/array_elements") && strstr(h5turbo_last_error(), "structures.h5"),
+          "a type's error names the file and the object: %s", h5turbo_last_error());
+    h5turbo_datatype *base_dt = NULL;
+    CHECK(h5turbo_datatype_base(dt, &base_dt) == H5TURBO_OK, "array base type");
+    CHECK(h5turbo_datatype_array_dims(base_dt, adims, 4, &arank) == H5TURBO_E_INVALID &&
+          strstr(h5turbo_last_error(), "/array_elements (base type)") && strstr(h5turbo_last_error(), "structures.h5"),
+          "a base type's error names where it came from: %s", h5turbo_last_error());
+    h5turbo_datatype_close(base_dt);
     h5turbo_datatype_close(dt);
     const char *opath = NULL;
     CHECK(h5turbo_object_path(o, &opath) == H5TURBO_OK && strcmp(opath, "/array_elements") == 0, "object path");
@@ -195,6 +205,11 @@ static void test_strings_and_attributes(const char *gen) {
     double d[2] = {0, 0};
     CHECK(h5turbo_attribute_read(a, d, sizeof d) == H5TURBO_OK && d[0] == 1.5 && d[1] == -2.25, "big-endian attribute in native order");
     CHECK(h5turbo_attribute_read(a, d, 8) == H5TURBO_E_INVALID, "attribute buffer checked");
+    CHECK(h5turbo_attribute_datatype(a, &dt) == H5TURBO_OK, "attribute datatype");
+    CHECK(h5turbo_datatype_enum_count(dt, &members) == H5TURBO_E_INVALID &&
+          strstr(h5turbo_last_error(), "/compound (attribute 'be_float')") && strstr(h5turbo_last_error(), "structures.h5"),
+          "an attribute type's error names the attribute: %s", h5turbo_last_error());
+    h5turbo_datatype_close(dt);
     h5turbo_attribute_close(a);
     CHECK(h5turbo_attribute_open(o, "vlen", &a) == H5TURBO_OK, "attr vlen");
     CHECK(h5turbo_attribute_read_strings(a, &s, &n) == H5TURBO_OK && n == 1 && strcmp(s[0], "variable") == 0, "vlen attribute");
