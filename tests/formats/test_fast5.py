@@ -349,3 +349,32 @@ def test_an_iterator_continued_in_a_forked_child_says_so_instead_of_hanging(tmp_
     )
     output = run_python(script, timeout=120)
     assert output.split()[0] == "0"
+
+
+@pytest.mark.parametrize("env, cores, expected", [
+    (None, 64, 8),     # many cores: the measured best, not every core
+    (None, 2, 2),      # fewer cores than the cap: all of them
+    ("32", 32, 32),    # H5TURBO_THREADS names a count: that count
+])
+def test_the_default_pool_stops_at_the_measured_best(monkeypatch, env, cores, expected):
+    """On 16 cores read_fast5 was slower at 16 threads than at 4-8
+    (benchmarks/results/scaling.md), so without `threads` or H5TURBO_THREADS its pool
+    takes at most DEFAULT_MAX_THREADS; an explicit count is kept."""
+    import concurrent.futures
+    import h5turbo.formats.fast5 as fast5_module
+    sizes = []
+
+    class Recording(concurrent.futures.ThreadPoolExecutor):
+        def __init__(self, workers, **kwargs):
+            sizes.append(workers)
+            super().__init__(workers, **kwargs)
+
+    monkeypatch.setattr(fast5_module, "ThreadPoolExecutor", Recording)
+    monkeypatch.setattr(fast5_module._native, "default_threads", lambda: cores)
+    if env is None:
+        monkeypatch.delenv("H5TURBO_THREADS", raising=False)
+    else:
+        monkeypatch.setenv("H5TURBO_THREADS", env)
+    items = list(h5turbo.read_fast5(CORPUS / "multi_read_batch_0.fast5"))
+    assert sizes == [expected] and items
+    assert list(h5turbo.read_fast5(CORPUS / "multi_read_batch_0.fast5", threads=16)) and sizes[-1] == 16

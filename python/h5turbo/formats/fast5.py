@@ -37,6 +37,12 @@ FILES_PER_TASK = 16
 FIRST_READS = 16
 READS_PER_TASK = 64
 
+# The pool read_fast5 uses when neither `threads` nor H5TURBO_THREADS names a count: at
+# most this many. Measured on 16 cores (benchmarks/results/scaling.md), read_fast5 was
+# fastest at 4 (single-read files) to 8 threads (multi-read) and slower at 16: each pool
+# thread's allocator heap zeroes huge pages of its own, which grows with the threads.
+DEFAULT_MAX_THREADS = 8
+
 
 class Fast5Error(_native.Error):
     """A fast5 file or one of its reads could not be read. ``read_fast5`` yields it
@@ -78,7 +84,8 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
     """Yield every read of the given fast5 files, in file order then read order.
 
     paths: a file, a directory (its ``*.fast5`` files, recursively, in name order) or
-    an iterable of those. threads: worker threads (default: ``h5turbo.default_threads()``).
+    an iterable of those. threads: worker threads (default: ``H5TURBO_THREADS`` if set,
+    else every core up to 8: more were slower, see ``DEFAULT_MAX_THREADS``).
     on_error: ``"yield"`` (default) puts a :class:`Fast5Error` naming the file (and
     read) where the read(s) would have been and goes on with the others; ``"raise"``
     raises it and stops. io_depth: bytes of the next files (and of each file's signals)
@@ -88,7 +95,7 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
     if on_error not in ("yield", "raise"):
         raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
     depth = parse_io_depth(io_depth)
-    threads = threads if threads and threads > 0 else _native.default_threads()
+    threads = threads if threads and threads > 0 else _default_threads()
     # Each task in flight may hold its files open: stay within the descriptors left.
     window = max(1, min(2 * threads, _descriptor_budget() // FILES_PER_TASK))
     pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
@@ -105,6 +112,13 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
                                    "call read_fast5 again in the child")
     finally:
         pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+
+
+def _default_threads() -> int:
+    """H5TURBO_THREADS when set, else the cores up to DEFAULT_MAX_THREADS."""
+    if os.environ.get("H5TURBO_THREADS", "").strip().isdigit():
+        return _native.default_threads()
+    return min(_native.default_threads(), DEFAULT_MAX_THREADS)
 
 
 def _descriptor_budget() -> int:
