@@ -7,7 +7,7 @@
 use crate::error::{Error, Result};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::RwLock;
+use std::sync::{Arc, RwLock};
 
 /// Something bytes can be read from at any offset, from many threads at once.
 pub trait ReadAt: Send + Sync {
@@ -28,6 +28,12 @@ pub trait ReadAt: Send + Sync {
     /// start reading it in the background (see `read_ahead`). Never fails; a no-op
     /// where there is nothing to gain.
     fn prefetch(&self, _offset: u64, _len: u64) {}
+    /// The same source with its size taken again (a file that grows while it is open,
+    /// as a SWMR writer's does), reading through what this one reads from: closing
+    /// either closes both. None where the size cannot change (bytes in memory).
+    fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
+        Ok(None)
+    }
 }
 
 /// A file on disk, read with `pread` (Unix) / `seek_read` (Windows).
@@ -36,7 +42,8 @@ pub struct FileSource {
     /// once, even while Python still holds objects of the file (reads then fail with a
     /// Closed error). Readers share the lock; only closing takes it exclusively, so a
     /// read in flight finishes before the descriptor goes.
-    file: RwLock<Option<File>>,
+    /// Shared with the sources `refreshed` makes, so that closing one closes all.
+    file: Arc<RwLock<Option<File>>>,
     len: u64,
     path: PathBuf,
 }
@@ -48,14 +55,14 @@ impl FileSource {
             .metadata()
             .map_err(|e| Error::io(e, "cannot stat file").in_file(path))?
             .len();
-        Ok(FileSource { file: RwLock::new(Some(file)), len, path: path.to_path_buf() })
+        Ok(FileSource { file: Arc::new(RwLock::new(Some(file))), len, path: path.to_path_buf() })
     }
 
     /// An already open file (a descriptor a binding was handed), named `path` in
     /// messages; its size is taken now.
     pub fn from_file(file: File, path: &Path) -> Result<Self> {
         let len = file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(path))?.len();
-        Ok(FileSource { file: RwLock::new(Some(file)), len, path: path.to_path_buf() })
+        Ok(FileSource { file: Arc::new(RwLock::new(Some(file))), len, path: path.to_path_buf() })
     }
 
     pub fn path(&self) -> &Path {
@@ -98,6 +105,13 @@ impl ReadAt for FileSource {
             let end = offset.saturating_add(len).min(self.len);
             read_ahead::hint(file, offset, end.saturating_sub(offset));
         }
+    }
+
+    fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
+        let guard = self.file.read().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let file = guard.as_ref().ok_or_else(|| Error::closed().in_file(&self.path))?;
+        let len = file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(&self.path))?.len();
+        Ok(Some(Arc::new(FileSource { file: self.file.clone(), len, path: self.path.clone() })))
     }
 }
 
@@ -284,6 +298,7 @@ pub mod read_ahead {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
 
     #[test]
     fn mem_source_reads_and_bounds() {
@@ -306,5 +321,23 @@ mod tests {
         let err = src.read_exact_at(&mut buf, 7).unwrap_err();
         assert_eq!(err.kind(), crate::error::ErrorKind::Format);
         std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_refreshed_file_source_sees_the_file_grow_and_closes_with_the_first() {
+        let path = std::env::temp_dir().join(format!("h5turbo-io-grow-{}", std::process::id()));
+        std::fs::write(&path, b"hello").unwrap();
+        let src = FileSource::open(&path).unwrap();
+        std::fs::OpenOptions::new().append(true).open(&path).unwrap().write_all(b" world").unwrap();
+        let mut buf = [0u8; 5];
+        assert!(src.read_exact_at(&mut buf, 6).is_err(), "the size seen at open bounds reads");
+        let fresh = src.refreshed().unwrap().expect("a file can grow");
+        assert_eq!(fresh.len(), 11);
+        fresh.read_exact_at(&mut buf, 6).unwrap();
+        assert_eq!(&buf, b"world");
+        src.close();
+        assert_eq!(fresh.read_exact_at(&mut buf, 0).unwrap_err().kind(), crate::error::ErrorKind::Closed);
+        assert!(MemSource::new(vec![1, 2]).refreshed().unwrap().is_none(), "bytes in memory do not change");
+        std::fs::remove_file(&path).unwrap();
     }
 }

@@ -70,6 +70,13 @@ impl Object {
         }
     }
 
+    /// This object as the file holds it now (a SWMR writer may have appended since):
+    /// a new object over a new view of the file, sharing its descriptor.
+    fn refreshed(&self, py: Python<'_>) -> PyResult<Object> {
+        let inner = py.allow_threads(|| guard(|| self.inner.refreshed())).map_err(to_py_err)?;
+        Ok(Object { inner })
+    }
+
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
         let inner = py.allow_threads(|| guard(|| self.inner.child(name))).map_err(to_py_err)?;
         Ok(Object { inner })

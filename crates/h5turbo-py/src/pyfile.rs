@@ -122,7 +122,8 @@ impl Drop for TurnHeld<'_> {
 pub struct PyFileSource {
     /// None once closed (the object is given back to Python; it is not closed: h5py
     /// does not close file-like objects it was given either).
-    obj: Mutex<Option<Py<PyAny>>>,
+    /// Shared with the sources `refreshed` makes, so that closing one closes all.
+    obj: Arc<Mutex<Option<Py<PyAny>>>>,
     name: PathBuf,
     len: u64,
     has_readinto: bool,
@@ -157,7 +158,7 @@ impl PyFileSource {
         let len = object_size(&obj).map_err(|e| crate::errors::to_py_err(e.in_file(name)))?;
         let turn = shared_turn(&obj);
         Ok(PyFileSource {
-            obj: Mutex::new(Some(obj.unbind())),
+            obj: Arc::new(Mutex::new(Some(obj.unbind()))),
             name: name.to_path_buf(),
             len,
             has_readinto,
@@ -283,6 +284,26 @@ impl ReadAt for PyFileSource {
 
     fn len(&self) -> u64 {
         self.len
+    }
+
+    fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
+        let len = Python::with_gil(|py| {
+            let obj = self.object(py)?;
+            let turn = &*self.turn;
+            py.allow_threads(|| turn.wait());
+            let _held = TurnHeld(turn);
+            object_size(obj.bind(py))
+        })
+        .map_err(|e| e.in_file(&self.name))?;
+        Ok(Some(Arc::new(PyFileSource {
+            obj: self.obj.clone(),
+            name: self.name.clone(),
+            len,
+            has_readinto: self.has_readinto,
+            has_pread: self.has_pread,
+            bounce: Mutex::new(None),
+            turn: self.turn.clone(),
+        })))
     }
 
     fn close(&self) {

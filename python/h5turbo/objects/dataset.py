@@ -190,6 +190,16 @@ class Dataset(HLObject):
     def fillvalue(self) -> Any:
         return self._obj.fillvalue
 
+    def refresh(self) -> None:
+        """Read this dataset's metadata again (h5py's ``refresh()``), for a file a SWMR
+        writer is appending to: its shape, chunk index and attributes as the writer
+        last flushed them, so later reads see the new data. Objects opened earlier keep
+        the view they had until refreshed themselves. A read of metadata the writer is
+        rewriting at that moment is tried again (up to 100 times, 1 ms apart)."""
+        self._obj = self._obj.refreshed()
+        for name in _CACHED:
+            self.__dict__.pop(name, None)
+
     # ------------------------------------------------------------------ length, iteration
 
     def __len__(self) -> int:
@@ -684,3 +694,7 @@ def _from_end(bound: Optional[int], n: int, default: int) -> int:
     if bound is None:
         return default
     return int(bound) + n if bound < 0 else int(bound)
+
+
+# metadata Dataset keeps after the first use: refresh() forgets it
+_CACHED = tuple(name for name, value in vars(Dataset).items() if isinstance(value, cached_property))

@@ -131,6 +131,16 @@ impl File {
         self.inner.object_paths.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
+    /// The file as it is now, for one a SWMR writer is appending to: its size, superblock,
+    /// object headers and chunk indexes read again (none of this file's caches are
+    /// used), through the same descriptor (closing this file closes the new one too).
+    pub fn refreshed(&self) -> Result<File> {
+        self.check_open()?;
+        let source = self.ctx().source();
+        let source = source.refreshed().in_file(self.path())?.unwrap_or_else(|| source.clone());
+        File::from_source(source, self.path())
+    }
+
     pub fn is_closed(&self) -> bool {
         self.inner.closed.load(Ordering::SeqCst)
     }
@@ -213,7 +223,37 @@ fn check_extension(ctx: &FormatContext, address: u64) -> Result<()> {
     Ok(())
 }
 
+/// Tries at reading an object again from a file a SWMR writer is changing: a read that
+/// meets metadata the writer is rewriting fails (a checksum, an address past the end
+/// the reader saw), and a later try finds it whole. libhdf5 tries such reads 100 times.
+const REFRESH_TRIES: u32 = 100;
+
 impl Object {
+    /// This object as the file holds it now (see `File::refreshed`), reached by the same
+    /// path: for a dataset its shape, layout and chunk index as the writer left them. A
+    /// try that fails on the file's format is made again, 1 ms later, up to
+    /// REFRESH_TRIES times.
+    pub fn refreshed(&self) -> Result<Object> {
+        let mut tries = 1;
+        loop {
+            match self.read_again() {
+                Err(e) if e.kind() == crate::error::ErrorKind::Format && tries < REFRESH_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    fn read_again(&self) -> Result<Object> {
+        let object = self.file.refreshed()?.get(&self.name)?;
+        if object.kind() == ObjectKind::Dataset {
+            object.dataset()?; // its layout and chunk index read now, inside the tries
+        }
+        Ok(object)
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
