@@ -129,14 +129,20 @@ def run_h5turbo(case: str, path: Path, io_depth):
     return samples, reads
 
 
-def worker(args) -> None:
-    path = Path(args.path)
-    if args.mode == "cold":
+def set_cache(path: Path, mode: str) -> None:
+    """Before a timed run: `path` dropped from the page cache ("cold", checked) or read
+    whole into it ("warm")."""
+    if mode == "cold":
         ev = evict(path)
         if not ev.ok:
             raise SystemExit(ev.note())
     else:
         warm(path)
+
+
+def worker(args) -> None:
+    path = Path(args.path)
+    set_cache(path, args.mode)
     start = time.perf_counter()
     if args.impl == "h5py":
         check = run_h5py(args.case, path)

@@ -38,7 +38,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(HERE))
 import cold  # noqa: E402  (the cases' files and paths)
-from h5turbo.bench.measure import disk_bandwidth, evict, load_average, machine, warm  # noqa: E402
+from h5turbo.bench.measure import disk_bandwidth, load_average, machine  # noqa: E402
 from h5turbo.bench.report import publish  # noqa: E402
 
 CASES = ("dense", "lz4", "colsums", "single", "multi")
@@ -95,12 +95,7 @@ def fast5_totals(reads) -> tuple[int, int]:
 
 
 def worker(impl: str, case: str, path: Path, mode: str, threads: int) -> None:
-    if mode == "cold":
-        ev = evict(path)
-        if not ev.ok:
-            raise SystemExit(ev.note())
-    else:
-        warm(path)
+    cold.set_cache(path, mode)
     import h5py  # noqa: F401  (imports are not the readers' work: done before the clock starts)
     import h5turbo  # noqa: F401
     start = time.perf_counter()
