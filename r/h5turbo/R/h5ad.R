@@ -1,0 +1,173 @@
+# AnnData (.h5ad) as a SingleCellExperiment, as zellkonverter::readH5AD gives one:
+# assays X and the layers (features x cells), colData from obs, rowData from var,
+# reducedDims from obsm. Read with h5t_read / h5t_read_sparse, every dataset on all
+# cores. Layouts: anndata 0.7 and later (dataframe groups; categoricals as groups of
+# categories and codes, or 0.7's codes with obs/__categories), and anndata 0.5-0.6
+# (obs and var as compound datasets, categories in uns/<column>_categories).
+# Not read: uns, obsp, varp, varm and raw (say so in the documentation).
+
+h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, threads = NULL) {
+    file <- .check_file(file)
+    threads <- .threads(threads)
+    top <- .members(file, "/")
+    if (!all(c("obs", "var") %in% names(top)))
+        .raise("not an AnnData file: it has no obs and var", code = 2L, file = file)
+    obs <- .h5ad_frame(file, "obs", top, threads)
+    var <- .h5ad_frame(file, "var", top, threads)
+    shape <- c(nrow(obs), nrow(var))
+    assays <- list()
+    if ("X" %in% names(top)) assays$X <- .h5ad_matrix(file, "X", top[["X"]], shape, threads)
+    if (isTRUE(layers) && identical(.otype(top, "layers"), "H5I_GROUP")) {
+        members <- .members(file, "layers")
+        for (name in names(members))
+            assays[[name]] <- .h5ad_matrix(file, paste0("layers/", name), members[[name]], shape, threads)
+    }
+    assays <- lapply(assays, function(m) { dimnames(m) <- list(rownames(var), rownames(obs)); m })
+    dims <- if (isTRUE(reducedDims)) .h5ad_embeddings(file, .otype(top, "obsm"), nrow(obs), threads) else list()
+    .h5ad_result(assays, obs, var, dims)
+}
+
+# obsm: a group of (cells, k) datasets, or (anndata 0.5-0.6) one compound dataset whose
+# members are the embeddings, each a k-array per cell. Sparse and dataframe entries of
+# the group are left out.
+.h5ad_embeddings <- function(file, otype, n_obs, threads) {
+    dims <- list()
+    if (identical(otype, "H5I_GROUP")) {
+        members <- .members(file, "obsm")
+        for (name in names(members)[members == "H5I_DATASET"])
+            dims[[name]] <- .h5ad_embedding(file, paste0("obsm/", name), n_obs, threads)
+    } else if (identical(otype, "H5I_DATASET")) {
+        frame <- h5t_read(file, "obsm", threads = threads)
+        for (name in names(frame)) {
+            m <- frame[[name]]
+            dims[[name]] <- if (is.null(dim(m))) matrix(m, ncol = 1L) else unclass(m)
+        }
+    }
+    dims
+}
+
+# A SingleCellExperiment when the package is there, else the same parts as a list.
+.h5ad_result <- function(assays, obs, var, dims) {
+    if (!requireNamespace("SingleCellExperiment", quietly = TRUE))
+        return(list(assays = assays, colData = obs, rowData = var, reducedDims = dims))
+    SingleCellExperiment::SingleCellExperiment(
+        assays = assays, colData = S4Vectors::DataFrame(obs, check.names = FALSE),
+        rowData = S4Vectors::DataFrame(var, check.names = FALSE), reducedDims = dims)
+}
+
+# X or a layer, features x cells: a dgCMatrix for a sparse group, a dense matrix for a
+# dataset (whose HDF5 shape (cells, features) h5t_read reverses into R's orientation).
+.h5ad_matrix <- function(file, name, otype, shape, threads) {
+    m <- if (identical(otype, "H5I_GROUP")) h5t_read_sparse(file, name, threads = threads)
+         else h5t_read(file, name, threads = threads)
+    if (!identical(as.numeric(dim(m)), rev(as.numeric(shape))))
+        .raise(sprintf("shape %s does not match obs x var (%s)", paste(rev(dim(m)), collapse = " x "),
+                       paste(shape, collapse = " x ")), code = 2L, file = file, name = name)
+    m
+}
+
+# An obsm entry: HDF5 (cells, k) arrives as R k x cells; reducedDims want cells x k.
+.h5ad_embedding <- function(file, name, n_obs, threads) {
+    m <- h5t_read(file, name, threads = threads)
+    if (is.null(dim(m))) m <- matrix(m, nrow = 1L)
+    if (length(dim(m)) != 2L || ncol(m) != n_obs)
+        .raise(sprintf("an embedding must be %d cells x k", n_obs), code = 2L, file = file, name = name)
+    t(m)
+}
+
+# obs or var as a data.frame whose row names are the index.
+.h5ad_frame <- function(file, name, top, threads) {
+    if (identical(.otype(top, name), "H5I_DATASET")) return(.h5ad_compound_frame(file, name))
+    attrs <- h5t_readAttributes(file, name)
+    members <- .members(file, name)
+    index <- as.character(attrs[["_index"]] %||% "_index")
+    if (!index %in% names(members))
+        .raise(sprintf("the index '%s' is missing", index), code = 2L, file = file, name = name)
+    order <- as.character(attrs[["column-order"]])
+    columns <- lapply(stats::setNames(order, order), function(col)
+        .h5ad_column(file, paste0(name, "/", col), .otype(members, col), name, col, threads))
+    frame <- as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
+    rows <- as.character(h5t_read(file, paste0(name, "/", index), threads = threads))
+    if (length(columns) == 0L) frame <- data.frame(row.names = seq_along(rows))
+    if (nrow(frame) != length(rows))
+        .raise("columns and index differ in length", code = 2L, file = file, name = name)
+    rownames(frame) <- rows
+    frame
+}
+
+# One column of a dataframe group, by its encoding.
+.h5ad_column <- function(file, path, otype, frame, col, threads) {
+    if (identical(otype, "H5I_GROUP")) return(.h5ad_encoded_column(file, path, threads))
+    if (!identical(otype, "H5I_DATASET"))
+        .raise(sprintf("column '%s' is missing", col), code = 2L, file = file, name = frame)
+    values <- .h5ad_vector(h5t_read(file, path, threads = threads))
+    categories <- paste0(frame, "/__categories/", col)   # anndata 0.7: codes, categories apart
+    if (.exists(file, categories)) {
+        # 0.7 marks the categories dataset as ordered (the codes' own attribute,
+        # categories, is a reference: read as NA, with a warning, and not needed)
+        ordered <- .flag(h5t_readAttributes(file, categories)[["ordered"]]) ||
+            .flag(suppressWarnings(h5t_readAttributes(file, path))[["ordered"]])
+        return(.h5ad_factor(values, h5t_read(file, categories), ordered))
+    }
+    values
+}
+
+# anndata 0.8+: categorical, nullable-integer, nullable-boolean, nullable-string-array.
+.h5ad_encoded_column <- function(file, path, threads) {
+    attrs <- h5t_readAttributes(file, path)
+    kind <- as.character(attrs[["encoding-type"]] %||% "")
+    part <- function(what) h5t_read(file, paste0(path, "/", what), threads = threads)
+    if (kind == "categorical")
+        return(.h5ad_factor(part("codes"), part("categories"), .flag(attrs[["ordered"]])))
+    if (kind %in% c("nullable-integer", "nullable-boolean", "nullable-string-array")) {
+        values <- .h5ad_vector(part("values"))
+        values[.h5ad_vector(part("mask"))] <- NA
+        return(values)
+    }
+    .raise(sprintf("column encoding '%s' is not read", kind), code = 3L, file = file, name = path)
+}
+
+# numpy bool (an h5py enum FALSE/TRUE) as logical, uint8 (raw, as rhdf5 gives it) as
+# integer, as pandas columns arrive in R; 1-d values without dim.
+.h5ad_vector <- function(x) {
+    if (is.factor(x) && identical(levels(x), c("FALSE", "TRUE"))) x <- as.logical(as.character(x))
+    if (is.raw(x)) x <- as.integer(x)
+    as.vector(x)
+}
+
+# codes 0..n-1 (-1: missing) into the categories, as pandas' Categorical.
+.h5ad_factor <- function(codes, categories, ordered) {
+    categories <- as.vector(categories)
+    codes <- as.integer(codes)
+    codes[codes < 0L | codes >= length(categories)] <- NA_integer_
+    factor(categories[codes + 1L], levels = categories, ordered = ordered)
+}
+
+# anndata 0.5-0.6: obs/var a compound dataset; a categorical column holds codes, its
+# categories in uns/<column>_categories.
+.h5ad_compound_frame <- function(file, name) {
+    frame <- h5t_read(file, name)
+    index <- if ("index" %in% names(frame)) "index" else names(frame)[1L]
+    rows <- as.character(frame[[index]])
+    frame[[index]] <- NULL
+    for (col in names(frame)) {
+        categories <- paste0("uns/", col, "_categories")
+        if (.exists(file, categories)) frame[[col]] <- .h5ad_factor(frame[[col]], h5t_read(file, categories), FALSE)
+        else frame[[col]] <- .h5ad_vector(frame[[col]])
+    }
+    rownames(frame) <- rows
+    frame
+}
+
+# a boolean attribute (numpy bool: an enum FALSE/TRUE) as TRUE or FALSE
+.flag <- function(x) isTRUE(as.logical(as.character(x)))
+
+.otype <- function(members, name) if (name %in% names(members)) members[[name]] else ""
+
+.exists <- function(file, path) {
+    parent <- dirname(path)
+    if (parent == ".") parent <- "/"
+    tryCatch(basename(path) %in% names(.members(file, parent)), h5turbo_error_not_found = function(e) FALSE)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

@@ -1,0 +1,188 @@
+# h5t_read_h5ad against anndata (Python): every obs and var column (values, NA,
+# factor levels and order), X and the layers (features x cells), the obsm embeddings,
+# on a file anndata writes here with every column kind and on the corpus's h5ad files
+# (anndata 0.5, 0.7, 0.11 layouts).
+
+# Writes an AnnData with every column kind (when asked), then dumps what anndata reads
+# from the file: one line per obs/var column, assay and embedding, values joined by \x1f.
+h5ad_py <- '
+import sys
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+import anndata as ad
+
+path, out, make = sys.argv[1], sys.argv[2], sys.argv[3] == "make"
+if make:
+    rng = np.random.default_rng(7)
+    n, g = 40, 12
+    obs = pd.DataFrame({
+        "cell_type": pd.Categorical(rng.choice(["T", "B", "NK"], n)),
+        "stage": pd.Categorical(rng.choice(["early", "mid", "late"], n), categories=["early", "mid", "late"], ordered=True),
+        "n_genes": rng.integers(100, 5000, n),
+        "score": rng.normal(size=n),
+        "is_doublet": rng.random(n) < 0.2,
+        "batch": rng.choice(["a", "b"], n).astype(object),
+        "umis": pd.array([None if i % 7 == 0 else int(i * 10) for i in range(n)], dtype="Int64"),
+        "passed": pd.array([None if i % 5 == 0 else bool(i % 2) for i in range(n)], dtype="boolean"),
+    }, index=[f"cell{i}" for i in range(n)])
+    obs.loc[obs.index[3], "cell_type"] = np.nan
+    var = pd.DataFrame({"chrom": pd.Categorical(rng.choice(["1", "2", "X"], g)),
+                        "highly_variable": rng.random(g) < 0.5}, index=[f"gene{j}" for j in range(g)])
+    X = sp.random(n, g, density=0.3, format="csr", dtype=np.float32, random_state=1)
+    layers = {"counts": rng.integers(0, 50, (n, g)).astype(np.int32),
+              "spliced": sp.random(n, g, density=0.2, format="csc", dtype=np.float64, random_state=2)}
+    obsm = {"X_pca": rng.normal(size=(n, 5)), "X_umap": rng.normal(size=(n, 2)).astype(np.float32)}
+    ad.AnnData(X=X, obs=obs, var=var, layers=layers, obsm=obsm).write_h5ad(path, compression="gzip")
+
+a = ad.read_h5ad(path)
+def text(v):
+    if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
+        return "NA"
+    if isinstance(v, (bool, np.bool_)):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, (float, np.floating)):
+        return repr(float(v))
+    return str(v)
+def column(frame_name, name, s):
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        kind = "ordered" if s.cat.ordered else "factor"
+        extra = "\\x1f".join(text(c) for c in s.cat.categories)
+    else:
+        kind, extra = "plain", ""
+    return "\\t".join([frame_name, name, kind, extra, "\\x1f".join(text(v) for v in s.tolist())])
+def matrix(kind, name, m):
+    m = m.toarray() if sp.issparse(m) else np.asarray(m)
+    return "\\t".join([kind, name, "x".join(map(str, m.shape)), "", "\\x1f".join(repr(float(v)) for v in m.ravel())])
+lines = [column("obs", c, a.obs[c]) for c in a.obs.columns]
+lines += [column("var", c, a.var[c]) for c in a.var.columns]
+lines += ["\\t".join(["index", "obs", "", "", "\\x1f".join(a.obs_names)]),
+          "\\t".join(["index", "var", "", "", "\\x1f".join(a.var_names)])]
+if a.X is not None:
+    lines.append(matrix("assay", "X", a.X))
+lines += [matrix("assay", k, v) for k, v in a.layers.items()]
+lines += [matrix("embedding", k, v) for k, v in a.obsm.items() if isinstance(v, np.ndarray)]
+open(out, "w").write("\\n".join(lines) + "\\n")
+'
+
+# What anndata read, parsed: list(obs = list(col = list(kind, levels, values)), var, index, assays, embeddings)
+read_dump <- function(path) {
+    parts <- list(obs = list(), var = list(), index = list(), assay = list(), embedding = list())
+    for (line in readLines(path)) {
+        f <- strsplit(line, "\t", fixed = TRUE)[[1L]]
+        f <- c(f, rep("", 5L - length(f)))
+        values <- if (nzchar(f[5L])) strsplit(f[5L], "\x1f", fixed = TRUE)[[1L]] else character()
+        if (f[1L] %in% c("obs", "var")) {
+            parts[[f[1L]]][[f[2L]]] <- list(kind = f[3L], levels = strsplit(f[4L], "\x1f", fixed = TRUE)[[1L]],
+                                              values = values)
+        } else if (f[1L] == "index") {
+            parts$index[[f[2L]]] <- values
+        } else {
+            dims <- as.integer(strsplit(f[3L], "x", fixed = TRUE)[[1L]])
+            parts[[f[1L]]][[f[2L]]] <- matrix(as.numeric(values), nrow = dims[1L], byrow = TRUE)
+        }
+    }
+    parts
+}
+
+# A column as text, the way the dump writes anndata's values.
+as_text <- function(x) {
+    out <- if (is.logical(x)) ifelse(x, "TRUE", "FALSE")
+           else if (is.double(x)) sprintf("%.17g", x)
+           else as.character(x)
+    out[is.na(x)] <- "NA"
+    out
+}
+
+expect_frame_matches <- function(frame, expected, what) {
+    expect_identical(as.character(names(frame)), as.character(names(expected)), label = paste(what, "columns"))
+    for (col in names(expected)) {
+        e <- expected[[col]]
+        x <- frame[[col]]
+        label <- paste0(what, "$", col)
+        if (e$kind == "plain") {
+            expect_false(is.factor(x), label = label)
+            if (is.double(x)) expect_equal(x, suppressWarnings(as.numeric(e$values)), label = label)
+            else expect_identical(as_text(x), e$values, label = label)
+        } else {
+            expect_true(is.factor(x), label = label)
+            expect_identical(is.ordered(x), e$kind == "ordered", label = label)
+            expect_identical(levels(x), e$levels, label = label)
+            expect_identical(as_text(x), e$values, label = label)
+        }
+    }
+}
+
+expect_h5ad_matches <- function(sce, dump) {
+    expect_s4_class(sce, "SingleCellExperiment")
+    cd <- as.data.frame(SummarizedExperiment::colData(sce), optional = TRUE)
+    rd <- as.data.frame(SummarizedExperiment::rowData(sce), optional = TRUE)
+    expect_frame_matches(cd, dump$obs, "obs")
+    expect_frame_matches(rd, dump$var, "var")
+    expect_identical(colnames(sce), dump$index$obs)
+    expect_identical(rownames(sce), dump$index$var)
+    expect_identical(as.character(SummarizedExperiment::assayNames(sce)), as.character(names(dump$assay)))
+    for (name in names(dump$assay)) {
+        m <- SummarizedExperiment::assay(sce, name, withDimnames = FALSE)
+        # anndata: cells x genes; here genes x cells
+        expect_equal(unname(as.matrix(m)), t(dump$assay[[name]]), label = paste("assay", name),
+                     tolerance = 1e-6)
+    }
+    expect_identical(as.character(SingleCellExperiment::reducedDimNames(sce)), as.character(names(dump$embedding)))
+    for (name in names(dump$embedding))
+        expect_equal(unname(SingleCellExperiment::reducedDim(sce, name, withDimnames = FALSE)),
+                     dump$embedding[[name]], label = paste("reducedDim", name), tolerance = 1e-6)
+}
+
+test_that("h5t_read_h5ad gives what anndata reads, every column kind", {
+    skip_if_not_installed("SingleCellExperiment")
+    f <- tempfile(fileext = ".h5ad")
+    out <- tempfile(fileext = ".tsv")
+    run_python(h5ad_py, f, out, "make", needs = c("anndata", "scipy"))
+    dump <- read_dump(out)
+    sce <- h5t_read_h5ad(f)
+    expect_h5ad_matches(sce, dump)
+    # the kinds the file was made with, checked by type as well
+    cd <- SummarizedExperiment::colData(sce)
+    expect_true(is.logical(cd$is_doublet) && is.logical(cd$passed) && anyNA(cd$passed))
+    expect_true(is.integer(cd$umis) && anyNA(cd$umis))
+    expect_true(is.na(cd$cell_type[4L]))
+    expect_s4_class(SummarizedExperiment::assay(sce, "X"), "dgCMatrix")
+    expect_s4_class(SummarizedExperiment::assay(sce, "spliced"), "dgCMatrix")
+    expect_identical(dimnames(SummarizedExperiment::assay(sce, "counts")), list(rownames(sce), colnames(sce)))
+    # what was left out when asked
+    lean <- h5t_read_h5ad(f, layers = FALSE, reducedDims = FALSE)
+    expect_identical(SummarizedExperiment::assayNames(lean), "X")
+    expect_length(SingleCellExperiment::reducedDimNames(lean), 0L)
+})
+
+test_that("h5t_read_h5ad reads the corpus's AnnData files (0.5, 0.7, 0.11) as anndata does", {
+    skip_if_not_installed("SingleCellExperiment")
+    skip_without_corpus()
+    files <- corpus_files("h5ad")
+    expect_gt(length(files), 2L)
+    for (f in files) {
+        out <- tempfile(fileext = ".tsv")
+        run_python(h5ad_py, f, out, "read", needs = c("anndata", "scipy"))
+        expect_h5ad_matches(h5t_read_h5ad(f), read_dump(out))
+    }
+})
+
+test_that("a file that is not AnnData, or a broken one, gets an h5turbo error naming it", {
+    f <- new_h5()
+    rhdf5::h5write(1:3, f, "x")
+    expect_error(h5t_read_h5ad(f), class = "h5turbo_error", regexp = "not an AnnData file")
+    g <- tempfile(fileext = ".h5ad")
+    run_python('
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    for name, n in (("obs", 3), ("var", 2)):
+        grp = f.create_group(name)
+        grp.attrs["encoding-type"] = "dataframe"
+        grp.attrs["_index"] = "_index"
+        grp.attrs["column-order"] = np.array([], dtype="S1")
+        grp["_index"] = np.array([f"{name}{i}" for i in range(n)], dtype="S8")
+    f["X"] = np.zeros((2, 2))
+', g)
+    expect_error(h5t_read_h5ad(g), class = "h5turbo_error", regexp = "does not match obs x var")
+})
