@@ -1,12 +1,13 @@
 # AnnData (.h5ad) as a SingleCellExperiment, as zellkonverter::readH5AD gives one:
 # assays X and the layers (features x cells), colData from obs, rowData from var,
-# reducedDims from obsm. Read with h5t_read / h5t_read_sparse, every dataset on all
-# cores. Layouts: anndata 0.7 and later (dataframe groups; categoricals as groups of
-# categories and codes, or 0.7's codes with obs/__categories), and anndata 0.5-0.6
-# (obs and var as compound datasets, categories in uns/<column>_categories).
-# Not read: uns, obsp, varp, varm and raw (say so in the documentation).
+# reducedDims from obsm, metadata from uns. Read with h5t_read / h5t_read_sparse,
+# every dataset on all cores. Layouts: anndata 0.7 and later (dataframe groups;
+# categoricals as groups of categories and codes, or 0.7's codes with
+# obs/__categories), and anndata 0.5-0.6 (obs and var as compound datasets, categories
+# in uns/<column>_categories). Not read: obsp, varp, varm and raw (the documentation
+# says so).
 
-h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, threads = NULL) {
+h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, threads = NULL) {
     file <- .check_file(file)
     threads <- .threads(threads)
     top <- .members(file, "/")
@@ -24,7 +25,71 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, threads = NUL
     }
     assays <- lapply(assays, function(m) { dimnames(m) <- list(rownames(var), rownames(obs)); m })
     dims <- if (isTRUE(reducedDims)) .h5ad_embeddings(file, .otype(top, "obsm"), nrow(obs), threads) else list()
-    .h5ad_result(assays, obs, var, dims)
+    meta <- if (isTRUE(uns) && identical(.otype(top, "uns"), "H5I_GROUP"))
+        .h5ad_uns(file, "uns", skip = .h5ad_uns_moved(top, obs, var), threads) else list()
+    .h5ad_result(assays, obs, var, dims, meta)
+}
+
+# uns as a named list, as anndata gives it in Python: groups as lists, arrays with
+# numpy's dimension order, strings as character, encoded elements (dataframes, sparse
+# matrices, categoricals, nullable arrays) as their R counterparts. `skip`: paths of
+# entries anndata takes out of uns when it reads them (see .h5ad_uns_moved).
+.h5ad_uns <- function(file, group, skip = character(), threads) {
+    members <- .members(file, group)
+    out <- list()
+    for (name in names(members)) {
+        path <- paste0(group, "/", name)
+        if (path %in% skip) next
+        value <- if (identical(members[[name]], "H5I_GROUP")) .h5ad_uns_group(file, path, threads)
+                 else .h5ad_uns_dataset(file, path, threads)
+        if (!is.null(value)) out[[name]] <- value
+    }
+    out
+}
+
+.h5ad_uns_group <- function(file, path, threads) {
+    kind <- as.character(h5t_readAttributes(file, path)[["encoding-type"]] %||% "dict")
+    switch(kind,
+        dict = .h5ad_uns(file, path, skip = .h5ad_uns_moved(), threads = threads),
+        dataframe = .h5ad_frame(file, path, c(stats::setNames("H5I_GROUP", path)), threads),
+        csr_matrix = , csc_matrix = Matrix::t(h5t_read_sparse(file, path, threads = threads)),
+        categorical = , `nullable-integer` = , `nullable-boolean` = , `nullable-string-array` =
+            .h5ad_encoded_column(file, path, threads),
+        {
+            warning(sprintf("h5turbo: '%s', '%s': encoding '%s' is not read; left out", file, path, kind),
+                    call. = FALSE)
+            NULL
+        })
+}
+
+# A dataset of uns: a scalar as a length-1 vector, an array with numpy's dimension
+# order (h5t_read gives them reversed), a compound as a data.frame.
+.h5ad_uns_dataset <- function(file, path, threads) {
+    x <- h5t_read(file, path, threads = threads)
+    if (is.data.frame(x)) return(x)
+    d <- dim(x)
+    if (length(d) >= 2L) return(aperm(.h5ad_array_values(x)))
+    .h5ad_vector(x)
+}
+
+# bool and uint8 arrays as logical and integer (as .h5ad_vector), keeping dim.
+.h5ad_array_values <- function(x) {
+    d <- dim(x)
+    x <- .h5ad_vector(x)
+    dim(x) <- d
+    x
+}
+
+# What anndata takes out of uns when it reads a file: the neighbour graphs older
+# versions kept in uns/neighbors (it moves them to obsp, which is not read here), and,
+# in the 0.5-0.6 layout, the uns/<column>_categories of obs/var categoricals (it moves
+# them into the columns; so does .h5ad_compound_frame).
+.h5ad_uns_moved <- function(top = NULL, obs = NULL, var = NULL) {
+    moved <- c("uns/neighbors/connectivities", "uns/neighbors/distances")
+    for (frame in list(list("obs", obs), list("var", var)))
+        if (identical(.otype(top, frame[[1L]]), "H5I_DATASET"))
+            moved <- c(moved, paste0("uns/", names(frame[[2L]])[vapply(frame[[2L]], is.factor, NA)], "_categories"))
+    moved
 }
 
 # obsm: a group of (cells, k) datasets, or (anndata 0.5-0.6) one compound dataset whose
@@ -47,12 +112,12 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, threads = NUL
 }
 
 # A SingleCellExperiment when the package is there, else the same parts as a list.
-.h5ad_result <- function(assays, obs, var, dims) {
+.h5ad_result <- function(assays, obs, var, dims, meta) {
     if (!requireNamespace("SingleCellExperiment", quietly = TRUE))
-        return(list(assays = assays, colData = obs, rowData = var, reducedDims = dims))
+        return(list(assays = assays, colData = obs, rowData = var, reducedDims = dims, metadata = meta))
     SingleCellExperiment::SingleCellExperiment(
         assays = assays, colData = S4Vectors::DataFrame(obs, check.names = FALSE),
-        rowData = S4Vectors::DataFrame(var, check.names = FALSE), reducedDims = dims)
+        rowData = S4Vectors::DataFrame(var, check.names = FALSE), reducedDims = dims, metadata = meta)
 }
 
 # X or a layer, features x cells: a dgCMatrix for a sparse group, a dense matrix for a

@@ -33,10 +33,17 @@ if make:
     layers = {"counts": rng.integers(0, 50, (n, g)).astype(np.int32),
               "spliced": sp.random(n, g, density=0.2, format="csc", dtype=np.float64, random_state=2)}
     obsm = {"X_pca": rng.normal(size=(n, 5)), "X_umap": rng.normal(size=(n, 2)).astype(np.float32)}
-    ad.AnnData(X=X, obs=obs, var=var, layers=layers, obsm=obsm).write_h5ad(path, compression="gzip")
+    uns = {"cell_type_colors": np.array(["#1f77b4", "#ff7f0e", "#2ca02c"], dtype=object),
+           "neighbors": {"params": {"n_neighbors": 15, "method": "umap", "resolution": 0.1, "use_raw": True}},
+           "grid": np.arange(6, dtype=np.int32).reshape(2, 3), "cube": rng.normal(size=(2, 3, 4)),
+           "nested": {"deeper": {"x": np.array([1.5, 2.5])}, "label": "run 7"},
+           "table": pd.DataFrame({"a": [1, 2]}, index=["r1", "r2"]), "conn": sp.random(4, 3, density=0.5, format="csr")}
+    ad.AnnData(X=X, obs=obs, var=var, layers=layers, obsm=obsm, uns=uns).write_h5ad(path, compression="gzip")
 
 a = ad.read_h5ad(path)
 def text(v):
+    if isinstance(v, bytes):
+        v = v.decode()
     if v is None or v is pd.NA or (isinstance(v, float) and np.isnan(v)):
         return "NA"
     if isinstance(v, (bool, np.bool_)):
@@ -62,12 +69,25 @@ if a.X is not None:
     lines.append(matrix("assay", "X", a.X))
 lines += [matrix("assay", k, v) for k, v in a.layers.items()]
 lines += [matrix("embedding", k, v) for k, v in a.obsm.items() if isinstance(v, np.ndarray)]
+def leaves(d, prefix=""):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from leaves(v, prefix + k + "/")
+        else:
+            yield prefix + k, v
+for key, v in leaves(a.uns):
+    arr = np.asarray(v) if isinstance(v, (np.ndarray, np.generic, str, int, float, bool)) else None
+    if arr is not None and arr.dtype.names is None:
+        lines.append("\\t".join(["uns", key, "x".join(map(str, arr.shape)), "", "\\x1f".join(text(x) for x in arr.ravel().tolist())]))
+    else:  # a data frame, a sparse matrix, a record array: present, compared elsewhere
+        lines.append("\\t".join(["uns-other", key, type(v).__name__, "", ""]))
 open(out, "w").write("\\n".join(lines) + "\\n")
 '
 
 # What anndata read, parsed: list(obs = list(col = list(kind, levels, values)), var, index, assays, embeddings)
 read_dump <- function(path) {
-    parts <- list(obs = list(), var = list(), index = list(), assay = list(), embedding = list())
+    parts <- list(obs = list(), var = list(), index = list(), assay = list(), embedding = list(),
+                  uns = list(), `uns-other` = list())
     for (line in readLines(path)) {
         f <- strsplit(line, "\t", fixed = TRUE)[[1L]]
         f <- c(f, rep("", 5L - length(f)))
@@ -77,6 +97,11 @@ read_dump <- function(path) {
                                               values = values)
         } else if (f[1L] == "index") {
             parts$index[[f[2L]]] <- values
+        } else if (f[1L] == "uns") {
+            shape <- if (nzchar(f[3L])) as.integer(strsplit(f[3L], "x", fixed = TRUE)[[1L]]) else integer()
+            parts$uns[[f[2L]]] <- list(shape = shape, values = values)
+        } else if (f[1L] == "uns-other") {
+            parts[["uns-other"]][[f[2L]]] <- f[3L]   # its Python type
         } else {
             dims <- as.integer(strsplit(f[3L], "x", fixed = TRUE)[[1L]])
             parts[[f[1L]]][[f[2L]]] <- matrix(as.numeric(values), nrow = dims[1L], byrow = TRUE)
@@ -113,6 +138,32 @@ expect_frame_matches <- function(frame, expected, what) {
     }
 }
 
+# uns as anndata gives it: a list per group, so leaves are paths "a/b/c"
+flatten_uns <- function(x, prefix = "") {
+    out <- list()
+    for (n in names(x)) {
+        v <- x[[n]]
+        if (is.list(v) && !is.data.frame(v)) out <- c(out, flatten_uns(v, paste0(prefix, n, "/")))
+        else out[[paste0(prefix, n)]] <- v
+    }
+    out
+}
+
+expect_uns_matches <- function(meta, dump) {
+    got <- flatten_uns(meta)
+    expect_setequal(as.character(names(got)), as.character(c(names(dump$uns), names(dump[["uns-other"]]))))
+    for (key in names(dump$uns)) {
+        e <- dump$uns[[key]]
+        x <- got[[key]]
+        label <- paste0("uns$", key)
+        expect_identical(as.integer(if (is.null(dim(x))) (if (length(e$shape)) length(x) else integer()) else dim(x)),
+                         e$shape, label = paste(label, "shape"))
+        flat <- if (is.null(dim(x))) as.vector(x) else as.vector(aperm(x))   # numpy's row-major order
+        if (is.double(flat)) expect_equal(flat, as.numeric(e$values), label = label, tolerance = 1e-6)
+        else expect_identical(as_text(flat), e$values, label = label)
+    }
+}
+
 expect_h5ad_matches <- function(sce, dump) {
     expect_s4_class(sce, "SingleCellExperiment")
     cd <- as.data.frame(SummarizedExperiment::colData(sce), optional = TRUE)
@@ -128,6 +179,7 @@ expect_h5ad_matches <- function(sce, dump) {
         expect_equal(unname(as.matrix(m)), t(dump$assay[[name]]), label = paste("assay", name),
                      tolerance = 1e-6)
     }
+    expect_uns_matches(S4Vectors::metadata(sce), dump)
     expect_identical(as.character(SingleCellExperiment::reducedDimNames(sce)), as.character(names(dump$embedding)))
     for (name in names(dump$embedding))
         expect_equal(unname(SingleCellExperiment::reducedDim(sce, name, withDimnames = FALSE)),
@@ -151,9 +203,17 @@ test_that("h5t_read_h5ad gives what anndata reads, every column kind", {
     expect_s4_class(SummarizedExperiment::assay(sce, "spliced"), "dgCMatrix")
     expect_identical(dimnames(SummarizedExperiment::assay(sce, "counts")), list(rownames(sce), colnames(sce)))
     # what was left out when asked
-    lean <- h5t_read_h5ad(f, layers = FALSE, reducedDims = FALSE)
+    meta <- S4Vectors::metadata(sce)
+    expect_s3_class(meta$table, "data.frame")
+    expect_identical(rownames(meta$table), c("r1", "r2"))
+    expect_s4_class(meta$conn, "dgCMatrix")
+    expect_identical(dim(meta$conn), c(4L, 3L))   # as scipy's shape, not transposed
+    expect_identical(meta$neighbors$params$method, "umap")
+    expect_identical(meta$neighbors$params$use_raw, TRUE)
+    lean <- h5t_read_h5ad(f, layers = FALSE, reducedDims = FALSE, uns = FALSE)
     expect_identical(SummarizedExperiment::assayNames(lean), "X")
     expect_length(SingleCellExperiment::reducedDimNames(lean), 0L)
+    expect_length(S4Vectors::metadata(lean), 0L)
 })
 
 test_that("h5t_read_h5ad reads the corpus's AnnData files (0.5, 0.7, 0.11) as anndata does", {
