@@ -1,13 +1,13 @@
 # AnnData (.h5ad) as a SingleCellExperiment, as zellkonverter::readH5AD gives one:
 # assays X and the layers (features x cells), colData from obs, rowData from var,
-# reducedDims from obsm, metadata from uns. Read with h5t_read / h5t_read_sparse,
-# every dataset on all cores. Layouts: anndata 0.7 and later (dataframe groups;
-# categoricals as groups of categories and codes, or 0.7's codes with
-# obs/__categories), and anndata 0.5-0.6 (obs and var as compound datasets, categories
-# in uns/<column>_categories). Not read: obsp, varp, varm and raw (the documentation
-# says so).
+# reducedDims from obsm, colPairs/rowPairs from obsp/varp, metadata from uns. Read
+# with h5t_read / h5t_read_sparse, every dataset on all cores. Layouts: anndata 0.7
+# and later (dataframe groups; categoricals as groups of categories and codes, or
+# 0.7's codes with obs/__categories), and anndata 0.5-0.6 (obs and var as compound
+# datasets, categories in uns/<column>_categories). Not read: varm and raw (the
+# documentation says so).
 
-h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, threads = NULL) {
+h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, pairs = TRUE, threads = NULL) {
     file <- .check_file(file)
     threads <- .threads(threads)
     top <- .members(file, "/")
@@ -27,7 +27,46 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, t
     dims <- if (isTRUE(reducedDims)) .h5ad_embeddings(file, .otype(top, "obsm"), nrow(obs), threads) else list()
     meta <- if (isTRUE(uns) && identical(.otype(top, "uns"), "H5I_GROUP"))
         .h5ad_uns(file, "uns", skip = .h5ad_uns_moved(top, obs, var), threads) else list()
-    .h5ad_result(assays, obs, var, dims, meta)
+    col_pairs <- if (isTRUE(pairs)) .h5ad_pairs(file, "obsp", .otype(top, "obsp"), nrow(obs), threads) else list()
+    row_pairs <- if (isTRUE(pairs)) .h5ad_pairs(file, "varp", .otype(top, "varp"), nrow(var), threads) else list()
+    if (isTRUE(pairs)) col_pairs <- .h5ad_legacy_graphs(file, col_pairs, nrow(obs), threads)
+    .h5ad_result(assays, obs, var, dims, meta, col_pairs, row_pairs)
+}
+
+# Files written before obsp existed keep the neighbour graphs in uns/neighbors as bare
+# CSR arrays (data, indices, indptr; no shape): anndata moves them to obsp, and so does
+# this (into colPairs), unless obsp has them.
+.h5ad_legacy_graphs <- function(file, col_pairs, n, threads) {
+    for (name in c("connectivities", "distances")) {
+        path <- paste0("uns/neighbors/", name)
+        if (!is.null(col_pairs[[name]]) || !.exists(file, path)) next
+        read <- function(what) as.vector(h5t_read(file, paste0(path, "/", what), threads = threads,
+                                                  bit64conversion = "double"))
+        x <- as.numeric(read("data"))
+        i <- read("indices")
+        p <- read("indptr")
+        .check_sparse(file, path, x, i, p, n, n)
+        col_pairs[[name]] <- Matrix::t(.csc(x, i, p, n, n))   # the CSR bytes are the transpose's CSC
+    }
+    col_pairs
+}
+
+# obsp / varp: square matrices over the cells / features (a sparse group, or a dense
+# dataset), as anndata holds them; a dgCMatrix stays sparse.
+.h5ad_pairs <- function(file, group, otype, n, threads) {
+    if (!identical(otype, "H5I_GROUP")) return(list())
+    members <- .members(file, group)
+    out <- list()
+    for (name in names(members)) {
+        path <- paste0(group, "/", name)
+        m <- if (identical(members[[name]], "H5I_GROUP")) Matrix::t(h5t_read_sparse(file, path, threads = threads))
+             else t(h5t_read(file, path, threads = threads))
+        if (!identical(as.numeric(dim(m)), as.numeric(c(n, n))))
+            .raise(sprintf("a pairwise matrix must be %d x %d", n, n), code = 2L, file = file, name = path)
+        dimnames(m) <- NULL
+        out[[name]] <- m
+    }
+    out
 }
 
 # uns as a named list, as anndata gives it in Python: groups as lists, arrays with
@@ -112,12 +151,14 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, t
 }
 
 # A SingleCellExperiment when the package is there, else the same parts as a list.
-.h5ad_result <- function(assays, obs, var, dims, meta) {
+.h5ad_result <- function(assays, obs, var, dims, meta, col_pairs, row_pairs) {
     if (!requireNamespace("SingleCellExperiment", quietly = TRUE))
-        return(list(assays = assays, colData = obs, rowData = var, reducedDims = dims, metadata = meta))
+        return(list(assays = assays, colData = obs, rowData = var, reducedDims = dims, metadata = meta,
+                    colPairs = col_pairs, rowPairs = row_pairs))
     SingleCellExperiment::SingleCellExperiment(
         assays = assays, colData = S4Vectors::DataFrame(obs, check.names = FALSE),
-        rowData = S4Vectors::DataFrame(var, check.names = FALSE), reducedDims = dims, metadata = meta)
+        rowData = S4Vectors::DataFrame(var, check.names = FALSE), reducedDims = dims, metadata = meta,
+        colPairs = col_pairs, rowPairs = row_pairs)
 }
 
 # X or a layer, features x cells: a dgCMatrix for a sparse group, a dense matrix for a

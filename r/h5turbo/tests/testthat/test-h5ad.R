@@ -38,7 +38,10 @@ if make:
            "grid": np.arange(6, dtype=np.int32).reshape(2, 3), "cube": rng.normal(size=(2, 3, 4)),
            "nested": {"deeper": {"x": np.array([1.5, 2.5])}, "label": "run 7"},
            "table": pd.DataFrame({"a": [1, 2]}, index=["r1", "r2"]), "conn": sp.random(4, 3, density=0.5, format="csr")}
-    ad.AnnData(X=X, obs=obs, var=var, layers=layers, obsm=obsm, uns=uns).write_h5ad(path, compression="gzip")
+    obsp = {"distances": sp.random(n, n, density=0.1, format="csr", random_state=3), "dense": rng.normal(size=(n, n))}
+    varp = {"corr": sp.random(g, g, density=0.3, format="csc", random_state=4)}
+    ad.AnnData(X=X, obs=obs, var=var, layers=layers, obsm=obsm, uns=uns, obsp=obsp, varp=varp).write_h5ad(
+        path, compression="gzip")
 
 a = ad.read_h5ad(path)
 def text(v):
@@ -69,6 +72,8 @@ if a.X is not None:
     lines.append(matrix("assay", "X", a.X))
 lines += [matrix("assay", k, v) for k, v in a.layers.items()]
 lines += [matrix("embedding", k, v) for k, v in a.obsm.items() if isinstance(v, np.ndarray)]
+lines += [matrix("colpair", k, v) for k, v in a.obsp.items()]
+lines += [matrix("rowpair", k, v) for k, v in a.varp.items()]
 def leaves(d, prefix=""):
     for k, v in d.items():
         if isinstance(v, dict):
@@ -87,6 +92,7 @@ open(out, "w").write("\\n".join(lines) + "\\n")
 # What anndata read, parsed: list(obs = list(col = list(kind, levels, values)), var, index, assays, embeddings)
 read_dump <- function(path) {
     parts <- list(obs = list(), var = list(), index = list(), assay = list(), embedding = list(),
+                  colpair = list(), rowpair = list(),
                   uns = list(), `uns-other` = list())
     for (line in readLines(path)) {
         f <- strsplit(line, "\t", fixed = TRUE)[[1L]]
@@ -180,6 +186,14 @@ expect_h5ad_matches <- function(sce, dump) {
                      tolerance = 1e-6)
     }
     expect_uns_matches(S4Vectors::metadata(sce), dump)
+    for (side in c("colpair", "rowpair")) {
+        got <- if (side == "colpair") SingleCellExperiment::colPairs(sce, asSparse = TRUE)
+               else SingleCellExperiment::rowPairs(sce, asSparse = TRUE)
+        expect_setequal(as.character(names(got)), as.character(names(dump[[side]])))
+        for (name in names(dump[[side]]))
+            expect_equal(unname(as.matrix(got[[name]])), dump[[side]][[name]], tolerance = 1e-6,
+                         label = paste(side, name))
+    }
     expect_identical(as.character(SingleCellExperiment::reducedDimNames(sce)), as.character(names(dump$embedding)))
     for (name in names(dump$embedding))
         expect_equal(unname(SingleCellExperiment::reducedDim(sce, name, withDimnames = FALSE)),
