@@ -37,16 +37,11 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 # CSR arrays (data, indices, indptr; no shape): anndata moves them to obsp, and so does
 # this (into colPairs), unless obsp has them.
 .h5ad_legacy_graphs <- function(file, col_pairs, n, threads) {
+    csr <- list(compressed = "row", shape = c(n, n), transpose = FALSE)
     for (name in c("connectivities", "distances")) {
         path <- paste0("uns/neighbors/", name)
         if (!is.null(col_pairs[[name]]) || !.exists(file, path)) next
-        read <- function(what) as.vector(h5t_read(file, paste0(path, "/", what), threads = threads,
-                                                  bit64conversion = "double"))
-        x <- as.numeric(read("data"))
-        i <- read("indices")
-        p <- read("indptr")
-        .check_sparse(file, path, x, i, p, n, n)
-        col_pairs[[name]] <- Matrix::t(.csc(x, i, p, n, n))   # the CSR bytes are the transpose's CSC
+        col_pairs[[name]] <- .oriented(.sparse_matrix(file, path, csr, threads), csr, stored = TRUE)
     }
     col_pairs
 }
@@ -59,11 +54,10 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     out <- list()
     for (name in names(members)) {
         path <- paste0(group, "/", name)
-        m <- if (identical(members[[name]], "H5I_GROUP")) Matrix::t(h5t_read_sparse(file, path, threads = threads))
+        m <- if (identical(members[[name]], "H5I_GROUP")) .read_sparse_group(file, path, threads, stored = TRUE)
              else t(h5t_read(file, path, threads = threads))
         if (!identical(as.numeric(dim(m)), as.numeric(c(n, n))))
             .raise(sprintf("a pairwise matrix must be %d x %d", n, n), code = 2L, file = file, name = path)
-        dimnames(m) <- NULL
         out[[name]] <- m
     }
     out
@@ -91,7 +85,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     switch(kind,
         dict = .h5ad_uns(file, path, skip = .h5ad_uns_moved(), threads = threads),
         dataframe = .h5ad_frame(file, path, c(stats::setNames("H5I_GROUP", path)), threads),
-        csr_matrix = , csc_matrix = Matrix::t(h5t_read_sparse(file, path, threads = threads)),
+        csr_matrix = , csc_matrix = .read_sparse_group(file, path, threads, stored = TRUE),
         categorical = , `nullable-integer` = , `nullable-boolean` = , `nullable-string-array` =
             .h5ad_encoded_column(file, path, threads),
         {
@@ -163,8 +157,9 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 
 # X or a layer, features x cells: a dgCMatrix for a sparse group, a dense matrix for a
 # dataset (whose HDF5 shape (cells, features) h5t_read reverses into R's orientation).
+# Unnamed here: the caller names them from obs and var, read once.
 .h5ad_matrix <- function(file, name, otype, shape, threads) {
-    m <- if (identical(otype, "H5I_GROUP")) h5t_read_sparse(file, name, threads = threads)
+    m <- if (identical(otype, "H5I_GROUP")) .read_sparse_group(file, name, threads)
          else h5t_read(file, name, threads = threads)
     if (!identical(as.numeric(dim(m)), rev(as.numeric(shape))))
         .raise(sprintf("shape %s does not match obs x var (%s)", paste(rev(dim(m)), collapse = " x "),

@@ -11,9 +11,32 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
     threads <- .threads(threads)
     if (is.null(group)) group <- .default_sparse_group(file)
     group <- .check_name(group)
-    members <- .members(file, group)
-    attrs <- h5t_readAttributes(file, group)
-    layout <- .sparse_layout(file, group, members, attrs)
+    layout <- .sparse_layout(file, group, .members(file, group), h5t_readAttributes(file, group))
+    m <- .oriented(.sparse_matrix(file, group, layout, threads), layout, stored = FALSE)
+    dn <- tryCatch(.sparse_dimnames(file, group, layout, dim(m)), error = function(e) NULL)
+    if (!is.null(dn)) dimnames(m) <- dn
+    m
+}
+
+# A sparse matrix group as a dgCMatrix without names: features x cells (as
+# h5t_read_sparse gives it), or with `stored = TRUE` in the orientation of the shape the
+# file states (scipy's: what anndata holds in uns, obsp and varp).
+.read_sparse_group <- function(file, group, threads, stored = FALSE) {
+    layout <- .sparse_layout(file, group, .members(file, group), h5t_readAttributes(file, group))
+    .oriented(.sparse_matrix(file, group, layout, threads), layout, stored)
+}
+
+# The CSC matrix .sparse_matrix gives, turned as asked: a CSC group (10x, AnnData csc) is
+# that matrix in its stored shape, a CSR group its transpose.
+.oriented <- function(m, layout, stored) {
+    force(m)   # read here: an h5turbo error raised inside Matrix::t's dispatch would lose its class
+    flip <- if (stored) layout$compressed == "row" else layout$transpose
+    if (flip) Matrix::t(m) else m
+}
+
+# The group's data, indices and indptr (checked against `layout$shape`, rows x columns
+# as stored) as the CSC matrix they are: (n_minor x n_major).
+.sparse_matrix <- function(file, group, layout, threads) {
     read_vec <- function(what, ...) as.vector(h5t_read(file, paste0(sub("/$", "", group), "/", what),
                                                        threads = threads, ...))
     x <- as.numeric(read_vec("data", bit64conversion = "double"))
@@ -22,12 +45,7 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
     n_major <- if (layout$compressed == "col") layout$shape[2L] else layout$shape[1L]
     n_minor <- if (layout$compressed == "col") layout$shape[1L] else layout$shape[2L]
     .check_sparse(file, group, x, i, p, n_major, n_minor)
-    # the stored arrays as CSC of (n_minor x n_major)
-    m <- .csc(x, i, p, n_minor, n_major)
-    if (layout$transpose) m <- Matrix::t(m)
-    dn <- tryCatch(.sparse_dimnames(file, group, layout, dim(m)), error = function(e) NULL)
-    if (!is.null(dn)) dimnames(m) <- dn
-    m
+    .csc(x, i, p, n_minor, n_major)
 }
 
 .members <- function(file, group) {

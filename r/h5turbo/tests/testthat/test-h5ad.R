@@ -260,3 +260,34 @@ with h5py.File(sys.argv[1], "w") as f:
 ', g)
     expect_error(h5t_read_h5ad(g), class = "h5turbo_error", regexp = "does not match obs x var")
 })
+
+test_that("uns elements of an encoding not read are left out with a warning; broken graphs are errors", {
+    make <- function(variant) {
+        g <- tempfile(fileext = ".h5ad")
+        run_python('
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    for name, n in (("obs", 3), ("var", 2)):
+        grp = f.create_group(name)
+        grp.attrs["encoding-type"] = "dataframe"
+        grp.attrs["_index"] = "_index"
+        grp.attrs["column-order"] = np.array([], dtype="S1")
+        grp["_index"] = np.array([f"{name}{i}" for i in range(n)], dtype="S8")
+    f.create_group("uns/odd").attrs["encoding-type"] = "awkward-array"
+    f["uns/kept"] = np.arange(3)
+    if sys.argv[2] == "legacy":   # a neighbour graph of the old layout pointing past its 3 cells
+        g = f.create_group("uns/neighbors/connectivities")
+        g["data"], g["indices"], g["indptr"] = np.ones(1), np.array([7], dtype="i4"), np.array([0, 1, 1, 1], dtype="i4")
+    else:
+        f["obsp/bad"] = np.zeros((3, 2))
+', g, variant)
+        g
+    }
+    legacy <- make("legacy")
+    expect_warning(sce <- h5t_read_h5ad(legacy, pairs = FALSE), regexp = "uns/odd.*awkward-array.*left out")
+    expect_true("kept" %in% names(S4Vectors::metadata(sce)))
+    expect_false("odd" %in% names(S4Vectors::metadata(sce)))
+    expect_error(suppressWarnings(h5t_read_h5ad(legacy)), class = "h5turbo_error", regexp = "outside the shape")
+    expect_error(h5t_read_h5ad(make("obsp"), uns = FALSE), class = "h5turbo_error",
+                 regexp = "obsp/bad.*pairwise matrix must be 3 x 3")
+})
