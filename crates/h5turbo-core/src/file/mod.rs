@@ -246,10 +246,15 @@ impl Object {
         }
     }
 
+    /// One try. The chunk index is read here, right after the file's size was taken,
+    /// not at the first read: a SWMR writer writes a chunk before the index entry that
+    /// points to it, so an index read now points only inside that size, or (an entry
+    /// written since) fails this try and the next takes the size again. Read later, it
+    /// could point past the size this view was given.
     fn read_again(&self) -> Result<Object> {
         let object = self.file.refreshed()?.get(&self.name)?;
         if object.kind() == ObjectKind::Dataset {
-            object.dataset()?; // its layout and chunk index read now, inside the tries
+            object.dataset()?.chunk_index(&object.file)?;
         }
         Ok(object)
     }
