@@ -355,6 +355,7 @@ def test_an_iterator_continued_in_a_forked_child_says_so_instead_of_hanging(tmp_
     (None, 64, 8),     # many cores: the measured best, not every core
     (None, 2, 2),      # fewer cores than the cap: all of them
     ("32", 32, 32),    # H5TURBO_THREADS names a count: that count
+    ("0", 64, 8),      # 0 names none (the core ignores it too): the cap
 ])
 def test_the_default_pool_stops_at_the_measured_best(monkeypatch, env, cores, expected):
     """On 16 cores read_fast5 was slower at 16 threads than at 4-8

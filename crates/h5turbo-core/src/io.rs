@@ -51,17 +51,13 @@ pub struct FileSource {
 impl FileSource {
     pub fn open(path: &Path) -> Result<Self> {
         let file = File::open(path).map_err(|e| Error::io(e, "cannot open file").in_file(path))?;
-        let len = file
-            .metadata()
-            .map_err(|e| Error::io(e, "cannot stat file").in_file(path))?
-            .len();
-        Ok(FileSource { file: Arc::new(RwLock::new(Some(file))), len, path: path.to_path_buf() })
+        Self::from_file(file, path)
     }
 
     /// An already open file (a descriptor a binding was handed), named `path` in
     /// messages; its size is taken now.
     pub fn from_file(file: File, path: &Path) -> Result<Self> {
-        let len = file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(path))?.len();
+        let len = size_now(&file, path)?;
         Ok(FileSource { file: Arc::new(RwLock::new(Some(file))), len, path: path.to_path_buf() })
     }
 
@@ -110,9 +106,14 @@ impl ReadAt for FileSource {
     fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
         let guard = self.file.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         let file = guard.as_ref().ok_or_else(|| Error::closed().in_file(&self.path))?;
-        let len = file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(&self.path))?.len();
+        let len = size_now(file, &self.path)?;
         Ok(Some(Arc::new(FileSource { file: self.file.clone(), len, path: self.path.clone() })))
     }
+}
+
+/// The size of an open file as the system sees it now.
+fn size_now(file: &File, path: &Path) -> Result<u64> {
+    Ok(file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(path))?.len())
 }
 
 #[cfg(unix)]

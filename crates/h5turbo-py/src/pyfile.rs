@@ -173,6 +173,14 @@ impl PyFileSource {
         obj.as_ref().map(|o| o.clone_ref(py)).ok_or_else(|| Error::closed().in_file(&self.name))
     }
 
+    /// Run `f` (which seeks the object) in this object's turn, waited for without the GIL.
+    fn in_turn<R>(&self, py: Python<'_>, f: impl FnOnce() -> R) -> R {
+        let turn = &*self.turn;
+        py.allow_threads(|| turn.wait());
+        let _held = TurnHeld(turn);
+        f()
+    }
+
     /// Fill `buf` from `offset`, with the GIL and this object's turn held.
     fn read_locked(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, buf: &mut [u8], offset: u64) -> Result<()> {
         obj.call_method1("seek", (offset,)).map_err(|e| failure(py, e, format!("seek({}) failed", offset)))?;
@@ -274,10 +282,7 @@ impl ReadAt for PyFileSource {
             if self.has_pread {
                 return self.pread_all(py, obj.bind(py), buf, offset);
             }
-            let turn = &*self.turn;
-            py.allow_threads(|| turn.wait());
-            let _held = TurnHeld(turn);
-            self.read_locked(py, obj.bind(py), buf, offset)
+            self.in_turn(py, || self.read_locked(py, obj.bind(py), buf, offset))
         })
         .map_err(|e| e.in_file(&self.name))
     }
@@ -289,10 +294,7 @@ impl ReadAt for PyFileSource {
     fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
         let len = Python::with_gil(|py| {
             let obj = self.object(py)?;
-            let turn = &*self.turn;
-            py.allow_threads(|| turn.wait());
-            let _held = TurnHeld(turn);
-            object_size(obj.bind(py))
+            self.in_turn(py, || object_size(obj.bind(py)))
         })
         .map_err(|e| e.in_file(&self.name))?;
         Ok(Some(Arc::new(PyFileSource {

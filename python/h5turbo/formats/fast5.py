@@ -115,8 +115,10 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
 
 
 def _default_threads() -> int:
-    """H5TURBO_THREADS when set, else the cores up to DEFAULT_MAX_THREADS."""
-    if os.environ.get("H5TURBO_THREADS", "").strip().isdigit():
+    """H5TURBO_THREADS when it names a count (a positive number, as the core reads it),
+    else the cores up to DEFAULT_MAX_THREADS."""
+    named = os.environ.get("H5TURBO_THREADS", "").strip()
+    if named.isdigit() and int(named) > 0:
         return _native.default_threads()
     return min(_native.default_threads(), DEFAULT_MAX_THREADS)
 
