@@ -6,6 +6,7 @@ in a loop never gives the reader a wrong value."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -115,3 +116,29 @@ def test_a_reader_refreshing_while_another_process_appends_reads_only_written_va
         assert writer.wait(timeout=60) == 0
         ds.refresh()
         np.testing.assert_array_equal(ds[()], np.arange(150 * 37))
+
+
+def test_refreshing_a_file_cut_short_is_an_error_naming_it(tmp_path):
+    path = tmp_path / "cut.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("x", data=np.arange(10000), chunks=(100,))
+    with h5turbo.File(path) as f:
+        ds = f["x"]
+        with open(path, "r+b") as raw:
+            raw.truncate(os.path.getsize(path) // 2)
+        with pytest.raises(h5turbo.Error, match="cut.h5"):
+            ds.refresh()
+        assert ds.shape == (10000,)  # the view it had is kept
+
+
+def test_refreshing_an_object_that_no_longer_exists_is_a_key_error(tmp_path):
+    path = tmp_path / "gone.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f["x"] = np.arange(3)
+        f["y"] = np.arange(3)
+    with h5turbo.File(path) as f:
+        ds = f["x"]
+        with h5py.File(path, "a") as w:
+            del w["x"]
+        with pytest.raises(KeyError):
+            ds.refresh()

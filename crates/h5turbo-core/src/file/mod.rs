@@ -254,7 +254,7 @@ impl Object {
     fn read_again(&self) -> Result<Object> {
         let object = self.file.refreshed()?.get(&self.name)?;
         if object.kind() == ObjectKind::Dataset {
-            object.dataset()?.chunk_index(&object.file)?;
+            object.dataset()?.chunk_index(&object.file).in_object(&object.name).in_file(object.file.path())?;
         }
         Ok(object)
     }
