@@ -96,37 +96,50 @@ def fast5_files(folder: Path) -> list[str]:
     return sorted(str(p) for p in folder.glob("*.fast5"))
 
 
-def run_h5py(case: str, path: Path):
+def run_h5py(case: str, path: Path) -> tuple[int, int]:
+    """(checksum, bytes produced) of one h5py run; "colsums" reads the matrix whole and
+    sums its columns."""
     import h5py
-    if case in DENSE_CASES:
+    if case not in ("single", "multi"):
         import hdf5plugin  # noqa: F401  (registers the LZ4 filter)
         with h5py.File(path, "r") as f:
             a = f["matrix"][()]
+        if case == "colsums":
+            return int(a.sum(axis=0, dtype=np.int64).sum()), a.nbytes
         return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
-    sys.path.insert(0, str(REPO / "tests"))
-    import conftest  # noqa: F401  (ONT's vbz plugin for h5py)
-    reads = samples = 0
-    for p in fast5_files(path):
-        with h5py.File(p, "r") as f:
-            groups = f["Raw/Reads"].values() if "Raw" in f else [g["Raw"] for g in f.values()]
-            for g in groups:
-                s = g["Signal"][()]
-                dict(g.attrs)
-                reads, samples = reads + 1, samples + int(s.sum(dtype=np.int64))
-    return samples, reads
+    def signals():
+        for p in fast5_files(path):
+            with h5py.File(p, "r") as f:
+                groups = f["Raw/Reads"].values() if "Raw" in f else [g["Raw"] for g in f.values()]
+                for g in groups:
+                    dict(g.attrs)
+                    yield g["Signal"][()]
+    return fast5_check(signals())
 
 
-def run_h5turbo(case: str, path: Path, io_depth):
+def run_h5turbo(case: str, path: Path, io_depth=None, threads=None) -> tuple[int, int]:
+    """(checksum, bytes produced) of one h5turbo run; "colsums" is ds.sum(axis=0)."""
     import h5turbo
-    extra = {} if io_depth is None else {"io_depth": io_depth}
-    if case in DENSE_CASES:
-        with h5turbo.File(path) as f:
-            a = f["matrix"].read(**extra)
-        return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
-    reads = samples = 0
-    for r in h5turbo.read_fast5(fast5_files(path), on_error="raise", **extra):
-        reads, samples = reads + 1, samples + int(r.signal.sum(dtype=np.int64))
-    return samples, reads
+    extra = {k: v for k, v in (("io_depth", io_depth), ("threads", threads)) if v is not None}
+    if case in ("single", "multi"):
+        return fast5_check(r.signal for r in h5turbo.read_fast5(fast5_files(path), on_error="raise", **extra))
+    with h5turbo.File(path) as f:
+        ds = f["matrix"]
+        if case == "colsums":
+            sums = ds.sum(axis=0, threads=threads)
+            return int(sums.sum()), ds.size * ds.dtype.itemsize  # bytes decoded
+        a = ds.read(**extra)
+    return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
+
+
+def fast5_check(signals) -> tuple[int, int]:
+    """(sum of every 97th sample, signal bytes): a check that costs the reading thread
+    little, so the timing is the reader's (a full sum per read in Python's one thread
+    outlasted 16 decoding threads; runs before 2026-11-26 summed every sample)."""
+    total = nbytes = 0
+    for s in signals:
+        total, nbytes = total + int(s[::97].sum(dtype=np.int64)), nbytes + s.nbytes
+    return total, nbytes
 
 
 def set_cache(path: Path, mode: str) -> None:
@@ -140,16 +153,30 @@ def set_cache(path: Path, mode: str) -> None:
         warm(path)
 
 
-def worker(args) -> None:
-    path = Path(args.path)
-    set_cache(path, args.mode)
+def measure_once(impl: str, case: str, path: Path, mode: str, threads=None, io_depth=None) -> dict:
+    """One timed run in this process: the cache set up, the imports done (they are not
+    the readers' work), then the read timed."""
+    set_cache(path, mode)
+    import h5py  # noqa: F401
+    import h5turbo  # noqa: F401
+    if impl == "h5py" and case in ("single", "multi"):
+        sys.path.insert(0, str(REPO / "tests"))
+        import conftest  # noqa: F401  (ONT's vbz plugin for h5py)
     start = time.perf_counter()
-    if args.impl == "h5py":
-        check = run_h5py(args.case, path)
-    else:
-        check = run_h5turbo(args.case, path, args.io_depth)
-    wall = time.perf_counter() - start
-    print(json.dumps({"seconds": wall, "check": list(check)}))
+    check = run_h5py(case, path) if impl == "h5py" else run_h5turbo(case, path, io_depth, threads)
+    return {"seconds": time.perf_counter() - start, "check": list(check)}
+
+
+def worker(args) -> None:
+    print(json.dumps(measure_once(args.impl, args.case, Path(args.path), args.mode, io_depth=args.io_depth)))
+
+
+def spawn(cmd: list, pythonpath: str, label: str) -> dict:
+    """Run a worker process (`cmd`) and give the JSON line it prints last."""
+    out = subprocess.run(cmd, env=dict(os.environ, PYTHONPATH=pythonpath), capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"{label}: {out.stderr.strip()[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------------- driver
@@ -158,11 +185,7 @@ def timed(impl: str, case: str, path: Path, mode: str, pythonpath: str, io_depth
     cmd = [sys.executable, __file__, "--worker", impl, case, str(path), mode]
     if io_depth is not None:
         cmd += ["--io-depth", str(io_depth)]
-    env = dict(os.environ, PYTHONPATH=pythonpath)
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"{impl} {case} {mode}: {out.stderr.strip()[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return spawn(cmd, pythonpath, f"{impl} {case} {mode}")
 
 
 def main(argv=None) -> int:

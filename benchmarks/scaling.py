@@ -28,10 +28,8 @@ import shlex
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -47,71 +45,13 @@ WHAT = {"dense": "read all, no compression", "lz4": "read all, LZ4", "colsums": 
         "single": "read_fast5, 2000 single-read files", "multi": "read_fast5, 50 multi-read files"}
 
 
-# ---------------------------------------------------------------------- one timed run (a worker process)
-
-def run_h5turbo(case: str, path: Path, threads: int) -> tuple[int, int]:
-    """(checksum, bytes produced) of one h5turbo run."""
-    import h5turbo
-    if case in ("dense", "lz4"):
-        with h5turbo.File(path) as f:
-            a = f["matrix"].read(threads=threads)
-        return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
-    if case == "colsums":
-        with h5turbo.File(path) as f:
-            ds = f["matrix"]
-            sums = ds.sum(axis=0, threads=threads)
-            return int(sums.sum()), ds.size * ds.dtype.itemsize  # bytes decoded
-    return fast5_totals(h5turbo.read_fast5(cold.fast5_files(path), threads=threads, on_error="raise"))
-
-
-def run_h5py(case: str, path: Path) -> tuple[int, int]:
-    import h5py
-    if case in ("dense", "lz4", "colsums"):
-        import hdf5plugin  # noqa: F401  (registers the LZ4 filter)
-        with h5py.File(path, "r") as f:
-            a = f["matrix"][()]
-        if case == "colsums":
-            return int(a.sum(axis=0, dtype=np.int64).sum()), a.nbytes
-        return int(a[::97, ::89].sum(dtype=np.int64)), a.nbytes
-    samples = nbytes = 0  # ONT's vbz plugin comes from HDF5_PLUGIN_PATH
-    for p in cold.fast5_files(path):
-        with h5py.File(p, "r") as f:
-            groups = f["Raw/Reads"].values() if "Raw" in f else [g["Raw"] for g in f.values()]
-            for g in groups:
-                s = g["Signal"][()]
-                dict(g.attrs)
-                samples, nbytes = samples + int(s[::97].sum(dtype=np.int64)), nbytes + s.nbytes
-    return samples, nbytes
-
-
-def fast5_totals(reads) -> tuple[int, int]:
-    """(sum of every 97th sample, signal bytes): a check that costs the reader's thread
-    little, so the timing is the reader's (a full sum per read, in Python's one thread,
-    took longer than 16 decoding threads)."""
-    samples = nbytes = 0
-    for r in reads:
-        samples, nbytes = samples + int(r.signal[::97].sum(dtype=np.int64)), nbytes + r.signal.nbytes
-    return samples, nbytes
-
-
-def worker(impl: str, case: str, path: Path, mode: str, threads: int) -> None:
-    cold.set_cache(path, mode)
-    import h5py  # noqa: F401  (imports are not the readers' work: done before the clock starts)
-    import h5turbo  # noqa: F401
-    start = time.perf_counter()
-    check = run_h5py(case, path) if impl == "h5py" else run_h5turbo(case, path, threads)
-    print(json.dumps({"seconds": time.perf_counter() - start, "check": list(check)}))
-
-
 # ---------------------------------------------------------------------- driver
 
 def timed(impl: str, case: str, path: Path, mode: str, threads: int) -> dict:
+    """One run in a process of its own, with cold.py's readers and timing."""
     cmd = [sys.executable, __file__, "--worker", impl, case, str(path), mode, str(threads)]
     pythonpath = os.pathsep.join([str(REPO / "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-    out = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=pythonpath))
-    if out.returncode != 0:
-        raise RuntimeError(f"{impl} {case} {mode} {threads} threads: {out.stderr.strip()[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return cold.spawn(cmd, pythonpath, f"{impl} {case} {mode} {threads} threads")
 
 
 def touch_memory(nbytes: int) -> None:
@@ -199,7 +139,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.worker:
         impl, case, path, mode, threads = args.worker
-        worker(impl, case, Path(path), mode, int(threads))
+        print(json.dumps(cold.measure_once(impl, case, Path(path), mode, threads=int(threads))))
         return 0
     cases = [c for c in args.cases.split(",") if c]
     unknown = set(cases) - set(CASES)
