@@ -38,6 +38,11 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO / "python"))
+# A worker timing another build (--before) is started with that build's folder on
+# PYTHONPATH: it must come before this repository's package, or the run would time
+# this build under the other's name.
+for _entry in reversed([e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]):
+    sys.path.insert(0, _entry)
 from h5turbo.bench.measure import disk_bandwidth, evict, load_average, machine, warm  # noqa: E402
 from h5turbo.bench.report import publish  # noqa: E402
 

@@ -2,8 +2,11 @@
 # Scaling past 2 cores on a lent machine that has Python, numpy and h5py but no
 # libhdf5-dev, no compiler toolchain we rely on, no hdf5plugin and no network:
 #
-#   benchmarks/device_scaling.sh pack BUNDLE.tar.xz [SLOW5LIB_SOURCE]   (here, after make setup && make c)
-#   [ROUNDS=3] [C_THREADS=...] benchmarks/device_scaling.sh run BUNDLE.tar.xz OUTDIR [THREADS]   (there, in the repository root)
+#   [BEFORE=DIR] benchmarks/device_scaling.sh pack BUNDLE.tar.xz [SLOW5LIB_SOURCE]   (here, after make setup && make c)
+#   [ROUNDS=3] [C_THREADS=...] [CASES=...] benchmarks/device_scaling.sh run BUNDLE.tar.xz OUTDIR [THREADS]   (there, in the repository root)
+#
+# BEFORE: an earlier build to time beside this one: a folder holding its `h5turbo`
+# package (with _native) and lib/libh5turbo.so. CASES: scaling.py's cases (default all).
 #
 # pack gathers what the run needs and the other machine lacks: the Python extension,
 # libh5turbo.so, the C benchmark programs built here (with every library libhdf5 links,
@@ -24,6 +27,11 @@ pack() {
     site=$("$py" -c 'import hdf5plugin, os; print(os.path.dirname(hdf5plugin.__file__))')
     cp "$here/python/h5turbo/_native.abi3.so" "$stage/native/"
     cp "$here/build/c/lib/libh5turbo.so" "$stage/lib/"
+    if [ -n "${BEFORE:-}" ]; then
+        mkdir -p "$stage/before/py" "$stage/before/lib"
+        cp -r "$BEFORE/h5turbo" "$stage/before/py/"
+        cp "$BEFORE/lib/libh5turbo.so" "$stage/before/lib/"
+    fi
     # the C programs, built as bench.py builds them
     "$py" - "$stage/bin" "$slow5" <<'EOF'
 import sys
@@ -88,11 +96,15 @@ run() {
     { echo "data: $data"; df -h "$data"; grep -m1 'model name' /proc/cpuinfo; nproc; free -g; uname -r
       python3 -c 'import numpy, h5py; print("numpy", numpy.__version__, "h5py", h5py.__version__)'; } \
         | tee "$out/machine.txt"
+    local py_before=() c_before=()
+    if [ -d "$stage/before" ]; then
+        py_before=(--before "$stage/before/py") c_before=(--before-lib "$stage/before/lib")
+    fi
     python3 benchmarks/scaling.py --threads "$threads" --rounds "$rounds" --modes "$modes" --data "$data" \
-        --h5py-cases dense,lz4,colsums,single \
+        --cases "${CASES:-dense,lz4,colsums,single,multi}" --h5py-cases dense,lz4,colsums,single "${py_before[@]}" \
         --output "$out/scaling.md" 2>&1 | tee "$out/scaling.log" | grep -v '^round' || true
     python3 benchmarks/c_fast5/bench.py --threads "${C_THREADS:-$threads}" --programs "$stage/bin" --data "$data/fast5" \
-        --repeats "$rounds" --output "$out/c_fast5.md" 2>&1 | tee "$out/c_fast5.log" | tail -3
+        --repeats "$rounds" "${c_before[@]}" --output "$out/c_fast5.md" 2>&1 | tee "$out/c_fast5.log" | tail -3
 }
 
 case ${1:-} in

@@ -15,7 +15,11 @@ mincore; warm: every byte read first), each thread count once, then h5py while i
 rounds last. Medians; every run's checksum must equal the others'.
 
     python benchmarks/scaling.py [--threads 1,2,4,8,16] [--cases ...] [--rounds 3]
-                                 [--h5py-rounds 1] [--h5py-cases ...] [--data DIR] [--workers N] [--output FILE]
+                                 [--h5py-rounds 1] [--h5py-cases ...] [--data DIR] [--workers N]
+                                 [--before DIR] [--output FILE]
+
+--before DIR: a folder holding an earlier `h5turbo` package (with its _native
+extension), timed beside this one at every thread count, interleaved.
 """
 
 from __future__ import annotations
@@ -47,11 +51,13 @@ WHAT = {"dense": "read all, no compression", "lz4": "read all, LZ4", "colsums": 
 
 # ---------------------------------------------------------------------- driver
 
-def timed(impl: str, case: str, path: Path, mode: str, threads: int) -> dict:
-    """One run in a process of its own, with cold.py's readers and timing."""
+def timed(impl: str, case: str, path: Path, mode: str, threads: int, build: str | None = None) -> dict:
+    """One run in a process of its own, with cold.py's readers and timing; `build`: the
+    folder of an earlier h5turbo package to time instead of this one."""
     cmd = [sys.executable, __file__, "--worker", impl, case, str(path), mode, str(threads)]
-    pythonpath = os.pathsep.join([str(REPO / "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p])
-    return cold.spawn(cmd, pythonpath, f"{impl} {case} {mode} {threads} threads")
+    first = build or str(REPO / "python")
+    pythonpath = os.pathsep.join([first] + [p for p in [os.environ.get("PYTHONPATH")] if p])
+    return cold.spawn(cmd, pythonpath, f"{impl} {case} {mode} {threads} threads{' (before)' if build else ''}")
 
 
 def touch_memory(nbytes: int) -> None:
@@ -77,14 +83,15 @@ def measure(args, cases: list[str], threads: list[int], modes: list[str]) -> tup
             disk[case].append((seconds, nbytes))
             for mode in modes:
                 with_h5py = rnd < args.h5py_rounds and case in args.h5py_cases
-                readers = [("h5turbo", t) for t in threads] + [("h5py", 1)] * with_h5py
-                for impl, t in readers:
-                    r = timed(impl, case, path, mode, t)
+                builds = [None] + [args.before] * bool(args.before)
+                readers = [("h5turbo", t, b) for t in threads for b in builds] + [("h5py", 1, None)] * with_h5py
+                for impl, t, build in readers:
+                    r = timed(impl, case, path, mode, t, build)
                     if checks.setdefault(case, r["check"]) != r["check"]:
                         raise SystemExit(f"{case}: {impl} ({t} threads) read {r['check']}, expected {checks[case]}")
-                    name = "h5py" if impl == "h5py" else t
+                    name = "h5py" if impl == "h5py" else f"before {t}" if build else t
                     times.setdefault((case, mode, name), []).append(r["seconds"])
-                    print(f"round {rnd + 1} {case} {mode} {impl} {t}: {r['seconds']:.3f} s "
+                    print(f"round {rnd + 1} {case} {mode} {impl}{' before' if build else ''} {t}: {r['seconds']:.3f} s "
                           f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     return times, disk, checks
 
@@ -110,13 +117,14 @@ def report(args, argv, cases, threads, modes, times, disk, checks, load_before) 
         on_disk = disk[case][0][1]
         produced = checks[case][1]
         for mode in modes:
-            one = med.get((case, mode, threads[0]))
-            cells = [f"{med[(case, mode, t)]:.3f} ({one / med[(case, mode, t)]:.1f}x)" for t in threads]
-            best = min(med[(case, mode, t)] for t in threads)
-            h5 = med.get((case, mode, "h5py"))
-            lines.append(f"| {case}: {WHAT[case]} | {mode} | {d:.3f} ({on_disk / d / 1e9:.2f}) | "
-                         f"{f'{h5:.3f}' if h5 else '-'} | {' | '.join(cells)} | {produced / best / 1e9:.2f} | "
-                         f"{f'{h5 / best:.1f}x' if h5 else '-'} |")
+            for label, key in [("", lambda t: t)] + [(" (before)", lambda t: f"before {t}")] * bool(args.before):
+                one = med.get((case, mode, key(threads[0])))
+                cells = [f"{med[(case, mode, key(t))]:.3f} ({one / med[(case, mode, key(t))]:.1f}x)" for t in threads]
+                best = min(med[(case, mode, key(t))] for t in threads)
+                h5 = med.get((case, mode, "h5py"))
+                lines.append(f"| {case}: {WHAT[case]}{label} | {mode} | {d:.3f} ({on_disk / d / 1e9:.2f}) | "
+                             f"{f'{h5:.3f}' if h5 else '-'} | {' | '.join(cells)} | {produced / best / 1e9:.2f} | "
+                             f"{f'{h5 / best:.1f}x' if h5 else '-'} |")
     lines += ["", "Runs (s), round by round:", ""]
     lines += [f"- {case} {mode} {name}{'' if name == 'h5py' else ' threads'}: {', '.join(f'{x:.3f}' for x in v)}"
               for (case, mode, name), v in times.items()]
@@ -135,8 +143,11 @@ def main(argv=None) -> int:
     p.add_argument("--h5py-cases", default=",".join(CASES), help="cases that also time h5py")
     p.add_argument("--data", type=Path, default=Path("/work/bench-data"))
     p.add_argument("--workers", type=int, default=os.cpu_count(), help="processes writing the fast5 files")
+    p.add_argument("--before", default=None, help="folder with an earlier h5turbo package, timed beside this one")
     p.add_argument("--output", type=Path, default=None)
     args = p.parse_args(argv)
+    if args.before:
+        args.before = str(Path(args.before).resolve())
     if args.worker:
         impl, case, path, mode, threads = args.worker
         print(json.dumps(cold.measure_once(impl, case, Path(path), mode, threads=int(threads))))

@@ -2,7 +2,11 @@
 the same reads converted to BLOW5 (read by slow5lib) and POD5 (read by the pod5 library).
 
 python benchmarks/c_fast5/bench.py [--repeats N] [--slow5lib DIR] [--threads 1,2] [--programs DIR]
-                                   [--data DIR] [--output benchmarks/results/c_fast5.md]
+                                   [--data DIR] [--before-lib DIR] [--output benchmarks/results/c_fast5.md]
+
+--before-lib DIR: a folder holding an earlier build's libh5turbo.so; the h5turbo rows are
+then also run against it (the same program, the library found first through
+LD_LIBRARY_PATH), interleaved with the others.
 
 Needs `make c` (build/c) and libhdf5-dev (pkg-config hdf5-serial); the vbz plugin for
 libhdf5 is taken from the ont-fast5-api package (HDF5_PLUGIN_PATH). The files are
@@ -152,6 +156,11 @@ def methods_for(label: str, paths: list[Path], folder: Path, programs: dict, arg
     # batches of 512 reads: f5c's default batch size (-K)
     methods.update({f"h5turbo fast5 API, {plural(t, 'thread')}": ([programs["h5turbo"], str(t), listing, "512"], paths)
                     for t in threads})
+    if args.before_lib:
+        search = os.pathsep.join([str(args.before_lib)] + [p for p in [os.environ.get("LD_LIBRARY_PATH")] if p])
+        methods.update({f"h5turbo fast5 API (before), {plural(t, 'thread')}":
+                        (["env", f"LD_LIBRARY_PATH={search}", programs["h5turbo"], str(t), listing, "512"], paths)
+                        for t in threads})
     kind = label.split()[1]  # "single-read" / "multi-read"
     if "blow5" in programs and importable("pyslow5"):
         blow5 = converted(paths, folder / f"{kind}.blow5", write_blow5)
@@ -187,8 +196,12 @@ def main(argv=None):
                         help="a folder with hdf5_loop, h5turbo_loop (and blow5_loop) built earlier, "
                              "for a machine without libhdf5-dev or a compiler")
     parser.add_argument("--data", type=Path, default=None, help="folder for the fast5 files (default: a cache folder)")
+    parser.add_argument("--before-lib", type=Path, default=None,
+                        help="a folder with an earlier libh5turbo.so, run beside this build's")
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
+    if args.before_lib:
+        args.before_lib = args.before_lib.resolve()
     args.threads = [int(t) for t in args.threads.split(",")]
     if 1 not in args.threads:
         parser.error("--threads must include 1: the speed-ups are over the 1-process libhdf5 loop")

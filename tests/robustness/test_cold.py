@@ -107,6 +107,62 @@ def test_thousands_of_small_files_every_window(many_fast5):
         assert expected[0][1] == read["Signal"][()].tobytes()
 
 
+@pytest.fixture(scope="module")
+def large_multi_fast5(tmp_path_factory) -> list[Path]:
+    """Multi-read files larger than read_fast5's small-file bound (hinted in order by
+    its hinting thread, each the only file of its first task), small files between."""
+    folder = tmp_path_factory.mktemp("large")
+    paths = []
+    for i in range(4):
+        big = folder / f"m{i}.fast5"
+        h5gen.write_fast5_multi(big, [9000 + 311 * j for j in range(150)], seed=40 + i)
+        paths.append(big)
+        for k in range(3 * i):
+            small = folder / f"s{i}_{k}.fast5"
+            h5gen.write_fast5_single(small, 400 + 50 * k, seed=500 + 10 * i + k)
+            paths.append(small)
+    return paths
+
+
+def test_large_multi_read_files_every_window_and_thread_count(large_multi_fast5):
+    from h5turbo.formats import fast5
+    assert os.path.getsize(large_multi_fast5[0]) > fast5.SMALL_FILE_BYTES  # the path under test
+    expected = _summary(h5turbo.read_fast5(large_multi_fast5, on_error="raise", io_depth=0, threads=1))
+    assert len(expected) == 4 * 150 + 3 * (0 + 1 + 2 + 3)
+    for depth in (1, 4096, None, "1G"):
+        for threads in (1, 3, 8):
+            got = _summary(h5turbo.read_fast5(large_multi_fast5, on_error="raise", io_depth=depth, threads=threads))
+            assert got == expected, (depth, threads)
+    with h5py.File(large_multi_fast5[-1], "r") as f:  # the last read, against libhdf5
+        read = next(iter(f["Raw/Reads"].values()))
+        assert expected[-1][1] == read["Signal"][()].tobytes()
+
+
+def test_large_files_removed_or_cut_after_the_walk_began(tmp_path):
+    """A large file gone (or cut short) after read_fast5 measured it and gave it to the
+    hinting thread: its error in its place, every other read read, nothing hangs."""
+    paths = []
+    for i in range(6):
+        p = tmp_path / f"m{i}.fast5"
+        h5gen.write_fast5_multi(p, [9000 + 97 * j for j in range(130)], seed=70 + i)
+        paths.append(p)
+    reads = h5turbo.read_fast5(paths, threads=2, io_depth="1G")
+    first = next(reads)
+    assert isinstance(first, h5turbo.Fast5Read) and first.path == str(paths[0])
+    paths[4].unlink()
+    os.truncate(paths[5], 5000)
+    rest = list(reads)
+    by_file = {}
+    for r in rest:
+        by_file.setdefault(r.path, []).append(r)
+    assert all(isinstance(r, h5turbo.Fast5Read) for p in paths[:4] for r in by_file.get(str(p), []))
+    assert sum(len(by_file[str(p)]) for p in paths[:4]) == 4 * 130 - 1
+    for gone in paths[4:]:
+        got = by_file[str(gone)]
+        assert any(isinstance(r, h5turbo.Fast5Error) for r in got)
+        assert all(str(gone) in str(r) for r in got if isinstance(r, h5turbo.Fast5Error))
+
+
 def test_fast5_files_truncated_after_they_were_opened_ahead(tmp_path):
     """Files truncated (or removed) while the reader holds them open ahead of their
     turn: each gives an error in its place, the others read, nothing hangs."""

@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::handles::{close_handle, give_handle, guard_put, out_handle};
 use crate::objects::path_arg;
 use h5turbo_core::prelude::fast5::{file_from_source, locate_record, open_file, open_hinted, scalar, Fast5Index, ReadRecord, Scalar, SignalDataset};
-use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileSource};
+use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileHints, FileSource};
 use h5turbo_core::prelude::{Error, File, ResultExt};
 use rayon::prelude::*;
 use std::collections::{HashMap, VecDeque};
@@ -132,55 +132,12 @@ struct Reader {
     recent: Mutex<Vec<(usize, Arc<(File, Fast5Index)>)>>,
     /// Signal memory given back by freed batches (see SignalArena).
     spares: Arc<Mutex<Vec<Vec<i16>>>>,
-    /// Where the files of the next batch are hinted to the system.
-    hinter: Hinter,
-}
-
-/// A thread of the handle's own that opens the files the next batch will need and
-/// asks the system to read them (posix_fadvise WILLNEED), while the current batch is
-/// parsed and decoded. Its own thread, because a hint on a cold file blocks while its
-/// reads are queued: on the batch's path, hinting the next files made a cold walk
-/// slower (50 multi-read files: 1.33 -> 1.43 s).
-struct Hinter {
-    sender: Option<std::sync::mpsc::Sender<(PathBuf, u64)>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Hinter {
-    /// A hinting thread, or none when the read-ahead window is 0 or no thread starts
-    /// (reads go on without hints).
-    fn start(window: u64) -> Hinter {
-        let none = Hinter { sender: None, thread: None };
-        if window == 0 {
-            return none;
-        }
-        let (sender, requests) = std::sync::mpsc::channel::<(PathBuf, u64)>();
-        let thread = std::thread::Builder::new().name("h5turbo-fast5-hints".into()).spawn(move || {
-            for (path, bytes) in requests {
-                // the hint stays with the file's cached pages, not with this descriptor
-                drop(open_hinted(&path, bytes));
-            }
-        });
-        match thread {
-            Ok(thread) => Hinter { sender: Some(sender), thread: Some(thread) },
-            Err(_) => none,
-        }
-    }
-
-    fn hint(&self, path: &Path, bytes: u64) {
-        if let Some(sender) = &self.sender {
-            let _ = sender.send((path.to_path_buf(), bytes));
-        }
-    }
-}
-
-impl Drop for Hinter {
-    fn drop(&mut self) {
-        self.sender = None; // ends the thread's loop once the hints queued are given
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
+    /// Multi-read files hinted to the system in reading order, by a thread of their
+    /// own, the read-ahead window beyond the batch being planned (None: window 0).
+    /// The thread, because a hint blocks while the device's queue is full: on the
+    /// batch's path, hinting the next files made a cold walk slower (50 multi-read
+    /// files: 1.33 -> 1.43 s).
+    hints: Option<FileHints>,
 }
 
 /// Files kept open for h5turbo_fast5_get.
@@ -202,8 +159,14 @@ struct Cursor {
     /// Reads per file in the files opened last (None before any): how many files
     /// the next reads need.
     reads_per_file: Option<usize>,
-    /// Files before this one have been hinted (see Reader::hint_next_files).
+    /// Files before this one have been given to the hinting thread (see
+    /// Reader::hint_next_files).
     hinted_until: usize,
+    /// Those of them not yet passed: (file, where it starts in the hints' stream, its
+    /// size).
+    hinted: VecDeque<(usize, u64, u64)>,
+    /// Where the next file given to the hinting thread starts in its stream.
+    stream_end: u64,
 }
 
 /// A decoded read, the number of the file it came from, and the memory its signal
@@ -366,7 +329,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             index: OnceLock::new(),
             recent: Mutex::new(Vec::new()),
             spares: Arc::default(),
-            hinter: Hinter::start(read_ahead::window()),
+            hints: FileHints::start(read_ahead::window()),
         };
         let handle = h5turbo_fast5 { reader: Arc::new(reader), ahead: Mutex::new(None) };
         give_handle(out, handle);
@@ -401,8 +364,9 @@ const WAVES_AHEAD: usize = 2;
 /// parsed, the next is opened and hinted to the system (the read-ahead window shared
 /// among the waves ahead), so a cold file's bytes are on their way before its turn
 /// (2000 single-read files, cold, 2 threads: 0.28 -> 0.18 s against no hints).
-fn open_in_waves(files: &[SourceFile]) -> Vec<Result<Arc<(File, Fast5Index)>, Arc<Error>>> {
-    let hint = read_ahead::window() / files.len().clamp(1, OPEN_WAVE * WAVES_AHEAD) as u64;
+/// `hinted`: the files are with the hinting thread already, so none is hinted here.
+fn open_in_waves(files: &[SourceFile], hinted: bool) -> Vec<Result<Arc<(File, Fast5Index)>, Arc<Error>>> {
+    let hint = if hinted { 0 } else { read_ahead::window() / files.len().clamp(1, OPEN_WAVE * WAVES_AHEAD) as u64 };
     let open = |wave: &[SourceFile]| -> Vec<Result<FileSource, Error>> { wave.par_iter().map(|f| open_hinted(&f.path, hint)).collect() };
     let waves: Vec<&[SourceFile]> = files.chunks(OPEN_WAVE).collect();
     let mut ahead: VecDeque<Vec<Result<FileSource, Error>>> = waves.iter().take(WAVES_AHEAD).map(|w| open(w)).collect();
@@ -442,6 +406,10 @@ impl Reader {
             if ahead < max - jobs.len() && cursor.next_file < self.files.len() {
                 self.open_ahead(cursor, max - jobs.len() - ahead);
             }
+            if let Some(Opened { file_no, reads: Ok(reads), next_read }) = cursor.opened.front() {
+                let (file_no, done, total) = (*file_no, *next_read, reads.1.len());
+                self.report_reached(&mut cursor.hinted, file_no, done, total);
+            }
             let Some(front) = cursor.opened.front_mut() else { break };
             match &front.reads {
                 Ok(reads) => {
@@ -478,7 +446,8 @@ impl Reader {
         };
         let last = first.saturating_add(count.max(1)).min(self.files.len());
         let files = &self.files[first..last];
-        let opened = self.pool.install(|| open_in_waves(files));
+        let hinted = self.hints.is_some() && last <= cursor.hinted_until;
+        let opened = self.pool.install(|| open_in_waves(files, hinted));
         let mut reads_found = 0;
         for (i, reads) in opened.into_iter().enumerate() {
             let opened = Opened { file_no: first + i, reads, next_read: 0 };
@@ -490,22 +459,45 @@ impl Reader {
         self.hint_next_files(cursor, count);
     }
 
-    /// Hint the `count` files after those opened (the next batch's, at the reads per
-    /// file seen so far) to the hinting thread, the read-ahead window shared among
-    /// them. Only for files of many reads: single-read files are small, hinted as
-    /// their batch opens, and a second open of each would cost more than it saves.
+    /// Give the files after those opened to the hinting thread, in order: at least the
+    /// `count` the next batch needs (at the reads per file seen so far), and more while
+    /// those given reach less than the read-ahead window beyond the reads planned (the
+    /// thread paces itself by that window). Only files of many reads: single-read files
+    /// are small, hinted as their batch opens, and a second open of each would cost
+    /// more than it saves.
     fn hint_next_files(&self, cursor: &mut Cursor, count: usize) {
-        let many_reads = cursor.reads_per_file.is_some_and(|n| n >= 2);
-        let start = cursor.hinted_until.max(cursor.next_file);
-        let end = cursor.next_file.saturating_add(count).min(self.files.len());
-        if !many_reads || start >= end {
+        let Some(hints) = &self.hints else { return };
+        if !cursor.reads_per_file.is_some_and(|n| n >= 2) {
             return;
         }
-        let bytes = read_ahead::window() / count.max(1) as u64;
-        for file in &self.files[start..end] {
-            self.hinter.hint(&file.path, bytes);
+        let wanted_end = cursor.next_file.saturating_add(count);
+        let reading_at = cursor.hinted.front().map_or(cursor.stream_end, |&(_, start, _)| start);
+        let mut next = cursor.hinted_until.max(cursor.next_file);
+        while next < self.files.len() && (next < wanted_end || cursor.stream_end < reading_at.saturating_add(read_ahead::window())) {
+            let path = &self.files[next].path;
+            // a file that cannot be measured counts 0 bytes; its reader reports why
+            let size = std::fs::metadata(path).map_or(0, |m| m.len());
+            hints.push(path.clone(), cursor.stream_end);
+            cursor.hinted.push_back((next, cursor.stream_end, size));
+            cursor.stream_end = cursor.stream_end.saturating_add(size);
+            next += 1;
         }
-        cursor.hinted_until = end;
+        cursor.hinted_until = next;
+    }
+
+    /// Tell the hinting thread that reads are planned from read `done` of `total` in
+    /// file `file_no`; files before it are passed.
+    fn report_reached(&self, hinted: &mut VecDeque<(usize, u64, u64)>, file_no: usize, done: usize, total: usize) {
+        let Some(hints) = &self.hints else { return };
+        while hinted.front().is_some_and(|&(f, _, _)| f < file_no) {
+            hinted.pop_front();
+        }
+        if let Some(&(f, start, size)) = hinted.front() {
+            if f == file_no {
+                let into = (size as u128 * done as u128 / total.max(1) as u128) as u64;
+                hints.reached(start.saturating_add(into));
+            }
+        }
     }
 
     /// A read's metadata and its signal found (not decoded), or a file's error.

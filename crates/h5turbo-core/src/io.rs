@@ -9,6 +9,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+mod file_hints;
+pub use file_hints::FileHints;
+
 /// Something bytes can be read from at any offset, from many threads at once.
 pub trait ReadAt: Send + Sync {
     /// Fill `buf` with the bytes at `offset..offset + buf.len()`; short reads are errors.

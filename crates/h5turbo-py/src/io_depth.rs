@@ -17,3 +17,47 @@ pub fn swap_io_depth(bytes: Option<u64>) -> Option<u64> {
 pub fn io_depth() -> u64 {
     read_ahead::window()
 }
+
+/// Files hinted to the system in reading order by a thread of their own, `window` bytes
+/// (None: this thread's window) beyond the farthest reader; with a window of 0 it does
+/// nothing. `read_fast5` pushes its files and reports where its tasks start.
+#[pyclass(module = "h5turbo._native")]
+pub struct FileHints {
+    hints: std::sync::Mutex<Option<h5turbo_core::prelude::FileHints>>,
+}
+
+#[pymethods]
+impl FileHints {
+    #[new]
+    #[pyo3(signature = (window=None))]
+    fn new(window: Option<u64>) -> Self {
+        let started = h5turbo_core::prelude::FileHints::start(window.unwrap_or_else(read_ahead::window));
+        FileHints { hints: std::sync::Mutex::new(started) }
+    }
+
+    /// The next file to be read, starting at `start` in the stream (bytes).
+    fn push(&self, path: std::path::PathBuf, start: u64) {
+        if let Some(hints) = self.lock().as_ref() {
+            hints.push(path, start);
+        }
+    }
+
+    /// A reader has reached `position` in the stream.
+    fn reached(&self, position: u64) {
+        if let Some(hints) = self.lock().as_ref() {
+            hints.reached(position);
+        }
+    }
+
+    /// Stop the thread (it waits for the hint in progress), with the GIL released.
+    fn close(&self, py: Python<'_>) {
+        let hints = self.lock().take();
+        py.allow_threads(move || drop(hints));
+    }
+}
+
+impl FileHints {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<h5turbo_core::prelude::FileHints>> {
+        self.hints.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

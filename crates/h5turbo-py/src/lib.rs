@@ -51,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
     m.add_function(wrap_pyfunction!(io_depth::swap_io_depth, m)?)?;
     m.add_function(wrap_pyfunction!(io_depth::io_depth, m)?)?;
+    m.add_class::<io_depth::FileHints>()?;
     m.add_function(wrap_pyfunction!(encode::encode_chunks_into, m)?)?;
     bench::register(m)?;
     Ok(())

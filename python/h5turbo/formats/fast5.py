@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any, Union
 
@@ -36,6 +38,9 @@ PathLike = Union[str, "os.PathLike[str]"]
 FILES_PER_TASK = 16
 FIRST_READS = 16
 READS_PER_TASK = 64
+# Files up to this size are grouped (the native side reads them whole, as single-read
+# files are); a larger one is a multi-read file and has a task of its own.
+SMALL_FILE_BYTES = 1 << 20
 
 # The pool read_fast5 uses when neither `threads` nor H5TURBO_THREADS names a count: at
 # most this many. Measured on 16 cores (benchmarks/results/scaling.md), read_fast5 was
@@ -157,46 +162,103 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
 def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
     """Files go to the native reader in groups (their first reads each); the reads a
     multi-read file has beyond those become further tasks in the same ordered stream,
-    so the pool stays busy across file boundaries."""
-    for items in in_order(pool, _tasks(pool, paths, window, depth), window):
-        yield from items
+    so the pool stays busy across file boundaries. Reading ahead: a group of small
+    files is hinted by its own task (all its files at once); large files are hinted by
+    one thread in reading order, `depth` bytes beyond the farthest task started (when
+    their tasks hinted them, tasks far apart reached the disk interleaved and the first
+    reads came last)."""
+    depth = _native.io_depth() if depth is None else depth
+    hints = _native.FileHints(depth)
+    try:
+        for items in in_order(pool, _tasks(pool, paths, window, depth, hints), window):
+            yield from items
+    finally:
+        hints.close()
 
 
-def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
+@dataclass
+class _Group:
+    """Files whose first reads one task takes: small files, or one large file (then
+    `size` is its size, and the hinting thread has it). `start`: where the group
+    begins in the stream of large files' bytes that hints and tasks share."""
+    paths: list[str]
+    start: int
+    size: int
+    large: bool
+
+
+def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int,
+           hints: _native.FileHints) -> Iterator:
     """Ready lists of reads and native tasks for the rest, in output order."""
-    groups = (partial(_native_task, [(p, 0, FIRST_READS) for p in group], depth)
-              for group in _groups_of(paths, FILES_PER_TASK))
-    for results in in_order(pool, groups, window):
+    for group, results in _group_results(pool, _groups(paths, hints), hints, window, depth):
         ready: list = []
         for path, (total, error, reads) in results:
             ready.extend([Fast5Error(path, error)] if error is not None else _reads(path, reads))
             if error is None and total > FIRST_READS:
                 yield Ready(ready)
                 ready = []
-                yield from (partial(_more_reads, path, first, depth)
+                yield from (partial(_more_reads, path, first, hints, group.start + group.size * first // total)
                             for first in range(FIRST_READS, total, READS_PER_TASK))
         yield Ready(ready)
 
 
-def _more_reads(path: str, first: int, depth: int | None) -> list:
-    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], depth)
+def _group_results(pool: ThreadPoolExecutor, groups: Iterator[_Group], hints: _native.FileHints,
+                   window: int, depth: int) -> Iterator[tuple[_Group, list]]:
+    """Each group with its task's results, in order: at most `window` tasks in flight,
+    and, with reading ahead on, no more once the large files waiting hold `depth` bytes
+    (a multi-read file's later reads must not wait behind the first reads of files far
+    ahead)."""
+    pending: deque = deque()
+    held = 0
+    for group in groups:
+        jobs = [(p, 0, FIRST_READS) for p in group.paths]
+        pending.append((group, pool.submit(_native_task, jobs, hints, group.start, 0 if group.large else depth)))
+        held += group.size
+        while pending and (len(pending) >= window or 0 < depth <= held):
+            done, future = pending.popleft()
+            held -= done.size
+            yield done, future.result()
+    while pending:
+        done, future = pending.popleft()
+        yield done, future.result()
+
+
+def _groups(paths: Iterator[str], hints: _native.FileHints) -> Iterator[_Group]:
+    """A large (multi-read) file alone, pushed to the hinting thread; else up to
+    FILES_PER_TASK files. Only a group's first file is measured (a stat per small file
+    was 2-5 % of a warm single-read walk): a folder mixing sizes still reads right,
+    with a large file inside a group hinted by its task."""
+    paths = iter(paths)
+    position = 0
+    for path in paths:
+        size = _size(path)
+        if size > SMALL_FILE_BYTES:
+            hints.push(path, position)
+            yield _Group([path], position, size, large=True)
+            position += size
+        else:
+            yield _Group([path, *islice(paths, FILES_PER_TASK - 1)], position, 0, large=False)
+
+
+def _size(path: str) -> int:
+    """A file's size, 0 where it cannot be had (its task then reports why)."""
+    try:
+        return os.stat(path).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _more_reads(path: str, first: int, hints: _native.FileHints, position: int) -> list:
+    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], hints, position, 0)
     return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
 
 
-def _native_task(jobs: list[tuple[str, int, int]], depth: int | None) -> list:
-    """Runs on a pool thread; the native side releases the GIL while it reads."""
+def _native_task(jobs: list[tuple[str, int, int]], hints: _native.FileHints, position: int, depth: int) -> list:
+    """Runs on a pool thread; the native side releases the GIL while it reads. The
+    hinting thread learns how far the tasks have got; the task itself hints its files
+    `depth` bytes ahead (0 for large files: the hinting thread has them)."""
+    hints.reached(position)
     return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs, depth)))
-
-
-def _groups_of(items: Iterator[str], size: int) -> Iterator[list[str]]:
-    group: list[str] = []
-    for item in items:
-        group.append(item)
-        if len(group) == size:
-            yield group
-            group = []
-    if group:
-        yield group
 
 
 def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
