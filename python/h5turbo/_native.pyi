@@ -231,3 +231,20 @@ def swap_io_depth(bytes: Optional[int]) -> Optional[int]:
 
 def io_depth() -> int:
     """The read-ahead window, in bytes, of a read started now on this thread."""
+
+
+class FileHints:
+    """Files hinted to the system in reading order by a thread of their own, `window`
+    bytes (None: this thread's window) beyond the farthest reader; a window of 0
+    starts no thread and makes every method a no-op (read_fast5's large files)."""
+
+    def __init__(self, window: Optional[int] = None) -> None: ...
+
+    def push(self, path: str) -> int:
+        """The next file to be read; returns its number (from 0, in the order pushed)."""
+
+    def reached(self, file: int, done: int, of: int) -> None:
+        """A reader has reached file number `file`, `done / of` of the way into it."""
+
+    def close(self) -> None:
+        """Stop the thread (after the hint in progress)."""

@@ -138,6 +138,37 @@ def test_large_multi_read_files_every_window_and_thread_count(large_multi_fast5)
         assert expected[-1][1] == read["Signal"][()].tobytes()
 
 
+def test_a_folder_mixing_sizes_reads_the_same_and_measures_every_file_once_mixed(large_multi_fast5, tmp_path):
+    """A small file first: the large files after it join its group (only a group's
+    first file is measured) until its results show a multi-read file; from then on
+    every file is measured, and large files get their own tasks again."""
+    from h5turbo.formats import fast5
+    small = tmp_path / "a_small.fast5"
+    h5gen.write_fast5_single(small, 300, seed=9)
+    paths = [small] + large_multi_fast5 * 2  # more than one group's worth of files
+    expected = _summary(h5turbo.read_fast5(paths, on_error="raise", io_depth=0, threads=1))
+    for depth in (4096, None):
+        assert _summary(h5turbo.read_fast5(paths, on_error="raise", io_depth=depth, threads=3)) == expected
+
+    class Hints:
+        pushed: list = []
+
+        def push(self, path):
+            self.pushed.append(path)
+            return len(self.pushed) - 1
+
+    grouping = fast5._Grouping([str(p) for p in paths], Hints())
+    groups = grouping.groups()
+    first = next(groups)
+    assert not first.large and first.paths[:2] == [str(small), str(large_multi_fast5[0])]
+    grouping.measure_every_file = True  # as _tasks does on seeing the first group's results
+    rest = list(groups)
+    large = [g.paths[0] for g in rest if g.large]
+    assert large and all(os.path.getsize(p) > fast5.SMALL_FILE_BYTES for p in large)
+    assert all(os.path.getsize(p) <= fast5.SMALL_FILE_BYTES for g in rest if not g.large for p in g.paths)
+    assert [p for g in [first, *rest] for p in g.paths] == [str(p) for p in paths]
+
+
 def test_large_files_removed_or_cut_after_the_walk_began(tmp_path):
     """A large file gone (or cut short) after read_fast5 measured it and gave it to the
     hinting thread: its error in its place, every other read read, nothing hangs."""

@@ -160,13 +160,9 @@ struct Cursor {
     /// the next reads need.
     reads_per_file: Option<usize>,
     /// Files before this one have been given to the hinting thread (see
-    /// Reader::hint_next_files).
+    /// Reader::hint_next_files), from `hinted_from` on (its file number 0).
     hinted_until: usize,
-    /// Those of them not yet passed: (file, where it starts in the hints' stream, its
-    /// size).
-    hinted: VecDeque<(usize, u64, u64)>,
-    /// Where the next file given to the hinting thread starts in its stream.
-    stream_end: u64,
+    hinted_from: Option<usize>,
 }
 
 /// A decoded read, the number of the file it came from, and the memory its signal
@@ -360,6 +356,9 @@ pub unsafe extern "C" fn h5turbo_fast5_close(f5: *mut h5turbo_fast5) {
 const OPEN_WAVE: usize = 16;
 const WAVES_AHEAD: usize = 2;
 
+/// Multi-read files given to the hinting thread ahead of those opened, at least.
+const MIN_FILES_HINTED: usize = 8;
+
 /// Open `files` and index their reads, in parallel, in waves: while one wave is
 /// parsed, the next is opened and hinted to the system (the read-ahead window shared
 /// among the waves ahead), so a cold file's bytes are on their way before its turn
@@ -407,8 +406,7 @@ impl Reader {
                 self.open_ahead(cursor, max - jobs.len() - ahead);
             }
             if let Some(Opened { file_no, reads: Ok(reads), next_read }) = cursor.opened.front() {
-                let (file_no, done, total) = (*file_no, *next_read, reads.1.len());
-                self.report_reached(&mut cursor.hinted, file_no, done, total);
+                self.report_reached(cursor.hinted_from, *file_no, *next_read, reads.1.len());
             }
             let Some(front) = cursor.opened.front_mut() else { break };
             match &front.reads {
@@ -459,43 +457,36 @@ impl Reader {
         self.hint_next_files(cursor, count);
     }
 
-    /// Give the files after those opened to the hinting thread, in order: at least the
-    /// `count` the next batch needs (at the reads per file seen so far), and more while
-    /// those given reach less than the read-ahead window beyond the reads planned (the
-    /// thread paces itself by that window). Only files of many reads: single-read files
-    /// are small, hinted as their batch opens, and a second open of each would cost
-    /// more than it saves.
+    /// Give the files after those opened to the hinting thread, in order: those the
+    /// next two batches need (at the reads per file seen so far) and at least
+    /// `MIN_FILES_HINTED`; the thread paces itself by the read-ahead window. Only files
+    /// of many reads: single-read files are small, hinted as their batch opens, and a
+    /// second open of each would cost more than it saves.
     fn hint_next_files(&self, cursor: &mut Cursor, count: usize) {
         let Some(hints) = &self.hints else { return };
         if !cursor.reads_per_file.is_some_and(|n| n >= 2) {
             return;
         }
-        let wanted_end = cursor.next_file.saturating_add(count);
-        let reading_at = cursor.hinted.front().map_or(cursor.stream_end, |&(_, start, _)| start);
-        let mut next = cursor.hinted_until.max(cursor.next_file);
-        while next < self.files.len() && (next < wanted_end || cursor.stream_end < reading_at.saturating_add(read_ahead::window())) {
-            let path = &self.files[next].path;
-            // a file that cannot be measured counts 0 bytes; its reader reports why
-            let size = std::fs::metadata(path).map_or(0, |m| m.len());
-            hints.push(path.clone(), cursor.stream_end);
-            cursor.hinted.push_back((next, cursor.stream_end, size));
-            cursor.stream_end = cursor.stream_end.saturating_add(size);
-            next += 1;
+        let start = cursor.hinted_until.max(cursor.next_file);
+        let end = cursor.next_file.saturating_add((2 * count).max(MIN_FILES_HINTED)).min(self.files.len());
+        if start >= end {
+            return;
         }
-        cursor.hinted_until = next;
+        for file in &self.files[start..end] {
+            let number = hints.push(file.path.clone());
+            if number == 0 {
+                cursor.hinted_from = Some(start);
+            }
+        }
+        cursor.hinted_until = end;
     }
 
     /// Tell the hinting thread that reads are planned from read `done` of `total` in
-    /// file `file_no`; files before it are passed.
-    fn report_reached(&self, hinted: &mut VecDeque<(usize, u64, u64)>, file_no: usize, done: usize, total: usize) {
-        let Some(hints) = &self.hints else { return };
-        while hinted.front().is_some_and(|&(f, _, _)| f < file_no) {
-            hinted.pop_front();
-        }
-        if let Some(&(f, start, size)) = hinted.front() {
-            if f == file_no {
-                let into = (size as u128 * done as u128 / total.max(1) as u128) as u64;
-                hints.reached(start.saturating_add(into));
+    /// file `file_no` (`hinted_from`: the file given to it first).
+    fn report_reached(&self, hinted_from: Option<usize>, file_no: usize, done: usize, total: usize) {
+        if let (Some(hints), Some(from)) = (&self.hints, hinted_from) {
+            if let Some(number) = file_no.checked_sub(from) {
+                hints.reached(number as u64, done as u64, total as u64);
             }
         }
     }

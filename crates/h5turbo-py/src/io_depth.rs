@@ -20,7 +20,7 @@ pub fn io_depth() -> u64 {
 
 /// Files hinted to the system in reading order by a thread of their own, `window` bytes
 /// (None: this thread's window) beyond the farthest reader; with a window of 0 it does
-/// nothing. `read_fast5` pushes its files and reports where its tasks start.
+/// nothing. `read_fast5` pushes its large files and reports where its tasks start.
 #[pyclass(module = "h5turbo._native")]
 pub struct FileHints {
     hints: std::sync::Mutex<Option<h5turbo_core::prelude::FileHints>>,
@@ -35,17 +35,18 @@ impl FileHints {
         FileHints { hints: std::sync::Mutex::new(started) }
     }
 
-    /// The next file to be read, starting at `start` in the stream (bytes).
-    fn push(&self, path: std::path::PathBuf, start: u64) {
-        if let Some(hints) = self.lock().as_ref() {
-            hints.push(path, start);
+    /// The next file to be read; returns its number (from 0, in the order pushed).
+    fn push(&self, path: std::path::PathBuf) -> u64 {
+        match self.lock().as_ref() {
+            Some(hints) => hints.push(path),
+            None => 0,
         }
     }
 
-    /// A reader has reached `position` in the stream.
-    fn reached(&self, position: u64) {
+    /// A reader has reached file number `file`, `done / of` of the way into it.
+    fn reached(&self, file: u64, done: u64, of: u64) {
         if let Some(hints) = self.lock().as_ref() {
-            hints.reached(position);
+            hints.reached(file, done, of);
         }
     }
 

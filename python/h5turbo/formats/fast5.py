@@ -16,7 +16,6 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from itertools import islice
 from pathlib import Path
 from typing import Any, Union
 
@@ -169,20 +168,23 @@ def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int,
     reads came last)."""
     depth = _native.io_depth() if depth is None else depth
     hints = _native.FileHints(depth)
+    owner = os.getpid()
     try:
         for items in in_order(pool, _tasks(pool, paths, window, depth, hints), window):
             yield from items
     finally:
-        hints.close()
+        if os.getpid() == owner:  # a forked child has no hinting thread to stop
+            hints.close()
 
 
 @dataclass
 class _Group:
     """Files whose first reads one task takes: small files, or one large file (then
-    `size` is its size, and the hinting thread has it). `start`: where the group
-    begins in the stream of large files' bytes that hints and tasks share."""
+    `size` is its size). `number`: the large file's number in the hinting thread's
+    stream, or for small files the number the next large file will have (the task
+    is just before it)."""
     paths: list[str]
-    start: int
+    number: int
     size: int
     large: bool
 
@@ -190,14 +192,18 @@ class _Group:
 def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int,
            hints: _native.FileHints) -> Iterator:
     """Ready lists of reads and native tasks for the rest, in output order."""
-    for group, results in _group_results(pool, _groups(paths, hints), hints, window, depth):
+    grouping = _Grouping(paths, hints)
+    for group, results in _group_results(pool, grouping.groups(), hints, window, depth):
         ready: list = []
         for path, (total, error, reads) in results:
             ready.extend([Fast5Error(path, error)] if error is not None else _reads(path, reads))
             if error is None and total > FIRST_READS:
                 yield Ready(ready)
                 ready = []
-                yield from (partial(_more_reads, path, first, hints, group.start + group.size * first // total)
+                if not group.large:  # a multi-read file among small ones: hinted by its tasks
+                    grouping.measure_every_file = True
+                place = (group.number, total) if group.large else None
+                yield from (partial(_more_reads, path, first, hints, place, 0 if group.large else depth)
                             for first in range(FIRST_READS, total, READS_PER_TASK))
         yield Ready(ready)
 
@@ -212,7 +218,8 @@ def _group_results(pool: ThreadPoolExecutor, groups: Iterator[_Group], hints: _n
     held = 0
     for group in groups:
         jobs = [(p, 0, FIRST_READS) for p in group.paths]
-        pending.append((group, pool.submit(_native_task, jobs, hints, group.start, 0 if group.large else depth)))
+        where = (group.number, 0, 1)
+        pending.append((group, pool.submit(_native_task, jobs, hints, where, 0 if group.large else depth)))
         held += group.size
         while pending and (len(pending) >= window or 0 < depth <= held):
             done, future = pending.popleft()
@@ -223,21 +230,40 @@ def _group_results(pool: ThreadPoolExecutor, groups: Iterator[_Group], hints: _n
         yield done, future.result()
 
 
-def _groups(paths: Iterator[str], hints: _native.FileHints) -> Iterator[_Group]:
-    """A large (multi-read) file alone, pushed to the hinting thread; else up to
-    FILES_PER_TASK files. Only a group's first file is measured (a stat per small file
-    was 2-5 % of a warm single-read walk): a folder mixing sizes still reads right,
-    with a large file inside a group hinted by its task."""
-    paths = iter(paths)
-    position = 0
-    for path in paths:
-        size = _size(path)
-        if size > SMALL_FILE_BYTES:
-            hints.push(path, position)
-            yield _Group([path], position, size, large=True)
-            position += size
-        else:
-            yield _Group([path, *islice(paths, FILES_PER_TASK - 1)], position, 0, large=False)
+class _Grouping:
+    """Paths into groups: a large (multi-read) file alone, pushed to the hinting thread;
+    else up to FILES_PER_TASK small files. At first only a group's first file is
+    measured (a stat per file was 5-8 % of a warm single-read walk on 2 cores); once a
+    group of small files turns out to hold a multi-read file (a folder mixing sizes),
+    every file is, so that large files keep their own tasks and ordered hints."""
+
+    def __init__(self, paths: Iterator[str], hints: _native.FileHints):
+        self.paths = iter(paths)
+        self.hints = hints
+        self.measure_every_file = False
+        self.upcoming = 0  # the number the next large file will have
+
+    def groups(self) -> Iterator[_Group]:
+        small: list[str] = []
+        for path in self.paths:
+            size = _size(path) if not small or self.measure_every_file else 0
+            if size > SMALL_FILE_BYTES:
+                if small:
+                    yield self._small(small)
+                    small = []
+                number = self.hints.push(path)
+                self.upcoming = number + 1
+                yield _Group([path], number, size, large=True)
+                continue
+            small.append(path)
+            if len(small) == FILES_PER_TASK:
+                yield self._small(small)
+                small = []
+        if small:
+            yield self._small(small)
+
+    def _small(self, paths: list[str]) -> _Group:
+        return _Group(paths, self.upcoming, 0, large=False)
 
 
 def _size(path: str) -> int:
@@ -248,16 +274,23 @@ def _size(path: str) -> int:
         return 0
 
 
-def _more_reads(path: str, first: int, hints: _native.FileHints, position: int) -> list:
-    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], hints, position, 0)
+def _more_reads(path: str, first: int, hints: _native.FileHints, place: tuple[int, int] | None,
+                depth: int) -> list:
+    """Reads from `first` on; `place`: (the file's number, its reads) when it is with the
+    hinting thread (then `depth` is 0), else the task hints the file `depth` bytes."""
+    where = (place[0], first, place[1]) if place else None
+    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], hints, where, depth)
     return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
 
 
-def _native_task(jobs: list[tuple[str, int, int]], hints: _native.FileHints, position: int, depth: int) -> list:
+def _native_task(jobs: list[tuple[str, int, int]], hints: _native.FileHints,
+                 where: tuple[int, int, int] | None, depth: int) -> list:
     """Runs on a pool thread; the native side releases the GIL while it reads. The
-    hinting thread learns how far the tasks have got; the task itself hints its files
-    `depth` bytes ahead (0 for large files: the hinting thread has them)."""
-    hints.reached(position)
+    hinting thread learns where this task starts (file number, reads done, reads);
+    the task itself hints its files `depth` bytes ahead (0 for large files: the
+    hinting thread has them)."""
+    if where is not None:
+        hints.reached(*where)
     return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs, depth)))
 
 
