@@ -32,6 +32,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "python"))
+# A worker is started with the build it times on PYTHONPATH: that build must come before
+# this repository's package (until 2026-11-26 it did not, and "before" timed this build).
+for _entry in reversed([e for e in os.environ.get("PYTHONPATH", "").split(os.pathsep) if e]):
+    sys.path.insert(0, _entry)
 from h5turbo.bench.measure import paired_ratio, warm  # noqa: E402
 from h5turbo.bench.report import publish, run_header  # noqa: E402
 

@@ -464,7 +464,7 @@ impl Reader {
     /// second open of each would cost more than it saves.
     fn hint_next_files(&self, cursor: &mut Cursor, count: usize) {
         let Some(hints) = &self.hints else { return };
-        if !cursor.reads_per_file.is_some_and(|n| n >= 2) {
+        if cursor.reads_per_file.is_none_or(|n| n < 2) {
             return;
         }
         let start = cursor.hinted_until.max(cursor.next_file);
