@@ -203,7 +203,7 @@ def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: i
                 if not group.large:  # a multi-read file among small ones: hinted by its tasks
                     grouping.measure_every_file = True
                 place = (group.number, total) if group.large else None
-                yield from (partial(_more_reads, path, first, hints, place, 0 if group.large else depth)
+                yield from (partial(_more_reads, path, first, hints, place, depth)
                             for first in range(FIRST_READS, total, READS_PER_TASK))
         yield Ready(ready)
 
@@ -277,9 +277,9 @@ def _size(path: str) -> int:
 def _more_reads(path: str, first: int, hints: _native.FileHints, place: tuple[int, int] | None,
                 depth: int) -> list:
     """Reads from `first` on; `place`: (the file's number, its reads) when it is with the
-    hinting thread (then `depth` is 0), else the task hints the file `depth` bytes."""
+    hinting thread, else the task hints the file itself, `depth` bytes."""
     where = (place[0], first, place[1]) if place else None
-    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], hints, where, depth)
+    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], hints, where, 0 if place else depth)
     return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
 
 

@@ -114,7 +114,8 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 }
 
 # What anndata takes out of uns when it reads a file: the neighbour graphs older
-# versions kept in uns/neighbors (it moves them to obsp, which is not read here), and,
+# versions kept in uns/neighbors (it moves them to obsp; .h5ad_legacy_graphs moves them
+# to colPairs), and,
 # in the 0.5-0.6 layout, the uns/<column>_categories of obs/var categoricals (it moves
 # them into the columns; so does .h5ad_compound_frame).
 .h5ad_uns_moved <- function(top = NULL, obs = NULL, var = NULL) {

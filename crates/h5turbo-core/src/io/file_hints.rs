@@ -106,11 +106,6 @@ impl FileHints {
         number
     }
 
-    /// Files pushed so far.
-    pub fn pushed(&self) -> u64 {
-        self.shared.lock().pushed
-    }
-
     /// A reader has reached file `file`, `done / of` of the way into it (`done` reads
     /// of `of`, say). Only the farthest point counts.
     pub fn reached(&self, file: u64, done: u64, of: u64) {

@@ -242,12 +242,9 @@ test_that("h5t_read_h5ad reads the corpus's AnnData files (0.5, 0.7, 0.11) as an
     }
 })
 
-test_that("a file that is not AnnData, or a broken one, gets an h5turbo error naming it", {
-    f <- new_h5()
-    rhdf5::h5write(1:3, f, "x")
-    expect_error(h5t_read_h5ad(f), class = "h5turbo_error", regexp = "not an AnnData file")
-    g <- tempfile(fileext = ".h5ad")
-    run_python('
+# A Python script's start: an h5ad file (argv[1]) with obs of 3 cells and var of 2 genes,
+# no columns; the tests add what they break.
+three_cells_two_genes_py <- '
 import sys, h5py, numpy as np
 with h5py.File(sys.argv[1], "w") as f:
     for name, n in (("obs", 3), ("var", 2)):
@@ -256,23 +253,21 @@ with h5py.File(sys.argv[1], "w") as f:
         grp.attrs["_index"] = "_index"
         grp.attrs["column-order"] = np.array([], dtype="S1")
         grp["_index"] = np.array([f"{name}{i}" for i in range(n)], dtype="S8")
-    f["X"] = np.zeros((2, 2))
-', g)
+'
+
+test_that("a file that is not AnnData, or a broken one, gets an h5turbo error naming it", {
+    f <- new_h5()
+    rhdf5::h5write(1:3, f, "x")
+    expect_error(h5t_read_h5ad(f), class = "h5turbo_error", regexp = "not an AnnData file")
+    g <- tempfile(fileext = ".h5ad")
+    run_python(paste0(three_cells_two_genes_py, '    f["X"] = np.zeros((2, 2))\n'), g)
     expect_error(h5t_read_h5ad(g), class = "h5turbo_error", regexp = "does not match obs x var")
 })
 
 test_that("uns elements of an encoding not read are left out with a warning; broken graphs are errors", {
     make <- function(variant) {
         g <- tempfile(fileext = ".h5ad")
-        run_python('
-import sys, h5py, numpy as np
-with h5py.File(sys.argv[1], "w") as f:
-    for name, n in (("obs", 3), ("var", 2)):
-        grp = f.create_group(name)
-        grp.attrs["encoding-type"] = "dataframe"
-        grp.attrs["_index"] = "_index"
-        grp.attrs["column-order"] = np.array([], dtype="S1")
-        grp["_index"] = np.array([f"{name}{i}" for i in range(n)], dtype="S8")
+        run_python(paste0(three_cells_two_genes_py, '
     f.create_group("uns/odd").attrs["encoding-type"] = "awkward-array"
     f["uns/kept"] = np.arange(3)
     if sys.argv[2] == "legacy":   # a neighbour graph of the old layout pointing past its 3 cells
@@ -280,7 +275,7 @@ with h5py.File(sys.argv[1], "w") as f:
         g["data"], g["indices"], g["indptr"] = np.ones(1), np.array([7], dtype="i4"), np.array([0, 1, 1, 1], dtype="i4")
     else:
         f["obsp/bad"] = np.zeros((3, 2))
-', g, variant)
+'), g, variant)
         g
     }
     legacy <- make("legacy")
