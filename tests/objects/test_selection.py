@@ -313,3 +313,40 @@ def test_split_fields():
     assert split_fields("x") == ((), ["x"])
     assert split_fields((0, "x", slice(None), "y")) == ((0, slice(None)), ["x", "y"])
     assert split_fields(np.s_[1:2]) == (np.s_[1:2], [])
+
+
+def _basic_indexes(shape, rng):
+    """Integers (Python and numpy, negative too) and forward slices, as many as the axes
+    or fewer, plus a few the quick path must leave to the general one."""
+    def entry(n):
+        kind = rng.integers(5)
+        if kind == 0 and n:
+            return int(rng.integers(-n, n))
+        if kind == 1 and n:
+            return np.int64(rng.integers(-n, n))
+        bound = lambda: None if rng.random() < 0.3 else int(rng.integers(-n - 3, n + 4))  # noqa: E731
+        step = None if rng.random() < 0.4 else int(rng.integers(1, 4))
+        return slice(bound(), bound(), step)
+    for _ in range(40):
+        yield tuple(entry(n) for n in shape[:rng.integers(len(shape) + 1)])
+    yield from [5, -9, (True,), slice(None, None, -1), slice(0, 3, 0), (Ellipsis,), 1.5]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_quick_plan_of_integers_and_slices_equals_the_general_one(shape):
+    """The quick path for the common index gives the general planner's plan exactly,
+    and leaves everything else (out-of-range integers, booleans, negative or zero
+    steps, Ellipsis, floats) to it."""
+    from h5turbo.objects import selection
+    rng = np.random.default_rng(len(shape) * 31 + sum(shape))
+    for index in _basic_indexes(shape, rng):
+        quick = selection._plan_basic(index, shape)
+        if quick is None:
+            continue
+        assert quick == selection._plan_general(index, shape), (shape, index)
+        arr = np.arange(int(np.prod(shape)), dtype="i4").reshape(shape)
+        np.testing.assert_array_equal(quick.finish(emulate_native_read(arr, quick.axes)), arr[index])
+    for index in [(True,), slice(None, None, -1), slice(0, 3, 0), (Ellipsis,), 1.5, [0], (0, 0, 0, 0, 0)]:
+        assert selection._plan_basic(index, shape) is None, index
+    if shape and shape[0]:
+        assert selection._plan_basic(shape[0], shape) is None  # out of range: general path raises

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{context, context_with_base, data_dir, digest, gunzip, header_messages, message, Json, TestBTreeV2};
-use h5turbo_core::format::chunk_index::{chunk_index_from_records, read_chunk_index, ChunkIndex};
+use h5turbo_core::format::chunk_index::{chunk_index_from_records, read_chunk_index, ChunkIndex, ChunkLookup};
 use h5turbo_core::format::layout::{ChunkIndexKind, ChunkedLayout, Layout};
 use h5turbo_core::format::links::LinkTarget;
 use h5turbo_core::format::symbol_table::symbol_table_links;
@@ -58,6 +58,34 @@ fn index_for(ctx: &FormatContext, layout: &ChunkedLayout, info: &Json) -> Result
         }
         _ => read_chunk_index(ctx, layout, &d, &m, filtered),
     }
+}
+
+/// The lookup of a few chunks (small reads) finds exactly what the whole index
+/// holds: every stored chunk, and up to `cells` cells of the grid spread over it.
+fn check_lookup(what: &str, ctx: &FormatContext, layout: &ChunkedLayout, dims: &[u64], max_dims: &[u64], filtered: bool, index: &ChunkIndex, cells: u64) {
+    let lookup = ChunkLookup::new(ctx, layout, dims, max_dims, filtered).unwrap_or_else(|e| panic!("{}: {}", what, e));
+    let Some(lookup) = lookup else {
+        let whole = matches!(layout.index, ChunkIndexKind::SingleChunk { .. } | ChunkIndexKind::Implicit { .. });
+        assert!(whole || layout.index.address().is_none(), "{}: no lookup for {:?}", what, layout.index);
+        return;
+    };
+    let found = |coords: &[u64]| lookup.find(ctx, coords).unwrap_or_else(|e| panic!("{}: {:?}: {}", what, coords, e));
+    for (coords, location) in index.iter() {
+        assert_eq!(found(&coords), Some(location), "{}: stored chunk {:?}", what, coords);
+    }
+    let grid = index.grid_dims().to_vec();
+    let total: u64 = grid.iter().product();
+    let step = total.div_ceil(cells.max(1)).max(1);
+    let mut coords = vec![0u64; grid.len()];
+    for linear in (0..total).step_by(step as usize) {
+        let mut rest = linear;
+        for d in (0..grid.len()).rev() {
+            coords[d] = rest % grid[d];
+            rest /= grid[d];
+        }
+        assert_eq!(found(&coords), index.get(&coords), "{}: cell {:?}", what, coords);
+    }
+    assert_eq!(found(&grid), None, "{}: outside the grid", what);
 }
 
 fn chunks_of(index: &ChunkIndex) -> Vec<Chunk> {
@@ -124,6 +152,8 @@ fn check_chunked(file: &str, name: &str, ctx: &FormatContext, layout: &ChunkedLa
     }
     let outside: Vec<u64> = grid.clone();
     assert!(index.get(&outside).is_none(), "{}", what);
+    let (d, m, filtered) = (dims(info, "dims"), dims(info, "max_dims"), info.get("filtered").unwrap().bool());
+    check_lookup(&what, ctx, layout, &d, &m, filtered, &index, 200_000);
     assert!(index.get(&grid[1..]).is_none(), "{}: wrong rank", what);
 }
 
@@ -415,6 +445,7 @@ fn whole_corpus_chunk_counts_match_h5py() {
         };
         let index = index.unwrap_or_else(|e| panic!("{}: {}", what, e));
         assert_eq!(index.len().to_string(), count, "{}", what);
+        check_lookup(&what, ctx, &layout, &dims, &max_dims, filtered, &index, 2_000);
         checked += 1;
     }
     assert!(checked >= 500, "only {} datasets checked", checked);

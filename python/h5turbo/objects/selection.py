@@ -102,6 +102,11 @@ def split_fields(index: Any) -> tuple[Any, list[str]]:
 
 def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
     """Plan the read of ``array[index]`` for a dataset of the given (non-null) shape."""
+    basic = _plan_basic(index, shape)
+    return basic if basic is not None else _plan_general(index, shape)
+
+
+def _plan_general(index: Any, shape: tuple[int, ...]) -> ReadPlan:
     entries = _as_entries(index)
     items = _resolve(entries, shape)
     _check_single_array(items)
@@ -118,6 +123,41 @@ def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
         # for ds[()] on a scalar dataset); ds[...] of a scalar stays a 0-d array.
         scalar_result=(out_shape == () and len(shape) > 0) or all(item.kind == "int" for item in items),
     )
+
+
+def _plan_basic(index: Any, shape: tuple[int, ...]) -> Optional[ReadPlan]:
+    """The plan of the most common index, integers and forward slices only (``ds[5]``,
+    ``ds[3, 10:20]``), without the general machinery (half of a small read's time);
+    None for any other index, or one that fails, which the general path then plans or
+    reports."""
+    entries = index if type(index) is tuple else (index,)
+    if len(entries) > len(shape):
+        return None
+    axes, counts, out_shape = [], [], []
+    for entry, n in zip(entries, shape):
+        if type(entry) is int or isinstance(entry, np.integer):
+            if not -n <= entry < n:
+                return None
+            axes.append((int(entry) + n if entry < 0 else int(entry), 1, 1))
+            counts.append(1)
+        elif type(entry) is slice and (entry.step is None or type(entry.step) is int and entry.step > 0):
+            try:
+                start, stop, step = entry.indices(n)
+            except TypeError:
+                return None
+            count = len(range(start, stop, step))
+            axes.append((start, count, step) if count else (0, 0, 1))
+            counts.append(count)
+            out_shape.append(count)
+        else:
+            return None
+    for n in shape[len(entries):]:
+        axes.append((0, n, 1))
+        counts.append(n)
+        out_shape.append(n)
+    all_ints = len(out_shape) == 0 and len(entries) == len(shape)
+    return ReadPlan(axes=tuple(axes), read_shape=tuple(counts), local=None, out_shape=tuple(out_shape),
+                    scalar_result=all_ints or (not out_shape and len(shape) > 0))
 
 
 # ---------------------------------------------------------------------------------

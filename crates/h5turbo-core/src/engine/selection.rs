@@ -27,6 +27,22 @@ impl AxisSelection {
         }
     }
 
+    /// An upper bound on the chunks of length `chunk_len` (>= 1) the selection touches.
+    pub fn chunks_touched_at_most(&self, chunk_len: u64) -> u64 {
+        let (first, last) = match self {
+            AxisSelection::Range { count: 0, .. } => return 0,
+            AxisSelection::Range { start, count, step } => {
+                (*start, (count - 1).checked_mul(*step).and_then(|n| n.checked_add(*start)).unwrap_or(u64::MAX))
+            }
+            AxisSelection::Points(p) => match (p.first(), p.last()) {
+                (Some(&first), Some(&last)) => (first, last),
+                _ => return 0,
+            },
+        };
+        let span = (last / chunk_len.max(1)).saturating_sub(first / chunk_len.max(1)).saturating_add(1);
+        span.min(self.count())
+    }
+
     /// Checks the selection lies inside an axis of length `len`.
     pub fn validate(&self, len: u64, axis: usize) -> Result<()> {
         let bad = |msg: String| Err(Error::invalid_argument(format!("axis {}: {}", axis, msg)));

@@ -14,7 +14,7 @@ pub const NODE_TYPE_GROUP: u8 = 0;
 pub const NODE_TYPE_CHUNK: u8 = 1;
 
 /// Far deeper than any real tree (2^64 entries fit in fewer levels with K >= 2).
-const MAX_DEPTH: u8 = 64;
+pub const MAX_DEPTH: u8 = 64;
 
 /// One decoded node: `entries` children and `entries + 1` keys (raw bytes).
 pub struct Node {

@@ -10,7 +10,9 @@ use super::context::FormatContext;
 use super::reader::{bytes_needed, ByteReader};
 use crate::error::{Error, Result};
 use std::cmp::Ordering;
+use super::recent::Recent;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 /// Signature, version and type before the records of every node.
 const NODE_PREFIX: usize = 6;
@@ -33,7 +35,7 @@ struct Level {
 }
 
 /// Where a child node is and how many records it claims.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct NodePointer {
     address: u64,
     records: u64,
@@ -143,27 +145,49 @@ impl BTreeV2 {
         ctx: &FormatContext,
         compare: &mut dyn FnMut(&[u8]) -> Result<Ordering>,
     ) -> Result<Option<Vec<u8>>> {
+        self.find_record_in(ctx, compare, None)
+    }
+
+    /// As `find_record`, keeping the nodes read in `nodes` for the next lookups.
+    pub(crate) fn find_record_cached(
+        &self,
+        ctx: &FormatContext,
+        compare: &mut dyn FnMut(&[u8]) -> Result<Ordering>,
+        nodes: &NodeCache,
+    ) -> Result<Option<Vec<u8>>> {
+        self.find_record_in(ctx, compare, Some(nodes))
+    }
+
+    fn find_record_in(
+        &self,
+        ctx: &FormatContext,
+        compare: &mut dyn FnMut(&[u8]) -> Result<Ordering>,
+        nodes: Option<&NodeCache>,
+    ) -> Result<Option<Vec<u8>>> {
         let Some(mut pointer) = self.root else { return Ok(None) };
         let mut depth = self.depth;
-        let mut visited = HashSet::new();
         loop {
-            let node = self.read_node(ctx, pointer, depth, &mut visited)?;
-            let mut child_index = node.record_count();
-            for i in 0..node.record_count() {
-                let record = node.record(i);
-                match compare(record)? {
-                    Ordering::Less => continue,
-                    Ordering::Equal => return Ok(Some(record.to_vec())),
-                    Ordering::Greater => {
-                        child_index = i;
-                        break;
-                    }
+            // The depth falls by one per step, so a descent cannot loop.
+            let read = || self.read_node(ctx, pointer, depth, &mut HashSet::new());
+            let read_node = match nodes {
+                Some(cache) => cache.get_or_read(pointer, depth, read)?,
+                None => Arc::new(ReadNode { pointer, depth, node: read()? }),
+            };
+            let node = &read_node.node;
+            // Records are sorted: the first one after the key, or the key itself.
+            let (mut lo, mut hi) = (0, node.record_count());
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                match compare(node.record(mid))? {
+                    Ordering::Less => lo = mid + 1,
+                    Ordering::Equal => return Ok(Some(node.record(mid).to_vec())),
+                    Ordering::Greater => hi = mid,
                 }
             }
             if depth == 0 {
                 return Ok(None);
             }
-            pointer = node.children[child_index];
+            pointer = node.children[lo];
             depth -= 1;
         }
     }
@@ -269,6 +293,39 @@ impl BTreeV2 {
             children.push(NodePointer { address, records, subtree_records });
         }
         Ok(children)
+    }
+}
+
+/// Nodes of one tree kept between lookups (`find_record_cached`).
+pub(crate) struct NodeCache(Recent<ReadNode>);
+
+/// A node with the pointer and depth it was reached by.
+struct ReadNode {
+    pointer: NodePointer,
+    depth: u16,
+    node: Node,
+}
+
+impl NodeCache {
+    pub(crate) fn new() -> Self {
+        NodeCache(Recent::new())
+    }
+
+    /// In a sound tree a node is always reached with the same record counts and at
+    /// the same depth; a damaged one is an error, not a node used as what it is not.
+    fn get_or_read(&self, pointer: NodePointer, depth: u16, read: impl FnOnce() -> Result<Node>) -> Result<Arc<ReadNode>> {
+        let cached = self.0.get_or_read(pointer.address, || read().map(|node| ReadNode { pointer, depth, node }))?;
+        if cached.pointer != pointer || cached.depth != depth {
+            return Err(crate::format_err!(
+                "v2 B-tree node reached at depth {} with {} records, and before at depth {} with {}",
+                depth,
+                pointer.records,
+                cached.depth,
+                cached.pointer.records
+            )
+            .at(pointer.address));
+        }
+        Ok(cached)
     }
 }
 

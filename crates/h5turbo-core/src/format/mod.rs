@@ -23,6 +23,7 @@ pub mod links;
 pub mod local_heap;
 pub mod object_header;
 pub mod reader;
+pub(crate) mod recent;
 pub mod reference;
 pub mod shared;
 pub mod sohm;

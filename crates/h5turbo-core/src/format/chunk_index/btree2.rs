@@ -7,7 +7,7 @@
 //! records, through [`ChunkRecordSource`] so that it does not depend on how the
 //! tree is traversed.
 
-use super::super::btree_v2::BTreeV2;
+use super::super::btree_v2::{BTreeV2, NodeCache};
 use super::super::context::FormatContext;
 use super::super::reader::Sizes;
 use super::fixed_array::element_layout;
@@ -123,6 +123,34 @@ impl RecordDecoder {
         let (coords, location) = decode_chunk_record(record, self.record_type, self.sizes, self.rank, self.chunk_bytes)?;
         let location = location.ok_or_else(|| Error::format("v2 B-tree chunk record has an undefined address"))?;
         Ok((coords, location))
+    }
+}
+
+/// Finds one chunk by the tree's own descent: records are ordered by their scaled
+/// coordinates (H5Dbtree2.c compares them row-major).
+pub(super) struct Lookup {
+    tree: BTreeV2,
+    decoder: RecordDecoder,
+    nodes: NodeCache,
+}
+
+impl Lookup {
+    pub(super) fn new(ctx: &FormatContext, shape: &IndexShape, address: u64) -> Result<Self> {
+        let tree = BTreeV2::open(ctx, address)?;
+        let decoder = RecordDecoder::new(ctx.sizes(), tree.record_type(), tree.record_size(), shape)?;
+        Ok(Lookup { tree, decoder, nodes: NodeCache::new() })
+    }
+
+    pub(super) fn find(&self, ctx: &FormatContext, coords: &[u64]) -> Result<Option<ChunkLocation>> {
+        let rank = self.decoder.rank;
+        let record = self.tree.find_record_cached(ctx, &mut |record| {
+            // The scaled coordinates end the record (its size was checked on opening).
+            let tail = record.len().checked_sub(8 * rank).and_then(|start| record.get(start..));
+            let tail = tail.ok_or_else(|| Error::format("v2 B-tree chunk record too short"))?;
+            let scaled = tail.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
+            Ok(scaled.cmp(coords.iter().copied()))
+        }, &self.nodes)?;
+        record.map(|record| self.decoder.decode(&record).map(|(_, location)| location)).transpose()
     }
 }
 

@@ -16,7 +16,8 @@ use super::super::context::FormatContext;
 use super::super::reader::ByteReader;
 use super::fixed_array::{bit_is_set, check_owner, check_version, checked_bytes, element_layout, for_each_element};
 use super::grid::Grid;
-use super::{read_element, ChunkSink, ElementSink, IndexShape};
+use super::super::recent::Recent;
+use super::{read_element, ChunkLocation, ChunkSink, ElementSink, IndexShape};
 use crate::error::{Error, Result};
 
 struct Header {
@@ -147,12 +148,17 @@ fn super_block_table(count: usize, min_elements: u64) -> Vec<SuperBlockInfo> {
     table
 }
 
-fn read_index_block(
-    ctx: &FormatContext,
-    header: &Header,
-    address: u64,
-    emit: &mut ElementSink,
-) -> Result<()> {
+/// The index block as read once: its own elements, then block addresses.
+struct IndexBlock {
+    elements: Vec<u8>,
+    elements_address: u64,
+    /// Data blocks of the first super blocks, in order.
+    direct: Vec<Option<u64>>,
+    /// The remaining super blocks, from number `index_block_super_blocks` on.
+    supers: Vec<Option<u64>>,
+}
+
+fn open_index_block(ctx: &FormatContext, header: &Header, address: u64) -> Result<IndexBlock> {
     let offset_size = ctx.sizes().offset as u64;
     let elements_len = checked_bytes(header.index_block_elements, header.element_size as u64, address)?;
     let direct_blocks = header.index_block_data_block_addrs as u64;
@@ -165,21 +171,25 @@ fn read_index_block(
     r.signature(b"EAIB", "extensible array index block")?;
     check_version(r.u8()?, "extensible array index block", address)?;
     check_owner(r.u8()?, header.client, r.address_field()?, header.address, address)?;
-    let elements = r.bytes(elements_len as usize)?;
-    for_each_element(elements, header.element_size, 0, address + prefix_len, emit)?;
+    let elements = r.bytes(elements_len as usize)?.to_vec();
     let direct = read_addresses(&mut r, header.index_block_data_block_addrs)?;
     let supers = read_addresses(&mut r, super_block_addrs as usize)?;
-    let mut direct = direct.into_iter();
+    Ok(IndexBlock { elements, elements_address: address + prefix_len, direct, supers })
+}
+
+fn read_index_block(ctx: &FormatContext, header: &Header, address: u64, emit: &mut ElementSink) -> Result<()> {
+    let index_block = open_index_block(ctx, header, address)?;
+    for_each_element(&index_block.elements, header.element_size, 0, index_block.elements_address, emit)?;
+    let mut direct = index_block.direct.iter();
     for (u, info) in header.super_blocks.iter().enumerate() {
         if u < header.index_block_super_blocks {
             for d in 0..info.data_blocks {
-                let data_block = direct.next().flatten();
-                if let Some(data_block) = data_block {
+                if let Some(Some(data_block)) = direct.next() {
                     let block_offset = info.start_index + d * info.data_block_elements;
-                    read_direct_data_block(ctx, header, data_block, block_offset, info, emit)?;
+                    read_direct_data_block(ctx, header, *data_block, block_offset, info, emit)?;
                 }
             }
-        } else if let Some(Some(super_block)) = supers.get(u - header.index_block_super_blocks) {
+        } else if let Some(Some(super_block)) = index_block.supers.get(u - header.index_block_super_blocks) {
             if first_index(header, info.start_index) < header.max_index_set {
                 read_super_block(ctx, header, *super_block, info, emit)?;
             }
@@ -201,7 +211,16 @@ fn first_index(header: &Header, block_offset: u64) -> u64 {
     header.index_block_elements.saturating_add(block_offset)
 }
 
-/// A data block listed in the index block (never paged in HDF5's own layout).
+/// HDF5 lists the data blocks of the first super blocks in the index block and never
+/// pages them.
+fn check_direct_unpaged(header: &Header, info: &SuperBlockInfo, address: u64) -> Result<()> {
+    if info.data_block_elements > header.page_nelmts {
+        return Err(Error::unsupported("paged extensible array data block referenced by the index block").at(address));
+    }
+    Ok(())
+}
+
+/// A data block listed in the index block.
 fn read_direct_data_block(
     ctx: &FormatContext,
     header: &Header,
@@ -210,9 +229,7 @@ fn read_direct_data_block(
     info: &SuperBlockInfo,
     emit: &mut ElementSink,
 ) -> Result<()> {
-    if info.data_block_elements > header.page_nelmts {
-        return Err(Error::unsupported("paged extensible array data block referenced by the index block").at(address));
-    }
+    check_direct_unpaged(header, info, address)?;
     read_data_block(ctx, header, address, block_offset, info.data_block_elements, emit)
 }
 
@@ -231,6 +248,18 @@ fn check_block_prefix(r: &mut ByteReader, header: &Header, signature: &[u8; 4], 
     r.skip(header.offset_field_bytes)
 }
 
+/// An unpaged data block's elements (checksum checked) and the address of the first.
+fn open_data_block(ctx: &FormatContext, header: &Header, address: u64, nelmts: u64) -> Result<(Vec<u8>, u64)> {
+    let prefix_len = data_block_prefix(ctx, header);
+    let elements_len = checked_bytes(nelmts, header.element_size as u64, address)?;
+    let len = checked_sum(elements_len, prefix_len + 4, address)?;
+    let block = ctx.read(address, len, "extensible array data block")?;
+    verify_trailing(&block, "extensible array data block", address)?;
+    let mut r = ctx.reader(&block, address);
+    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
+    Ok((r.bytes(elements_len as usize)?.to_vec(), address + prefix_len))
+}
+
 fn read_data_block(
     ctx: &FormatContext,
     header: &Header,
@@ -239,25 +268,19 @@ fn read_data_block(
     nelmts: u64,
     emit: &mut ElementSink,
 ) -> Result<()> {
-    let prefix_len = data_block_prefix(ctx, header);
-    let elements_len = checked_bytes(nelmts, header.element_size as u64, address)?;
-    let len = checked_sum(elements_len, prefix_len + 4, address)?;
-    let block = ctx.read(address, len, "extensible array data block")?;
-    verify_trailing(&block, "extensible array data block", address)?;
-    let mut r = ctx.reader(&block, address);
-    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
-    let elements = r.bytes(elements_len as usize)?;
-    let first = first_index(header, block_offset);
-    for_each_element(elements, header.element_size, first, address + prefix_len, emit)
+    let (elements, first_address) = open_data_block(ctx, header, address, nelmts)?;
+    for_each_element(&elements, header.element_size, first_index(header, block_offset), first_address, emit)
 }
 
-fn read_super_block(
-    ctx: &FormatContext,
-    header: &Header,
-    address: u64,
-    info: &SuperBlockInfo,
-    emit: &mut ElementSink,
-) -> Result<()> {
+/// A super block as read once: the page bitmap of its data blocks and their addresses.
+struct SuperBlock {
+    bitmap: Vec<u8>,
+    data_blocks: Vec<Option<u64>>,
+    /// Pages per data block (0: its data blocks are not paged).
+    pages: u64,
+}
+
+fn open_super_block(ctx: &FormatContext, header: &Header, address: u64, info: &SuperBlockInfo) -> Result<SuperBlock> {
     let offset_size = ctx.sizes().offset as u64;
     let paged = info.data_block_elements > header.page_nelmts;
     // Both powers of two: pages divide the data block exactly.
@@ -273,17 +296,30 @@ fn read_super_block(
     verify_trailing(&block, "extensible array super block", address)?;
     let mut r = ctx.reader(&block, address);
     check_block_prefix(&mut r, header, b"EASB", "extensible array super block", address)?;
-    let bitmap = r.bytes(bitmap_len as usize)?;
-    for d in 0..info.data_blocks {
-        let Some(data_block) = r.address_field()? else { continue };
+    let bitmap = r.bytes(bitmap_len as usize)?.to_vec();
+    let data_blocks = read_addresses(&mut r, info.data_blocks as usize)?;
+    Ok(SuperBlock { bitmap, data_blocks, pages })
+}
+
+fn read_super_block(
+    ctx: &FormatContext,
+    header: &Header,
+    address: u64,
+    info: &SuperBlockInfo,
+    emit: &mut ElementSink,
+) -> Result<()> {
+    let super_block = open_super_block(ctx, header, address, info)?;
+    for (d, data_block) in super_block.data_blocks.iter().enumerate() {
+        let Some(data_block) = *data_block else { continue };
+        let d = d as u64;
         let block_offset = info.start_index + d * info.data_block_elements;
         if first_index(header, block_offset) >= header.max_index_set {
             continue;
         }
-        if paged {
-            let first_page_bit = d * pages;
-            let pages = PagedBlock { address: data_block, block_offset, pages, first_page_bit };
-            read_paged_data_block(ctx, header, &pages, bitmap, emit)?;
+        if super_block.pages > 0 {
+            let first_page_bit = d * super_block.pages;
+            let pages = PagedBlock { address: data_block, block_offset, pages: super_block.pages, first_page_bit };
+            read_paged_data_block(ctx, header, &pages, &super_block.bitmap, emit)?;
         } else {
             read_data_block(ctx, header, data_block, block_offset, info.data_block_elements, emit)?;
         }
@@ -299,6 +335,37 @@ struct PagedBlock {
     first_page_bit: u64,
 }
 
+/// Checks a paged data block's prefix; returns the address of its first page.
+fn open_paged_data_block(ctx: &FormatContext, header: &Header, address: u64) -> Result<u64> {
+    let prefix_len = data_block_prefix(ctx, header) + 4;
+    let prefix = ctx.read(address, prefix_len, "extensible array data block")?;
+    verify_trailing(&prefix, "extensible array data block", address)?;
+    let mut r = ctx.reader(&prefix, address);
+    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
+    Ok(address + prefix_len)
+}
+
+/// Address of page `page` of a paged data block whose pages start at `pages_start`.
+fn page_address(header: &Header, pages_start: u64, page: u64) -> Result<u64> {
+    page_len(header, pages_start)?
+        .checked_mul(page)
+        .and_then(|o| o.checked_add(pages_start))
+        .ok_or_else(|| Error::format("extensible array page address overflows").at(pages_start))
+}
+
+fn page_len(header: &Header, at: u64) -> Result<u64> {
+    let page_bytes = checked_bytes(header.page_nelmts, header.element_size as u64, at)?;
+    checked_sum(page_bytes, 4, at)
+}
+
+/// The elements of the page at `address` (checksum checked) and that address.
+fn read_page(ctx: &FormatContext, header: &Header, address: u64) -> Result<(Vec<u8>, u64)> {
+    let mut bytes = ctx.read(address, page_len(header, address)?, "extensible array data block page")?;
+    verify_trailing(&bytes, "extensible array data block page", address)?;
+    bytes.truncate(bytes.len() - 4);
+    Ok((bytes, address))
+}
+
 fn read_paged_data_block(
     ctx: &FormatContext,
     header: &Header,
@@ -306,14 +373,7 @@ fn read_paged_data_block(
     bitmap: &[u8],
     emit: &mut ElementSink,
 ) -> Result<()> {
-    let address = block.address;
-    let prefix_len = data_block_prefix(ctx, header) + 4;
-    let prefix = ctx.read(address, prefix_len, "extensible array data block")?;
-    verify_trailing(&prefix, "extensible array data block", address)?;
-    let mut r = ctx.reader(&prefix, address);
-    check_block_prefix(&mut r, header, b"EADB", "extensible array data block", address)?;
-    let page_bytes = checked_bytes(header.page_nelmts, header.element_size as u64, address)?;
-    let page_len = checked_sum(page_bytes, 4, address)?;
+    let pages_start = open_paged_data_block(ctx, header, block.address)?;
     let first = first_index(header, block.block_offset);
     for page in 0..block.pages {
         let page_first = first.saturating_add(page * header.page_nelmts);
@@ -323,16 +383,84 @@ fn read_paged_data_block(
         if !bit_is_set(bitmap, block.first_page_bit + page) {
             continue;
         }
-        let page_address = page_len
-            .checked_mul(page)
-            .and_then(|o| o.checked_add(address + prefix_len))
-            .ok_or_else(|| Error::format("extensible array page address overflows").at(address))?;
-        let bytes = ctx.read(page_address, page_len, "extensible array data block page")?;
-        verify_trailing(&bytes, "extensible array data block page", page_address)?;
-        let elements = &bytes[..bytes.len() - 4];
-        for_each_element(elements, header.element_size, page_first, page_address, emit)?;
+        let (elements, page_address) = read_page(ctx, header, page_address(header, pages_start, page)?)?;
+        for_each_element(&elements, header.element_size, page_first, page_address, emit)?;
     }
     Ok(())
+}
+
+/// Finds one chunk: from its element index, the index block's own elements, or the
+/// one data block (and page) that holds it, reached through its super block.
+pub(super) struct Lookup {
+    header: Header,
+    swizzle: Unswizzle,
+    index_block: Option<IndexBlock>,
+    super_blocks: Recent<SuperBlock>,
+    /// Unpaged data blocks by address, pages by address; paged data blocks (their
+    /// prefix checked) by address, holding the address of their first page.
+    elements: Recent<(Vec<u8>, u64)>,
+    paged_blocks: Recent<u64>,
+}
+
+impl Lookup {
+    pub(super) fn new(ctx: &FormatContext, shape: &IndexShape, address: u64) -> Result<Self> {
+        let header = read_header(ctx, shape, address)?;
+        let swizzle = Unswizzle::new(shape)?;
+        let index_block = header.index_block.map(|at| open_index_block(ctx, &header, at)).transpose()?;
+        let (super_blocks, elements, paged_blocks) = (Recent::new(), Recent::new(), Recent::new());
+        Ok(Lookup { header, swizzle, index_block, super_blocks, elements, paged_blocks })
+    }
+
+    pub(super) fn find(&self, ctx: &FormatContext, shape: &IndexShape, coords: &[u64]) -> Result<Option<ChunkLocation>> {
+        let (Some(index_block), Some(index)) = (&self.index_block, self.swizzle.index_of(coords)) else {
+            return Ok(None);
+        };
+        let header = &self.header;
+        if index >= header.max_index_set {
+            return Ok(None);
+        }
+        let element = |elements: &[u8], i: u64, first_address: u64| -> Result<Option<ChunkLocation>> {
+            let from = i as usize * header.element_size;
+            let bytes = elements.get(from..from + header.element_size);
+            let bytes = bytes.ok_or_else(|| Error::format("extensible array element missing").at(first_address))?;
+            read_element(&mut ctx.reader(bytes, first_address + from as u64), header.size_bytes, shape.chunk_bytes)
+        };
+        if index < header.index_block_elements {
+            return element(&index_block.elements, index, index_block.elements_address);
+        }
+        let offset = index - header.index_block_elements;
+        let Some((u, info)) = header.super_blocks.iter().enumerate().find(|(_, info)| {
+            offset >= info.start_index && offset - info.start_index < info.data_blocks * info.data_block_elements
+        }) else {
+            return Ok(None);
+        };
+        let within = offset - info.start_index;
+        let (d, e) = (within / info.data_block_elements, within % info.data_block_elements);
+        if u < header.index_block_super_blocks {
+            let before: u64 = header.super_blocks[..u].iter().map(|s| s.data_blocks).sum();
+            let Some(Some(address)) = index_block.direct.get((before + d) as usize).copied() else { return Ok(None) };
+            check_direct_unpaged(header, info, address)?;
+            let block = self.elements.get_or_read(address, || open_data_block(ctx, header, address, info.data_block_elements))?;
+            return element(&block.0, e, block.1);
+        }
+        let Some(Some(sb_address)) = index_block.supers.get(u - header.index_block_super_blocks).copied() else {
+            return Ok(None);
+        };
+        let super_block = self.super_blocks.get_or_read(sb_address, || open_super_block(ctx, header, sb_address, info))?;
+        let Some(Some(address)) = super_block.data_blocks.get(d as usize).copied() else { return Ok(None) };
+        if super_block.pages == 0 {
+            let block = self.elements.get_or_read(address, || open_data_block(ctx, header, address, info.data_block_elements))?;
+            return element(&block.0, e, block.1);
+        }
+        let page = e / header.page_nelmts;
+        if !bit_is_set(&super_block.bitmap, d * super_block.pages + page) {
+            return Ok(None);
+        }
+        let pages_start = *self.paged_blocks.get_or_read(address, || open_paged_data_block(ctx, header, address))?;
+        let page_address = page_address(header, pages_start, page)?;
+        let found = self.elements.get_or_read(page_address, || read_page(ctx, header, page_address))?;
+        element(&found.0, e % header.page_nelmts, found.1)
+    }
 }
 
 /// Element index -> scaled chunk coordinates (inverse of H5Dearray.c's swizzling).
@@ -375,6 +503,17 @@ impl Unswizzle {
         head[0] = index / self.others_cells;
         out[..=self.unlimited_dim].rotate_left(1);
         true
+    }
+}
+
+impl Unswizzle {
+    /// Element index of the chunk at scaled `coords` (inverse of `coords_into`).
+    fn index_of(&self, coords: &[u64]) -> Option<u64> {
+        if coords.len() != self.others.rank() + 1 {
+            return None;
+        }
+        let others = self.others.linear(&remove(coords, self.unlimited_dim))?;
+        coords[self.unlimited_dim].checked_mul(self.others_cells)?.checked_add(others)
     }
 }
 

@@ -6,7 +6,9 @@
 
 use super::super::checksum::verify_trailing;
 use super::super::context::FormatContext;
-use super::{filtered_size_bytes, read_element, ChunkSink, ElementSink, IndexShape};
+use super::grid::Grid;
+use super::super::recent::Recent;
+use super::{filtered_size_bytes, read_element, ChunkLocation, ChunkSink, ElementSink, IndexShape};
 use crate::error::{Error, Result};
 
 const CLIENT_UNFILTERED: u8 = 0;
@@ -26,15 +28,7 @@ struct Header {
 pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sink: &mut ChunkSink) -> Result<()> {
     let header = read_header(ctx, shape, address)?;
     let Some(data_block) = header.data_block else { return Ok(()) };
-    let max_grid = shape.max_grid("fixed array")?;
-    if max_grid.cells().map_or(true, |cells| header.nelmts > cells) {
-        return Err(Error::format(format!(
-            "fixed array holds {} elements, more than the {:?} chunk grid of the maximum extent",
-            header.nelmts,
-            max_grid.dims()
-        ))
-        .at(address));
-    }
+    let max_grid = checked_max_grid(shape, &header)?;
     let mut coords = vec![0u64; shape.rank()];
     let mut emit = |index: u64, bytes: &[u8], at: u64| -> Result<()> {
         let mut r = ctx.reader(bytes, at);
@@ -48,6 +42,20 @@ pub(super) fn collect(ctx: &FormatContext, shape: &IndexShape, address: u64, sin
         Ok(())
     };
     read_data_block(ctx, &header, data_block, &mut emit)
+}
+
+/// The chunk grid of the maximum extent, which must number every element.
+fn checked_max_grid(shape: &IndexShape, header: &Header) -> Result<Grid> {
+    let max_grid = shape.max_grid("fixed array")?;
+    if max_grid.cells().map_or(true, |cells| header.nelmts > cells) {
+        return Err(Error::format(format!(
+            "fixed array holds {} elements, more than the {:?} chunk grid of the maximum extent",
+            header.nelmts,
+            max_grid.dims()
+        ))
+        .at(header.address));
+    }
+    Ok(max_grid)
 }
 
 fn read_header(ctx: &FormatContext, shape: &IndexShape, address: u64) -> Result<Header> {
@@ -112,13 +120,14 @@ pub(super) fn element_layout(
     })
 }
 
-/// Reads the data block (and its pages) and calls `emit(index, element bytes, address)`.
-fn read_data_block(
-    ctx: &FormatContext,
-    header: &Header,
-    address: u64,
-    emit: &mut ElementSink,
-) -> Result<()> {
+/// The data block as read once: its elements (a block of one page or less) or the
+/// bitmap of its pages (each page is read, and checked, on its own).
+enum DataBlock {
+    Whole { elements: Vec<u8>, first_address: u64 },
+    Paged { bitmap: Vec<u8>, pages_start: u64, page_stride: u64, npages: u64 },
+}
+
+fn open_data_block(ctx: &FormatContext, header: &Header, address: u64) -> Result<DataBlock> {
     let offset_size = ctx.sizes().offset as u64;
     let page_nelmts = 1u64 << header.page_bits;
     let element_size = header.element_size as u64;
@@ -138,32 +147,95 @@ fn read_data_block(
     check_version(r.u8()?, "fixed array data block", address)?;
     check_owner(r.u8()?, header.client, r.address_field()?, header.address, address)?;
     if !paged {
-        let elements = r.bytes(elements_len as usize)?;
-        let first = address + prefix_len;
-        return for_each_element(elements, header.element_size, 0, first, emit);
+        let elements = r.bytes(elements_len as usize)?.to_vec();
+        return Ok(DataBlock::Whole { elements, first_address: address + prefix_len });
     }
-    let bitmap = r.bytes(bitmap_len as usize)?;
+    let bitmap = r.bytes(bitmap_len as usize)?.to_vec();
     let page_stride = checked_bytes(page_nelmts, element_size, address)?
         .checked_add(4)
         .ok_or_else(|| Error::format("fixed array page size overflows").at(address))?;
-    let pages_start = address + prefix_len + 4;
-    for page in 0..npages {
-        if !bit_is_set(bitmap, page) {
-            continue; // never written: every chunk in it is unallocated
-        }
-        let first_index = page * page_nelmts;
-        let count = page_nelmts.min(header.nelmts - first_index);
-        let page_address = page
-            .checked_mul(page_stride)
-            .and_then(|o| pages_start.checked_add(o))
-            .ok_or_else(|| Error::format("fixed array page address overflows").at(address))?;
-        // count <= page_nelmts, so this is at most page_stride.
-        let bytes = ctx.read(page_address, count * element_size + 4, "fixed array data block page")?;
-        verify_trailing(&bytes, "fixed array data block page", page_address)?;
-        let elements = &bytes[..bytes.len() - 4];
-        for_each_element(elements, header.element_size, first_index, page_address, emit)?;
+    Ok(DataBlock::Paged { bitmap, pages_start: address + prefix_len + 4, page_stride, npages })
+}
+
+/// A page of a paged data block: its elements (checksum checked) and its address;
+/// `None` for a page never written (every chunk in it is unallocated).
+fn read_page(ctx: &FormatContext, header: &Header, block: &DataBlock, page: u64) -> Result<Option<(Vec<u8>, u64)>> {
+    let DataBlock::Paged { bitmap, pages_start, page_stride, npages } = block else { return Ok(None) };
+    if page >= *npages || !bit_is_set(bitmap, page) {
+        return Ok(None);
     }
-    Ok(())
+    let page_nelmts = 1u64 << header.page_bits;
+    let count = page_nelmts.min(header.nelmts - page * page_nelmts);
+    let page_address = page
+        .checked_mul(*page_stride)
+        .and_then(|o| pages_start.checked_add(o))
+        .ok_or_else(|| Error::format("fixed array page address overflows").at(*pages_start))?;
+    // count <= page_nelmts, so this is at most page_stride.
+    let mut bytes = ctx.read(page_address, count * header.element_size as u64 + 4, "fixed array data block page")?;
+    verify_trailing(&bytes, "fixed array data block page", page_address)?;
+    bytes.truncate(bytes.len() - 4);
+    Ok(Some((bytes, page_address)))
+}
+
+/// Reads the data block (and its pages) and calls `emit(index, element bytes, address)`.
+fn read_data_block(ctx: &FormatContext, header: &Header, address: u64, emit: &mut ElementSink) -> Result<()> {
+    let block = open_data_block(ctx, header, address)?;
+    match &block {
+        DataBlock::Whole { elements, first_address } => {
+            for_each_element(elements, header.element_size, 0, *first_address, emit)
+        }
+        DataBlock::Paged { npages, .. } => {
+            let page_nelmts = 1u64 << header.page_bits;
+            for page in 0..*npages {
+                if let Some((elements, page_address)) = read_page(ctx, header, &block, page)? {
+                    for_each_element(&elements, header.element_size, page * page_nelmts, page_address, emit)?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Finds one chunk: its element is at the chunk's row-major index in the grid of the
+/// maximum extent, in the data block or in one page of it.
+pub(super) struct Lookup {
+    header: Header,
+    max_grid: Grid,
+    block: Option<DataBlock>,
+    /// Pages read, by page number.
+    pages: Recent<(Vec<u8>, u64)>,
+}
+
+impl Lookup {
+    pub(super) fn new(ctx: &FormatContext, shape: &IndexShape, address: u64) -> Result<Self> {
+        let header = read_header(ctx, shape, address)?;
+        let max_grid = checked_max_grid(shape, &header)?;
+        let block = header.data_block.map(|at| open_data_block(ctx, &header, at)).transpose()?;
+        Ok(Lookup { header, max_grid, block, pages: Recent::new() })
+    }
+
+    pub(super) fn find(&self, ctx: &FormatContext, shape: &IndexShape, coords: &[u64]) -> Result<Option<ChunkLocation>> {
+        let (Some(block), Some(index)) = (&self.block, self.max_grid.linear(coords)) else { return Ok(None) };
+        if index >= self.header.nelmts {
+            return Ok(None);
+        }
+        let element_size = self.header.element_size;
+        let element = |elements: &[u8], i: u64, first_address: u64| -> Result<Option<ChunkLocation>> {
+            let from = i as usize * element_size;
+            let bytes = elements.get(from..from + element_size);
+            let bytes = bytes.ok_or_else(|| Error::format("fixed array element missing").at(first_address))?;
+            read_element(&mut ctx.reader(bytes, first_address + from as u64), self.header.size_bytes, shape.chunk_bytes)
+        };
+        match block {
+            DataBlock::Whole { elements, first_address } => element(elements, index, *first_address),
+            DataBlock::Paged { .. } => {
+                let page = index >> self.header.page_bits;
+                let read = || read_page(ctx, &self.header, block, page);
+                let Some(found) = self.pages.get_or_read_optional(page, read)? else { return Ok(None) };
+                element(&found.0, index & ((1u64 << self.header.page_bits) - 1), found.1)
+            }
+        }
+    }
 }
 
 pub(super) fn checked_bytes(count: u64, element_size: u64, address: u64) -> Result<u64> {

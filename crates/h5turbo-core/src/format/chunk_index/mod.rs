@@ -2,6 +2,7 @@
 //!
 //! [`read_chunk_index`] reads the whole index once (one read per node or block, no
 //! per-chunk I/O) into an immutable [`ChunkIndex`] that many threads can query.
+//! [`ChunkLookup`] finds a few chunks without it, for small selections.
 //! Chunks are addressed by *scaled* coordinates (chunk units); chunks outside the
 //! current dataset extent are dropped, unallocated chunks are absent (fill value).
 
@@ -11,6 +12,7 @@ mod extensible_array;
 mod fixed_array;
 mod grid;
 mod implicit;
+mod lookup;
 mod single;
 
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))] // for tests and fuzz targets
@@ -22,6 +24,7 @@ use super::context::FormatContext;
 use super::layout::{ChunkIndexKind, ChunkedLayout};
 use crate::error::{Error, Result};
 use grid::Grid;
+pub use lookup::{ChunkLookup, FoundChunks};
 
 /// Where one chunk is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -236,16 +239,7 @@ impl<'a> ChunkSink<'a> {
         if !self.grid.contains(coords) {
             return Ok(()); // outside the current extent: not part of the dataset now
         }
-        if location.size == 0 {
-            return Err(Error::format(format!("chunk {:?} has a stored size of 0", coords)).at(location.address));
-        }
-        if self.ctx.available_from(location.address) < location.size {
-            return Err(Error::format(format!(
-                "chunk {:?} of {} bytes at address {} extends past the end of the file",
-                coords, location.size, location.address
-            ))
-            .at(location.address));
-        }
+        check_location(self.ctx, coords, location)?;
         self.coords.extend_from_slice(coords);
         self.locations.push(location);
         Ok(())
@@ -303,6 +297,21 @@ impl<'a> ChunkSink<'a> {
         let locations = order.iter().map(|&i| self.locations[i]).collect();
         Ok(ChunkSinkResult { grid: self.grid, store: Store::Sparse { coords, locations } })
     }
+}
+
+/// A chunk must have stored bytes, all inside the file.
+pub(crate) fn check_location(ctx: &FormatContext, coords: &[u64], location: ChunkLocation) -> Result<()> {
+    if location.size == 0 {
+        return Err(Error::format(format!("chunk {:?} has a stored size of 0", coords)).at(location.address));
+    }
+    if ctx.available_from(location.address) < location.size {
+        return Err(Error::format(format!(
+            "chunk {:?} of {} bytes at address {} extends past the end of the file",
+            coords, location.size, location.address
+        ))
+        .at(location.address));
+    }
+    Ok(())
 }
 
 struct ChunkSinkResult {
