@@ -1,4 +1,4 @@
-"""The first small read of a dataset with a large chunk index: open the file, read a
+"""The first small read in a large file (a large chunk index, a large group): open the file, read a
 few elements, close (what a script, a notebook cell or a dask task opening a file
 afresh does). h5turbo finds a small read's chunks one by one in the index; before
 2026-11-26 it read the whole index first (every node of a v1 B-tree, every page of a
@@ -11,7 +11,11 @@ and "latest" (fixed array, extensible array, v2 B-tree):
 - big1d: int32, 4,194,304 elements in chunks of 4 (1,048,576 chunks);
 - grid: float32 2000 x 1000 in chunks of 10 x 1 (200,000 chunks);
 - ext: int32, one unlimited axis, 1,048,576 elements in chunks of 4;
-- both: int32 2000 x 1000, two unlimited axes, chunks of 10 x 1 (latest only: a v2 B-tree).
+- both: int32 2000 x 1000, two unlimited axes, chunks of 10 x 1 (latest only: a v2 B-tree);
+
+and two more files, each a group of 50,000 scalar datasets (a symbol table in the
+earliest format, dense link storage in the latest), where the first read opens one
+member by name: before 2026-11-26 h5turbo listed the whole group for it.
 
 Each run is one worker process per reader, round by round (interleaved), each timing
 --repeats opens+reads after an untimed warm-up, checked equal to h5py's values. Cold:
@@ -57,7 +61,22 @@ CASES = [
     ("latest", "grid", "5, :", "a row, fixed array"),
     ("latest", "ext", "700000:700010", "10 elements, extensible array"),
     ("latest", "both", "5, :", "a row, v2 B-tree"),
+    ("groups-earliest", "g/d31337", "()", "one member of a 50,000-member group, symbol table"),
+    ("groups-latest", "g/d31337", "()", "one member of a 50,000-member group, dense storage"),
 ]
+GROUP_MEMBERS = 50_000
+
+
+def write_group_file(path: Path, libver: str) -> None:
+    if path.exists():
+        return
+    import h5py
+    tmp = path.with_suffix(".tmp")
+    with h5py.File(tmp, "w", libver=libver) as f:
+        group = f.create_group("g")
+        for i in range(GROUP_MEMBERS):
+            group.create_dataset(f"d{i}", data=np.int32(i))
+    tmp.rename(path)
 
 
 def write_file(path: Path, libver: str) -> None:
@@ -127,9 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     args.data.mkdir(parents=True, exist_ok=True)
-    paths = {libver: args.data / f"{libver}.h5" for libver in ("earliest", "latest")}
-    for libver, path in paths.items():
-        write_file(path, libver)
+    paths = {}
+    for libver in ("earliest", "latest"):
+        paths[libver] = args.data / f"{libver}.h5"
+        write_file(paths[libver], libver)
+        paths[f"groups-{libver}"] = args.data / f"groups_{libver}.h5"
+        write_group_file(paths[f"groups-{libver}"], libver)
     impls = {"h5py": None, "h5turbo": str(REPO / "python")}
     if args.before:
         impls["h5turbo before"] = str(Path(args.before).resolve())
@@ -154,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
 
     header = "| file | dataset[selection] | what | " + " | ".join(
         f"{impl} {mode} ms" for mode in ("warm", "cold") for impl in impls) + " |"
-    lines = run_header("First small read of a dataset with a large chunk index", started, load_before,
+    lines = run_header("First small read in a large file: a large chunk index, a large group", started, load_before,
                        load_after, __file__, sys.argv[1:]) + [
         f"- {args.rounds} rounds x {args.repeats} reads per reader (one worker process per reader and round, "
         "interleaved), medians of open + read + close; values checked equal to h5py's",

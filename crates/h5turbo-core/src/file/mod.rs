@@ -47,6 +47,8 @@ struct FileInner {
     /// Each group's links, parsed once, by object header address: path lookups in a
     /// group of n members would otherwise re-read all n links every time.
     groups: Mutex<HashMap<u64, Arc<group::GroupLinks>>>,
+    /// Names looked up one by one in each group not yet listed, by object header address.
+    group_lookups: Mutex<HashMap<u64, u32>>,
     /// The path libhdf5 gives each object when dereferencing, by object header
     /// address: walked once, on the first dereference (refs.rs).
     object_paths: Mutex<Option<Arc<HashMap<u64, String>>>>,
@@ -94,6 +96,7 @@ impl File {
             global_heap: GlobalHeapCache::default(),
             datasets: Mutex::new(HashMap::new()),
             groups: Mutex::new(HashMap::new()),
+            group_lookups: Mutex::new(HashMap::new()),
             object_paths: Mutex::new(None),
         };
         let file = File { inner: Arc::new(inner) };
@@ -197,6 +200,19 @@ impl File {
         let links = Arc::new(group::GroupLinks::new(read()?));
         let mut cache = self.inner.groups.lock().unwrap_or_else(|p| p.into_inner());
         Ok(cache.entry(header.address).or_insert(links).clone())
+    }
+
+    /// The links of the group at `header` if they were read already.
+    pub(crate) fn listed_links(&self, header: &ObjectHeader) -> Option<Arc<group::GroupLinks>> {
+        self.inner.groups.lock().unwrap_or_else(|p| p.into_inner()).get(&header.address).cloned()
+    }
+
+    /// Count one more name looked up by itself in the group at `header`; returns the count.
+    pub(crate) fn count_lookup(&self, header: &ObjectHeader) -> u32 {
+        let mut lookups = self.inner.group_lookups.lock().unwrap_or_else(|p| p.into_inner());
+        let count = lookups.entry(header.address).or_insert(0);
+        *count = count.saturating_add(1);
+        *count
     }
 
     /// Metadata of the dataset at `header`, parsed once and cached.

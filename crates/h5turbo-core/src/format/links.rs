@@ -100,21 +100,8 @@ fn text(bytes: &[u8]) -> String {
 /// All links of a group with dense link storage, in name-index (hash) order.
 /// Creation orders are filled in when the group tracks them. Empty for compact groups.
 pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
-    let Some(heap_address) = info.heap_address else { return Ok(Vec::new()) };
-    let index_address = info
-        .name_index_address
-        .ok_or_else(|| Error::format("dense link storage has a heap but no name index").at(heap_address))?;
-    let heap = FractalHeap::open(ctx, heap_address)?;
-    let index = BTreeV2::open(ctx, index_address)?;
-    if index.record_type() != LINK_NAME_INDEX || index.record_size() < 4 + heap.id_len() {
-        return Err(crate::format_err!(
-            "link name index has record type {} of {} bytes, expected type 5 of {} bytes",
-            index.record_type(),
-            index.record_size(),
-            4 + heap.id_len()
-        )
-        .at(index_address));
-    }
+    let Some((heap, index)) = open_dense_storage(ctx, info)? else { return Ok(Vec::new()) };
+    let (heap_address, index_address) = (heap.address(), index.address());
     let mut records = Vec::new();
     index.for_each_record(ctx, &mut |rec| {
         let hash = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
@@ -135,6 +122,49 @@ pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
     }
     // Name-index (hash) order, libhdf5's "native" order; callers sort as they need.
     Ok(links)
+}
+
+/// The heap and the name index of a group's dense link storage; `None` when empty.
+fn open_dense_storage(ctx: &FormatContext, info: &LinkInfo) -> Result<Option<(FractalHeap, BTreeV2)>> {
+    let Some(heap_address) = info.heap_address else { return Ok(None) };
+    let index_address = info
+        .name_index_address
+        .ok_or_else(|| Error::format("dense link storage has a heap but no name index").at(heap_address))?;
+    let heap = FractalHeap::open(ctx, heap_address)?;
+    let index = BTreeV2::open(ctx, index_address)?;
+    if index.record_type() != LINK_NAME_INDEX || index.record_size() < 4 + heap.id_len() {
+        return Err(crate::format_err!(
+            "link name index has record type {} of {} bytes, expected type 5 of {} bytes",
+            index.record_type(),
+            index.record_size(),
+            4 + heap.id_len()
+        )
+        .at(index_address));
+    }
+    Ok(Some((heap, index)))
+}
+
+/// The link named `name` in dense storage, found as libhdf5 finds it
+/// (H5G__dense_lookup): the name index is ordered by name hash, then by name, so one
+/// descent reads the few records' links on its way and no others.
+pub fn dense_link(ctx: &FormatContext, info: &LinkInfo, name: &str) -> Result<Option<Link>> {
+    let Some((heap, index)) = open_dense_storage(ctx, info)? else { return Ok(None) };
+    let hash = lookup3(name.as_bytes(), 0);
+    let mut found = None;
+    index.find_record(ctx, &mut |record| {
+        let stored = u32::from_le_bytes([record[0], record[1], record[2], record[3]]);
+        if stored != hash {
+            return Ok(stored.cmp(&hash));
+        }
+        let message = heap.get(ctx, &record[4..4 + heap.id_len()])?;
+        let link = parse_link_message(&message, heap.address(), ctx.sizes())?;
+        let order = link.name.as_bytes().cmp(name.as_bytes());
+        if order == std::cmp::Ordering::Equal {
+            found = Some(link);
+        }
+        Ok(order)
+    })?;
+    Ok(found)
 }
 
 #[cfg(test)]

@@ -32,6 +32,12 @@ impl LocalHeap {
 
     /// The NUL-terminated string at `offset` in the data segment.
     pub fn string_at(&self, offset: u64) -> Result<String> {
+        String::from_utf8(self.bytes_at(offset)?.to_vec())
+            .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.address))
+    }
+
+    /// The bytes of the NUL-terminated string at `offset` (without the NUL).
+    pub fn bytes_at(&self, offset: u64) -> Result<&[u8]> {
         let start = usize::try_from(offset).ok().filter(|&s| s < self.data.len()).ok_or_else(|| {
             Error::format(format!(
                 "local heap offset {} is outside the {}-byte data segment",
@@ -45,8 +51,7 @@ impl LocalHeap {
             .iter()
             .position(|&b| b == 0)
             .ok_or_else(|| Error::format("local heap string is not NUL-terminated").at(self.address))?;
-        String::from_utf8(rest[..end].to_vec())
-            .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.address))
+        Ok(&rest[..end])
     }
 }
 

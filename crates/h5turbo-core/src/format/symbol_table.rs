@@ -37,6 +37,49 @@ pub fn symbol_table_links(ctx: &FormatContext, btree_address: u64, heap_address:
     Ok(links)
 }
 
+/// The link named `name`, found as libhdf5 finds it (H5G__stab_lookup): down the
+/// B-tree to the one symbol table node whose range holds the name, the other nodes
+/// left unread. Child i of a node holds the names after key i up to key i + 1.
+pub fn symbol_table_link(ctx: &FormatContext, btree_address: u64, heap: &LocalHeap, name: &str) -> Result<Option<Link>> {
+    let key_size = ctx.sizes().length as usize;
+    let key_name = |node: &btree_v1::Node, i: usize, at: u64| -> Result<&[u8]> {
+        let key = node.key(i).ok_or_else(|| Error::format("group B-tree key missing").at(at))?;
+        heap.bytes_at(ctx.reader(key, at).uint(key_size)?)
+    };
+    let mut address = btree_address;
+    let mut expected_level = None;
+    for _ in 0..=btree_v1::MAX_DEPTH {
+        let node = btree_v1::read_node(ctx, address, NODE_TYPE_GROUP, key_size)?;
+        if expected_level.is_some_and(|level| level != node.level) {
+            return Err(Error::format(format!("group B-tree node at level {}, expected {:?}", node.level, expected_level))
+                .at(address));
+        }
+        // The first child whose right key is at or after the name.
+        let (mut lo, mut hi) = (0usize, node.children.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if key_name(&node, mid + 1, address)? < name.as_bytes() {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let Some(&child) = node.children.get(lo) else { return Ok(None) };
+        if node.level == 0 {
+            return find_in_symbol_node(ctx, child, heap, name);
+        }
+        expected_level = Some(node.level - 1);
+        address = child;
+    }
+    Err(Error::format(format!("group B-tree deeper than {} levels", btree_v1::MAX_DEPTH)).at(btree_address))
+}
+
+fn find_in_symbol_node(ctx: &FormatContext, address: u64, heap: &LocalHeap, name: &str) -> Result<Option<Link>> {
+    let mut links = Vec::new();
+    read_symbol_node(ctx, address, heap, &mut links)?;
+    Ok(links.into_iter().find(|link| link.name == name))
+}
+
 /// Bytes of one symbol table entry.
 fn entry_size(ctx: &FormatContext) -> usize {
     2 * ctx.sizes().offset as usize + 4 + 4 + 16
