@@ -15,7 +15,10 @@ and "latest" (fixed array, extensible array, v2 B-tree):
 
 and two more files, each a group of 50,000 scalar datasets (a symbol table in the
 earliest format, dense link storage in the latest), where the first read opens one
-member by name: before 2026-11-26 h5turbo listed the whole group for it.
+member by name: before 2026-11-26 h5turbo listed the whole group for it; and a small
+file (a 100-element dataset in 10 gzip chunks, a contiguous one) for the cost of one
+small read itself. Besides open + read + close warm and cold, each case is timed as
+the same read repeated on one open handle (per call).
 
 Each run is one worker process per reader, round by round (interleaved), each timing
 --repeats opens+reads after an untimed warm-up, checked equal to h5py's values. Cold:
@@ -63,8 +66,16 @@ CASES = [
     ("latest", "both", "5, :", "a row, v2 B-tree"),
     ("groups-earliest", "g/d31337", "()", "one member of a 50,000-member group, symbol table"),
     ("groups-latest", "g/d31337", "()", "one member of a 50,000-member group, dense storage"),
+    ("small", "gz", ":", "a whole 100-element dataset in 10 gzip chunks"),
+    ("small", "gz", "5", "one element of it"),
+    ("small", "c", "10:20", "10 elements of a contiguous dataset"),
 ]
 GROUP_MEMBERS = 50_000
+# warm / cold: open + read + close, the file in the page cache or evicted; open: the
+# same read repeated on one open handle, per call.
+MODES = ("warm", "cold", "open")
+MODE_TITLES = {"warm": "warm ms", "cold": "cold ms", "open": "open handle us"}
+MODE_SCALE = {"warm": 1e3, "cold": 1e3, "open": 1e6}
 
 
 def write_group_file(path: Path, libver: str) -> None:
@@ -76,6 +87,17 @@ def write_group_file(path: Path, libver: str) -> None:
         group = f.create_group("g")
         for i in range(GROUP_MEMBERS):
             group.create_dataset(f"d{i}", data=np.int32(i))
+    tmp.rename(path)
+
+
+def write_small_file(path: Path) -> None:
+    if path.exists():
+        return
+    import h5py
+    tmp = path.with_suffix(".tmp")
+    with h5py.File(tmp, "w") as f:
+        f.create_dataset("gz", data=np.arange(100, dtype="<f8"), chunks=(10,), compression="gzip")
+        f.create_dataset("c", data=np.arange(1000, dtype="<i8"))
     tmp.rename(path)
 
 
@@ -100,7 +122,7 @@ def write_file(path: Path, libver: str) -> None:
 
 # ------------------------------------------------------------------ worker
 
-def worker(impl: str, path: str, name: str, sel: str, cold: bool, repeats: int) -> dict:
+def worker(impl: str, path: str, name: str, sel: str, mode: str, repeats: int) -> dict:
     module = __import__("h5py" if impl == "h5py" else "h5turbo")
     selection = eval(f"np.s_[{sel}]")  # a benchmark's own table of selections
 
@@ -109,6 +131,10 @@ def worker(impl: str, path: str, name: str, sel: str, cold: bool, repeats: int) 
             return f[name][selection]
 
     first = once()
+    if mode == "open":
+        return {"times": per_call_on_open_handle(module, path, name, selection, repeats),
+                "sum": float(np.asarray(first, dtype="f8").sum()), "module": module.__file__}
+    cold = mode == "cold"
     times = []
     for _ in range(repeats):
         if cold:
@@ -119,6 +145,21 @@ def worker(impl: str, path: str, name: str, sel: str, cold: bool, repeats: int) 
         once()
         times.append(time.perf_counter() - start)
     return {"times": times, "sum": float(np.asarray(first, dtype="f8").sum()), "module": module.__file__}
+
+
+def per_call_on_open_handle(module, path: str, name: str, selection, repeats: int, calls: int = 2000) -> list:
+    """Seconds per call of the same read repeated on one open handle (after 200 untimed)."""
+    with module.File(path, "r") as f:
+        ds = f[name]
+        for _ in range(200):
+            ds[selection]
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in range(calls):
+                ds[selection]
+            times.append((time.perf_counter() - start) / calls)
+    return times
 
 
 def run_worker(impl: str, pythonpath: str | None, args: list[str]) -> dict:
@@ -135,7 +176,7 @@ def run_worker(impl: str, pythonpath: str | None, args: list[str]) -> dict:
 def main(argv: list[str] | None = None) -> int:
     if argv is None and len(sys.argv) > 1 and sys.argv[1] == "--worker":
         impl, path, name, sel, mode, repeats = sys.argv[2:8]
-        print(json.dumps(worker(impl, path, name, sel, mode == "cold", int(repeats))))
+        print(json.dumps(worker(impl, path, name, sel, mode, int(repeats))))
         return 0
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=5)
@@ -152,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
         write_file(paths[libver], libver)
         paths[f"groups-{libver}"] = args.data / f"groups_{libver}.h5"
         write_group_file(paths[f"groups-{libver}"], libver)
+    paths["small"] = args.data / "small.h5"
+    write_small_file(paths["small"])
     impls = {"h5py": None, "h5turbo": str(REPO / "python")}
     if args.before:
         impls["h5turbo before"] = str(Path(args.before).resolve())
@@ -160,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for libver, name, sel, what in CASES:
         medians = {}
-        for mode in ("warm", "cold"):
+        for mode in MODES:
             times: dict = {impl: [] for impl in impls}
             sums = {}
             for _ in range(args.rounds):
@@ -175,17 +218,18 @@ def main(argv: list[str] | None = None) -> int:
     load_after = os.getloadavg()
 
     header = "| file | dataset[selection] | what | " + " | ".join(
-        f"{impl} {mode} ms" for mode in ("warm", "cold") for impl in impls) + " |"
+        f"{impl} {MODE_TITLES[mode]}" for mode in MODES for impl in impls) + " |"
     lines = run_header("First small read in a large file: a large chunk index, a large group", started, load_before,
                        load_after, __file__, sys.argv[1:]) + [
         f"- {args.rounds} rounds x {args.repeats} reads per reader (one worker process per reader and round, "
-        "interleaved), medians of open + read + close; values checked equal to h5py's",
+        "interleaved), medians of open + read + close (warm, cold: evicted before each) and of the "
+        "per-call time of 2000 reads on one open handle (open handle); values checked equal to h5py's",
         "",
         header,
-        "|---|---|---|" + "---:|" * (2 * len(impls)),
+        "|---|---|---|" + "---:|" * (len(MODES) * len(impls)),
     ]
     for libver, name, sel, what, medians in rows:
-        cells = " | ".join(f"{1e3 * medians[mode][impl]:.2f}" for mode in ("warm", "cold") for impl in impls)
+        cells = " | ".join(f"{MODE_SCALE[mode] * medians[mode][impl]:.2f}" for mode in MODES for impl in impls)
         lines.append(f"| {libver} | `{name}[{sel}]` | {what} | {cells} |")
     publish(lines, args.output)
     return 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
@@ -48,9 +48,9 @@ _ONE_ARRAY_ONLY = (
 )
 
 
-@dataclass(frozen=True)
-class ReadPlan:
-    """What to ask the native reader for, and how to turn its block into the result."""
+class ReadPlan(NamedTuple):
+    """What to ask the native reader for, and how to turn its block into the result.
+    (A named tuple: built for every read, it costs a third of a frozen dataclass.)"""
 
     axes: tuple  # one AxisSelection per dataset axis
     read_shape: tuple[int, ...]  # shape of the block the native read fills
