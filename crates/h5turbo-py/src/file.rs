@@ -56,14 +56,14 @@ impl File {
 
     fn get(&self, py: Python<'_>, path: &str) -> PyResult<Object> {
         let inner = py.allow_threads(|| guard(|| self.inner.get(path))).map_err(to_py_err)?;
-        Ok(Object { inner })
+        Ok(Object::new(inner))
     }
 
     /// The object at an object reference's address and a path to it (None if no link
     /// reaches it); see _native.pyi.
     fn dereference(&self, py: Python<'_>, address: u64) -> PyResult<(Object, Option<String>)> {
         let (inner, path) = py.allow_threads(|| guard(|| self.inner.dereference(address))).map_err(to_py_err)?;
-        Ok((Object { inner }, path))
+        Ok((Object::new(inner), path))
     }
 
     /// A region reference's dataset address and selection: (address, kind, data) with

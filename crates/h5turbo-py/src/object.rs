@@ -14,14 +14,30 @@ use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[pyclass(module = "h5turbo._native", frozen)]
 pub struct Object {
     pub(crate) inner: CoreObject,
+    /// The numpy dtype reads are checked against, built on the first read.
+    read_dtype: OnceLock<(PyObject, PyObject)>,
 }
 
 impl Object {
+    pub(crate) fn new(inner: CoreObject) -> Self {
+        Object { inner, read_dtype: OnceLock::new() }
+    }
+
+    /// The dataset's numpy dtype and its base (what a sub-array dtype expands to).
+    fn read_dtype<'py>(&self, py: Python<'py>, ds: &Dataset) -> PyResult<&(PyObject, PyObject)> {
+        if let Some(dtypes) = self.read_dtype.get() {
+            return Ok(dtypes);
+        }
+        let expected = convert::dtype_of(py, &ds.datatype)?;
+        let base = expected.bind(py).getattr("base")?.unbind();
+        Ok(self.read_dtype.get_or_init(|| (expected, base)))
+    }
+
     /// An error naming the object and the file when `dt` has no numpy dtype (an
     /// HDF5 1.12+ reference type, say).
     fn check_numpy_dtype(&self, dt: &Datatype, what: &str) -> PyResult<()> {
@@ -74,12 +90,12 @@ impl Object {
     /// a new object over a new view of the file, sharing its descriptor.
     fn refreshed(&self, py: Python<'_>) -> PyResult<Object> {
         let inner = py.allow_threads(|| guard(|| self.inner.refreshed())).map_err(to_py_err)?;
-        Ok(Object { inner })
+        Ok(Object::new(inner))
     }
 
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
         let inner = py.allow_threads(|| guard(|| self.inner.child(name))).map_err(to_py_err)?;
-        Ok(Object { inner })
+        Ok(Object::new(inner))
     }
 
     fn attr_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
@@ -211,11 +227,10 @@ impl Object {
         if has_objects(&ds.datatype) {
             return convert::read_vlen(py, &self.inner, &ds, &sel, out, threads);
         }
-        let expected = convert::dtype_of(py, &ds.datatype)?;
         // numpy expands a sub-array dtype into trailing axes of its base type.
-        let expected_base = expected.bind(py).getattr("base")?;
+        let (expected, expected_base) = self.read_dtype(py, &ds)?;
         let matches = out.dtype().is_equiv_to(expected.downcast_bound(py)?)
-            || out.dtype().is_equiv_to(expected_base.downcast::<numpy::PyArrayDescr>()?);
+            || out.dtype().is_equiv_to(expected_base.downcast_bound::<numpy::PyArrayDescr>(py)?);
         if !matches {
             return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
         }
