@@ -12,7 +12,7 @@ import h5py
 import numpy as np
 import pytest
 
-from support.common import import_h5turbo
+from support.common import import_h5turbo, signature_offsets
 
 h5turbo = import_h5turbo()
 
@@ -127,21 +127,12 @@ def test_threads_share_a_fresh_handle(big_index_file):
     assert not errors, errors
 
 
-def _leaf_nodes(data: bytes):
-    """Offsets of the v1 B-tree chunk nodes at level 0 ("TREE", type 1, level 0)."""
-    at, found = 0, []
-    while (at := data.find(b"TREE\x01\x00", at)) >= 0:
-        found.append(at)
-        at += 4
-    return found
-
-
 def test_damaged_btree_node_on_the_way_is_an_error(tmp_path):
     path = tmp_path / "broken_leaf.h5"
     with h5py.File(path, "w", libver="earliest") as f:
         f.create_dataset("x", data=np.arange(50_000, dtype="<i4"), chunks=(10,))
     data = bytearray(path.read_bytes())
-    leaves = _leaf_nodes(bytes(data))
+    leaves = signature_offsets(bytes(data), b"TREE\x01\x00")  # chunk nodes (type 1) at level 0
     assert len(leaves) > 10
     for at in leaves:
         data[at:at + 4] = b"JUNK"

@@ -18,32 +18,12 @@ import numpy as np
 import pytest
 
 from support import h5compare as hc
-from support.common import corpus_dir, import_h5turbo
+from support.common import corpus_dir, corpus_files, import_h5turbo
 
 h5turbo = import_h5turbo()
 
-SIGNATURE = b"\x89HDF\r\n\x1a\n"
 FULL_READ_LIMIT = 32 << 20  # bytes; bigger datasets are compared on bounded slices
 SLAB_ELEMENTS = 1 << 16
-
-
-def _is_hdf5(path: Path) -> bool:
-    """HDF5 signature at 0, 512, 1024, 2048, ... (after a userblock)."""
-    with open(path, "rb") as handle:
-        offset = 0
-        while True:
-            handle.seek(offset)
-            head = handle.read(8)
-            if head == SIGNATURE:
-                return True
-            if len(head) < 8:
-                return False
-            offset = 512 if offset == 0 else offset * 2
-
-
-def corpus_files() -> list[Path]:
-    root = corpus_dir()
-    return sorted(p for p in root.rglob("*") if p.is_file() and _is_hdf5(p))
 
 
 FILES = corpus_files()

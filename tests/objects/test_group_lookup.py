@@ -11,7 +11,7 @@ import h5py
 import numpy as np
 import pytest
 
-from support.common import corpus_dir, import_h5turbo
+from support.common import corpus_files, import_h5turbo, signature_offsets
 
 h5turbo = import_h5turbo()
 
@@ -102,18 +102,11 @@ def test_nested_paths_resolve_through_lookups(groups_file):
             assert f"/g3000/{name}/nothing" not in f
 
 
-def _corpus_files():
-    root = corpus_dir()
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.read_bytes()[:8] == b"\x89HDF\r\n\x1a\n"
-                  or p.is_file() and p.suffix in (".h5", ".hdf5", ".fast5", ".nc", ".h5ad", ".loom")
-                  and b"\x89HDF\r\n\x1a\n" in p.read_bytes()[:4096])
-
-
 def test_corpus_groups_found_member_by_member():
     """Every group of every corpus file (up to 12 members each, on a fresh handle, so
     one by one) against the listing h5turbo makes of the same group."""
     checked = 0
-    for path in _corpus_files():
+    for path in corpus_files():
         try:
             with h5turbo.File(path) as f:
                 groups = ["/"]
@@ -131,14 +124,6 @@ def test_corpus_groups_found_member_by_member():
     assert checked > 500, checked
 
 
-def _symbol_nodes(data: bytes):
-    at, found = 0, []
-    while (at := data.find(b"SNOD\x01", at)) >= 0:
-        found.append(at)
-        at += 4
-    return found
-
-
 def test_damaged_symbol_table_node_is_an_error(tmp_path):
     path = tmp_path / "broken_group.h5"
     with h5py.File(path, "w", libver="earliest") as f:
@@ -146,7 +131,7 @@ def test_damaged_symbol_table_node_is_an_error(tmp_path):
         for i in range(500):
             g.create_dataset(f"d{i}", data=np.int32(i))
     data = bytearray(path.read_bytes())
-    for at in _symbol_nodes(bytes(data)):
+    for at in signature_offsets(bytes(data), b"SNOD\x01"):
         data[at:at + 4] = b"JUNK"
     path.write_bytes(bytes(data))
     with h5turbo.File(path) as f:

@@ -23,6 +23,25 @@ def corpus_dir() -> Path:
     return CORPUS_DIR
 
 
+def _is_hdf5(path: Path) -> bool:
+    """HDF5 signature at 0, 512, 1024, 2048, ... (after a userblock)."""
+    with open(path, "rb") as handle:
+        offset = 0
+        while True:
+            handle.seek(offset)
+            head = handle.read(8)
+            if head == b"\x89HDF\r\n\x1a\n":
+                return True
+            if len(head) < 8:
+                return False
+            offset = 512 if offset == 0 else offset * 2
+
+
+def corpus_files() -> list[Path]:
+    """Every HDF5 file of the corpus."""
+    return sorted(p for p in corpus_dir().rglob("*") if p.is_file() and _is_hdf5(p))
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
@@ -52,3 +71,13 @@ def run_python(script: str, timeout: float = 120) -> str:
                           env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def signature_offsets(data: bytes, signature: bytes) -> list[int]:
+    """Where `signature` (a structure's magic bytes, and any header bytes after it)
+    occurs in a file's bytes: to damage every structure of one kind."""
+    at, found = 0, []
+    while (at := data.find(signature, at)) >= 0:
+        found.append(at)
+        at += len(signature)
+    return found

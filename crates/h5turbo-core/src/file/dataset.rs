@@ -9,7 +9,7 @@ use crate::buffer::{zeroed, zeroed_elements};
 use crate::convert::columns::{columns_from_values, resolve_vlen_columns_on, Column};
 use crate::error::{Error, Result};
 use crate::filters;
-use crate::format::chunk_index::{read_chunk_index, ChunkIndex, ChunkLookup, FoundChunks};
+use crate::format::chunk_index::{read_chunk_index, ChunkIndex, ChunkLocation, ChunkLookup, FoundChunks};
 use crate::format::dataspace::{Dataspace, DataspaceKind};
 use crate::format::datatype::Datatype;
 use crate::format::shared::parse_shared_message;
@@ -447,11 +447,11 @@ impl Dataset {
                 let source = file.ctx().source().as_ref();
                 let base = file.ctx().base();
                 if let Some(found) = self.find_few_chunks(file, sel)? {
-                    let store = FoundStore { found: &found, base };
+                    let store = LocatedStore { find: |chunk: &[u64]| found.get(chunk), base };
                     return f(&self.array_source(source, dims, &chunk_dims, &store, decoder));
                 }
                 let index = self.chunk_index(file)?.ok_or_else(|| Error::format("chunked dataset without index"))?;
-                let store = IndexStore { index: &index, base };
+                let store = LocatedStore { find: |chunk: &[u64]| index.get(chunk), base };
                 f(&self.array_source(source, dims, &chunk_dims, &store, decoder))
             }
             Layout::Contiguous { .. } if self.external.is_some() => self.with_external(file, dims, f),
@@ -612,31 +612,16 @@ fn virtual_chunk_dims(dims: &[u64], elem: u64) -> Vec<u64> {
     chunk
 }
 
-/// A chunk index seen by the engine (addresses made absolute).
-struct IndexStore<'a> {
-    index: &'a ChunkIndex,
+/// Chunks located by `find` (the whole chunk index, or the few chunks of a small read
+/// found one by one), seen by the engine with absolute addresses.
+struct LocatedStore<F> {
+    find: F,
     base: u64,
 }
 
-impl ChunkStore for IndexStore<'_> {
+impl<F: Fn(&[u64]) -> Option<ChunkLocation> + Sync> ChunkStore for LocatedStore<F> {
     fn locate(&self, chunk: &[u64]) -> Option<StoredChunk> {
-        self.index.get(chunk).map(|loc| StoredChunk {
-            address: loc.address + self.base,
-            size: loc.size,
-            filter_mask: loc.filter_mask,
-        })
-    }
-}
-
-/// The chunks of a small read, found one by one (addresses made absolute).
-struct FoundStore<'a> {
-    found: &'a FoundChunks,
-    base: u64,
-}
-
-impl ChunkStore for FoundStore<'_> {
-    fn locate(&self, chunk: &[u64]) -> Option<StoredChunk> {
-        self.found.get(chunk).map(|loc| StoredChunk {
+        (self.find)(chunk).map(|loc| StoredChunk {
             address: loc.address + self.base,
             size: loc.size,
             filter_mask: loc.filter_mask,

@@ -70,16 +70,21 @@ impl Object {
         self.stored_links().map(|(links, _)| links).in_object(&self.name).in_file(self.file.path())
     }
 
-    /// The links as stored, and whether the group tracks creation order.
-    fn stored_links(&self) -> Result<(Vec<Link>, bool)> {
+    /// The B-tree and local heap addresses of an old-style group (None for a new-style
+    /// one); an error when this is no group.
+    fn symbol_table(&self) -> Result<Option<(u64, u64)>> {
         if self.kind() != ObjectKind::Group {
             return Err(Error::invalid_argument(format!("'{}' is not a group", self.name)));
         }
+        let Some(m) = self.header.find(msg::SYMBOL_TABLE) else { return Ok(None) };
+        let mut r = m.reader(self.file.ctx());
+        Ok(Some((r.required_address("group B-tree")?, r.required_address("group local heap")?)))
+    }
+
+    /// The links as stored, and whether the group tracks creation order.
+    fn stored_links(&self) -> Result<(Vec<Link>, bool)> {
         let ctx = self.file.ctx();
-        if let Some(m) = self.header.find(msg::SYMBOL_TABLE) {
-            let mut r = m.reader(ctx);
-            let btree = r.required_address("group B-tree")?;
-            let heap = r.required_address("group local heap")?;
+        if let Some((btree, heap)) = self.symbol_table()? {
             return Ok((symbol_table_links(ctx, btree, heap)?, false));
         }
         let mut links = Vec::new();
@@ -119,15 +124,9 @@ impl Object {
     /// in the object header (a few) are better listed.
     fn look_up_stored_link(&self, name: &str) -> Result<LinkLookup> {
         self.file.check_open()?;
-        if self.kind() != ObjectKind::Group {
-            return Err(Error::invalid_argument(format!("'{}' is not a group", self.name)));
-        }
         let ctx = self.file.ctx();
-        if let Some(m) = self.header.find(msg::SYMBOL_TABLE) {
-            let mut r = m.reader(ctx);
-            let btree = r.required_address("group B-tree")?;
-            let heap = LocalHeap::read(ctx, r.required_address("group local heap")?)?;
-            return symbol_table_link(ctx, btree, &heap, name).map(LinkLookup::Done);
+        if let Some((btree, heap)) = self.symbol_table()? {
+            return symbol_table_link(ctx, btree, &LocalHeap::read(ctx, heap)?, name).map(LinkLookup::Done);
         }
         if self.header.all(msg::LINK).next().is_some() {
             return Ok(LinkLookup::ListInstead);
