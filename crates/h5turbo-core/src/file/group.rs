@@ -2,10 +2,10 @@
 
 use super::{Object, ObjectKind};
 use crate::error::{Error, Result, ResultExt};
-use crate::format::links::{dense_link, dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
+use crate::format::links::{dense_link, dense_link_count, dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
 use crate::format::local_heap::LocalHeap;
 use crate::format::object_header::msg;
-use crate::format::symbol_table::{symbol_table_link, symbol_table_links};
+use crate::format::symbol_table::{symbol_table_is_one_node, symbol_table_link, symbol_table_links};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -14,6 +14,9 @@ use std::sync::Arc;
 /// members listed whole for one name took 14-23 ms); the whole list, once read,
 /// answers every later lookup from memory.
 const LOOKUPS_BEFORE_LISTING: u32 = 16;
+
+/// Dense link storage up to this many links is listed rather than looked into.
+const FEW_LINKS: u64 = 64;
 
 /// A name looked up in a group's own index, or the group is better listed.
 enum LinkLookup {
@@ -120,21 +123,28 @@ impl Object {
         Ok(self.cached_links()?.get(name).cloned())
     }
 
-    /// `name` looked up in the group's symbol table or dense link storage; links kept
-    /// in the object header (a few) are better listed.
+    /// `name` looked up in the group's symbol table or dense link storage. Small
+    /// groups are better listed (once, then kept): those whose links are in the object
+    /// header, whose symbol table is one B-tree node, or whose dense storage holds at
+    /// most FEW_LINKS links.
     fn look_up_stored_link(&self, name: &str) -> Result<LinkLookup> {
         self.file.check_open()?;
         let ctx = self.file.ctx();
         if let Some((btree, heap)) = self.symbol_table()? {
+            if symbol_table_is_one_node(ctx, btree)? {
+                return Ok(LinkLookup::ListInstead);
+            }
             return symbol_table_link(ctx, btree, &LocalHeap::read(ctx, heap)?, name).map(LinkLookup::Done);
         }
         if self.header.all(msg::LINK).next().is_some() {
             return Ok(LinkLookup::ListInstead);
         }
-        match self.header.find(msg::LINK_INFO) {
-            Some(m) => dense_link(ctx, &LinkInfo::parse(&m.data, m.address, ctx.sizes())?, name).map(LinkLookup::Done),
-            None => Ok(LinkLookup::Done(None)),
+        let Some(m) = self.header.find(msg::LINK_INFO) else { return Ok(LinkLookup::Done(None)) };
+        let info = LinkInfo::parse(&m.data, m.address, ctx.sizes())?;
+        if dense_link_count(ctx, &info)? <= FEW_LINKS {
+            return Ok(LinkLookup::ListInstead);
         }
+        dense_link(ctx, &info, name).map(LinkLookup::Done)
     }
 
     /// Follow one link (soft links resolved, external links reported).

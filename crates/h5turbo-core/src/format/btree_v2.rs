@@ -117,7 +117,6 @@ impl BTreeV2 {
     pub fn record_size(&self) -> usize {
         self.record_size
     }
-    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
     pub fn total_records(&self) -> u64 {
         self.total_records
     }

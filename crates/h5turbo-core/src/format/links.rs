@@ -144,6 +144,14 @@ fn open_dense_storage(ctx: &FormatContext, info: &LinkInfo) -> Result<Option<(Fr
     Ok(Some((heap, index)))
 }
 
+/// How many links a group's dense storage holds (its name index's record count).
+pub fn dense_link_count(ctx: &FormatContext, info: &LinkInfo) -> Result<u64> {
+    match info.name_index_address {
+        Some(address) if info.heap_address.is_some() => Ok(BTreeV2::open(ctx, address)?.total_records()),
+        _ => Ok(0),
+    }
+}
+
 /// The link named `name` in dense storage, found as libhdf5 finds it
 /// (H5G__dense_lookup): the name index is ordered by name hash, then by name, so one
 /// descent reads the few records' links on its way and no others.

@@ -37,6 +37,13 @@ pub fn symbol_table_links(ctx: &FormatContext, btree_address: u64, heap_address:
     Ok(links)
 }
 
+/// Whether the group's B-tree is a single node (at most a few hundred names, in a few
+/// symbol table nodes): then listing the group costs about what one lookup costs.
+pub fn symbol_table_is_one_node(ctx: &FormatContext, btree_address: u64) -> Result<bool> {
+    let key_size = ctx.sizes().length as usize;
+    Ok(btree_v1::read_node(ctx, btree_address, NODE_TYPE_GROUP, key_size)?.level == 0)
+}
+
 /// The link named `name`, found as libhdf5 finds it (H5G__stab_lookup): down the
 /// B-tree to the one symbol table node whose range holds the name, the other nodes
 /// left unread. Child i of a node holds the names after key i up to key i + 1.
