@@ -516,11 +516,19 @@ impl<'a> Job<'a> {
     }
 }
 
-fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
-    let pool_threads = pool::Threads::resolve(threads);
-    let threads = pool_threads.get();
+fn run<T: Element, A: Acc<T>>(job: &Job, requested_threads: usize) -> Result<Vec<A>> {
+    let pool_threads = pool::Threads::resolve(requested_threads);
+    let mut threads = pool_threads.get();
     // Reductions consume whole decoded chunks: no narrowing of unfiltered reads.
     let plan = make_plan(job.geom, job.src.store, threads, false)?;
+    // As for reads: a small one with the default thread count (or one thread) runs on
+    // the calling thread, without waking the pool. Results do not depend on it.
+    let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
+    let decoded = (chunks as u64).saturating_mul(job.geom.chunk_bytes as u64);
+    let inline = threads == 1 || (requested_threads == 0 && decoded <= super::INLINE_BYTES);
+    if inline {
+        threads = 1;
+    }
     // What unallocated chunks hold: built once, only when some are selected.
     let fill_chunk = match plan.fills.is_empty() {
         true => Vec::new(),
@@ -529,10 +537,14 @@ fn run<T: Element, A: Acc<T>>(job: &Job, threads: usize) -> Result<Vec<A>> {
     let run = Run { job, plan: &plan, fill_chunk: &fill_chunk, threads };
     // Taken on the caller's thread, where a per-call window is set.
     let window = crate::io::read_ahead::window();
-    pool::get(pool_threads)?.install(|| match A::ORDER_MATTERS {
+    let reduce = || match A::ORDER_MATTERS {
         true => run.in_fixed_order::<T, A>(window),
         false => run.per_thread::<T, A>(window),
-    })
+    };
+    if inline {
+        return reduce();
+    }
+    pool::get(pool_threads)?.install(reduce)
 }
 
 /// One reduction's plan and what its chunks are read with.
@@ -568,11 +580,18 @@ impl<'a> Run<'a> {
             merge_local(job, task, local, partial.get_or_insert_with(|| vec![A::identity(); job.out_len]), 0);
         };
         let parallel = self.threads > 1;
-        self.plan.fills.par_iter().try_for_each_init(ChunkBuffers::default, |buffers, task| {
+        let fold_fill = |buffers: &mut ChunkBuffers<A>, task: &ChunkTask| {
             self.fold_fill::<T, A>(task, buffers)?;
             fold_into_partial(task, &buffers.local);
             Ok::<_, Error>(())
-        })?;
+        };
+        if parallel {
+            self.plan.fills.par_iter().try_for_each_init(ChunkBuffers::default, fold_fill)?;
+        } else {
+            // Off the pool (a small reduction runs on the caller's thread): no rayon.
+            let mut buffers = ChunkBuffers::default();
+            self.plan.fills.iter().try_for_each(|task| fold_fill(&mut buffers, task))?;
+        }
         let handout = if parallel { Handout::Pool } else { Handout::Serial };
         super::ahead::for_each_batch(job.src.source, &self.plan.batches, window, handout, ChunkBuffers::default, |buffers, _, batch| {
             let ChunkBuffers { local, scratch, swapped } = buffers;
