@@ -10,7 +10,8 @@ The API follows h5py's read side::
 
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
-from ._native import ClosedError, Error, FileObjectError, FormatError, UnsupportedError, default_threads
+from ._native import (ClosedError, Error, FileObjectError, FormatError, TooManyLinksError, UnsupportedError,
+                      default_threads)
 from .objects.dataset import Dataset
 from .objects.attrs import AttributeManager
 from .objects.file import File, ReadOnlyError
@@ -41,7 +42,7 @@ __all__ = [
     "enum_dtype", "check_enum_dtype", "opaque_dtype", "check_opaque_dtype", "check_ref_dtype",
     "special_dtype", "check_dtype", "is_hdf5",
     "Error", "FormatError", "UnsupportedError", "ClosedError", "ReadOnlyError",
-    "FileObjectError",
+    "FileObjectError", "TooManyLinksError",
     "default_threads", "io_depth", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
     "read_fast5", "Fast5Read", "Fast5Error",

@@ -22,6 +22,9 @@ class UnsupportedError(Error):
 class ClosedError(Error, ValueError, RuntimeError):
     """The file was closed."""
 
+class TooManyLinksError(FormatError, RuntimeError):
+    """A path followed too many soft links (a cycle); a RuntimeError too, as h5py raises."""
+
 class FileObjectError(Error):
     """A file-like object given to File.from_fileobj failed: it raised (that exception
     is the ``__cause__``), returned fewer bytes than it holds, returned something other

@@ -283,6 +283,27 @@ def _open_descriptors():
     return len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else 0
 
 
+def test_soft_link_cycle_is_a_runtime_error_as_in_h5py(tmp_path):
+    """h5py raises RuntimeError ("too many links") for a cycle of soft links; h5turbo's
+    error is that and a FormatError naming the file; the link itself still exists."""
+    path = tmp_path / "cycle.h5"
+    with h5py.File(path, "w") as f:
+        f["a"] = h5py.SoftLink("/b")
+        f["b"] = h5py.SoftLink("/a")
+        f["c"] = 1
+    with h5py.File(path, "r") as h, h5turbo.File(path) as f:
+        for fetch in (lambda g: g["a"], lambda g: g.get("a"), lambda g: g["b/x"]):
+            with pytest.raises(RuntimeError):
+                fetch(h)
+            with pytest.raises(RuntimeError) as info:
+                fetch(f)
+            assert isinstance(info.value, h5turbo.TooManyLinksError)
+            assert isinstance(info.value, h5turbo.FormatError) and str(path) in str(info.value)
+        assert ("a" in f) == ("a" in h) is True
+        assert f["c"][()] == 1
+        assert isinstance(f.get("a", getlink=True), h5turbo.SoftLink)
+
+
 @pytest.mark.parametrize("loop", ["self", "pair"])
 def test_external_link_cycles_end_in_key_error_without_leaking_files(tmp_path, loop):
     # a link to itself, and two files linking to each other: h5py's KeyError (too many

@@ -43,7 +43,7 @@ pub extern "C" fn h5turbo_last_error() -> *const c_char {
 /// The status code of an error kind.
 pub(crate) fn code_of(kind: ErrorKind) -> c_int {
     match kind {
-        ErrorKind::Format => H5TURBO_E_FORMAT,
+        ErrorKind::Format | ErrorKind::TooManyLinks => H5TURBO_E_FORMAT,
         ErrorKind::Unsupported => H5TURBO_E_UNSUPPORTED,
         ErrorKind::NotFound => H5TURBO_E_NOT_FOUND,
         ErrorKind::Io => H5TURBO_E_IO,

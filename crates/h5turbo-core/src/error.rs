@@ -24,6 +24,9 @@ pub enum ErrorKind {
     InvalidArgument,
     /// The file was closed while the operation needed it.
     Closed,
+    /// A path followed more soft links than libhdf5 allows (a cycle): a malformed
+    /// file, but h5py raises RuntimeError for it, not the error of a broken structure.
+    TooManyLinks,
 }
 
 #[derive(Debug)]

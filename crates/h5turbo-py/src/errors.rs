@@ -42,6 +42,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("ClosedError", closed_error_type(py)?)?;
     m.add("FileObjectError", py.get_type::<FileObjectError>())?;
+    m.add("TooManyLinksError", too_many_links_type(py)?)?;
     Ok(())
 }
 
@@ -52,6 +53,10 @@ pub fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Unsupported => UnsupportedError::new_err(msg),
         ErrorKind::Closed => Python::with_gil(|py| match closed_error_type(py) {
             Ok(closed) => PyErr::from_type(closed, msg),
+            Err(e) => e,
+        }),
+        ErrorKind::TooManyLinks => Python::with_gil(|py| match too_many_links_type(py) {
+            Ok(cycle) => PyErr::from_type(cycle, msg),
             Err(e) => e,
         }),
         ErrorKind::NotFound => PyKeyError::new_err(msg),
@@ -75,18 +80,30 @@ pub fn to_py_err(e: Error) -> PyErr {
 /// for objects of a closed file (invalid identifiers), so handlers written for h5py work.
 fn closed_error_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static CLOSED: GILOnceCell<Py<PyType>> = GILOnceCell::new();
-    let closed = CLOSED.get_or_try_init(py, || -> PyResult<Py<PyType>> {
-        let bases = PyTuple::new(
-            py,
-            [py.get_type::<H5TurboError>(), py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()],
-        )?;
-        let namespace = PyDict::new(py);
-        namespace.set_item("__module__", "h5turbo._native")?;
-        namespace.set_item("__doc__", "The file was closed (also a ValueError and a RuntimeError, as h5py raises).")?;
-        let made = py.get_type::<PyType>().call1(("ClosedError", bases, namespace))?;
-        Ok(made.downcast_into::<PyType>()?.unbind())
+    let closed = CLOSED.get_or_try_init(py, || {
+        let bases = [py.get_type::<H5TurboError>(), py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()];
+        exception_type(py, "ClosedError", bases, "The file was closed (also a ValueError and a RuntimeError, as h5py raises).")
     })?;
     Ok(closed.bind(py).clone())
+}
+
+/// A cycle of soft links: a FormatError, and the RuntimeError h5py raises for it.
+fn too_many_links_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    static TOO_MANY_LINKS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    let made = TOO_MANY_LINKS.get_or_try_init(py, || {
+        let bases = [py.get_type::<FormatError>(), py.get_type::<PyRuntimeError>()];
+        exception_type(py, "TooManyLinksError", bases, "A path followed too many soft links, a cycle (also a RuntimeError, as h5py raises).")
+    })?;
+    Ok(made.bind(py).clone())
+}
+
+/// An exception class of several bases (pyo3's `create_exception!` takes one).
+fn exception_type<const N: usize>(py: Python<'_>, name: &str, bases: [Bound<'_, PyType>; N], doc: &str) -> PyResult<Py<PyType>> {
+    let namespace = PyDict::new(py);
+    namespace.set_item("__module__", "h5turbo._native")?;
+    namespace.set_item("__doc__", doc)?;
+    let made = py.get_type::<PyType>().call1((name, PyTuple::new(py, bases)?, namespace))?;
+    Ok(made.downcast_into::<PyType>()?.unbind())
 }
 
 /// A file-like object's read interrupted by Ctrl-C (or another BaseException that is

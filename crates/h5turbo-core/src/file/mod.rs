@@ -181,7 +181,8 @@ impl File {
 
     fn resolve(&self, path: &str, hops: usize) -> Result<Object> {
         if hops > MAX_SOFT_LINK_HOPS {
-            return Err(Error::format(format!("too many soft links while resolving '{}' (a cycle?)", path))
+            let message = format!("too many soft links while resolving '{}' (a cycle?)", path);
+            return Err(Error::new(crate::error::ErrorKind::TooManyLinks, message)
                 .in_file(self.path()));
         }
         let mut obj = self.root()?;
