@@ -143,13 +143,14 @@ impl Lookup {
 
     pub(super) fn find(&self, ctx: &FormatContext, coords: &[u64]) -> Result<Option<ChunkLocation>> {
         let rank = self.decoder.rank;
-        let record = self.tree.find_record_cached(ctx, &mut |record| {
+        let mut compare = |record: &[u8]| {
             // The scaled coordinates end the record (its size was checked on opening).
             let tail = record.len().checked_sub(8 * rank).and_then(|start| record.get(start..));
             let tail = tail.ok_or_else(|| Error::format("v2 B-tree chunk record too short"))?;
             let scaled = tail.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
             Ok(scaled.cmp(coords.iter().copied()))
-        }, &self.nodes)?;
+        };
+        let record = self.tree.find_record_cached(ctx, &mut compare, &self.nodes)?;
         record.map(|record| self.decoder.decode(&record).map(|(_, location)| location)).transpose()
     }
 }

@@ -21,6 +21,20 @@ enum Kind {
     ExtensibleArray(Box<extensible_array::Lookup>),
 }
 
+impl Kind {
+    fn open(ctx: &FormatContext, index: &ChunkIndexKind, shape: &IndexShape, address: u64) -> Result<Option<Kind>> {
+        Ok(Some(match index {
+            ChunkIndexKind::BTreeV1 { .. } => Kind::BTreeV1(btree1::Lookup::new(address)),
+            ChunkIndexKind::BTreeV2 { .. } => Kind::BTreeV2(btree2::Lookup::new(ctx, shape, address)?),
+            ChunkIndexKind::FixedArray { .. } => Kind::FixedArray(Box::new(fixed_array::Lookup::new(ctx, shape, address)?)),
+            ChunkIndexKind::ExtensibleArray { .. } => {
+                Kind::ExtensibleArray(Box::new(extensible_array::Lookup::new(ctx, shape, address)?))
+            }
+            ChunkIndexKind::SingleChunk { .. } | ChunkIndexKind::Implicit { .. } => return Ok(None),
+        }))
+    }
+}
+
 impl ChunkLookup {
     /// `None` when the index is small by construction (single chunk, implicit) or
     /// holds nothing yet.
@@ -33,22 +47,8 @@ impl ChunkLookup {
     ) -> Result<Option<Self>> {
         let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
         let Some(address) = layout.index.address() else { return Ok(None) };
-        let kind = match &layout.index {
-            ChunkIndexKind::BTreeV1 { .. } => Kind::BTreeV1(btree1::Lookup::new(address)),
-            ChunkIndexKind::FixedArray { .. } => {
-                Kind::FixedArray(Box::new(fixed_array::Lookup::new(ctx, &shape, address).map_err(|e| e.at(address))?))
-            }
-            ChunkIndexKind::ExtensibleArray { .. } => {
-                Kind::ExtensibleArray(Box::new(
-                extensible_array::Lookup::new(ctx, &shape, address).map_err(|e| e.at(address))?,
-            ))
-            }
-            ChunkIndexKind::BTreeV2 { .. } => {
-                Kind::BTreeV2(btree2::Lookup::new(ctx, &shape, address).map_err(|e| e.at(address))?)
-            }
-            ChunkIndexKind::SingleChunk { .. } | ChunkIndexKind::Implicit { .. } => return Ok(None),
-        };
-        Ok(Some(ChunkLookup { shape, kind }))
+        let kind = Kind::open(ctx, &layout.index, &shape, address).map_err(|e| e.at(address))?;
+        Ok(kind.map(|kind| ChunkLookup { shape, kind }))
     }
 
     /// Every chunk of the grid `per_axis` spans (chunk numbers per axis, increasing)
