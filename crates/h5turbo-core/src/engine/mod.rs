@@ -63,7 +63,16 @@ impl ArraySource<'_> {
 
 /// Decoded bytes up to which a read with the default thread count runs on the calling
 /// thread: 10 gzip chunks of 80 bytes took 33 us through the pool, 7 us without it.
-pub(crate) const INLINE_BYTES: u64 = 64 << 10;
+const INLINE_BYTES: u64 = 64 << 10;
+
+/// Whether `plan` runs on the calling thread rather than the pool: one thread, one
+/// chunk, or (with the default thread count, not one the caller asked for) at most
+/// INLINE_BYTES decoded, where waking the pool (about 25 us) would cost more.
+pub(crate) fn on_calling_thread(requested_threads: usize, threads: pool::Threads, plan: &plan::Plan, chunk_bytes: usize) -> bool {
+    let chunks = plan.chunk_count();
+    let small = requested_threads == 0 && (chunks as u64).saturating_mul(chunk_bytes as u64) <= INLINE_BYTES;
+    threads.get() == 1 || chunks <= 1 || small
+}
 
 /// Read the orthogonal selection `sel` of `src` into `out` (row-major, C order) using
 /// `threads` threads.
@@ -86,19 +95,15 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     if expected == 0 {
         return Ok(());
     }
-    let default_threads = threads == 0;
+    let requested_threads = threads;
     let threads = pool::Threads::resolve(threads);
     let unfiltered = src.pipeline.is_empty();
     let plan = make_plan(&geom, src.store, threads.get(), unfiltered)?;
     // Unfiltered chunks cost only their (narrowed) read: nothing to keep decoded.
     let cache = src.cache.filter(|c| !unfiltered && fits_in_cache(&plan, geom.chunk_bytes, c));
-    let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
     // Taken here, on the caller's thread: a per-call window is set there.
     let window = crate::io::read_ahead::window();
-    // Waking the pool costs about 25 us: a small read with the default thread count
-    // (not a count the caller asked for) runs on the calling thread.
-    let small = default_threads && (chunks as u64).saturating_mul(geom.chunk_bytes as u64) <= INLINE_BYTES;
-    if threads.get() == 1 || chunks <= 1 || small {
+    if on_calling_thread(requested_threads, threads, &plan, geom.chunk_bytes) {
         return execute::run(src, &geom, &plan, out, cache, false, window);
     }
     pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true, window))
@@ -107,8 +112,7 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
 /// A read whose stored chunks fill at most half the cache goes through it: small,
 /// repeated reads hit; large reads would only evict each other.
 fn fits_in_cache(plan: &plan::Plan, chunk_bytes: usize, cache: &cache::ChunkCache) -> bool {
-    let chunks: usize = plan.batches.iter().map(|b| b.tasks.len()).sum();
-    chunks.saturating_mul(chunk_bytes) <= cache.capacity() / 2
+    plan.stored_count().saturating_mul(chunk_bytes) <= cache.capacity() / 2
 }
 
 #[cfg(test)]

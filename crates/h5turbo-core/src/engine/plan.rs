@@ -120,6 +120,18 @@ pub struct Plan {
     pub batches: Vec<Batch>,
 }
 
+impl Plan {
+    /// Stored chunks to read.
+    pub fn stored_count(&self) -> usize {
+        self.batches.iter().map(|b| b.tasks.len()).sum()
+    }
+
+    /// Chunks to process, stored or filled.
+    pub fn chunk_count(&self) -> usize {
+        self.fills.len() + self.stored_count()
+    }
+}
+
 pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize, unfiltered: bool) -> Result<Plan> {
     let mut fills = Vec::new();
     let mut stored = Vec::new();

@@ -521,11 +521,8 @@ fn run<T: Element, A: Acc<T>>(job: &Job, requested_threads: usize) -> Result<Vec
     let mut threads = pool_threads.get();
     // Reductions consume whole decoded chunks: no narrowing of unfiltered reads.
     let plan = make_plan(job.geom, job.src.store, threads, false)?;
-    // As for reads: a small one with the default thread count (or one thread) runs on
-    // the calling thread, without waking the pool. Results do not depend on it.
-    let chunks = plan.fills.len() + plan.batches.iter().map(|b| b.tasks.len()).sum::<usize>();
-    let decoded = (chunks as u64).saturating_mul(job.geom.chunk_bytes as u64);
-    let inline = threads == 1 || (requested_threads == 0 && decoded <= super::INLINE_BYTES);
+    // As for reads; the results do not depend on it.
+    let inline = super::on_calling_thread(requested_threads, pool_threads, &plan, job.geom.chunk_bytes);
     if inline {
         threads = 1;
     }

@@ -14,7 +14,7 @@ pub const NODE_TYPE_GROUP: u8 = 0;
 pub const NODE_TYPE_CHUNK: u8 = 1;
 
 /// Far deeper than any real tree (2^64 entries fit in fewer levels with K >= 2).
-pub const MAX_DEPTH: u8 = 64;
+const MAX_DEPTH: u8 = 64;
 
 /// One decoded node: `entries` children and `entries + 1` keys (raw bytes).
 pub struct Node {
@@ -71,6 +71,40 @@ pub fn read_node(ctx: &FormatContext, address: u64, node_type: u8, key_size: usi
     }
     keys.extend_from_slice(r.bytes(key_size)?);
     Ok(Node { level, keys, key_size, children })
+}
+
+/// One leaf entry reached by [`descend`]: the leaf, its address and the entry's index.
+pub struct Reached<N> {
+    pub leaf: N,
+    pub address: u64,
+    pub entry: usize,
+}
+
+/// Walk down from `root` to one leaf entry: at each node `choose(node, address)` picks
+/// the entry to follow (`None`: the key sought lies in no child). `read` gives the node
+/// at an address (from a cache, or the file). Levels must fall by one per step, so a
+/// damaged tree cannot make the walk loop.
+pub fn descend<N: std::ops::Deref<Target = Node>>(
+    root: u64,
+    read: impl Fn(u64) -> Result<N>,
+    mut choose: impl FnMut(&Node, u64) -> Result<Option<usize>>,
+) -> Result<Option<Reached<N>>> {
+    let (mut address, mut expected_level) = (root, None);
+    for _ in 0..=MAX_DEPTH {
+        let node = read(address)?;
+        if expected_level.is_some_and(|level| level != node.level) {
+            return Err(Error::format(format!("v1 B-tree node at level {}, expected {:?}", node.level, expected_level))
+                .at(address));
+        }
+        let Some(entry) = choose(&node, address)? else { return Ok(None) };
+        let child = *node.children.get(entry).ok_or_else(|| Error::format("v1 B-tree entry missing").at(address))?;
+        if node.level == 0 {
+            return Ok(Some(Reached { leaf: node, address, entry }));
+        }
+        expected_level = Some(node.level - 1);
+        address = child;
+    }
+    Err(Error::format(format!("v1 B-tree deeper than {} levels", MAX_DEPTH)).at(root))
 }
 
 /// Walk the tree from `root` and call `visit(node, child_index)` for every entry of

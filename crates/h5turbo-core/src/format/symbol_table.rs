@@ -53,32 +53,24 @@ pub fn symbol_table_link(ctx: &FormatContext, btree_address: u64, heap: &LocalHe
         let key = node.key(i).ok_or_else(|| Error::format("group B-tree key missing").at(at))?;
         heap.bytes_at(ctx.reader(key, at).uint(key_size)?)
     };
-    let mut address = btree_address;
-    let mut expected_level = None;
-    for _ in 0..=btree_v1::MAX_DEPTH {
-        let node = btree_v1::read_node(ctx, address, NODE_TYPE_GROUP, key_size)?;
-        if expected_level.is_some_and(|level| level != node.level) {
-            return Err(Error::format(format!("group B-tree node at level {}, expected {:?}", node.level, expected_level))
-                .at(address));
-        }
-        // The first child whose right key is at or after the name.
+    let read = |address| btree_v1::read_node(ctx, address, NODE_TYPE_GROUP, key_size).map(Box::new);
+    // At each node, the first child whose right key is at or after the name.
+    let choose = |node: &btree_v1::Node, address| -> Result<Option<usize>> {
         let (mut lo, mut hi) = (0usize, node.children.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if key_name(&node, mid + 1, address)? < name.as_bytes() {
+            if key_name(node, mid + 1, address)? < name.as_bytes() {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
-        let Some(&child) = node.children.get(lo) else { return Ok(None) };
-        if node.level == 0 {
-            return find_in_symbol_node(ctx, child, heap, name);
-        }
-        expected_level = Some(node.level - 1);
-        address = child;
+        Ok((lo < node.children.len()).then_some(lo))
+    };
+    match btree_v1::descend(btree_address, read, choose)? {
+        Some(reached) => find_in_symbol_node(ctx, reached.leaf.children[reached.entry], heap, name),
+        None => Ok(None),
     }
-    Err(Error::format(format!("group B-tree deeper than {} levels", btree_v1::MAX_DEPTH)).at(btree_address))
 }
 
 fn find_in_symbol_node(ctx: &FormatContext, address: u64, heap: &LocalHeap, name: &str) -> Result<Option<Link>> {

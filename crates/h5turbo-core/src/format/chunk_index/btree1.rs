@@ -2,7 +2,7 @@
 //! holds the chunk's stored size, filter mask and element offsets (one per dataset
 //! dimension plus a trailing 0 for the element-size dimension).
 
-use super::super::btree_v1::{self, Node, MAX_DEPTH, NODE_TYPE_CHUNK};
+use super::super::btree_v1::{self, Node, NODE_TYPE_CHUNK};
 use super::super::context::FormatContext;
 use super::super::recent::Recent;
 use super::{ChunkLocation, ChunkSink, IndexShape};
@@ -70,29 +70,14 @@ impl Lookup {
 
     pub(super) fn find(&self, ctx: &FormatContext, shape: &IndexShape, coords: &[u64]) -> Result<Option<ChunkLocation>> {
         let mut scaled = vec![0u64; shape.rank()];
-        let mut address = self.root;
-        let mut expected_level = None;
-        for _ in 0..=MAX_DEPTH {
-            let node = self.nodes.get_or_read(address, || {
-                btree_v1::read_node(ctx, address, NODE_TYPE_CHUNK, key_size(shape))
-            })?;
-            if expected_level.is_some_and(|level| level != node.level) {
-                return Err(Error::format(format!("v1 B-tree node at level {}, expected {:?}", node.level, expected_level))
-                    .at(address));
-            }
-            // The last entry whose key is at or before `coords`.
-            let Some(i) = last_key_at_or_before(ctx, shape, &node, address, coords, &mut scaled)? else {
-                return Ok(None);
-            };
-            if node.level == 0 {
-                let (size, filter_mask) = read_key(ctx, shape, &node, i, address, &mut scaled)?;
-                let location = ChunkLocation { address: node.children[i], size, filter_mask };
-                return Ok((scaled == coords).then_some(location));
-            }
-            expected_level = Some(node.level - 1);
-            address = node.children[i];
-        }
-        Err(Error::format(format!("v1 B-tree deeper than {} levels", MAX_DEPTH)).at(self.root))
+        let read = |address| self.nodes.get_or_read(address, || btree_v1::read_node(ctx, address, NODE_TYPE_CHUNK, key_size(shape)));
+        // At each node, the last entry whose key is at or before `coords`.
+        let choose = |node: &Node, address| last_key_at_or_before(ctx, shape, node, address, coords, &mut scaled);
+        let Some(reached) = btree_v1::descend(self.root, read, choose)? else { return Ok(None) };
+        let (leaf, i) = (&reached.leaf, reached.entry);
+        let (size, filter_mask) = read_key(ctx, shape, leaf, i, reached.address, &mut scaled)?;
+        let location = ChunkLocation { address: leaf.children[i], size, filter_mask };
+        Ok((scaled == coords).then_some(location))
     }
 }
 
