@@ -114,6 +114,20 @@ def test_generated_files_match_ont(generated, threads):
     assert sum(isinstance(i, h5turbo.Fast5Read) for i in items) == 60 + 3 * 40
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_reads_taken_in_file_order_come_back_in_listing_order(generated, threads):
+    # read_fast5 and the C API take a file's reads in the order their groups lie in
+    # the file (their metadata shares blocks) and must hand them back as listed
+    multi = [p for p in generated if p.name.startswith("multi_")]
+    for path in multi:
+        with h5py.File(path, "r") as f:
+            listed = [name for name in f if name.startswith("read_")]
+            by_address = sorted(listed, key=lambda name: h5py.h5o.get_info(f[name].id).addr)
+        assert by_address != listed, f"{path.name}: the premise (reads scattered by name) does not hold"
+    items = list(h5turbo.read_fast5([str(p) for p in multi], threads=threads))
+    assert_matches_ont(multi, items)
+
+
 def test_directory_and_single_path(generated):
     folder = generated[0].parent
     by_dir = [r.read_id for r in h5turbo.read_fast5(folder)]

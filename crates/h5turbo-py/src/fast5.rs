@@ -56,8 +56,12 @@ pub fn fast5_reads<'py>(
 fn gather(file: CoreFile, first: usize, limit: usize) -> Result<JobOut> {
     let index = Fast5Index::open(&file)?;
     let stop = first.saturating_add(limit).min(index.len());
-    let reads = (first.min(stop)..stop).map(|i| gather_read(&index, i)).collect();
-    Ok(JobOut { total: index.len(), reads })
+    // Gathered in the order the reads lie in the file (neighbours share metadata
+    // blocks, signals come in file order), returned in the file's listing order.
+    let order = index.by_address(first.min(stop)..stop);
+    let mut reads: Vec<(usize, ReadRecord)> = order.into_iter().map(|i| (i, gather_read(&index, i))).collect();
+    reads.sort_by_key(|&(i, _)| i);
+    Ok(JobOut { total: index.len(), reads: reads.into_iter().map(|(_, read)| read).collect() })
 }
 
 /// A read that cannot be gathered (a broken group header, a bad attribute) is an

@@ -39,7 +39,7 @@ const SPECULATIVE_NODE_READ: u64 = 4096;
 pub fn read_node(ctx: &FormatContext, address: u64, node_type: u8, key_size: usize) -> Result<Node> {
     let offset_size = ctx.sizes().offset as usize;
     let header_len = 8 + 2 * offset_size;
-    let mut bytes = ctx.read_up_to(address, SPECULATIVE_NODE_READ, "v1 B-tree node")?;
+    let mut bytes = ctx.read_speculative(address, header_len as u64, SPECULATIVE_NODE_READ, "v1 B-tree node")?;
     let mut r = ctx.reader(&bytes, address);
     r.signature(b"TREE", "v1 B-tree node")?;
     let found_type = r.u8()?;

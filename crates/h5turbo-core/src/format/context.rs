@@ -149,36 +149,55 @@ impl FormatContext {
         Ok(buf)
     }
 
-    /// Fill `buf` from this thread's metadata blocks (reading the block first if it is
-    /// not among them); false when the read is not small, straddles two blocks, or the
-    /// block cannot be read (the caller then reads directly and reports the error).
+    /// Fill `buf` from this thread's metadata blocks (reading a block first if it is
+    /// not among them; a read across a block boundary takes the end of one and the
+    /// start of the next); false when the read is not small or a block cannot be read
+    /// (the caller then reads directly and reports the error).
     fn read_from_block(&self, abs: u64, buf: &mut [u8]) -> bool {
-        let len = buf.len() as u64;
-        let start = abs - abs % META_BLOCK;
-        if len > SMALL_READ || self.source.in_memory() || abs + len > start + META_BLOCK {
+        if buf.len() as u64 > SMALL_READ || self.source.in_memory() {
             return false;
         }
         let mut fill = |blocks: &mut MetaBlocks| -> bool {
-            let (block, fresh) = blocks.slot(self.id, start);
-            if fresh {
-                // absolute() checked abs + len <= source.len(), so the block covers it
-                let end = (start + META_BLOCK).min(self.source.len());
-                block.bytes.resize((end - start) as usize, 0);
-                if self.source.read_exact_at(&mut block.bytes, start).is_err() {
-                    block.bytes.clear();
-                    return false;
+            let mut done = 0;
+            while done < buf.len() {
+                let at = abs + done as u64;
+                let start = at - at % META_BLOCK;
+                let (block, fresh) = blocks.slot(self.id, start);
+                if fresh {
+                    // absolute() checked abs + len <= source.len(), so the blocks cover it
+                    let end = (start + META_BLOCK).min(self.source.len());
+                    block.bytes.resize((end - start) as usize, 0);
+                    if self.source.read_exact_at(&mut block.bytes, start).is_err() {
+                        block.bytes.clear();
+                        return false;
+                    }
                 }
-            }
-            let from = (abs - start) as usize;
-            match block.bytes.get(from..from + buf.len()) {
-                Some(bytes) => {
-                    buf.copy_from_slice(bytes);
-                    true
+                let from = (at - start) as usize;
+                let take = (buf.len() - done).min(block.bytes.len().saturating_sub(from));
+                match block.bytes.get(from..from + take) {
+                    Some(bytes) if take > 0 => buf[done..done + take].copy_from_slice(bytes),
+                    _ => return false,
                 }
-                None => false,
+                done += take;
             }
+            true
         };
         RECENT_BLOCKS.try_with(|cell| cell.try_borrow_mut().is_ok_and(|mut blocks| fill(&mut blocks))).unwrap_or(false)
+    }
+
+    /// Read at least `min_len` and up to `max_len` bytes at `addr`, for a structure
+    /// read speculatively before its length is known: fewer when the file ends first,
+    /// or when the metadata block holding `addr` ends first and still holds `min_len`
+    /// (the rest of a speculative read is often raw data no one needs).
+    pub fn read_speculative(&self, addr: u64, min_len: u64, max_len: u64, what: &str) -> Result<Vec<u8>> {
+        let mut len = max_len.min(self.available_from(addr)).max(min_len);
+        if let Some(abs) = addr.checked_add(self.base) {
+            let in_block = META_BLOCK - abs % META_BLOCK;
+            if !self.source.in_memory() && in_block >= min_len {
+                len = len.min(in_block);
+            }
+        }
+        self.read(addr, len, what)
     }
 
     /// Read up to `max_len` bytes at `addr` (fewer if the file ends first): for
@@ -194,5 +213,70 @@ impl FormatContext {
     /// A cursor over `data`, which was read from HDF5 address `addr`.
     pub fn reader<'a>(&self, data: &'a [u8], addr: u64) -> ByteReader<'a> {
         ByteReader::new(data, addr, self.sizes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::MemSource;
+    use std::sync::Mutex;
+
+    /// A source that reads like a file (not in memory) and records every read.
+    struct Recorded {
+        inner: MemSource,
+        reads: Mutex<Vec<(u64, usize)>>,
+    }
+
+    impl ReadAt for Recorded {
+        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<()> {
+            self.reads.lock().unwrap().push((offset, buf.len()));
+            self.inner.read_exact_at(buf, offset)
+        }
+        fn len(&self) -> u64 {
+            self.inner.len()
+        }
+    }
+
+    fn context(len: usize) -> (FormatContext, Arc<Recorded>, Vec<u8>) {
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 131 % 251) as u8).collect();
+        let source = Arc::new(Recorded { inner: MemSource::new(bytes.clone()), reads: Mutex::default() });
+        let ctx = FormatContext::new(source.clone(), Path::new("recorded"), Sizes::DEFAULT, 0);
+        (ctx, source, bytes)
+    }
+
+    #[test]
+    fn a_small_read_across_two_blocks_is_served_from_both() {
+        let (ctx, source, bytes) = context(3 * META_BLOCK as usize);
+        let at = META_BLOCK - 100;
+        assert_eq!(ctx.read(at, 300, "x").unwrap(), &bytes[at as usize..at as usize + 300]);
+        assert_eq!(*source.reads.lock().unwrap(), [(0, META_BLOCK as usize), (META_BLOCK, META_BLOCK as usize)]);
+        // both blocks are kept: reads inside either need no more reads
+        assert_eq!(ctx.read(10, 20, "x").unwrap(), &bytes[10..30]);
+        assert_eq!(ctx.read(META_BLOCK + 10, 20, "x").unwrap(), &bytes[META_BLOCK as usize + 10..META_BLOCK as usize + 30]);
+        assert_eq!(source.reads.lock().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_read_across_into_the_files_last_short_block_ends_at_the_end() {
+        let len = META_BLOCK as usize + 50;
+        let (ctx, _, bytes) = context(len);
+        let at = META_BLOCK - 30;
+        assert_eq!(ctx.read(at, 80, "x").unwrap(), &bytes[at as usize..]);
+        assert!(ctx.read(at, 81, "x").is_err());
+    }
+
+    #[test]
+    fn a_speculative_read_stops_at_its_blocks_end_when_that_holds_the_minimum() {
+        let (ctx, _, bytes) = context(3 * META_BLOCK as usize);
+        let at = META_BLOCK - 600;
+        assert_eq!(ctx.read_speculative(at, 40, 4096, "x").unwrap(), &bytes[at as usize..META_BLOCK as usize]);
+        // too little left in the block: the whole length, across the boundary
+        let at = META_BLOCK - 20;
+        assert_eq!(ctx.read_speculative(at, 40, 4096, "x").unwrap(), &bytes[at as usize..at as usize + 4096]);
+        // the file's end bounds it as well; less than the minimum left is an error
+        let end = 3 * META_BLOCK;
+        assert_eq!(ctx.read_speculative(end - 50, 40, 4096, "x").unwrap(), &bytes[end as usize - 50..]);
+        assert!(ctx.read_speculative(end - 30, 40, 4096, "x").is_err());
     }
 }

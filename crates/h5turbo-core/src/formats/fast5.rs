@@ -104,6 +104,9 @@ pub struct Fast5Index {
     pub layout: Layout,
     /// Names of the read groups inside `container` (root or `Raw/Reads`).
     pub names: Vec<String>,
+    /// Where each read group's object header lies (None: a soft link), from the
+    /// container's listing: reads taken in this order find their metadata together.
+    addresses: Vec<Option<u64>>,
     container: Object,
     /// A single-read file's one channel group.
     shared_channel: Option<Object>,
@@ -120,26 +123,21 @@ pub struct ReadGroups {
 impl Fast5Index {
     pub fn open(file: &File) -> Result<Fast5Index> {
         let root = file.root()?;
-        let top = link_names(&root)?;
-        match layout_of(&root, &top)? {
-            Layout::MultiRead => Ok(Fast5Index {
-                layout: Layout::MultiRead,
-                names: top.into_iter().filter(|n| n.starts_with("read_")).collect(),
-                container: root,
-                shared_channel: None,
-            }),
+        let top = read_links(&root)?;
+        let top_names: Vec<String> = top.iter().map(|(name, _)| name.clone()).collect();
+        match layout_of(&root, &top_names)? {
+            Layout::MultiRead => {
+                let (names, addresses) = top.into_iter().filter(|(n, _)| n.starts_with("read_")).unzip();
+                Ok(Fast5Index { layout: Layout::MultiRead, names, addresses, container: root, shared_channel: None })
+            }
             Layout::SingleRead => {
                 let channel = child_if_present(&file.get("/UniqueGlobalKey")?, "channel_id")?;
-                if !top.iter().any(|n| n == "Raw") {
+                if !top_names.iter().any(|n| n == "Raw") {
                     return Err(not_found(file, "no Raw/Reads group (a file without raw signal)"));
                 }
                 let container = file.get("/Raw/Reads")?;
-                Ok(Fast5Index {
-                    layout: Layout::SingleRead,
-                    names: link_names(&container)?,
-                    container,
-                    shared_channel: channel,
-                })
+                let (names, addresses) = read_links(&container)?.into_iter().unzip();
+                Ok(Fast5Index { layout: Layout::SingleRead, names, addresses, container, shared_channel: channel })
             }
         }
     }
@@ -150,6 +148,21 @@ impl Fast5Index {
 
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+
+    /// Reads `reads` in the order their groups lie in the file (soft links last, in
+    /// file order). A multi-read file lists its reads by name, which scatters them
+    /// across the file; taken by address, neighbouring reads share metadata blocks
+    /// (fewer and sequential metadata reads, warm and cold).
+    pub fn by_address(&self, reads: std::ops::Range<usize>) -> Vec<usize> {
+        let mut order: Vec<usize> = reads.filter(|&i| i < self.names.len()).collect();
+        order.sort_by_key(|&i| (self.address(i).is_none(), self.address(i), i));
+        order
+    }
+
+    /// Where read `i`'s group lies in the file (None: a soft link, or no such read).
+    pub fn address(&self, i: usize) -> Option<u64> {
+        self.addresses.get(i).copied().flatten()
     }
 
     /// The groups of read `i` (0 <= i < len()).
@@ -381,6 +394,9 @@ impl SignalDataset {
             .ok()
             .filter(|n| n.checked_mul(2).is_some())
             .ok_or_else(|| Error::format(format!("{}: Signal too long ({} samples)", signal.name(), len)))?;
+        // The chunk index read now, beside the read's other metadata (in the blocks
+        // just read), not when the signal is decoded, by then most likely evicted.
+        dataset.chunk_index(signal.file()).in_object(signal.name()).in_file(signal.file().path())?;
         Ok(SignalDataset { signal, dataset, order, len })
     }
 
@@ -464,12 +480,17 @@ fn string_attribute(obj: &Object, name: &str) -> Result<String> {
     Ok(text.trim_end_matches(['\0', ' ']).to_string())
 }
 
-fn link_names(group: &Object) -> Result<Vec<String>> {
+/// The group's links in h5py's order, with each hard link's object header address;
+/// external links are left out.
+fn read_links(group: &Object) -> Result<Vec<(String, Option<u64>)>> {
     Ok(group
         .links()?
         .into_iter()
-        .filter(|l| !matches!(l.target, LinkTarget::External { .. }))
-        .map(|l| l.name)
+        .filter_map(|l| match l.target {
+            LinkTarget::External { .. } => None,
+            LinkTarget::Hard(address) => Some((l.name, Some(address))),
+            LinkTarget::Soft(_) => Some((l.name, None)),
+        })
         .collect())
 }
 
