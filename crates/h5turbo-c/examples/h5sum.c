@@ -13,17 +13,43 @@
 #define MAX_RANK 32
 #define BLOCK_BYTES (8u << 20) /* read at most this much at a time */
 
-typedef struct { uint64_t *items; size_t n, cap; } address_set;
+/* The objects visited, by address: a hash set (open addressing; 0 marks a free slot,
+ * so address 0 is kept aside), for files of millions of objects. */
+typedef struct { uint64_t *slots; size_t n, cap; int has_zero; } address_set;
+
+static size_t slot_of(uint64_t address, size_t cap) {
+    address ^= address >> 33;
+    address *= 0xff51afd7ed558ccdULL;
+    address ^= address >> 33;
+    return (size_t)address & (cap - 1);
+}
+
+static void insert_slot(uint64_t *slots, size_t cap, uint64_t address) {
+    size_t i = slot_of(address, cap);
+    while (slots[i] != 0) i = (i + 1) & (cap - 1);
+    slots[i] = address;
+}
 
 static int seen_before(address_set *seen, uint64_t address) {
-    for (size_t i = 0; i < seen->n; i++)
-        if (seen->items[i] == address) return 1;
-    if (seen->n == seen->cap) {
-        seen->cap = seen->cap ? 2 * seen->cap : 64;
-        seen->items = realloc(seen->items, seen->cap * sizeof *seen->items);
-        if (!seen->items) { perror("h5sum"); exit(1); }
+    if (address == 0) {
+        int had = seen->has_zero;
+        seen->has_zero = 1;
+        return had;
     }
-    seen->items[seen->n++] = address;
+    if (2 * (seen->n + 1) > seen->cap) { /* keep it at most half full */
+        size_t cap = seen->cap ? 2 * seen->cap : 1024;
+        uint64_t *slots = calloc(cap, sizeof *slots);
+        if (!slots) { perror("h5sum"); exit(1); }
+        for (size_t i = 0; i < seen->cap; i++)
+            if (seen->slots[i]) insert_slot(slots, cap, seen->slots[i]);
+        free(seen->slots);
+        seen->slots = slots;
+        seen->cap = cap;
+    }
+    for (size_t i = slot_of(address, seen->cap); seen->slots[i] != 0; i = (i + 1) & (seen->cap - 1))
+        if (seen->slots[i] == address) return 1;
+    insert_slot(seen->slots, seen->cap, address);
+    seen->n++;
     return 0;
 }
 
@@ -95,9 +121,6 @@ static int by_name(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Returns 1 if some dataset could not be read. */
-static int visit(const h5turbo_file *file, const char *path, address_set *seen);
-
 static int dataset_line(const h5turbo_object *ds, const char *path) {
     h5turbo_datatype *dt = NULL;
     h5turbo_type_info t;
@@ -127,45 +150,104 @@ static int dataset_line(const h5turbo_object *ds, const char *path) {
     return 0;
 }
 
-static int visit_members(const h5turbo_file *file, const h5turbo_object *group, const char *path,
-                         address_set *seen) {
-    char **names = NULL;
-    size_t n = 0;
-    if (h5turbo_group_members(group, &names, &n) != H5TURBO_OK) {
-        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
-        return 1;
+/* A group being visited: its members (sorted by name), the next one to visit, and the
+ * length of its path in the walk's path buffer. */
+typedef struct { h5turbo_object *group; size_t path_len; char **names; size_t n, next; } frame;
+
+/* The walk: the groups from the root to the current one, the current path (one
+ * buffer, each group's path a prefix of it: memory grows with the depth, not its
+ * square) and the objects seen. */
+typedef struct {
+    frame *frames;
+    size_t depth, cap;
+    char *path;
+    size_t path_len, path_cap;
+    address_set seen;
+} walk;
+
+/* The path set to that of the group `parent` (its first `parent_len` bytes) plus "/name". */
+static void set_path(walk *w, size_t parent_len, const char *name) {
+    size_t len = strlen(name);
+    size_t need = parent_len + len + 2;
+    if (need > w->path_cap) {
+        w->path_cap = need > 2 * w->path_cap ? need : 2 * w->path_cap;
+        w->path = realloc(w->path, w->path_cap);
+        if (!w->path) { perror("h5sum"); exit(1); }
     }
-    if (n > 1) qsort(names, n, sizeof *names, by_name);
-    int failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        int link = -1;
-        if (h5turbo_link_kind(group, names[i], &link) != H5TURBO_OK || link != H5TURBO_LINK_HARD) continue;
-        size_t len = strlen(path) + strlen(names[i]) + 2;
-        char *child = malloc(len);
-        if (!child) { perror("h5sum"); exit(1); }
-        snprintf(child, len, "%s%s%s", path, strcmp(path, "/") ? "/" : "", names[i]);
-        failed |= visit(file, child, seen);
-        free(child);
-    }
-    h5turbo_strings_free(names, n);
-    return failed;
+    size_t at = parent_len;
+    if (at > 1 || (at == 1 && w->path[0] != '/')) w->path[at++] = '/';
+    memcpy(w->path + at, name, len + 1);
+    w->path_len = at + len;
 }
 
-static int visit(const h5turbo_file *file, const char *path, address_set *seen) {
-    h5turbo_object *obj = NULL;
-    if (h5turbo_object_open(file, path, &obj) != H5TURBO_OK) {
+/* Push the group `obj` (taking it) with its members, or report why not. */
+static int push_group(walk *w, h5turbo_object *obj) {
+    frame f = {obj, w->path_len, NULL, 0, 0};
+    if (h5turbo_group_members(obj, &f.names, &f.n) != H5TURBO_OK) {
         fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        h5turbo_object_close(obj);
         return 1;
     }
+    if (f.n > 1) qsort(f.names, f.n, sizeof *f.names, by_name);
+    if (w->depth == w->cap) {
+        w->cap = w->cap ? 2 * w->cap : 64;
+        w->frames = realloc(w->frames, w->cap * sizeof *w->frames);
+        if (!w->frames) { perror("h5sum"); exit(1); }
+    }
+    w->frames[w->depth++] = f;
+    return 0;
+}
+
+/* The object at the walk's path: a dataset's line, or a group pushed to be visited,
+ * once per object however many hard links reach it (by address); takes `obj`.
+ * Returns 1 if a dataset or a group could not be read. */
+static int visit_one(walk *w, h5turbo_object *obj) {
     int kind = -1, failed = 0;
     uint64_t address = 0;
     h5turbo_object_kind(obj, &kind);
     h5turbo_object_address(obj, &address);
-    if (!seen_before(seen, address)) {
-        if (kind == H5TURBO_DATASET) failed = dataset_line(obj, path);
-        else if (kind == H5TURBO_GROUP) failed = visit_members(file, obj, path, seen);
+    if (!seen_before(&w->seen, address)) {
+        if (kind == H5TURBO_GROUP) return push_group(w, obj);
+        if (kind == H5TURBO_DATASET) failed = dataset_line(obj, w->path);
     }
     h5turbo_object_close(obj);
+    return failed;
+}
+
+/* Depth-first, members by name, with a stack of its own (no recursion: a file may
+ * nest groups deeper than a thread's stack), each child opened from its group. */
+static int visit_file(const h5turbo_file *file) {
+    walk w = {0};
+    h5turbo_object *root = NULL;
+    if (h5turbo_object_open(file, "/", &root) != H5TURBO_OK) {
+        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+        return 1;
+    }
+    set_path(&w, 0, "/");
+    int failed = visit_one(&w, root);
+    while (w.depth > 0) {
+        frame *top = &w.frames[w.depth - 1];
+        if (top->next == top->n) {
+            h5turbo_strings_free(top->names, top->n);
+            h5turbo_object_close(top->group);
+            w.depth--;
+            continue;
+        }
+        const char *name = top->names[top->next++];
+        int link = -1;
+        if (h5turbo_link_kind(top->group, name, &link) != H5TURBO_OK || link != H5TURBO_LINK_HARD) continue;
+        set_path(&w, top->path_len, name);
+        h5turbo_object *obj = NULL;
+        if (h5turbo_object_open_at(top->group, name, &obj) != H5TURBO_OK) {
+            fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+            failed = 1;
+            continue;
+        }
+        failed |= visit_one(&w, obj); /* may push a frame (and move the frames) */
+    }
+    free(w.frames);
+    free(w.path);
+    free(w.seen.slots);
     return failed;
 }
 
@@ -180,9 +262,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     printf("path\tshape\tsum\n");
-    address_set seen = {0};
-    int failed = visit(file, "/", &seen);
-    free(seen.items);
+    int failed = visit_file(file);
     h5turbo_file_close(file);
     return failed;
 }

@@ -617,6 +617,14 @@ void h5turbo_file_close(h5turbo_file *file);
 int h5turbo_object_open(const h5turbo_file *file, const char *path, h5turbo_object **obj);
 
 /**
+ * Open the object at `path` relative to the group `base` ("member", "a/b"; soft
+ * links followed; an absolute path starts from the root, as in
+ * h5turbo_object_open): walking a deep hierarchy member by member costs one lookup
+ * per step instead of a walk from the root.
+ */
+int h5turbo_object_open_at(const h5turbo_object *base, const char *path, h5turbo_object **obj);
+
+/**
  * Close an object (NULL is fine).
  */
 void h5turbo_object_close(h5turbo_object *obj);

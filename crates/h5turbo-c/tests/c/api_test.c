@@ -46,6 +46,38 @@ static void test_errors(const char *gen) {
     }
     h5turbo_object_close(o);
     o = NULL;
+    {
+        /* opening from a group: relative paths, "." parts, absolute paths, and errors */
+        h5turbo_object *root = NULL, *group = NULL, *member = NULL;
+        const char *path = NULL;
+        CHECK(h5turbo_object_open(f, "/", &root) == H5TURBO_OK, "open root");
+        CHECK(h5turbo_object_open_at(root, "chunked", &group) == H5TURBO_OK, "open a member");
+        CHECK(h5turbo_object_open_at(group, "./le_i4", &member) == H5TURBO_OK &&
+              h5turbo_object_path(member, &path) == H5TURBO_OK && strcmp(path, "/chunked/le_i4") == 0,
+              "open a member of a member: %s", path ? path : h5turbo_last_error());
+        h5turbo_object_close(member);
+        member = NULL;
+        CHECK(h5turbo_object_open_at(root, "chunked/le_i4", &member) == H5TURBO_OK &&
+              h5turbo_object_path(member, &path) == H5TURBO_OK && strcmp(path, "/chunked/le_i4") == 0,
+              "open a path of two parts");
+        h5turbo_object *inner = NULL;
+        CHECK(h5turbo_object_open_at(member, "x", &inner) == H5TURBO_E_INVALID && inner == NULL &&
+              strstr(h5turbo_last_error(), "not a group") && strstr(h5turbo_last_error(), "dtypes.h5"),
+              "a dataset is no base: %s", h5turbo_last_error());
+        CHECK(h5turbo_object_open_at(member, "/chunked", &inner) == H5TURBO_OK &&
+              h5turbo_object_path(inner, &path) == H5TURBO_OK && strcmp(path, "/chunked") == 0,
+              "an absolute path from any object");
+        h5turbo_object_close(inner);
+        inner = NULL;
+        CHECK(h5turbo_object_open_at(group, "nope", &inner) == H5TURBO_E_NOT_FOUND && inner == NULL &&
+              strstr(h5turbo_last_error(), "nope") && strstr(h5turbo_last_error(), "dtypes.h5"),
+              "a missing member: %s", h5turbo_last_error());
+        CHECK(h5turbo_object_open_at(NULL, "x", &inner) == H5TURBO_E_INVALID, "NULL base");
+        CHECK(h5turbo_object_open_at(group, NULL, &inner) == H5TURBO_E_INVALID, "NULL relative path");
+        h5turbo_object_close(member);
+        h5turbo_object_close(group);
+        h5turbo_object_close(root);
+    }
     CHECK(h5turbo_object_open(f, "/chunked/le_i4", &o) == H5TURBO_OK, "open dataset");
     int rank = 0, kind = -1;
     uint64_t dims[3];

@@ -201,6 +201,23 @@ def reductions_file(path):
         f.create_dataset("empty", shape=(0, 5), dtype="<i2", chunks=(2, 2), maxshape=(None, 5))
 
 
+def deep_file(path, depth=400):
+    """Groups nested `depth` deep (h5sum walks them with a stack of its own, each child
+    opened from its group; libhdf5, the reference, slows down with the square of the
+    depth: 77 s at 3000), a dataset every 100 levels, a second hard link to a group
+    near the top (its objects visited once, under the first name in h5py's order) and
+    a soft link (not followed)."""
+    with h5py.File(path, "w") as f:
+        g = f
+        for level in range(depth):
+            g = g.create_group("g")
+            if level % 100 == 0:
+                g.create_dataset("x", data=np.arange(level, level + 7, dtype="<i4"))
+        g.create_dataset("bottom", data=np.full((3, 2), 0.5))
+        f["again"] = f["g/g/g"]
+        f["soft"] = h5py.SoftLink("/g")
+
+
 def main():
     if len(sys.argv) > 2:
         huge_signal_fast5(Path(sys.argv[2]))
@@ -210,6 +227,7 @@ def main():
     filters_file(out / "filters.h5")
     structures_file(out / "structures.h5")
     reductions_file(out / "reductions.h5")
+    deep_file(out / "deep.h5")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))
