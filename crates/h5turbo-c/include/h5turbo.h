@@ -354,6 +354,22 @@ int h5turbo_dataset_read_strings(const h5turbo_object *ds,
                                  int threads);
 
 /**
+ * The objects an object-reference dataset's hyperslab points to, as paths (the name
+ * libhdf5 gives a dereferenced object, H5Iget_name after H5Rdereference: the first
+ * path met walking the file depth first), row-major; NULL for a null reference or an
+ * object no hard link reaches. Free with h5turbo_strings_free(*paths, *n). Region
+ * references and HDF5 1.12+ references are H5TURBO_E_UNSUPPORTED; a reference to an
+ * address that holds no object, H5TURBO_E_FORMAT.
+ */
+int h5turbo_dataset_read_references(const h5turbo_object *ds,
+                                    const uint64_t *start,
+                                    const uint64_t *count,
+                                    const uint64_t *stride,
+                                    char ***paths,
+                                    size_t *n,
+                                    int threads);
+
+/**
  * Reduce a numeric dataset (integers, floats of 16, 32 or 64 bits, booleans, enums)
  * chunk by chunk in parallel, straight from the file. axis: the axis to reduce
  * (row-major numbering), or -1 for all. out: one double per remaining cell,

@@ -5,10 +5,10 @@ use crate::errors::*;
 use crate::handles::{guard_put, out_strings};
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
-use crate::strings::give_strings;
+use crate::strings::{give_optional_strings, give_strings};
 use h5turbo_core::prelude::{
-    filter_registry, half_to_f32, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
-    Reduced, ResultExt, VlenKind, VlenValue, zeroed_elements,
+    filter_registry, half_to_f32, reference, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
+    Reduced, ReferenceKind, ResultExt, VlenKind, VlenValue, zeroed_elements,
 };
 use h5turbo_core::prelude::fast5::Scalar;
 use std::ffi::{c_char, c_int};
@@ -279,6 +279,51 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
         give_strings(values, strings, n);
         Ok(())
     })
+}
+
+/// The objects an object-reference dataset's hyperslab points to, as paths (the name
+/// libhdf5 gives a dereferenced object, H5Iget_name after H5Rdereference: the first
+/// path met walking the file depth first), row-major; NULL for a null reference or an
+/// object no hard link reaches. Free with h5turbo_strings_free(*paths, *n). Region
+/// references and HDF5 1.12+ references are H5TURBO_E_UNSUPPORTED; a reference to an
+/// address that holds no object, H5TURBO_E_FORMAT.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_dataset_read_references(
+    ds: *const h5turbo_object,
+    start: *const u64,
+    count: *const u64,
+    stride: *const u64,
+    paths: *mut *mut *mut c_char,
+    n: *mut usize,
+    threads: c_int,
+) -> c_int {
+    guard_in(ds, || {
+        let (paths, n) = out_strings(paths, "paths", n, "n")?;
+        let Selected { obj, dataset, sel, threads, .. } = selected(ds, start, count, stride, threads)?;
+        let found = in_object(obj, referenced_paths(obj, &dataset, &sel, threads))?;
+        give_optional_strings(found, paths, n);
+        Ok(())
+    })
+}
+
+fn referenced_paths(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], threads: usize) -> Result<Vec<Option<String>>, Error> {
+    match dataset.datatype.class {
+        DatatypeClass::Reference { kind: ReferenceKind::Object } => {}
+        DatatypeClass::Reference { .. } => {
+            return Err(Error::unsupported("region and HDF5 1.12+ references (object references are read)"))
+        }
+        _ => return Err(invalid("not a reference type")),
+    }
+    obj.read_vlen(sel, threads)?
+        .into_iter()
+        .map(|value| {
+            let VlenValue::Fixed(raw) = value else { return Err(Error::format("a reference element holds no reference")) };
+            match reference::object_address(&raw)? {
+                Some(address) => Ok(obj.file().dereference(address)?.1),
+                None => Ok(None),
+            }
+        })
+        .collect()
 }
 
 /// Sum of all values: floats accumulated in float64; integers summed exactly (in 128

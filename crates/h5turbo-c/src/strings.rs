@@ -11,7 +11,15 @@ where
     I: IntoIterator<Item = B>,
     B: AsRef<[u8]>,
 {
-    let strings: Vec<*mut c_char> = items.into_iter().map(|s| c_string_lossy(s.as_ref()).into_raw()).collect();
+    give_optional_strings(items.into_iter().map(Some).collect(), out, count);
+}
+
+/// As give_strings, with a NULL pointer for each `None`.
+pub(crate) unsafe fn give_optional_strings<B: AsRef<[u8]>>(items: Vec<Option<B>>, out: *mut *mut *mut c_char, count: *mut usize) {
+    let strings: Vec<*mut c_char> = items
+        .into_iter()
+        .map(|s| s.map_or(std::ptr::null_mut(), |s| c_string_lossy(s.as_ref()).into_raw()))
+        .collect();
     *count = strings.len();
     *out = if strings.is_empty() {
         std::ptr::null_mut()

@@ -190,7 +190,34 @@ static void test_strings_and_attributes(const char *gen) {
     h5turbo_strings_free(s, n);
     unsigned char buf[64];
     CHECK(h5turbo_dataset_read(o, NULL, NULL, NULL, buf, sizeof buf, 0) == H5TURBO_E_UNSUPPORTED, "vlen strings need read_strings");
+    CHECK(h5turbo_dataset_read_references(o, NULL, NULL, NULL, &s, &n, 0) == H5TURBO_E_INVALID &&
+          strstr(h5turbo_last_error(), "not a reference") && strstr(h5turbo_last_error(), "/utf8"),
+          "strings are not references: %s", h5turbo_last_error());
     h5turbo_object_close(o);
+    {
+        /* object references, a hyperslab of them: row 1 and column 0 of /refs */
+        h5turbo_object *refs = NULL;
+        CHECK(h5turbo_object_open(f, "/refs", &refs) == H5TURBO_OK, "open /refs");
+        uint64_t start[2] = {1, 0}, count[2] = {1, 3};
+        CHECK(h5turbo_dataset_read_references(refs, start, count, NULL, &s, &n, 0) == H5TURBO_OK && n == 3 &&
+              strcmp(s[0], "/ordered") == 0 && strcmp(s[1], "/ordered/mid") == 0 && strcmp(s[2], "/") == 0,
+              "references of row 1: %s", n == 3 ? s[0] : h5turbo_last_error());
+        h5turbo_strings_free(s, n);
+        uint64_t column[2] = {0, 1}, down[2] = {2, 1}, strided[2] = {1, 2};
+        CHECK(h5turbo_dataset_read_references(refs, column, down, NULL, &s, &n, 0) == H5TURBO_OK && n == 2 &&
+              s[0] == NULL && strcmp(s[1], "/ordered/mid") == 0, "a null reference is NULL");
+        h5turbo_strings_free(s, n);
+        uint64_t first_row[2] = {1, 2};
+        CHECK(h5turbo_dataset_read_references(refs, NULL, first_row, strided, &s, &n, 2) == H5TURBO_OK && n == 2 &&
+              strcmp(s[0], "/compound") == 0 && (strcmp(s[1], "/enum") == 0 || strcmp(s[1], "/hard") == 0),
+              "strided references: %s", n == 2 && s[1] ? s[1] : h5turbo_last_error());
+        h5turbo_strings_free(s, n);
+        h5turbo_object_close(refs);
+        CHECK(h5turbo_object_open(f, "/region_refs", &refs) == H5TURBO_OK, "open /region_refs");
+        CHECK(h5turbo_dataset_read_references(refs, NULL, NULL, NULL, &s, &n, 0) == H5TURBO_E_UNSUPPORTED &&
+              strstr(h5turbo_last_error(), "region"), "region references: %s", h5turbo_last_error());
+        h5turbo_object_close(refs);
+    }
     CHECK(h5turbo_object_open(f, "/ordered", &o) == H5TURBO_OK, "open /ordered");
     CHECK(h5turbo_group_members(o, &s, &n) == H5TURBO_OK && n == 3, "members");
     if (n == 3) CHECK(strcmp(s[0], "zeta") == 0 && strcmp(s[1], "alpha") == 0 && strcmp(s[2], "mid") == 0, "creation order");

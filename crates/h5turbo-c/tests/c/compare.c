@@ -505,6 +505,44 @@ static void compare_dimension_scales(const char *path, hid_t ds, h5turbo_object 
     H5Tclose(vtype);
 }
 
+/* An object-reference dataset: each element's object as libhdf5 names it
+   (H5Rdereference2, then H5Iget_name; a null reference or a nameless object: NULL),
+   against h5turbo_dataset_read_references. Region references: H5TURBO_E_UNSUPPORTED. */
+static void compare_references(const char *path, hid_t ds, hid_t ftype, h5turbo_object *tds) {
+    char **paths = NULL;
+    size_t n = 0;
+    int status = h5turbo_dataset_read_references(tds, NULL, NULL, NULL, &paths, &n, 0);
+    if (!H5Tequal(ftype, H5T_STD_REF_OBJ)) {
+        CHECK(status == H5TURBO_E_UNSUPPORTED, "%s: region references: status %d", path, status);
+        return;
+    }
+    hid_t space = H5Dget_space(ds);
+    hssize_t count = H5Sget_simple_extent_npoints(space);
+    H5Sclose(space);
+    hobj_ref_t *refs = calloc(count > 0 ? (size_t)count : 1, sizeof *refs);
+    if (!refs || H5Dread(ds, H5T_STD_REF_OBJ, H5S_ALL, H5S_ALL, H5P_DEFAULT, refs) < 0) {
+        g_skipped++;
+        free(refs);
+        h5turbo_strings_free(paths, n);
+        return;
+    }
+    CHECK(status == H5TURBO_OK && n == (size_t)count, "%s: read_references: %zu of %lld: %s", path, n, (long long)count,
+          status == H5TURBO_OK ? "" : h5turbo_last_error());
+    for (size_t i = 0; status == H5TURBO_OK && i < n && i < (size_t)count; i++) {
+        char name[1024] = "";
+        hid_t target = refs[i] ? H5Rdereference2(ds, H5P_DEFAULT, H5R_OBJECT, &refs[i]) : -1;
+        if (target >= 0) {
+            if (H5Iget_name(target, name, sizeof name) <= 0) name[0] = 0;
+            H5Oclose(target);
+        }
+        const char *got = paths[i] ? paths[i] : "";
+        CHECK(strcmp(got, name) == 0 && (paths[i] != NULL) == (name[0] != 0), "%s: reference %zu is %s, libhdf5 %s", path, i,
+              paths[i] ? paths[i] : "(NULL)", name[0] ? name : "(none)");
+    }
+    free(refs);
+    h5turbo_strings_free(paths, n);
+}
+
 static void compare_dataset(const char *path, hid_t ds, h5turbo_object *tds) {
     hid_t space = H5Dget_space(ds), ftype = H5Dget_type(ds), dcpl = H5Dget_create_plist(ds);
     int rank = -2;
@@ -545,6 +583,7 @@ static void compare_dataset(const char *path, hid_t ds, h5turbo_object *tds) {
         FAIL("%s: datatype: %s", path, h5turbo_last_error());
     } else {
         compare_type_info(path, ftype, tdt);
+        if (H5Tget_class(ftype) == H5T_REFERENCE && frank >= 0) compare_references(path, ds, ftype, tds);
         if (frank >= 0 && frank <= 32) {
             uint64_t all[32];
             for (int i = 0; i < frank; i++) all[i] = fdims[i];

@@ -155,6 +155,15 @@ def structures_file(path):
         cube.dims[0].label = "R"
         f["soft"] = h5py.SoftLink("/compound")
         f["hard"] = f["enum"]
+        # object references (one null, one to an object with two names, one to a group)
+        # and region references (read as unsupported)
+        refs = f.create_dataset("refs", shape=(2, 3), dtype=h5py.ref_dtype)
+        refs[0, 0] = f["compound"].ref
+        refs[0, 2] = f["hard"].ref
+        refs[1, 0] = f["ordered"].ref
+        refs[1, 1] = f["ordered/mid"].ref
+        refs[1, 2] = f.ref
+        f.create_dataset("region_refs", data=[f["enum"].regionref[2:5]], dtype=h5py.regionref_dtype)
         attrs = f["compound"].attrs
         attrs["int"] = np.int64(-12)
         attrs["be_float"] = np.array([1.5, -2.25], dtype=">f8")
