@@ -513,7 +513,7 @@ impl Reader {
     fn file_order(jobs: &[Job]) -> Vec<usize> {
         let mut order: Vec<usize> = (0..jobs.len()).collect();
         order.sort_by_key(|&j| match &jobs[j] {
-            Job::Read { file_no, reads, read } => (*file_no, reads.1.address(*read).unwrap_or(u64::MAX), j),
+            Job::Read { file_no, reads, read } => (*file_no, reads.1.position(*read), j),
             Job::FileError { file_no, .. } => (*file_no, 0, j),
         });
         order

@@ -156,13 +156,14 @@ impl Fast5Index {
     /// (fewer and sequential metadata reads, warm and cold).
     pub fn by_address(&self, reads: std::ops::Range<usize>) -> Vec<usize> {
         let mut order: Vec<usize> = reads.filter(|&i| i < self.names.len()).collect();
-        order.sort_by_key(|&i| (self.address(i).is_none(), self.address(i), i));
+        order.sort_by_key(|&i| (self.position(i), i));
         order
     }
 
-    /// Where read `i`'s group lies in the file (None: a soft link, or no such read).
-    pub fn address(&self, i: usize) -> Option<u64> {
-        self.addresses.get(i).copied().flatten()
+    /// Where read `i`'s group lies in the file, to take reads in: its address (a soft
+    /// link, or no such read, after every stored group).
+    pub fn position(&self, i: usize) -> u64 {
+        self.addresses.get(i).copied().flatten().unwrap_or(u64::MAX)
     }
 
     /// The groups of read `i` (0 <= i < len()).
