@@ -316,12 +316,16 @@ fn referenced_paths(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], thre
     }
     obj.read_vlen(sel, threads)?
         .into_iter()
-        .map(|value| {
+        .enumerate()
+        .map(|(i, value)| {
             let VlenValue::Fixed(raw) = value else { return Err(Error::format("a reference element holds no reference")) };
-            match reference::object_address(&raw)? {
-                Some(address) => Ok(obj.file().dereference(address)?.1),
-                None => Ok(None),
-            }
+            let Some(address) = reference::object_address(&raw)? else { return Ok(None) };
+            // The dataset named with the element: the error of the object alone names
+            // only the address.
+            let followed = obj.file().dereference(address).map_err(|e| {
+                Error::new(e.kind(), format!("selected element {} refers to address {}: {}", i, address, e.message()))
+            });
+            Ok(followed?.1)
         })
         .collect()
 }

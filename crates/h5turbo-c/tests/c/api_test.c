@@ -213,6 +213,20 @@ static void test_strings_and_attributes(const char *gen) {
               "strided references: %s", n == 2 && s[1] ? s[1] : h5turbo_last_error());
         h5turbo_strings_free(s, n);
         h5turbo_object_close(refs);
+        h5turbo_file *dangling = NULL;
+        CHECK(h5turbo_file_open(path_in(gen, "dangling_ref.h5"), &dangling) == H5TURBO_OK, "open dangling_ref.h5");
+        CHECK(h5turbo_object_open(dangling, "/refs", &refs) == H5TURBO_OK, "open /refs of dangling_ref.h5");
+        uint64_t one = 1;
+        CHECK(h5turbo_dataset_read_references(refs, NULL, &one, NULL, &s, &n, 0) == H5TURBO_OK && n == 1 &&
+              strcmp(s[0], "/a") == 0, "the sound reference: %s", n == 1 ? s[0] : h5turbo_last_error());
+        h5turbo_strings_free(s, n);
+        s = NULL;
+        n = 7;
+        CHECK(h5turbo_dataset_read_references(refs, NULL, NULL, NULL, &s, &n, 0) == H5TURBO_E_FORMAT && s == NULL &&
+              n == 0 && strstr(h5turbo_last_error(), "dangling_ref.h5") && strstr(h5turbo_last_error(), "/refs"),
+              "a reference to no object: %s", h5turbo_last_error());
+        h5turbo_object_close(refs);
+        h5turbo_file_close(dangling);
         CHECK(h5turbo_object_open(f, "/region_refs", &refs) == H5TURBO_OK, "open /region_refs");
         CHECK(h5turbo_dataset_read_references(refs, NULL, NULL, NULL, &s, &n, 0) == H5TURBO_E_UNSUPPORTED &&
               strstr(h5turbo_last_error(), "region"), "region references: %s", h5turbo_last_error());

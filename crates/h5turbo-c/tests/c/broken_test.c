@@ -22,6 +22,25 @@ int main(int argc, char **argv) {
         object_list objects = {0};
         walk_objects(f, "/", &objects, &errors);
         for (size_t k = 0; k < objects.n; k++) object_digest(f, objects.paths[k], 2, &errors);
+        /* each object again, opened from the root group by a relative path: the same
+           object, or an error under the same contract */
+        h5turbo_object *root = NULL;
+        if (h5turbo_object_open(f, "/", &root) == H5TURBO_OK) {
+            for (size_t k = 0; k < objects.n; k++) {
+                h5turbo_object *by_path = NULL, *by_member = NULL;
+                uint64_t a = 0, b = 1;
+                int status = h5turbo_object_open_at(root, objects.paths[k] + 1, &by_member);
+                if (status != H5TURBO_OK) count_error(&errors, status, objects.paths[k]);
+                if (status == H5TURBO_OK && h5turbo_object_open(f, objects.paths[k], &by_path) == H5TURBO_OK &&
+                    (h5turbo_object_address(by_path, &a) != H5TURBO_OK || h5turbo_object_address(by_member, &b) != H5TURBO_OK || a != b)) {
+                    printf("FAIL broken_test %s: %s opened from the root is another object\n", argv[i], objects.paths[k]);
+                    bad++;
+                }
+                h5turbo_object_close(by_path);
+                h5turbo_object_close(by_member);
+            }
+            h5turbo_object_close(root);
+        }
         list_free(&objects);
         h5turbo_file_close(f);
         /* the fast5 reader on the same file */

@@ -181,6 +181,13 @@ static inline uint64_t object_digest(const h5turbo_file *f, const char *path, in
                 status = h5turbo_dataset_read_strings(o, NULL, NULL, NULL, &s, &k, threads);
                 for (size_t i = 0; i < k; i++) h = fnv(s[i], strlen(s[i]) + 1, h);
                 h5turbo_strings_free(s, k);
+            } else if (t.type_class == H5TURBO_REFERENCE) {
+                char **s = NULL;
+                size_t k = 0;
+                status = h5turbo_dataset_read_references(o, NULL, NULL, NULL, &s, &k, threads);
+                if (status == H5TURBO_E_UNSUPPORTED) status = H5TURBO_OK; /* region references */
+                for (size_t i = 0; i < k; i++) h = s[i] ? fnv(s[i], strlen(s[i]) + 1, h) : fnv("", 1, h);
+                h5turbo_strings_free(s, k);
             } else if (t.size > 0 && n <= (256u << 20) / t.size) {
                 size_t bytes = (size_t)n * t.size;
                 void *buf = calloc(bytes ? bytes : 1, 1);

@@ -227,6 +227,18 @@ def deep_file(path, depth=400):
         f["soft"] = h5py.SoftLink("/g")
 
 
+def dangling_reference_file(path):
+    """/refs: an object reference to /a, then one whose stored address is patched to
+    point inside the superblock, where no object header is."""
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("a", data=np.arange(3))
+        refs = f.create_dataset("refs", data=[f["a"].ref, f["a"].ref], dtype=h5py.ref_dtype)
+        at = refs.id.get_offset()
+    with open(path, "r+b") as raw:
+        raw.seek(at + 8)
+        raw.write((16).to_bytes(8, "little"))
+
+
 def main():
     if len(sys.argv) > 2:
         huge_signal_fast5(Path(sys.argv[2]))
@@ -237,6 +249,7 @@ def main():
     structures_file(out / "structures.h5")
     reductions_file(out / "reductions.h5")
     deep_file(out / "deep.h5")
+    dangling_reference_file(out / "dangling_ref.h5")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))
