@@ -4,6 +4,7 @@
  * (batch sizes, get by read id, per-read errors, stop_on_error). Prints one line per
  * failed check and "api_test: N checks, N failed". */
 #include "common.h"
+#include <pthread.h>
 #include <errno.h>
 #include <math.h>
 #include <sys/stat.h>
@@ -403,6 +404,102 @@ static void test_fast5_kept(const char *dir, const read_summary *a, size_t na) {
     }
 }
 
+/* Read a[i] fetched by id is the read streamed: id, file, samples (a file error's
+ * entry, with no id, counts as fetched). */
+static int fetched_as_streamed(h5turbo_fast5 *f5, const read_summary *a, size_t i) {
+    if (a[i].id[0] == 0) return 1;
+    h5turbo_fast5_batch *one = NULL;
+    if (h5turbo_fast5_get(f5, a[i].id, &one) != H5TURBO_OK || one->n != 1) { h5turbo_fast5_batch_free(one); return 0; }
+    h5turbo_fast5_read *r = &one->reads[0];
+    long long s = 0;
+    for (uint64_t j = 0; j < r->n_samples; j++) s += r->signal[j];
+    /* read ids repeat across the corpus files: the first file holding it wins */
+    size_t first = 0;
+    while (strcmp(a[first].id, a[i].id) != 0) first++;
+    int same = r->status == H5TURBO_OK && strcmp(r->read_id, a[i].id) == 0 && strcmp(r->path, a[first].path) == 0 &&
+               s == a[first].sum && r->n_samples == a[first].n;
+    h5turbo_fast5_batch_free(one);
+    return same;
+}
+
+typedef struct { h5turbo_fast5 *f5; const read_summary *a; size_t na, step, start; int bad; } get_job;
+
+/* Every read fetched in a scattered order (start + k * step, modulo na). */
+static void *fetch_scattered(void *arg) {
+    get_job *job = arg;
+    for (size_t k = 0; k < job->na; k++) job->bad += !fetched_as_streamed(job->f5, job->a, (job->start + k * job->step) % job->na);
+    return NULL;
+}
+
+/* h5turbo_fast5_get_batch: the reads asked, in the order asked (scattered across the
+ * files, in batches of 1 to 50 ids, with repeats), as streamed; an unknown id fails the
+ * call and names it; empty and NULL arguments. */
+static void test_fast5_get_batch(h5turbo_fast5 *f5, const read_summary *a, size_t na, size_t step) {
+    enum { MAX = 4096 };
+    static const char *ids[MAX];
+    static size_t which[MAX];
+    size_t n = 0;
+    for (size_t k = 0; k < na && n < MAX - 1; k++) {
+        size_t i = (k * step) % na;
+        if (a[i].id[0] == 0) continue; /* a file error's entry */
+        which[n] = i;
+        ids[n++] = a[i].id;
+        if (k % 5 == 0) { which[n] = i; ids[n++] = a[i].id; } /* asked twice */
+    }
+    size_t sizes[] = {1, 7, 50}, bad = 0, got = 0;
+    for (size_t s = 0; s < 3; s++) {
+        for (size_t start = 0; start < n; start += sizes[s]) {
+            size_t k = n - start < sizes[s] ? n - start : sizes[s];
+            h5turbo_fast5_batch *b = NULL;
+            if (h5turbo_fast5_get_batch(f5, ids + start, k, &b) != H5TURBO_OK || b->n != k) { bad += k; h5turbo_fast5_batch_free(b); continue; }
+            for (size_t j = 0; j < k; j++) {
+                const h5turbo_fast5_read *r = &b->reads[j];
+                size_t first = 0;
+                while (strcmp(a[first].id, ids[start + j]) != 0) first++;
+                long long sum = 0;
+                for (uint64_t m = 0; m < r->n_samples; m++) sum += r->signal[m];
+                bad += r->status != H5TURBO_OK || strcmp(r->read_id, a[which[start + j]].id) != 0 ||
+                       strcmp(r->path, a[first].path) != 0 || sum != a[first].sum || r->n_samples != a[first].n;
+                got++;
+            }
+            h5turbo_fast5_batch_free(b);
+        }
+    }
+    CHECK(bad == 0 && got == 3 * n, "%zu of %zu reads differ when fetched in batches by id", bad, got);
+    h5turbo_fast5_batch *b = NULL;
+    const char *unknown[] = {ids[0], "no-such-read", ids[1]};
+    CHECK(h5turbo_fast5_get_batch(f5, unknown, 3, &b) == H5TURBO_E_NOT_FOUND && b == NULL &&
+          strstr(h5turbo_last_error(), "no-such-read"), "an unknown id fails the batch: %s", h5turbo_last_error());
+    CHECK(h5turbo_fast5_get_batch(f5, ids, 0, &b) == H5TURBO_OK && b && b->n == 0, "no ids: an empty batch");
+    h5turbo_fast5_batch_free(b);
+    b = NULL;
+    CHECK(h5turbo_fast5_get_batch(f5, NULL, 2, &b) == H5TURBO_E_INVALID && b == NULL, "NULL read_ids");
+    const char *holes[] = {ids[0], NULL};
+    CHECK(h5turbo_fast5_get_batch(f5, holes, 2, &b) == H5TURBO_E_INVALID && strstr(h5turbo_last_error(), "read_ids[1]"),
+          "a NULL id is named: %s", h5turbo_last_error());
+    CHECK(h5turbo_fast5_get_batch(f5, ids, 1, NULL) == H5TURBO_E_INVALID, "NULL batch");
+}
+
+/* Reads fetched by id in an order that jumps between files (each multi-read file
+ * reopened many times, its read groups looked up by name), on the calling thread and
+ * from 4 C threads sharing the handle at once. */
+static void test_fast5_get_scattered(h5turbo_fast5 *f5, const read_summary *a, size_t na) {
+    size_t step = 7919 % na ? 7919 : 7907; /* primes: every read once, when na is not their multiple */
+    get_job alone = {f5, a, na, step, 0, 0};
+    fetch_scattered(&alone);
+    CHECK(alone.bad == 0, "%d reads differ when fetched by id in scattered order", alone.bad);
+    pthread_t threads[4];
+    get_job jobs[4];
+    for (size_t t = 0; t < 4; t++) {
+        jobs[t] = (get_job){f5, a, na, step, t * na / 4, 0};
+        pthread_create(&threads[t], NULL, fetch_scattered, &jobs[t]);
+    }
+    int bad = 0;
+    for (size_t t = 0; t < 4; t++) { pthread_join(threads[t], NULL); bad += jobs[t].bad; }
+    CHECK(bad == 0, "%d reads differ when fetched by id from 4 threads at once", bad);
+    test_fast5_get_batch(f5, a, na, step);
+}
+
 static void test_fast5(const char *fast5_dir) {
     enum { MAX = 4096 };
     static read_summary a[MAX], b[MAX];
@@ -426,21 +523,9 @@ static void test_fast5(const char *fast5_dir) {
     size_t n_files = 0;
     CHECK(h5turbo_fast5_file_count(f5, &n_files) == H5TURBO_OK && n_files >= 10, "file count %zu", n_files);
     int bad = 0;
-    for (size_t i = 0; i < na; i++) {
-        if (a[i].id[0] == 0) continue; /* a file error's entry */
-        h5turbo_fast5_batch *one = NULL;
-        if (h5turbo_fast5_get(f5, a[i].id, &one) != H5TURBO_OK || one->n != 1) { bad++; h5turbo_fast5_batch_free(one); continue; }
-        h5turbo_fast5_read *r = &one->reads[0];
-        long long s = 0;
-        for (uint64_t j = 0; j < r->n_samples; j++) s += r->signal[j];
-        /* read ids repeat across the corpus files: the first file holding it wins */
-        size_t first = 0;
-        while (strcmp(a[first].id, a[i].id) != 0) first++;
-        bad += strcmp(r->read_id, a[i].id) != 0 || strcmp(r->path, a[first].path) != 0 ||
-               s != a[first].sum || r->n_samples != a[first].n;
-        h5turbo_fast5_batch_free(one);
-    }
+    for (size_t i = 0; i < na; i++) bad += !fetched_as_streamed(f5, a, i);
     CHECK(bad == 0, "%d reads differ when fetched by id", bad);
+    test_fast5_get_scattered(f5, a, na);
     h5turbo_fast5_batch *none = NULL;
     CHECK(h5turbo_fast5_get(f5, "no-such-read", &none) == H5TURBO_E_NOT_FOUND && none == NULL, "unknown read id");
     CHECK(h5turbo_fast5_next_batch(f5, 0, &none) == H5TURBO_E_INVALID, "max_reads 0");

@@ -4,6 +4,37 @@
  * Prints "broken_test: N files, N opened, N errors, N bad errors". */
 #include "common.h"
 
+/* The reads of `b` that have an id fetched again by id, one by one and all at once:
+ * each call succeeds or fails under the contract, each failed read names the file.
+ * Returns the failures outside the contract. */
+static int fetch_by_id(h5turbo_fast5 *f5, const h5turbo_fast5_batch *b, const char *path, long *errors) {
+    const char **ids = malloc((b->n ? b->n : 1) * sizeof *ids);
+    size_t n = 0;
+    int bad = 0;
+    for (size_t r = 0; r < b->n; r++)
+        if (b->reads[r].read_id[0]) ids[n++] = b->reads[r].read_id;
+    for (size_t k = 0; k <= n; k++) {
+        h5turbo_fast5_batch *got = NULL;
+        int status = k < n ? h5turbo_fast5_get(f5, ids[k], &got) : h5turbo_fast5_get_batch(f5, ids, n, &got);
+        if (status != H5TURBO_OK) {
+            count_error(errors, status, k < n ? "fast5 get" : "fast5 get_batch");
+            continue;
+        }
+        for (size_t r = 0; r < got->n; r++) {
+            const h5turbo_fast5_read *read = &got->reads[r];
+            if (read->status == H5TURBO_OK) continue;
+            (*errors)++;
+            if (read->status >= H5TURBO_E_INTERNAL || !read->error || !strstr(read->error, path)) {
+                printf("FAIL broken_test %s: read %s fetched by id: status %d, error '%s'\n", path, read->read_id, read->status, read->error ? read->error : "(null)");
+                bad++;
+            }
+        }
+        h5turbo_fast5_batch_free(got);
+    }
+    free(ids);
+    return bad;
+}
+
 int main(int argc, char **argv) {
     long opened = 0, errors = 0, bad = 0;
     for (int i = 1; i < argc; i++) {
@@ -59,6 +90,7 @@ int main(int argc, char **argv) {
                         bad++;
                     }
                 }
+                bad += fetch_by_id(f5, b, argv[i], &errors);
             } else {
                 count_error(&errors, status, "fast5 next_batch");
             }

@@ -142,6 +142,16 @@ impl Fast5Index {
         }
     }
 
+    /// The read groups `names` of a multi-read file (read i of the index is names[i]),
+    /// each found by name when it is read (a lookup in the root group's own index),
+    /// without listing the file's reads: for fetching reads by id from files indexed
+    /// once. Listing a multi-read file again for every read fetched made each fetch
+    /// cost a walk of thousands of links.
+    pub fn multi_reads_named(file: &File, names: Vec<String>) -> Result<Fast5Index> {
+        let addresses = vec![None; names.len()];
+        Ok(Fast5Index { layout: Layout::MultiRead, names, addresses, container: file.root()?, shared_channel: None })
+    }
+
     pub fn len(&self) -> usize {
         self.names.len()
     }
