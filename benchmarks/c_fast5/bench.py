@@ -56,15 +56,16 @@ from h5turbo.bench.report import publish  # noqa: E402
 CC = ["cc", "-std=gnu11", "-O3", "-march=x86-64-v2"]  # -O3: the checksum loop, the same in every program, vectorized
 
 
-def build(out: Path) -> dict[str, Path]:
-    """Compile the libhdf5 and h5turbo programs against libhdf5 and build/c."""
+def build(out: Path, kind: str = "loop") -> dict[str, Path]:
+    """Compile the libhdf5 and h5turbo programs (hdf5_KIND.c, h5turbo_KIND.c) against
+    libhdf5 and build/c."""
     pc = "hdf5-serial" if subprocess.run(["pkg-config", "--exists", "hdf5-serial"]).returncode == 0 else "hdf5"
     hdf5 = subprocess.run(["pkg-config", "--cflags", "--libs", pc], capture_output=True, text=True, check=True).stdout.split()
     lib = REPO / "build/c/lib"
-    subprocess.run(CC + ["-o", out / "hdf5_loop", HERE / "hdf5_loop.c"] + hdf5, check=True)
-    subprocess.run(CC + [f"-I{REPO / 'build/c/include'}", "-o", out / "h5turbo_loop", HERE / "h5turbo_loop.c",
-                         f"-L{lib}", "-lh5turbo", f"-Wl,-rpath,{lib}"], check=True)
-    return {"hdf5": out / "hdf5_loop", "h5turbo": out / "h5turbo_loop"}
+    subprocess.run(CC + ["-o", out / f"hdf5_{kind}", HERE / f"hdf5_{kind}.c"] + hdf5, check=True)
+    subprocess.run(CC + [f"-I{REPO / 'build/c/include'}", "-o", out / f"h5turbo_{kind}", HERE / f"h5turbo_{kind}.c",
+                         f"-L{lib}", "-lh5turbo", "-lpthread", f"-Wl,-rpath,{lib}"], check=True)
+    return {"hdf5": out / f"hdf5_{kind}", "h5turbo": out / f"h5turbo_{kind}"}
 
 
 def build_blow5_loop(out: Path, slow5lib: Path) -> Path:
@@ -178,6 +179,16 @@ def methods_for(label: str, paths: list[Path], folder: Path, programs: dict, arg
     return methods
 
 
+def timed_run(cmd: list, env: dict) -> tuple[float, float]:
+    """Run `cmd` (its output dropped): wall seconds and CPU seconds (user + system)."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
+
+
 def agree(outputs: dict[str, str]) -> None:
     """Every program read the same reads, samples and signal sum (and, where it has them,
     the same channel sum: POD5 keeps a scale, not digitisation and range)."""
@@ -241,12 +252,9 @@ def main(argv=None):
             for _ in range(args.repeats):
                 for name, (cmd, files) in methods.items():
                     before(files)
-                    used = resource.getrusage(resource.RUSAGE_CHILDREN)
-                    start = time.perf_counter()
-                    subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
-                    times[name].append(time.perf_counter() - start)
-                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                    cpu[name].append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+                    wall, used = timed_run(cmd, env)
+                    times[name].append(wall)
+                    cpu[name].append(used)
                     print(f"{label} {cache_state} {name}: {times[name][-1]:.3f} s (load {os.getloadavg()[0]:.1f})",
                           file=sys.stderr, flush=True)
             tables.append((label, cache_state, outputs[next(iter(methods))].split(), times, cpu, sorted(notes)))

@@ -23,13 +23,11 @@ import argparse
 import datetime
 import os
 import random
-import resource
 import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,19 +36,9 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(REPO / "python"))
 import fast5  # noqa: E402  (the benchmark files)
-from bench import CC, vbz_plugin  # noqa: E402
+from bench import build, timed_run, vbz_plugin  # noqa: E402
 from h5turbo.bench.measure import evict, machine, paired_ratio, warm  # noqa: E402
 from h5turbo.bench.report import publish  # noqa: E402
-
-
-def build(out: Path) -> dict[str, Path]:
-    pc = "hdf5-serial" if subprocess.run(["pkg-config", "--exists", "hdf5-serial"]).returncode == 0 else "hdf5"
-    hdf5 = subprocess.run(["pkg-config", "--cflags", "--libs", pc], capture_output=True, text=True, check=True).stdout.split()
-    lib = REPO / "build/c/lib"
-    subprocess.run(CC + ["-o", out / "hdf5_get", HERE / "hdf5_get.c"] + hdf5, check=True)
-    subprocess.run(CC + [f"-I{REPO / 'build/c/include'}", "-o", out / "h5turbo_get", HERE / "h5turbo_get.c",
-                         f"-L{lib}", "-lh5turbo", "-lpthread", f"-Wl,-rpath,{lib}"], check=True)
-    return {"hdf5": out / "hdf5_get", "h5turbo": out / "h5turbo_get"}
 
 
 def read_list(paths: list[Path], out: Path) -> Path:
@@ -80,7 +68,7 @@ def main(argv=None):
     listing = folder / "multi-files.txt"
     listing.write_text("".join(f"{p}\n" for p in multis))
     reads = read_list(multis, folder / "multi-reads-shuffled.txt")
-    programs = build(Path(tempfile.mkdtemp(prefix="c_fast5_by_id-")))
+    programs = build(Path(tempfile.mkdtemp(prefix="c_fast5_by_id-")), "get")
     methods = {"libhdf5, f5c-style (open per read), 1 process": [programs["hdf5"], reads]}
     for t in threads:
         methods[f"h5turbo_fast5_get, {t} C thread{'s' if t > 1 else ''}"] = [programs["h5turbo"], str(t), listing, reads]
@@ -108,12 +96,9 @@ def main(argv=None):
                         warm(p)
                     elif not (e := evict(p)).ok:
                         notes.add(e.note())
-                used = resource.getrusage(resource.RUSAGE_CHILDREN)
-                start = time.perf_counter()
-                subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
-                times[name].append(time.perf_counter() - start)
-                after = resource.getrusage(resource.RUSAGE_CHILDREN)
-                cpu[name].append(after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime)
+                wall, used = timed_run(cmd, env)
+                times[name].append(wall)
+                cpu[name].append(used)
                 print(f"{cache_state} {name}: {times[name][-1]:.3f} s", file=sys.stderr, flush=True)
         base = times[next(iter(methods))]
         for name, runs in times.items():
