@@ -519,8 +519,8 @@ int h5turbo_fast5_get(h5turbo_fast5 *f5, const char *read_id, h5turbo_fast5_batc
  * The reads with ids `read_ids[0..n]`, in that order, as one batch (free it with
  * h5turbo_fast5_batch_free), as slow5lib's slow5_get_batch: a caller with a list of
  * reads to fetch (f5c's batch of a BAM file's reads) passes them at once, and they
- * are decoded on the stream's pool, each file opened once and its reads taken in file
- * order. The first call (of this or h5turbo_fast5_get) builds the index of read ids.
+ * are decoded on the stream's pool, each file opened once (64 files at a time) and
+ * its reads taken in file order. The first call (of this or h5turbo_fast5_get) builds the index of read ids.
  * A read id no file holds fails the call (H5TURBO_E_NOT_FOUND, naming it; no batch);
  * a read that cannot be read gives its entry with status and error set, as in
  * batches. The same id may be asked more than once.

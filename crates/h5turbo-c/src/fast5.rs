@@ -11,7 +11,7 @@ use h5turbo_core::prelude::fast5::{file_from_source, locate_record, open_file, o
 use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileHints, FileSource};
 use h5turbo_core::prelude::{Error, File, ResultExt};
 use rayon::prelude::*;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -153,6 +153,11 @@ enum GetFile {
     Indexed(Arc<(File, Fast5Index)>),
     MultiRead(File),
 }
+
+/// Files an h5turbo_fast5_get_batch call has open at once: the reads asked for may
+/// lie in hundreds of files, and a large file keeps its descriptor until its reads
+/// are decoded (with the 8 kept for h5turbo_fast5_get, at most 72 descriptors).
+const GET_FILES_AT_ONCE: usize = 64;
 
 /// A file's reads for one h5turbo_fast5_get(_batch) call: every read listed (read i:
 /// the file's i-th), or only those asked for, by name (read k: the k-th asked).
@@ -697,32 +702,41 @@ impl Reader {
 }
 
 impl Reader {
-    /// The jobs that fetch the reads with ids `ids` (every one in `index`), in that
-    /// order: each file they lie in opened once (in parallel), a multi-read file's
-    /// read groups looked up by name.
-    fn get_jobs(&self, index: &ReadIndex, ids: &[&str]) -> Result<Vec<Job>, Error> {
+    /// The reads with ids `ids` (every one in `index`), in that order. Their files are
+    /// taken in order, `GET_FILES_AT_ONCE` at a time (each opened once, in parallel,
+    /// a multi-read file's read groups looked up by name), and each wave's reads
+    /// decoded together.
+    fn fetch(&self, index: &ReadIndex, ids: &[&str]) -> Result<Vec<Entry>, Error> {
         let found: Vec<(usize, usize)> = ids.iter().map(|id| index.find(id)).collect::<Result<_, _>>()?;
-        // each file's read groups asked for, in the order asked
-        let mut names: HashMap<usize, Vec<String>> = HashMap::new();
-        for (id, &(file_no, _)) in ids.iter().zip(&found) {
-            names.entry(file_no).or_default().push(format!("read_{}", id));
+        // each file's reads, by their place in `ids`, in the order asked
+        let mut asked: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (at, &(file_no, _)) in found.iter().enumerate() {
+            asked.entry(file_no).or_default().push(at);
         }
-        let wanted: Vec<(usize, Vec<String>)> = names.into_iter().collect();
-        let file_nos: Vec<usize> = wanted.iter().map(|(file_no, _)| *file_no).collect();
-        let opened = self.map_jobs(wanted, |(file_no, names)| self.reads_for_get(index, file_no, names));
-        let by_file: HashMap<usize, Result<GetReads, Arc<Error>>> = file_nos.into_iter().zip(opened).collect();
-        // a multi-read file's named index holds its reads in the order asked
-        let mut asked: HashMap<usize, usize> = HashMap::new();
-        let jobs = found.iter().map(|&(file_no, read)| match &by_file[&file_no] {
-            Ok(GetReads::Listed(reads)) => Job::Read { file_no, reads: reads.clone(), read },
-            Ok(GetReads::Named(reads)) => {
-                let k = asked.entry(file_no).or_default();
-                *k += 1;
-                Job::Read { file_no, reads: reads.clone(), read: *k - 1 }
+        let asked: Vec<(usize, Vec<usize>)> = asked.into_iter().collect();
+        let mut entries: Vec<Option<Entry>> = (0..ids.len()).map(|_| None).collect();
+        for wave in asked.chunks(GET_FILES_AT_ONCE) {
+            let opened = self.map_jobs(wave.iter().collect(), |(file_no, places)| {
+                let names = places.iter().map(|&at| format!("read_{}", ids[at])).collect();
+                self.reads_for_get(index, *file_no, names)
+            });
+            let mut jobs = Vec::new();
+            let mut places = Vec::new();
+            for ((file_no, asked_here), reads) in wave.iter().zip(opened) {
+                for (k, &at) in asked_here.iter().enumerate() {
+                    jobs.push(match &reads {
+                        Ok(GetReads::Listed(reads)) => Job::Read { file_no: *file_no, reads: reads.clone(), read: found[at].1 },
+                        Ok(GetReads::Named(reads)) => Job::Read { file_no: *file_no, reads: reads.clone(), read: k },
+                        Err(error) => Job::FileError { file_no: *file_no, error: error.clone() },
+                    });
+                    places.push(at);
+                }
             }
-            Err(error) => Job::FileError { file_no, error: error.clone() },
-        });
-        Ok(jobs.collect())
+            for (entry, at) in self.decode(&jobs).into_iter().zip(places) {
+                entries[at] = Some(entry);
+            }
+        }
+        Ok(entries.into_iter().flatten().collect())
     }
 
     /// File `file_no` opened for its read groups `names` (a multi-read file's).
@@ -976,8 +990,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
         let out = out_handle(one, "one")?;
         let f5 = &deref(f5, "f5")?.reader;
         let id = text(read_id, "read_id")?;
-        let jobs = f5.get_jobs(f5.index(), &[id])?;
-        let made = f5.batch_of(f5.decode(&jobs));
+        let made = f5.batch_of(f5.fetch(f5.index(), &[id])?);
         *out = made;
         Ok(())
     })
@@ -986,8 +999,8 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
 /// The reads with ids `read_ids[0..n]`, in that order, as one batch (free it with
 /// h5turbo_fast5_batch_free), as slow5lib's slow5_get_batch: a caller with a list of
 /// reads to fetch (f5c's batch of a BAM file's reads) passes them at once, and they
-/// are decoded on the stream's pool, each file opened once and its reads taken in file
-/// order. The first call (of this or h5turbo_fast5_get) builds the index of read ids.
+/// are decoded on the stream's pool, each file opened once (64 files at a time) and
+/// its reads taken in file order. The first call (of this or h5turbo_fast5_get) builds the index of read ids.
 /// A read id no file holds fails the call (H5TURBO_E_NOT_FOUND, naming it; no batch);
 /// a read that cannot be read gives its entry with status and error set, as in
 /// batches. The same id may be asked more than once.
@@ -1005,8 +1018,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get_batch(
             return Err(Error::invalid_argument("read_ids is NULL"));
         }
         let ids: Vec<&str> = (0..n).map(|i| text(*read_ids.add(i), &format!("read_ids[{}]", i))).collect::<Result<_, _>>()?;
-        let jobs = f5.get_jobs(f5.index(), &ids)?;
-        *out = f5.batch_of(f5.decode(&jobs));
+        *out = f5.batch_of(f5.fetch(f5.index(), &ids)?);
         Ok(())
     })
 }

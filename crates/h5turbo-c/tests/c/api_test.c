@@ -480,6 +480,46 @@ static void test_fast5_get_batch(h5turbo_fast5 *f5, const read_summary *a, size_
     CHECK(h5turbo_fast5_get_batch(f5, ids, 1, NULL) == H5TURBO_E_INVALID, "NULL batch");
 }
 
+/* More files than h5turbo_fast5_get_batch opens at once (gen/many_fast5: 150 files):
+ * every read asked for in one call, in an order that jumps between files, comes back
+ * in that order with the values streamed. */
+static void test_fast5_get_batch_many_files(const char *gen) {
+    enum { MAX = 1024 };
+    static read_summary a[MAX];
+    static const char *ids[MAX];
+    static size_t which[MAX];
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/many_fast5", gen);
+    size_t na = collect(dir, 100, 2, a, MAX);
+    CHECK(na == 450, "%zu reads in the 150 files", na);
+    if (na == 0) return;
+    for (size_t k = 0; k < na; k++) {
+        which[k] = (k * 7919) % na;
+        ids[k] = a[which[k]].id;
+    }
+    h5turbo_fast5 *f5 = NULL;
+    const char *paths[] = {dir};
+    CHECK(h5turbo_fast5_open(paths, 1, 2, 0, &f5) == H5TURBO_OK, "fast5 open");
+    h5turbo_fast5_batch *b = NULL;
+    size_t bad = 0;
+    if (h5turbo_fast5_get_batch(f5, ids, na, &b) == H5TURBO_OK && b->n == na) {
+        for (size_t k = 0; k < na; k++) {
+            const read_summary *want = &a[which[k]];
+            const h5turbo_fast5_read *r = &b->reads[k];
+            long long sum = 0;
+            for (uint64_t m = 0; m < r->n_samples; m++) sum += r->signal[m];
+            bad += r->status != H5TURBO_OK || strcmp(r->read_id, want->id) != 0 || strcmp(r->path, want->path) != 0 ||
+                   r->n_samples != want->n || sum != want->sum || r->digitisation != want->digitisation;
+        }
+    } else {
+        bad = na;
+    }
+    CHECK(bad == 0, "%zu of %zu reads from 150 files differ when fetched in one batch [%s]", bad, na, h5turbo_last_error());
+    h5turbo_fast5_batch_free(b);
+    h5turbo_fast5_close(f5);
+    for (size_t i = 0; i < na; i++) { free(a[i].id); free(a[i].path); }
+}
+
 /* Reads fetched by id in an order that jumps between files (each multi-read file
  * reopened many times, its read groups looked up by name), on the calling thread and
  * from 4 C threads sharing the handle at once. */
@@ -687,6 +727,7 @@ int main(int argc, char **argv) {
     test_strings_and_attributes(argv[1]);
     test_dimension_scales(argv[1]);
     test_fast5(argv[2]);
+    test_fast5_get_batch_many_files(argv[1]);
     test_fast5_folder_links(argv[1], argv[2]);
     test_fast5_errors(argv[2], argv[3]);
     test_fast5_huge_signal(argv[4]);

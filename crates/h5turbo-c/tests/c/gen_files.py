@@ -7,6 +7,8 @@ Debian's libhdf5 reads (gzip, shuffle, fletcher32, szip where built in, scale-of
 n-bit), compounds, enums, strings, attributes, scalars and empty datasets, and
 groups with creation order tracked. FAST5_OUT: a multi-read fast5 file whose second
 read's Signal claims 2^50 samples (no chunk stored), between two good reads.
+OUTDIR/many_fast5: 150 small multi-read files (gzip signals), 3 reads each, every
+read id its own: more files than h5turbo_fast5_get_batch opens at once.
 """
 
 import sys
@@ -198,6 +200,25 @@ def huge_signal_fast5(path):
                 channel.attrs[key] = np.float64(value)
 
 
+def many_fast5(folder, files=150, reads=3):
+    """Small multi-read files whose reads (ids m<file>_<read>) have signals of their own."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(5)
+    for k in range(files):
+        with h5py.File(folder / f"batch_{k:03d}.fast5", "w") as f:
+            f.attrs["file_type"] = "multi-read"
+            for r in range(reads):
+                name = f"m{k:03d}_{r}"
+                raw = f.create_group(f"read_{name}/Raw")
+                raw.attrs["read_id"] = np.bytes_(name)
+                raw.attrs["read_number"] = np.int32(r)
+                signal = rng.integers(-500, 500, int(rng.integers(64, 400))).astype("<i2")
+                raw.create_dataset("Signal", data=signal, chunks=(64,), compression="gzip")
+                channel = f.create_group(f"read_{name}/channel_id")
+                channel.attrs["digitisation"] = np.float64(8192)
+                channel.attrs["offset"] = np.float64(k % 20)
+
+
 def reductions_file(path):
     """Sums past 64 bits, an exact integer mean, half floats and empty selections."""
     with h5py.File(path, "w") as f:
@@ -250,6 +271,7 @@ def main():
     reductions_file(out / "reductions.h5")
     deep_file(out / "deep.h5")
     dangling_reference_file(out / "dangling_ref.h5")
+    many_fast5(out / "many_fast5")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))
