@@ -154,17 +154,13 @@ enum GetFile {
     MultiRead(File),
 }
 
+/// A file's reads for one fetch, and where in it each read asked for is.
+type ReadsAsked = (Arc<(File, Fast5Index)>, Vec<usize>);
+
 /// Files an h5turbo_fast5_get_batch call has open at once: the reads asked for may
 /// lie in hundreds of files, and a large file keeps its descriptor until its reads
 /// are decoded (with the 8 kept for h5turbo_fast5_get, at most 72 descriptors).
 const GET_FILES_AT_ONCE: usize = 64;
-
-/// A file's reads for one h5turbo_fast5_get(_batch) call: every read listed (read i:
-/// the file's i-th), or only those asked for, by name (read k: the k-th asked).
-enum GetReads {
-    Listed(Arc<(File, Fast5Index)>),
-    Named(Arc<(File, Fast5Index)>),
-}
 
 struct SourceFile {
     path: PathBuf,
@@ -717,17 +713,16 @@ impl Reader {
         let mut entries: Vec<Option<Entry>> = (0..ids.len()).map(|_| None).collect();
         for wave in asked.chunks(GET_FILES_AT_ONCE) {
             let opened = self.map_jobs(wave.iter().collect(), |(file_no, places)| {
-                let names = places.iter().map(|&at| format!("read_{}", ids[at])).collect();
-                self.reads_for_get(index, *file_no, names)
+                self.reads_for_get(index, *file_no, places.iter().map(|&at| (ids[at], found[at].1)).collect())
             });
             let mut jobs = Vec::new();
             let mut places = Vec::new();
             for ((file_no, asked_here), reads) in wave.iter().zip(opened) {
+                let file_no = *file_no;
                 for (k, &at) in asked_here.iter().enumerate() {
                     jobs.push(match &reads {
-                        Ok(GetReads::Listed(reads)) => Job::Read { file_no: *file_no, reads: reads.clone(), read: found[at].1 },
-                        Ok(GetReads::Named(reads)) => Job::Read { file_no: *file_no, reads: reads.clone(), read: k },
-                        Err(error) => Job::FileError { file_no: *file_no, error: error.clone() },
+                        Ok((reads, numbers)) => Job::Read { file_no, reads: reads.clone(), read: numbers[k] },
+                        Err(error) => Job::FileError { file_no, error: error.clone() },
                     });
                     places.push(at);
                 }
@@ -739,14 +734,17 @@ impl Reader {
         Ok(entries.into_iter().flatten().collect())
     }
 
-    /// File `file_no` opened for its read groups `names` (a multi-read file's).
-    fn reads_for_get(&self, index: &ReadIndex, file_no: usize, names: Vec<String>) -> Result<GetReads, Arc<Error>> {
+    /// File `file_no` opened for the reads `asked` (id, number in the file's listing),
+    /// and where each of them is in the index given: a listed file's own numbers, or
+    /// for a multi-read file an index of just these read groups, in the order asked.
+    fn reads_for_get(&self, index: &ReadIndex, file_no: usize, asked: Vec<(&str, usize)>) -> Result<ReadsAsked, Arc<Error>> {
         match self.opened_for_get(file_no, index.layouts[file_no])? {
-            GetFile::Indexed(reads) => Ok(GetReads::Listed(reads)),
+            GetFile::Indexed(reads) => Ok((reads, asked.iter().map(|&(_, read)| read).collect())),
             GetFile::MultiRead(file) => {
                 let path = &self.files[file_no].path;
-                let named = caught(|| Fast5Index::multi_reads_named(&file, names)).in_file(path);
-                named.map(|index| GetReads::Named(Arc::new((file, index)))).map_err(Arc::new)
+                let names = asked.iter().map(|(id, _)| format!("read_{}", id)).collect();
+                let named = caught(|| Fast5Index::multi_reads_named(&file, names)).in_file(path).map_err(Arc::new)?;
+                Ok((Arc::new((file, named)), (0..asked.len()).collect()))
             }
         }
     }
