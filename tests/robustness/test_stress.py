@@ -168,7 +168,7 @@ CLOSE_WHILE_READING = textwrap.dedent("""
     lock = threading.Lock()
     other = []
     def reader(k):
-        deadline = time.time() + 3
+        deadline = time.time() + 40
         while time.time() < deadline:
             try:
                 f["gzip"][k:k + 200:2, ::3].sum()
@@ -186,7 +186,10 @@ CLOSE_WHILE_READING = textwrap.dedent("""
     threads = [threading.Thread(target=reader, args=(k,)) for k in range(16)]
     for t in threads:
         t.start()
-    time.sleep(0.3)
+    # close mid-read, once reads have succeeded (a loaded machine may take a while)
+    started = time.time()
+    while time.time() - started < 30 and (counts["ok"] == 0 or time.time() - started < 0.3):
+        time.sleep(0.01)
     f.close()
     for t in threads:
         t.join()

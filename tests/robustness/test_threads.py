@@ -187,7 +187,10 @@ threads = [threading.Thread(target=reader, args=(i,)) for i in range(8)]
 for t in threads:
     t.start()
 start.wait()
-time.sleep(0.3)
+# close mid-read, once reads have succeeded (a loaded machine may take a while)
+started = time.monotonic()
+while time.monotonic() - started < 30 and (counts["ok"] == 0 or time.monotonic() - started < 0.3):
+    time.sleep(0.01)
 f.close()
 time.sleep(0.3)
 stop.set()
