@@ -6,10 +6,13 @@ one handle, and h5turbo_fast5_get_batch of 512 ids at a time (f5c's batch size) 
 pool of 1 and 2 threads (h5turbo_get.c; the index of read ids built on the first fetch,
 timed too).
 
-python benchmarks/c_fast5/by_id.py [--repeats N] [--threads 1,2] [--before-lib DIR]
+python benchmarks/c_fast5/by_id.py [--repeats N] [--threads 1,2] [--before-lib DIR] [--python]
                                    [--output benchmarks/results/c_fast5_by_id.md]
 
 --before-lib DIR: a folder with an earlier build's libh5turbo.so, run beside this one.
+--python: also from Python, ont_fast5_api (each file opened once and kept, get_read per
+id: its best case) and h5turbo.Fast5Index.get_reads on 1 and 2 threads
+(python_readers.py; times include the interpreter's start and imports).
 The files are benchmarks/fast5.py's 50 multi-read vbz files (20000 reads, HDF5 1.10
 format), as in bench.py; the read order is a fixed shuffle. Warm: every file read before
 each run; cold: evicted (posix_fadvise DONTNEED, mincore-checked) before each run.
@@ -60,6 +63,8 @@ def main(argv=None):
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--before-lib", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--python", action="store_true",
+                        help="also the Python readers: ont_fast5_api and h5turbo.Fast5Index")
     args = parser.parse_args(argv)
     threads = [int(t) for t in args.threads.split(",")]
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "h5turbo"
@@ -78,6 +83,12 @@ def main(argv=None):
     for t in threads:
         methods[f"h5turbo_fast5_get_batch (512 ids), {t} pool thread{'s' if t > 1 else ''}"] = \
             [programs["h5turbo"], str(t), listing, reads, "512"]
+    readers = [sys.executable, str(HERE / "python_readers.py")]
+    if args.python:
+        methods["Python: ont_fast5_api get_read (files kept open)"] = readers + ["ont-by-id", reads]
+        for t in threads:
+            methods[f"Python: h5turbo.Fast5Index.get_reads, {t} thread{'s' if t > 1 else ''}"] = \
+                readers + ["h5turbo-by-id", listing, reads, str(t)]
     env = dict(os.environ, HDF5_PLUGIN_PATH=vbz_plugin())
     outputs = {name: subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
                for name, cmd in methods.items()}
@@ -105,7 +116,8 @@ def main(argv=None):
             rows.append(f"| {cache_state} | {name} | {statistics.median(runs):.3f} | {', '.join(f'{r:.3f}' for r in runs)} | "
                         f"{paired_ratio(base, runs):.2f}x | {statistics.median(cpu[name]):.3f} |")
         rows += [f"| {cache_state} | note: {n} | | | | |" for n in sorted(notes)]
-    lines = ["# fast5 reads fetched by id in random order, from C: libhdf5 (f5c-style) and h5turbo_fast5_get", "",
+    title = "# fast5 reads fetched by id in random order, from C: libhdf5 (f5c-style) and h5turbo_fast5_get"
+    lines = [title + (" (and from Python: ont_fast5_api, h5turbo.Fast5Index)" if args.python else ""), "",
              f"- date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
              f"- machine: {machine()}",
              f"- command: `make c && python {shlex.join(['benchmarks/c_fast5/by_id.py'] + (argv or sys.argv[1:]))}`",
@@ -113,7 +125,9 @@ def main(argv=None):
              "read ids in one fixed shuffle",
              "- programs: benchmarks/c_fast5/hdf5_get.c (per read H5Fopen, Raw/Signal H5Dread, channel_id's 4 float "
              "attributes, H5Fclose) and h5turbo_get.c (h5turbo_fast5_open on the 50 files, h5turbo_fast5_get per "
-             "read from N C threads, or h5turbo_fast5_get_batch of 512 ids from one thread); all sum every signal and print the same totals, checked first",
+             "read from N C threads, or h5turbo_fast5_get_batch of 512 ids from one thread)" + (
+                 "; with --python, python_readers.py (ont-by-id, h5turbo-by-id)" if args.python else "") +
+             "; all sum every signal and print the same totals, checked first",
              f"- each: {args.repeats} interleaved rounds; times include process start and h5turbo's index build; "
              "speed-up = median of per-round ratios over libhdf5",
              f"- 1-minute load average before / after: {load_before:.1f} / {os.getloadavg()[0]:.1f}", "",

@@ -5,6 +5,12 @@ python python_readers.py h5turbo LISTFILE THREADS   every read of the fast5 file
 python python_readers.py pod5 FILE                  every read of a POD5 file (pod5.Reader;
                                                     no channel sum: POD5 keeps a scale,
                                                     not digitisation and range)
+python python_readers.py h5turbo-by-id LISTFILE READLIST THREADS
+                                                    the reads of READLIST (read_id<TAB>path
+                                                    lines) in its order, by id:
+                                                    h5turbo.Fast5Index.get_reads
+python python_readers.py ont-by-id READLIST         the same with ont_fast5_api: each file
+                                                    opened once and kept, get_read per id
 """
 
 import sys
@@ -15,13 +21,42 @@ import numpy as np
 def h5turbo_reads(listing: str, threads: int) -> str:
     import h5turbo
     paths = [line for line in open(listing).read().splitlines() if line]
-    reads = samples = signal_sum = 0
+    return totals((r.signal, r.channel) for r in h5turbo.read_fast5(paths, threads=threads, on_error="raise"))
+
+
+def totals(reads) -> str:
+    """The line the C programs print, for (signal, channel dict) pairs."""
+    count = samples = signal_sum = 0
     channel_sum = 0.0
-    for r in h5turbo.read_fast5(paths, threads=threads, on_error="raise"):
-        reads, samples = reads + 1, samples + len(r.signal)
-        signal_sum += int(r.signal.sum(dtype=np.int64))
-        channel_sum += float(sum(np.float32(r.channel[k]) for k in ("digitisation", "offset", "range", "sampling_rate")))
-    return f"{reads} {samples} {signal_sum} {channel_sum:.6f}"
+    for signal, channel in reads:
+        count, samples = count + 1, samples + len(signal)
+        signal_sum += int(signal.sum(dtype=np.int64))
+        channel_sum += float(sum(np.float32(channel[k]) for k in ("digitisation", "offset", "range", "sampling_rate")))
+    return f"{count} {samples} {signal_sum} {channel_sum:.6f}"
+
+
+def asked_ids(read_list: str) -> list[tuple[str, str]]:
+    return [tuple(line.split("\t")) for line in open(read_list).read().splitlines() if line]
+
+
+def h5turbo_by_id(listing: str, read_list: str, threads: int) -> str:
+    import h5turbo
+    paths = [line for line in open(listing).read().splitlines() if line]
+    index = h5turbo.Fast5Index(paths, threads=threads)
+    ids = [read_id for read_id, _ in asked_ids(read_list)]
+    return totals((r.signal, r.channel) for r in index.get_reads(ids, on_error="raise"))
+
+
+def ont_by_id(read_list: str) -> str:
+    from ont_fast5_api.fast5_interface import get_fast5_file
+    opened = {}
+
+    def read(read_id: str, path: str):
+        if path not in opened:
+            opened[path] = get_fast5_file(path, mode="r")
+        r = opened[path].get_read(read_id)
+        return r.get_raw_data(), r.get_channel_info()
+    return totals(read(*asked) for asked in asked_ids(read_list))
 
 
 def pod5_reads(path: str) -> str:
@@ -37,4 +72,7 @@ def pod5_reads(path: str) -> str:
 
 if __name__ == "__main__":
     kind, *rest = sys.argv[1:]
-    print(h5turbo_reads(rest[0], int(rest[1])) if kind == "h5turbo" else pod5_reads(rest[0]))
+    readers = {"h5turbo": lambda listing, threads: h5turbo_reads(listing, int(threads)), "pod5": pod5_reads,
+               "h5turbo-by-id": lambda listing, reads, threads: h5turbo_by_id(listing, reads, int(threads)),
+               "ont-by-id": ont_by_id}
+    print(readers[kind](*rest))

@@ -25,7 +25,7 @@ from .objects.special_dtypes import (
     vlen_dtype,
 )
 from .readahead import io_depth
-from .formats import Fast5Error, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
+from .formats import Fast5Error, Fast5Index, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
 from .writing.write import ArgumentError, auto_chunks, write
 from .writing.h5ad import write_h5ad
 
@@ -45,6 +45,6 @@ __all__ = [
     "FileObjectError", "TooManyLinksError",
     "default_threads", "io_depth", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
-    "read_fast5", "Fast5Read", "Fast5Error",
+    "read_fast5", "Fast5Index", "Fast5Read", "Fast5Error",
     "write", "write_h5ad", "auto_chunks", "ArgumentError",
 ]

@@ -214,6 +214,35 @@ def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = 
     took the general path (the caller finishes those: numpy values, Empty). The GIL is
     released while the files are walked and the signals decoded (one thread per call)."""
 
+def fast5_fetch(jobs: Sequence[Tuple[str, bool, Sequence[Tuple[str, int]]]],
+                io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list]]:
+    """Reads fetched by id from files a Fast5ReadIndex indexed: for each job (path,
+    multi-read file, [(read id, read number in the file)]) the reads in the order
+    asked, in fast5_reads' form. A multi-read file's read groups are looked up by name
+    (the file is not listed again); the GIL is released meanwhile."""
+
+
+class Fast5ReadIndex:
+    """Where each read of many fast5 files is, by read id: every file's read ids (a
+    multi-read file's group names, a single-read file's read_id attribute) read once,
+    in parallel on `threads` threads (0: the default), the GIL released. Files that
+    cannot be indexed are left out (see unindexed); the first file holding an id wins."""
+
+    def __init__(self, paths: Sequence[str], threads: int = 0) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, read_id: str) -> bool: ...
+
+    def find(self, read_ids: Sequence[str]) -> list[Tuple[int, int, bool]]:
+        """(file number, read number in the file, multi-read file) of each id; KeyError
+        naming the first id that is in none of the files."""
+
+    def read_ids(self) -> list[str]:
+        """Every read id, in file order then read order."""
+
+    def unindexed(self) -> Tuple[int, Optional[str]]:
+        """How many files could not be indexed, and the first one's error."""
+
+
 def encode_chunks_into(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
                        fill: bytes, first: int, count: int, out: Any,
                        threads: int = 0) -> list[tuple[tuple[int, ...], int, int, int]]:

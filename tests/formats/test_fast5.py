@@ -57,18 +57,23 @@ def assert_matches_ont(paths: list[Path], items: list) -> None:
             assert isinstance(item, h5turbo.Fast5Error)
             assert item.path == str(path) and str(path) in str(item)
             continue
-        assert isinstance(item, h5turbo.Fast5Read), item
-        assert item.path == str(path)
-        assert item.read_id == ref["read_id"]
-        assert item.signal.dtype == np.int16 and ref["signal"].dtype == np.int16
-        assert np.array_equal(item.signal, ref["signal"]), item.read_id
-        assert item.channel == ref["channel"]
-        if ref["channel"] is not None:
-            for key, value in ref["channel"].items():
-                assert_same_value(item.channel[key], value, f"{item.read_id} channel {key}")
-        assert list(item.attrs) == list(ref["attrs"])
-        for key, value in ref["attrs"].items():
-            assert_same_value(item.attrs[key], value, f"{item.read_id} attr {key}")
+        assert_read_matches(item, path, ref)
+
+
+def assert_read_matches(item, path: Path, ref: dict) -> None:
+    """A Fast5Read equals ont_fast5_api's read `ref` of file `path`, bit for bit."""
+    assert isinstance(item, h5turbo.Fast5Read), item
+    assert item.path == str(path)
+    assert item.read_id == ref["read_id"]
+    assert item.signal.dtype == np.int16 and ref["signal"].dtype == np.int16
+    assert np.array_equal(item.signal, ref["signal"]), item.read_id
+    assert item.channel == ref["channel"]
+    if ref["channel"] is not None:
+        for key, value in ref["channel"].items():
+            assert_same_value(item.channel[key], value, f"{item.read_id} channel {key}")
+    assert list(item.attrs) == list(ref["attrs"])
+    for key, value in ref["attrs"].items():
+        assert_same_value(item.attrs[key], value, f"{item.read_id} attr {key}")
 
 
 @pytest.mark.parametrize("path", CORPUS_FILES, ids=lambda p: p.name)
@@ -393,3 +398,119 @@ def test_the_default_pool_stops_at_the_measured_best(monkeypatch, env, cores, ex
     items = list(h5turbo.read_fast5(CORPUS / "multi_read_batch_0.fast5"))
     assert sizes == [expected] and items
     assert list(h5turbo.read_fast5(CORPUS / "multi_read_batch_0.fast5", threads=16)) and sizes[-1] == 16
+
+
+# Reads by id (Fast5Index): f5c's and bonito's pattern, reads asked in any order.
+
+def first_holder(paths: list[Path]) -> dict[str, tuple[Path, dict]]:
+    """read id -> (file, ont_fast5_api's read) for the first file that holds it."""
+    found: dict[str, tuple[Path, dict]] = {}
+    for path in paths:
+        for ref in ont_reads(path):
+            if "error" not in ref:
+                found.setdefault(ref["read_id"], (path, ref))
+    return found
+
+
+def scattered(ids: list[str], times: int, seed: int) -> list[str]:
+    asked = ids * times
+    np.random.default_rng(seed).shuffle(asked)
+    return asked
+
+
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_corpus_reads_fetched_by_id_in_any_order_match_ont(threads):
+    index = h5turbo.Fast5Index(CORPUS, threads=threads)
+    expected = first_holder(CORPUS_FILES)  # three corpus files hold the same reads: the first wins
+    assert sorted(index.read_ids) == sorted(expected) and len(index) == len(expected)
+    # the two files without raw signal cannot be indexed; they explain a missing id
+    assert index.unindexed[0] == 2 and "no Raw" in index.unindexed[1]
+    asked = scattered(list(expected), 3, seed=threads)
+    items = list(index.get_reads(asked))
+    assert len(items) == len(asked)
+    for read_id, item in zip(asked, items):
+        assert_read_matches(item, *expected[read_id])
+    one = asked[5]
+    assert_read_matches(index.get_read(one), *expected[one])
+
+
+@pytest.mark.parametrize("threads, ids_per_round", [(1, 512), (2, 7), (4, 100)])
+def test_generated_reads_fetched_by_id_over_many_rounds(generated, monkeypatch, threads, ids_per_round):
+    import h5turbo.formats.fast5 as fast5_module
+    monkeypatch.setattr(fast5_module, "IDS_PER_ROUND", ids_per_round)
+    expected = first_holder(generated)
+    index = h5turbo.Fast5Index([str(p) for p in generated], threads=threads)
+    # read_ids in file order, as read_fast5 streams them
+    assert index.read_ids == [r.read_id for r in h5turbo.read_fast5(generated)]
+    asked = scattered(index.read_ids, 4, seed=ids_per_round)  # 720 ids: rounds, repeats, file jumps
+    items = list(index.get_reads(iter(asked)))  # any iterable of ids
+    assert [i.read_id for i in items] == asked
+    for read_id, item in zip(asked, items):
+        assert_read_matches(item, *expected[read_id])
+
+
+def test_fetching_by_id_contract(generated):
+    index = h5turbo.Fast5Index(generated[0].parent)
+    first = index.read_ids[0]
+    assert first in index and "nope" not in index and 5 not in index
+    assert repr(index) == f"<Fast5Index: 180 reads in {len(generated)} files>"
+    assert list(index.get_reads([])) == []
+    with pytest.raises(KeyError, match="no read 'nope' in the fast5 files"):
+        index.get_read("nope")
+    with pytest.raises(KeyError, match="'nope'"):  # when its round is reached
+        list(index.get_reads([first, "nope"]))
+    with pytest.raises(TypeError, match="read id is a str"):
+        index.get_read(b"abc")
+    with pytest.raises(ValueError, match="on_error"):
+        list(index.get_reads([first], on_error="skip"))
+    with pytest.raises(TypeError, match="call get_read"):
+        list(index.get_reads(first))
+    reads = index.get_reads(index.read_ids)
+    assert next(reads).read_id == first
+    reads.close()  # stopping early leaves no work behind
+    assert index.paths == sorted(str(p) for p in generated)
+
+
+def test_reads_of_files_changed_after_indexing_are_errors_in_their_place(generated, tmp_path):
+    folder = tmp_path / "changing"
+    folder.mkdir()
+    single, multi = generated[4], generated[-1]
+    for path in (single, multi, generated[5]):
+        shutil.copy(path, folder / path.name)
+    index = h5turbo.Fast5Index(folder, threads=2)
+    single_id = ont_reads(single)[0]["read_id"]
+    multi_ids = [r["read_id"] for r in ont_reads(multi)]
+    good_id = ont_reads(generated[5])[0]["read_id"]
+    (folder / single.name).unlink()
+    data = multi.read_bytes()
+    (folder / multi.name).write_bytes(data[: len(data) // 3])
+    asked = [multi_ids[-1], single_id, good_id, multi_ids[0], multi_ids[-2]]
+    items = list(index.get_reads(asked))
+    assert isinstance(items[2], h5turbo.Fast5Read) and items[2].read_id == good_id
+    gone = items[1]
+    assert isinstance(gone, h5turbo.Fast5Error) and gone.read_id == single_id
+    assert gone.path == str(folder / single.name) and "no such file" in gone.problem.lower()
+    uncut = {r["read_id"]: r["signal"] for r in ont_reads(multi)}
+    for read_id, item in zip(asked, items):
+        if isinstance(item, h5turbo.Fast5Error):  # named, in its place
+            assert item.read_id == read_id and item.path in str(item) and item.problem
+        else:  # what is still read is right
+            assert item.read_id == read_id and np.array_equal(item.signal, uncut.get(read_id, item.signal))
+    assert any(isinstance(items[k], h5turbo.Fast5Error) for k in (0, 4))  # the cut-off end
+    with pytest.raises(h5turbo.Fast5Error, match=single.name):
+        list(index.get_reads([good_id, single_id], on_error="raise"))
+    with pytest.raises(h5turbo.Fast5Error, match=single.name):
+        index.get_read(single_id)
+
+
+def test_damaged_files_are_left_out_of_the_index_or_fetched_without_a_crash(broken, generated):
+    paths = [broken[k] for k in ["good", "truncated", "no_signal", "garbage", "missing", "chopped_multi"]]
+    index = h5turbo.Fast5Index(paths, threads=2)
+    count, first_error = index.unindexed
+    assert count >= 3 and "truncated.fast5" in first_error  # truncated, garbage, missing at least
+    uncut = {r["read_id"]: r["signal"] for r in ont_reads(generated[-1])}
+    for read_id, item in zip(index.read_ids, index.get_reads(index.read_ids)):
+        if isinstance(item, h5turbo.Fast5Error):
+            assert item.read_id == read_id and item.path in str(item)
+        elif read_id in uncut:
+            assert np.array_equal(item.signal, uncut[read_id])

@@ -7,11 +7,14 @@ use h5turbo_core::prelude::ErrorKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::handles::{close_handle, give_handle, guard_put, out_handle};
 use crate::objects::path_arg;
-use h5turbo_core::prelude::fast5::{file_from_source, locate_record, open_file, open_hinted, scalar, Fast5Index, Layout, ReadRecord, Scalar, SignalDataset};
+use h5turbo_core::prelude::fast5::{
+    file_from_source, file_read_ids, locate_record, open_file, open_hinted, scalar, Fast5Index, Layout, ReadLocations, ReadRecord,
+    SignalDataset,
+};
 use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileHints, FileSource};
 use h5turbo_core::prelude::{Error, File, ResultExt};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -126,7 +129,7 @@ struct Reader {
     pool: rayon::ThreadPool,
     cursor: Mutex<Cursor>,
     /// read id -> (file, read in file), built on the first h5turbo_fast5_get(_batch).
-    index: OnceLock<ReadIndex>,
+    index: OnceLock<ReadLocations>,
     /// Files opened by h5turbo_fast5_get, most recent last.
     recent: Mutex<Vec<(usize, GetFile)>>,
     /// Signal memory given back by freed batches (see SignalArena).
@@ -665,34 +668,12 @@ impl Reader {
         !cursor.held.is_empty() || !cursor.opened.is_empty() || cursor.next_file < self.files.len()
     }
 
-    /// read id -> (file, read), from every file's read groups (multi-read: the group
-    /// names; single-read: the read_id attribute); the first file holding an id wins.
-    /// Files that cannot be indexed are left out, and the first of their errors kept
-    /// to explain a read id not found.
-    fn index(&self) -> &ReadIndex {
+    /// read id -> (file, read), from every file's read ids (`file_read_ids`), built
+    /// on the pool at the first fetch.
+    fn index(&self) -> &ReadLocations {
         self.index.get_or_init(|| {
-            let per_file: Vec<_> = self.pool.install(|| {
-                self.files
-                    .par_iter()
-                    .map(|f| open_reads(&f.path).and_then(|r| Ok((r.1.layout, read_ids(&r).map_err(Arc::new)?))))
-                    .collect()
-            });
-            let mut index = ReadIndex { layouts: vec![None; per_file.len()], ..Default::default() };
-            for (file_no, ids) in per_file.into_iter().enumerate() {
-                match ids {
-                    Ok((layout, ids)) => {
-                        index.layouts[file_no] = Some(layout);
-                        for (read, id) in ids.into_iter().enumerate() {
-                            index.reads.entry(id).or_insert((file_no, read));
-                        }
-                    }
-                    Err(e) => {
-                        index.unindexed += 1;
-                        index.first_error.get_or_insert_with(|| e.to_string());
-                    }
-                }
-            }
-            index
+            let per_file = self.pool.install(|| self.files.par_iter().map(|f| caught(|| file_read_ids(&f.path))).collect());
+            ReadLocations::from_files(per_file)
         })
     }
 }
@@ -702,7 +683,7 @@ impl Reader {
     /// taken in order, `GET_FILES_AT_ONCE` at a time (each opened once, in parallel,
     /// a multi-read file's read groups looked up by name), and each wave's reads
     /// decoded together.
-    fn fetch(&self, index: &ReadIndex, ids: &[&str]) -> Result<Vec<Entry>, Error> {
+    fn fetch(&self, index: &ReadLocations, ids: &[&str]) -> Result<Vec<Entry>, Error> {
         let found: Vec<(usize, usize)> = ids.iter().map(|id| index.find(id)).collect::<Result<_, _>>()?;
         // each file's reads, by their place in `ids`, in the order asked
         let mut asked: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
@@ -737,14 +718,14 @@ impl Reader {
     /// File `file_no` opened for the reads `asked` (id, number in the file's listing),
     /// and where each of them is in the index given: a listed file's own numbers, or
     /// for a multi-read file an index of just these read groups, in the order asked.
-    fn reads_for_get(&self, index: &ReadIndex, file_no: usize, asked: Vec<(&str, usize)>) -> Result<ReadsAsked, Arc<Error>> {
-        match self.opened_for_get(file_no, index.layouts[file_no])? {
+    fn reads_for_get(&self, index: &ReadLocations, file_no: usize, asked: Vec<(&str, usize)>) -> Result<ReadsAsked, Arc<Error>> {
+        match self.opened_for_get(file_no, index.layout(file_no))? {
             GetFile::Indexed(reads) => Ok((reads, asked.iter().map(|&(_, read)| read).collect())),
             GetFile::MultiRead(file) => {
                 let path = &self.files[file_no].path;
-                let names = asked.iter().map(|(id, _)| format!("read_{}", id)).collect();
-                let named = caught(|| Fast5Index::multi_reads_named(&file, names)).in_file(path).map_err(Arc::new)?;
-                Ok((Arc::new((file, named)), (0..asked.len()).collect()))
+                let (named, numbers) =
+                    caught(|| Fast5Index::for_reads(&file, Layout::MultiRead, &asked)).in_file(path).map_err(Arc::new)?;
+                Ok((Arc::new((file, named)), numbers))
             }
         }
     }
@@ -771,50 +752,6 @@ impl Reader {
         recent.push((file_no, file.clone()));
         Ok(file)
     }
-}
-
-/// Where each read id is, and what could not be indexed.
-#[derive(Default)]
-struct ReadIndex {
-    reads: HashMap<String, (usize, usize)>,
-    /// Each file's layout (None: it could not be indexed).
-    layouts: Vec<Option<Layout>>,
-    unindexed: usize,
-    first_error: Option<String>,
-}
-
-impl ReadIndex {
-    fn find(&self, id: &str) -> Result<(usize, usize), Error> {
-        self.reads.get(id).copied().ok_or_else(|| {
-            let mut message = format!("no read '{}' in the fast5 files", id);
-            if let Some(first) = &self.first_error {
-                message += &format!(" ({} files could not be indexed, the first: {})", self.unindexed, first);
-            }
-            Error::not_found(message)
-        })
-    }
-}
-
-/// The read ids of a file's reads, in order.
-fn read_ids(reads: &(File, Fast5Index)) -> Result<Vec<String>, Error> {
-    let (_, index) = reads;
-    (0..index.len())
-        .map(|i| {
-            let name = &index.names[i];
-            match name.strip_prefix("read_") {
-                Some(id) if index.layout == Layout::MultiRead => Ok(id.to_string()),
-                _ => {
-                    let groups = index.read_groups(i)?;
-                    let raw = groups.raw?;
-                    let value = raw.attribute("read_id")?;
-                    match scalar(&value) {
-                        Some(Scalar::Text(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                        _ => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
-                    }
-                }
-            }
-        })
-        .collect()
 }
 
 fn empty_read(path: *const c_char) -> h5turbo_fast5_read {

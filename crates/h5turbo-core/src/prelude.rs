@@ -31,7 +31,7 @@
 //! ```
 
 pub use crate::engine::limit::{codec_limit, fast5_limit};
-pub use crate::engine::pool::{default_threads, resolve_threads};
+pub use crate::engine::pool::{default_threads, on_threads, resolve_threads};
 pub use crate::engine::write::{encode_chunks, encode_chunks_into, ChunkedArray};
 pub use crate::filters::encode::{EncodePipeline, FilterSpec};
 pub use crate::engine::reduce::{half_to_f32, ElementKind, NumberClass, ReduceOp, Reduced};

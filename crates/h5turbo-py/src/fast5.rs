@@ -2,12 +2,13 @@
 //! released; the Python reader (python/h5turbo/formats/fast5.py) builds the reads.
 
 use crate::convert::attribute_to_py;
-use crate::errors::guard;
-use h5turbo_core::prelude::fast5::{read_record, scalar, Fast5Index, OpenAhead, ReadRecord, Scalar};
-use h5turbo_core::prelude::{read_ahead, AttributeValue, File as CoreFile, Object as CoreObject};
+use crate::errors::{guard, to_py_err};
+use h5turbo_core::prelude::fast5::{file_read_ids, read_record, scalar, Fast5Index, Layout, OpenAhead, ReadLocations, ReadRecord, Scalar};
+use h5turbo_core::prelude::{on_threads, read_ahead, AttributeValue, File as CoreFile, Object as CoreObject};
 use h5turbo_core::prelude::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
+use rayon::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 
@@ -33,12 +34,47 @@ pub fn fast5_reads<'py>(
     jobs: Vec<(PathBuf, usize, usize)>,
     io_depth: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let gathered: Vec<Result<JobOut>> = py.allow_threads(|| {
+    let paths = jobs.iter().map(|(path, _, _)| path.clone());
+    let gathered = gather_jobs(py, paths, io_depth, |k, file| gather(file, jobs[k].1, jobs[k].2));
+    jobs_to_py(py, gathered)
+}
+
+/// A file's reads asked by id: (path, multi-read file, [(read id, number in the file)]).
+type FetchJob = (PathBuf, bool, Vec<(String, usize)>);
+
+/// Reads fetched by id, from files indexed by a `Fast5ReadIndex`: for each job (path,
+/// multi-read, [(read id, number in the file)]) the reads in the order asked, in
+/// `fast5_reads`' form (the job's total is the number of reads asked). A multi-read
+/// file's read groups are looked up by name, the file not listed again.
+#[pyfunction]
+#[pyo3(signature = (jobs, io_depth=None))]
+pub fn fast5_fetch<'py>(
+    py: Python<'py>,
+    jobs: Vec<FetchJob>,
+    io_depth: Option<u64>,
+) -> PyResult<Bound<'py, PyList>> {
+    let paths = jobs.iter().map(|(path, _, _)| path.clone());
+    let gathered = gather_jobs(py, paths, io_depth, |k, file| gather_asked(file, jobs[k].1, &jobs[k].2));
+    jobs_to_py(py, gathered)
+}
+
+/// `gather` over the files of the jobs (job k's file is `paths`' k-th), opened ahead and
+/// hinted, the GIL released.
+fn gather_jobs(
+    py: Python<'_>,
+    paths: impl Iterator<Item = PathBuf> + Send,
+    io_depth: Option<u64>,
+    gather: impl Fn(usize, CoreFile) -> Result<JobOut> + Send + Sync,
+) -> Vec<Result<JobOut>> {
+    py.allow_threads(|| {
         read_ahead::with_window(io_depth, || {
-            let files = OpenAhead::new(jobs.iter().map(|(path, _, _)| path.clone()), read_ahead::window());
-            files.zip(&jobs).map(|((_, file), (_, first, limit))| guard(|| gather(file?, *first, *limit))).collect()
+            let files = OpenAhead::new(paths, read_ahead::window());
+            files.enumerate().map(|(k, (_, file))| guard(|| gather(k, file?))).collect()
         })
-    });
+    })
+}
+
+fn jobs_to_py(py: Python<'_>, gathered: Vec<Result<JobOut>>) -> PyResult<Bound<'_, PyList>> {
     let types = ScalarTypes::new(py)?;
     let items = gathered
         .into_iter()
@@ -62,6 +98,65 @@ fn gather(file: CoreFile, first: usize, limit: usize) -> Result<JobOut> {
     let mut reads: Vec<(usize, ReadRecord)> = order.into_iter().map(|i| (i, gather_read(&index, i))).collect();
     reads.sort_by_key(|&(i, _)| i);
     Ok(JobOut { total: index.len(), reads: reads.into_iter().map(|(_, read)| read).collect() })
+}
+
+/// The reads `asked` of a file indexed before (see `fast5_fetch`), in that order.
+fn gather_asked(file: CoreFile, multi_read: bool, asked: &[(String, usize)]) -> Result<JobOut> {
+    let layout = if multi_read { Layout::MultiRead } else { Layout::SingleRead };
+    let asked: Vec<(&str, usize)> = asked.iter().map(|(id, read)| (id.as_str(), *read)).collect();
+    let (index, numbers) = Fast5Index::for_reads(&file, layout, &asked)?;
+    Ok(JobOut { total: numbers.len(), reads: numbers.into_iter().map(|i| gather_read(&index, i)).collect() })
+}
+
+/// Where each read of many fast5 files is, by read id: every file's read ids read
+/// once (in parallel, the GIL released), kept here (not as a Python dict: millions of
+/// reads). python/h5turbo/formats/fast5.py's `Fast5Index` fetches reads with it.
+#[pyclass(frozen, module = "h5turbo._native")]
+pub struct Fast5ReadIndex {
+    locations: ReadLocations,
+}
+
+#[pymethods]
+impl Fast5ReadIndex {
+    /// Index `paths` (files, in order) on `threads` threads (0: the default).
+    #[new]
+    #[pyo3(signature = (paths, threads=0))]
+    fn new(py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<Self> {
+        let per_file = py
+            .allow_threads(|| on_threads(threads, || paths.par_iter().map(|p| guard(|| file_read_ids(p))).collect()))
+            .map_err(to_py_err)?;
+        Ok(Fast5ReadIndex { locations: ReadLocations::from_files(per_file) })
+    }
+
+    fn __len__(&self) -> usize {
+        self.locations.len()
+    }
+
+    fn __contains__(&self, read_id: &str) -> bool {
+        self.locations.find(read_id).is_ok()
+    }
+
+    /// (file number, read number in the file, multi-read file) of each id; KeyError
+    /// naming the first id not in the files.
+    fn find(&self, read_ids: Vec<String>) -> PyResult<Vec<(usize, usize, bool)>> {
+        read_ids
+            .iter()
+            .map(|id| {
+                let (file_no, read) = self.locations.find(id).map_err(to_py_err)?;
+                Ok((file_no, read, self.locations.layout(file_no) == Some(Layout::MultiRead)))
+            })
+            .collect()
+    }
+
+    /// Every read id, in file order then read order.
+    fn read_ids(&self) -> Vec<&str> {
+        self.locations.in_file_order().into_iter().map(|(id, _, _)| id).collect()
+    }
+
+    /// Files that could not be indexed, and the first one's error.
+    fn unindexed(&self) -> (usize, Option<&str>) {
+        self.locations.unindexed()
+    }
 }
 
 /// A read that cannot be gathered (a broken group header, a bad attribute) is an

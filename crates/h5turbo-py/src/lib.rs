@@ -49,6 +49,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
     m.add_function(wrap_pyfunction!(filters, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
+    m.add_function(wrap_pyfunction!(fast5::fast5_fetch, m)?)?;
+    m.add_class::<fast5::Fast5ReadIndex>()?;
     m.add_function(wrap_pyfunction!(io_depth::swap_io_depth, m)?)?;
     m.add_function(wrap_pyfunction!(io_depth::io_depth, m)?)?;
     m.add_class::<io_depth::FileHints>()?;

@@ -8,10 +8,10 @@ gives, read through h5turbo's parallel engine (no libhdf5):
 - ``GenotypeArray``: counts over a scikit-allel ``calldata/GT`` matrix.
 """
 
-from .fast5 import Fast5Error, Fast5Read, read_fast5
+from .fast5 import Fast5Error, Fast5Index, Fast5Read, read_fast5
 from .genotype import GenotypeArray
 from .h5ad import read_h5ad
 from .loom import read_loom
 from .tenx import read_10x_h5
 
-__all__ = ["read_h5ad", "read_10x_h5", "read_loom", "read_fast5", "Fast5Read", "Fast5Error", "GenotypeArray"]
+__all__ = ["read_h5ad", "read_10x_h5", "read_loom", "read_fast5", "Fast5Index", "Fast5Read", "Fast5Error", "GenotypeArray"]

@@ -6,14 +6,16 @@
 gzip or vbz compressed, and yields the reads in file order. Files are listed and
 signals decoded on a thread pool (the native reads release the GIL); at most a
 window of work is in flight, so memory stays bounded however many files there are.
+``Fast5Index(paths)`` fetches reads by id, in any order (``get_read``, ``get_reads``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -26,7 +28,7 @@ from ..objects.values import attribute_value
 from ..readahead import parse_io_depth
 from ._window import Ready, in_order
 
-__all__ = ["read_fast5", "Fast5Read", "Fast5Error"]
+__all__ = ["read_fast5", "Fast5Index", "Fast5Read", "Fast5Error"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -105,17 +107,173 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
     pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
     owner = os.getpid()
     try:
-        for item in _reads_in_order(pool, _expand(paths), window, depth):
-            if isinstance(item, Fast5Error) and on_error == "raise":
-                raise item
-            yield item
-            if os.getpid() != owner:
-                # a forked child has the pool's queue but none of its threads: it would
-                # wait for ever for the next read
-                raise RuntimeError("a read_fast5 iterator cannot go on in a forked child process; "
-                                   "call read_fast5 again in the child")
+        yield from _checked_items(_reads_in_order(pool, _expand(paths), window, depth), on_error, owner, "read_fast5")
     finally:
         pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+
+
+# Read ids Fast5Index.get_reads looks up and fetches together (its memory: two such
+# groups of reads in flight).
+IDS_PER_ROUND = 512
+
+
+class Fast5Index:
+    """The reads of fast5 files by read id, fetched in any order (as f5c and bonito take
+    them, from a BAM or a list of ids): ont_fast5_api's ``get_read`` over many files.
+
+    paths: as for :func:`read_fast5` (files, directories, or an iterable of those). Every
+    file's read ids are read once, here, in parallel: a multi-read file's from its group
+    names (``read_<id>``), a single-read file's from its ``read_id`` attribute. A file
+    that cannot be indexed is left out (``unindexed`` says how many, and why); when two
+    files hold the same id, the first wins. threads and io_depth: as for read_fast5.
+
+    A fetch opens the read's file and looks its group up by name: a multi-read file is
+    not listed again. The index holds the ids natively (about 100 bytes per read)."""
+
+    def __init__(self, paths: PathLike | Iterable[PathLike], threads: int | None = None,
+                 io_depth: int | str | None = None):
+        self._paths = list(_expand(paths))
+        self._threads = threads if threads and threads > 0 else _default_threads()
+        self._depth = parse_io_depth(io_depth)
+        self._index = _native.Fast5ReadIndex(self._paths, self._threads)
+
+    @property
+    def paths(self) -> list[str]:
+        """The files indexed, in order."""
+        return list(self._paths)
+
+    @property
+    def read_ids(self) -> list[str]:
+        """Every read id, in file order then read order."""
+        return self._index.read_ids()
+
+    @property
+    def unindexed(self) -> tuple[int, str | None]:
+        """How many files could not be indexed, and the first one's error."""
+        return self._index.unindexed()
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, read_id: object) -> bool:
+        return isinstance(read_id, str) and read_id in self._index
+
+    def __repr__(self) -> str:
+        return f"<Fast5Index: {len(self)} reads in {len(self._paths)} files>"
+
+    def get_read(self, read_id: str) -> Fast5Read:
+        """The read `read_id`, read on the calling thread. KeyError when no file holds
+        it; Fast5Error when its file or group cannot be read."""
+        [item] = self._fetch([read_id])
+        if isinstance(item, Fast5Error):
+            raise item
+        return item
+
+    def get_reads(self, read_ids: Iterable[str], on_error: str = "yield") -> Iterator[Fast5Read | Fast5Error]:
+        """The reads `read_ids`, in that order (an id may repeat), decoded on the thread
+        pool: the ids are taken IDS_PER_ROUND at a time, each round's files opened once
+        and read in file order while the round before is yielded. An id that no file
+        holds raises KeyError (naming it) when its round is reached. on_error: as for
+        read_fast5 (a read that cannot be read is a Fast5Error in its place, or raised)."""
+        if on_error not in ("yield", "raise"):
+            raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
+        if isinstance(read_ids, (str, bytes)):  # one id would be taken as its characters
+            raise TypeError("get_reads takes an iterable of read ids; for one id, call get_read")
+        ids = iter(read_ids)
+        rounds = iter(lambda: [_checked_id(i) for i in islice(ids, IDS_PER_ROUND)], [])
+        pool = ThreadPoolExecutor(self._threads, thread_name_prefix="h5turbo-fast5")
+        owner = os.getpid()
+        try:
+            ahead = None
+            for asked in rounds:
+                started = self._start_round(pool, asked)
+                if ahead is not None:
+                    yield from _checked_items(_round_results(*ahead), on_error, owner, "Fast5Index.get_reads")
+                ahead = started
+            if ahead is not None:
+                yield from _checked_items(_round_results(*ahead), on_error, owner, "Fast5Index.get_reads")
+        finally:
+            pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+
+    def _fetch(self, read_ids: list[str]) -> list:
+        """The reads, in order, fetched on the calling thread."""
+        return _round_results(*self._start_round(None, [_checked_id(i) for i in read_ids]))
+
+    def _start_round(self, pool: ThreadPoolExecutor | None, asked: list[str]) -> tuple[int, list]:
+        """Submit the fetches of `asked` (by file, in file order; single-read files
+        FILES_PER_TASK to a task, a multi-read file's reads READS_PER_TASK to a task);
+        returns the round's size and [(places in `asked`, future or result)]."""
+        by_file: dict[int, list[tuple[int, int, bool]]] = {}
+        for at, (file_no, read, multi) in enumerate(self._index.find(asked)):
+            by_file.setdefault(file_no, []).append((at, read, multi))
+        tasks: list[tuple[list[int], list]] = []
+        small: tuple[list[int], list] = ([], [])
+        for file_no in sorted(by_file):
+            reads = by_file[file_no]
+            path, multi = self._paths[file_no], reads[0][2]
+            step = READS_PER_TASK if multi else len(reads)
+            for first in range(0, len(reads), step):
+                part = reads[first:first + step]
+                job = (path, multi, [(asked[at], read) for at, read, _ in part])
+                if multi:
+                    tasks.append(([at for at, _, _ in part], [job]))
+                    continue
+                small[0].extend(at for at, _, _ in part)
+                small[1].append(job)
+                if len(small[1]) == FILES_PER_TASK:
+                    tasks.append(small)
+                    small = ([], [])
+        if small[1]:
+            tasks.append(small)
+        submitted = []
+        for places, jobs in tasks:
+            # Small (single-read) files are read whole: hinting a task's files lets the
+            # disk fetch them together. A multi-read file is not hinted: its reads asked
+            # are a few scattered ones, and hinting it whole for each of them re-read
+            # (cold) or re-walked (warm) the whole file every round.
+            depth = 0 if jobs[0][1] else self._depth
+            run = partial(_native.fast5_fetch, jobs, io_depth=depth)
+            submitted.append((places, jobs, pool.submit(run) if pool else run()))
+        return len(asked), submitted
+
+
+def _checked_id(read_id: object) -> str:
+    if not isinstance(read_id, str):
+        raise TypeError(f"a read id is a str, not {type(read_id).__name__}: {read_id!r}")
+    return read_id
+
+
+def _round_results(size: int, tasks: list) -> list:
+    """A round's reads (or errors) in the order asked: a file that cannot be read is an
+    error in the place of each read asked of it."""
+    out: list = [None] * size
+    for places, jobs, result in tasks:
+        results = result.result() if isinstance(result, Future) else result
+        items: list = []
+        for (path, _, asked), (_, error, reads) in zip(jobs, results):
+            if error is not None:
+                items.extend(Fast5Error(path, error, read_id) for read_id, _ in asked)
+            else:
+                items.extend(_reads(path, reads))
+        if len(items) != len(places):  # the native side gives one read per id asked
+            raise RuntimeError(f"fast5_fetch gave {len(items)} reads for {len(places)} ids")
+        for at, item in zip(places, items):
+            out[at] = item
+    return out
+
+
+def _checked_items(items: Iterable, on_error: str, owner: int, caller: str) -> Iterator:
+    """`items` with a Fast5Error raised under on_error="raise"; `caller` (the function
+    whose iterator this is) is named when a forked child goes on with it."""
+    for item in items:
+        if isinstance(item, Fast5Error) and on_error == "raise":
+            raise item
+        yield item
+        if os.getpid() != owner:
+            # a forked child has the pool's queue but none of its threads: it would
+            # wait for ever for the next read
+            raise RuntimeError(f"a {caller} iterator cannot go on in a forked child process; "
+                               f"call {caller} again in the child")
 
 
 def _default_threads() -> int:

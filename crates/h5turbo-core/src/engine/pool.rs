@@ -93,3 +93,9 @@ pub fn get(threads: Threads) -> Result<Arc<ThreadPool>> {
     }
     Ok(pool)
 }
+
+/// Run `f` on the pool of `threads` threads (0: the default): its rayon calls
+/// (`par_iter` ...) use that pool. For bindings that spread work of their own.
+pub fn on_threads<R: Send>(threads: usize, f: impl FnOnce() -> R + Send) -> Result<R> {
+    Ok(get(Threads::resolve(threads))?.install(f))
+}

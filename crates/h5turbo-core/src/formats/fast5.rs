@@ -15,6 +15,7 @@ use crate::format::datatype::{ByteOrder, DatatypeClass, FloatLayout, StringPaddi
 use crate::format::links::LinkTarget;
 use crate::convert::values::VlenValue;
 use crate::io::{FileSource, MemSource, ReadAt};
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -152,6 +153,38 @@ impl Fast5Index {
         Ok(Fast5Index { layout: Layout::MultiRead, names, addresses, container: file.root()?, shared_channel: None })
     }
 
+    /// The reads `asked` (id, number in the file's listing when it was indexed) of a
+    /// file indexed before as `layout`, and where each is in the index returned: a
+    /// multi-read file's groups (`read_<id>`) looked up by name in the order asked,
+    /// without listing the file again; a single-read file listed, its numbers kept.
+    pub fn for_reads(file: &File, layout: Layout, asked: &[(&str, usize)]) -> Result<(Fast5Index, Vec<usize>)> {
+        match layout {
+            Layout::MultiRead => {
+                let names = asked.iter().map(|(id, _)| format!("read_{}", id)).collect();
+                Ok((Fast5Index::multi_reads_named(file, names)?, (0..asked.len()).collect()))
+            }
+            Layout::SingleRead => Ok((Fast5Index::open(file)?, asked.iter().map(|&(_, read)| read).collect())),
+        }
+    }
+
+    /// The read ids of the reads, in order: a multi-read file's from its group names
+    /// (`read_<id>`, what a fetch looks up), a single-read file's from each read's
+    /// `read_id` attribute.
+    pub fn read_ids(&self) -> Result<Vec<String>> {
+        (0..self.len())
+            .map(|i| match self.names[i].strip_prefix("read_") {
+                Some(id) if self.layout == Layout::MultiRead => Ok(id.to_string()),
+                _ => {
+                    let raw = self.read_groups(i)?.raw?;
+                    match scalar(&raw.attribute("read_id")?) {
+                        Some(Scalar::Text(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                        _ => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
+                    }
+                }
+            })
+            .collect()
+    }
+
     pub fn len(&self) -> usize {
         self.names.len()
     }
@@ -190,6 +223,89 @@ impl Fast5Index {
                 ReadGroups { name: path, raw, channel }
             }
         })
+    }
+}
+
+/// A fast5 file's layout and read ids (`Fast5Index::read_ids`), for `ReadLocations`.
+pub fn file_read_ids(path: &Path) -> Result<(Layout, Vec<String>)> {
+    let ids = || {
+        let file = open_file(path)?;
+        let index = Fast5Index::open(&file)?;
+        Ok((index.layout, index.read_ids()?))
+    };
+    ids().in_file(path)
+}
+
+/// Where each read of many fast5 files is, by id: built once from every file's read
+/// ids (`file_read_ids`, which the bindings run in parallel), then looked up to fetch
+/// reads in any order. Files that could not be indexed are left out; the first of
+/// their errors explains a read id not found.
+#[derive(Default)]
+pub struct ReadLocations {
+    /// read id -> (file, read in the file's listing); the first file holding an id wins.
+    reads: HashMap<Box<str>, (usize, usize)>,
+    /// Each file's layout (None: it could not be indexed).
+    layouts: Vec<Option<Layout>>,
+    unindexed: usize,
+    first_error: Option<String>,
+}
+
+impl ReadLocations {
+    /// From each file's `file_read_ids`, in file order.
+    pub fn from_files(files: Vec<Result<(Layout, Vec<String>)>>) -> ReadLocations {
+        let mut index = ReadLocations { layouts: vec![None; files.len()], ..Default::default() };
+        for (file_no, ids) in files.into_iter().enumerate() {
+            match ids {
+                Ok((layout, ids)) => {
+                    index.layouts[file_no] = Some(layout);
+                    for (read, id) in ids.into_iter().enumerate() {
+                        index.reads.entry(id.into_boxed_str()).or_insert((file_no, read));
+                    }
+                }
+                Err(e) => {
+                    index.unindexed += 1;
+                    index.first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        index
+    }
+
+    /// (file, read in the file's listing) of read `id`.
+    pub fn find(&self, id: &str) -> Result<(usize, usize)> {
+        self.reads.get(id).copied().ok_or_else(|| {
+            let mut message = format!("no read '{}' in the fast5 files", id);
+            if let Some(first) = &self.first_error {
+                message += &format!(" ({} files could not be indexed, the first: {})", self.unindexed, first);
+            }
+            Error::not_found(message)
+        })
+    }
+
+    /// File `file_no`'s layout; None when it could not be indexed (or there is no such file).
+    pub fn layout(&self, file_no: usize) -> Option<Layout> {
+        self.layouts.get(file_no).copied().flatten()
+    }
+
+    /// The reads indexed (distinct ids).
+    pub fn len(&self) -> usize {
+        self.reads.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.reads.is_empty()
+    }
+
+    /// Files that could not be indexed, and the first one's error.
+    pub fn unindexed(&self) -> (usize, Option<&str>) {
+        (self.unindexed, self.first_error.as_deref())
+    }
+
+    /// Every read id with its place, in file order then read order.
+    pub fn in_file_order(&self) -> Vec<(&str, usize, usize)> {
+        let mut all: Vec<(&str, usize, usize)> = self.reads.iter().map(|(id, &(f, r))| (&**id, f, r)).collect();
+        all.sort_unstable_by_key(|&(_, f, r)| (f, r));
+        all
     }
 }
 
@@ -515,4 +631,38 @@ fn child_if_present(group: &Object, name: &str) -> Result<Option<Object>> {
 
 fn not_found(file: &File, what: &str) -> Error {
     Error::not_found(what).in_file(file.path())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn read_locations_find_the_first_file_holding_an_id_and_explain_a_missing_one() {
+        let files = vec![
+            Ok((Layout::MultiRead, ids(&["b", "a"]))),
+            Err(Error::format("x.fast5: broken")),
+            Ok((Layout::SingleRead, ids(&["c"]))),
+            Ok((Layout::MultiRead, ids(&["a", "d"]))),
+            Err(Error::format("y.fast5: broken too")),
+        ];
+        let index = ReadLocations::from_files(files);
+        assert_eq!(index.len(), 4);
+        assert_eq!(index.find("a").unwrap(), (0, 1)); // file 3's "a" comes later
+        assert_eq!(index.find("d").unwrap(), (3, 1));
+        assert_eq!(index.find("c").unwrap(), (2, 0));
+        assert_eq!((index.layout(0), index.layout(1), index.layout(2), index.layout(9)),
+                   (Some(Layout::MultiRead), None, Some(Layout::SingleRead), None));
+        let missing = index.find("z").unwrap_err();
+        assert_eq!(missing.kind(), ErrorKind::NotFound);
+        assert!(missing.to_string().contains("no read 'z'") && missing.to_string().contains("2 files could not be indexed, the first: x.fast5: broken"),
+                "{}", missing);
+        assert_eq!(index.unindexed(), (2, Some("x.fast5: broken")));
+        let order: Vec<&str> = index.in_file_order().into_iter().map(|(id, _, _)| id).collect();
+        assert_eq!(order, ["b", "a", "c", "d"]);
+    }
 }
