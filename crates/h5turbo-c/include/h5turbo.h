@@ -531,6 +531,13 @@ int h5turbo_fast5_get_batch(h5turbo_fast5 *f5,
                             h5turbo_fast5_batch **batch);
 
 /**
+ * Every read id of the files, in file order then read order (slow5lib's
+ * slow5_get_rids): the index h5turbo_fast5_get uses, built here if it is not yet. An
+ * id several files hold is listed once. Free with h5turbo_strings_free(*ids, *n).
+ */
+int h5turbo_fast5_read_ids(h5turbo_fast5 *f5, char ***ids, size_t *n);
+
+/**
  * Free a batch (NULL is fine): every read's strings and signal, and the batch.
  */
 void h5turbo_fast5_batch_free(h5turbo_fast5_batch *batch);

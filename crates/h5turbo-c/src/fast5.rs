@@ -5,7 +5,8 @@
 use crate::errors::*;
 use h5turbo_core::prelude::ErrorKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use crate::handles::{close_handle, give_handle, guard_put, out_handle};
+use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
+use crate::strings::give_strings;
 use crate::objects::path_arg;
 use h5turbo_core::prelude::fast5::{
     file_from_source, file_read_ids, locate_record, open_file, open_hinted, scalar, Fast5Index, Layout, ReadLocations, ReadRecord,
@@ -954,6 +955,19 @@ pub unsafe extern "C" fn h5turbo_fast5_get_batch(
         }
         let ids: Vec<&str> = (0..n).map(|i| text(*read_ids.add(i), &format!("read_ids[{}]", i))).collect::<Result<_, _>>()?;
         *out = f5.batch_of(f5.fetch(f5.index(), &ids)?);
+        Ok(())
+    })
+}
+
+/// Every read id of the files, in file order then read order (slow5lib's
+/// slow5_get_rids): the index h5turbo_fast5_get uses, built here if it is not yet. An
+/// id several files hold is listed once. Free with h5turbo_strings_free(*ids, *n).
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_fast5_read_ids(f5: *mut h5turbo_fast5, ids: *mut *mut *mut c_char, n: *mut usize) -> c_int {
+    guard(|| {
+        let (ids, n) = out_strings(ids, "ids", n, "n")?;
+        let f5 = &deref(f5, "f5")?.reader;
+        give_strings(f5.index().in_file_order().into_iter().map(|(id, _, _)| id.as_bytes()), ids, n);
         Ok(())
     })
 }

@@ -540,6 +540,37 @@ static void test_fast5_get_scattered(h5turbo_fast5 *f5, const read_summary *a, s
     test_fast5_get_batch(f5, a, na, step);
 }
 
+/* h5turbo_fast5_read_ids: the ids streamed, each once (at its first file), in file
+ * order, from a handle whose index it builds and from one that fetched already. */
+static void check_read_ids(h5turbo_fast5 *f5, const read_summary *a, size_t na, const char *what) {
+    char **ids = NULL;
+    size_t n = 0, k = 0;
+    int same = h5turbo_fast5_read_ids(f5, &ids, &n) == H5TURBO_OK;
+    for (size_t i = 0; same && i < na; i++) {
+        if (a[i].id[0] == 0) continue; /* a file error's entry */
+        size_t first = 0;
+        while (strcmp(a[first].id, a[i].id) != 0) first++;
+        if (first < i) continue; /* listed at its first file */
+        same = k < n && strcmp(ids[k++], a[i].id) == 0;
+    }
+    CHECK(same && k == n, "read ids of %s: %zu listed, %zu matched [%s]", what, n, k, h5turbo_last_error());
+    h5turbo_strings_free(ids, n);
+}
+
+static void test_fast5_read_ids(const char *fast5_dir, h5turbo_fast5 *fetched, const read_summary *a, size_t na) {
+    h5turbo_fast5 *fresh = NULL;
+    const char *paths[] = {fast5_dir};
+    CHECK(h5turbo_fast5_open(paths, 1, 2, 0, &fresh) == H5TURBO_OK, "fast5 open");
+    check_read_ids(fresh, a, na, "a fresh handle");
+    check_read_ids(fetched, a, na, "a handle that fetched");
+    h5turbo_fast5_close(fresh);
+    char **ids = (char **)1;
+    size_t n = 1;
+    CHECK(h5turbo_fast5_read_ids(NULL, &ids, &n) == H5TURBO_E_INVALID && ids == NULL && n == 0, "NULL handle");
+    CHECK(h5turbo_fast5_read_ids(fetched, NULL, &n) == H5TURBO_E_INVALID, "NULL ids");
+    CHECK(h5turbo_fast5_read_ids(fetched, &ids, NULL) == H5TURBO_E_INVALID, "NULL n");
+}
+
 static void test_fast5(const char *fast5_dir) {
     enum { MAX = 4096 };
     static read_summary a[MAX], b[MAX];
@@ -566,6 +597,7 @@ static void test_fast5(const char *fast5_dir) {
     for (size_t i = 0; i < na; i++) bad += !fetched_as_streamed(f5, a, i);
     CHECK(bad == 0, "%d reads differ when fetched by id", bad);
     test_fast5_get_scattered(f5, a, na);
+    test_fast5_read_ids(fast5_dir, f5, a, na);
     h5turbo_fast5_batch *none = NULL;
     CHECK(h5turbo_fast5_get(f5, "no-such-read", &none) == H5TURBO_E_NOT_FOUND && none == NULL, "unknown read id");
     CHECK(h5turbo_fast5_next_batch(f5, 0, &none) == H5TURBO_E_INVALID, "max_reads 0");

@@ -32,6 +32,16 @@ static int fetch_by_id(h5turbo_fast5 *f5, const h5turbo_fast5_batch *b, const ch
         h5turbo_fast5_batch_free(got);
     }
     free(ids);
+    /* the index's ids: every one a string (a file that cannot be indexed lists none) */
+    char **listed = NULL;
+    size_t n_listed = 0;
+    int status = h5turbo_fast5_read_ids(f5, &listed, &n_listed);
+    if (status != H5TURBO_OK) {
+        count_error(errors, status, "fast5 read_ids");
+    } else {
+        for (size_t k = 0; k < n_listed; k++) bad += listed[k] == NULL || strlen(listed[k]) > 4096;
+    }
+    h5turbo_strings_free(listed, n_listed);
     return bad;
 }
 
