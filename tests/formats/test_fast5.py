@@ -447,6 +447,13 @@ def test_generated_reads_fetched_by_id_over_many_rounds(generated, monkeypatch, 
     assert [i.read_id for i in items] == asked
     for read_id, item in zip(asked, items):
         assert_read_matches(item, *expected[read_id])
+    # a selection in file order: each id where its file and read put it, repeats kept
+    place = {read_id: k for k, read_id in enumerate(index.read_ids)}
+    in_file_order = sorted(asked[:300], key=place.__getitem__)
+    items = list(index.get_reads(iter(asked[:300]), order="file"))
+    assert [i.read_id for i in items] == in_file_order
+    for read_id, item in zip(in_file_order, items):
+        assert_read_matches(item, *expected[read_id])
 
 
 def test_fetching_by_id_contract(generated):
@@ -459,6 +466,11 @@ def test_fetching_by_id_contract(generated):
         index.get_read("nope")
     with pytest.raises(KeyError, match="'nope'"):  # when its round is reached
         list(index.get_reads([first, "nope"]))
+    file_order = index.get_reads([first, "nope"], order="file")
+    with pytest.raises(KeyError, match="'nope'"):  # every id looked up before the first read
+        next(file_order)
+    with pytest.raises(ValueError, match="order"):
+        list(index.get_reads([first], order="sorted"))
     with pytest.raises(TypeError, match="read id is a str"):
         index.get_read(b"abc")
     with pytest.raises(ValueError, match="on_error"):

@@ -169,17 +169,24 @@ class Fast5Index:
             raise item
         return item
 
-    def get_reads(self, read_ids: Iterable[str], on_error: str = "yield") -> Iterator[Fast5Read | Fast5Error]:
-        """The reads `read_ids`, in that order (an id may repeat), decoded on the thread
-        pool: the ids are taken IDS_PER_ROUND at a time, each round's files opened once
-        and read in file order while the round before is yielded. An id that no file
-        holds raises KeyError (naming it) when its round is reached. on_error: as for
-        read_fast5 (a read that cannot be read is a Fast5Error in its place, or raised)."""
+    def get_reads(self, read_ids: Iterable[str], on_error: str = "yield",
+                  order: str = "asked") -> Iterator[Fast5Read | Fast5Error]:
+        """The reads `read_ids` (an id may repeat), decoded on the thread pool: the ids
+        are taken IDS_PER_ROUND at a time, each round's files opened once and read in
+        file order while the round before is yielded. order: "asked" (default) yields
+        them in the order of `read_ids`, and an id that no file holds raises KeyError
+        (naming it) when its round is reached; "file" yields them in file order (a
+        selection of reads, as pod5's ``reads(selection)``: each file is then opened
+        once per READS_PER_TASK of its reads, not in every round), every id looked
+        up first. on_error: as for read_fast5 (a read that cannot be read is a
+        Fast5Error in its place, or raised)."""
         if on_error not in ("yield", "raise"):
             raise ValueError(f"on_error must be 'yield' or 'raise', not {on_error!r}")
+        if order not in ("asked", "file"):
+            raise ValueError(f"order must be 'asked' or 'file', not {order!r}")
         if isinstance(read_ids, (str, bytes)):  # one id would be taken as its characters
             raise TypeError("get_reads takes an iterable of read ids; for one id, call get_read")
-        ids = iter(read_ids)
+        ids = iter(self._in_file_order(read_ids) if order == "file" else read_ids)
         rounds = iter(lambda: [_checked_id(i) for i in islice(ids, IDS_PER_ROUND)], [])
         pool = ThreadPoolExecutor(self._threads, thread_name_prefix="h5turbo-fast5")
         owner = os.getpid()
@@ -194,6 +201,12 @@ class Fast5Index:
                 yield from _checked_items(_round_results(*ahead), on_error, owner, "Fast5Index.get_reads")
         finally:
             pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+
+    def _in_file_order(self, read_ids: Iterable[str]) -> list[str]:
+        """The ids sorted by file, then by place in the file (KeyError for one no file holds)."""
+        ids = [_checked_id(i) for i in read_ids]
+        places = self._index.find(ids)
+        return [ids[k] for k in sorted(range(len(ids)), key=lambda k: places[k][:2])]
 
     def _fetch(self, read_ids: list[str]) -> list:
         """The reads, in order, fetched on the calling thread."""
