@@ -513,6 +513,11 @@ def test_reads_of_files_changed_after_indexing_are_errors_in_their_place(generat
         list(index.get_reads([good_id, single_id], on_error="raise"))
     with pytest.raises(h5turbo.Fast5Error, match=single.name):
         index.get_read(single_id)
+    # a file replaced by another read's: an error for the id asked, never the other read
+    shutil.copy(generated[6], folder / single.name)
+    with pytest.raises(h5turbo.Fast5Error, match="changed since it was indexed") as info:
+        index.get_read(single_id)
+    assert info.value.read_id == single_id and single.name in str(info.value)
 
 
 def test_damaged_files_are_left_out_of_the_index_or_fetched_without_a_crash(broken, generated):

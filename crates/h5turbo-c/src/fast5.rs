@@ -720,10 +720,13 @@ impl Reader {
     /// and where each of them is in the index given: a listed file's own numbers, or
     /// for a multi-read file an index of just these read groups, in the order asked.
     fn reads_for_get(&self, index: &ReadLocations, file_no: usize, asked: Vec<(&str, usize)>) -> Result<ReadsAsked, Arc<Error>> {
+        let path = &self.files[file_no].path;
         match self.opened_for_get(file_no, index.layout(file_no))? {
-            GetFile::Indexed(reads) => Ok((reads, asked.iter().map(|&(_, read)| read).collect())),
+            GetFile::Indexed(reads) => {
+                let numbers = caught(|| reads.1.numbers_of(&asked)).in_file(path).map_err(Arc::new)?;
+                Ok((reads, numbers))
+            }
             GetFile::MultiRead(file) => {
-                let path = &self.files[file_no].path;
                 let (named, numbers) =
                     caught(|| Fast5Index::for_reads(&file, Layout::MultiRead, &asked)).in_file(path).map_err(Arc::new)?;
                 Ok((Arc::new((file, named)), numbers))

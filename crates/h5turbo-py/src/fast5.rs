@@ -8,8 +8,8 @@ use h5turbo_core::prelude::{on_threads, read_ahead, AttributeValue, File as Core
 use h5turbo_core::prelude::Result;
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
-use rayon::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use rayon::prelude::*;
 use std::path::PathBuf;
 
 /// One job: reads `first..first + limit` of a file, and how many reads it has.
@@ -133,7 +133,7 @@ impl Fast5ReadIndex {
     }
 
     fn __contains__(&self, read_id: &str) -> bool {
-        self.locations.find(read_id).is_ok()
+        self.locations.contains(read_id)
     }
 
     /// (file number, read number in the file, multi-read file) of each id; KeyError

@@ -677,6 +677,49 @@ static void test_fast5_huge_signal(const char *path) {
     }
 }
 
+static int copy_file(const char *from, const char *to) {
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    char buf[65536];
+    size_t got;
+    int ok = in && out;
+    while (ok && (got = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, got, out) == got;
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = 0;
+    return ok;
+}
+
+/* A single-read file replaced by another read's file after the index was built: its
+   read fetched by id is an error for that read (the file changed), never the other
+   file's read under the id asked. */
+static void test_fast5_get_replaced_file(const char *gen, const char *fast5_dir) {
+    char dir[4096], file[4096], first[4096], other[4096];
+    snprintf(dir, sizeof dir, "%s/replaced", gen);
+    snprintf(file, sizeof file, "%s/replaced/a.fast5", gen);
+    snprintf(first, sizeof first, "%s/single_reads_read0.fast5", fast5_dir);
+    snprintf(other, sizeof other, "%s/read_file_v0.6_raw.fast5", fast5_dir);
+    mkdir(dir, 0755);
+    CHECK(copy_file(first, file), "copy a single-read file");
+    h5turbo_fast5 *f5 = NULL;
+    const char *paths[] = {dir};
+    CHECK(h5turbo_fast5_open(paths, 1, 1, 0, &f5) == H5TURBO_OK, "fast5 open");
+    char **ids = NULL;
+    size_t n = 0;
+    CHECK(h5turbo_fast5_read_ids(f5, &ids, &n) == H5TURBO_OK && n == 1, "one read id");
+    CHECK(copy_file(other, file), "replace the file");
+    h5turbo_fast5_batch *one = NULL;
+    if (n == 1 && h5turbo_fast5_get(f5, ids[0], &one) == H5TURBO_OK) {
+        const h5turbo_fast5_read *r = &one->reads[0];
+        CHECK(one->n == 1 && r->status == H5TURBO_E_FORMAT && r->error && strstr(r->error, "changed since it was indexed") &&
+              strstr(r->error, file) && r->signal == NULL,
+              "a replaced file's read: status %d, error '%s'", r->status, r->error ? r->error : "(null)");
+    } else {
+        CHECK(0, "fetching from a replaced file returns the read's error in a batch");
+    }
+    h5turbo_fast5_batch_free(one);
+    h5turbo_strings_free(ids, n);
+    h5turbo_fast5_close(f5);
+}
+
 /* A folder whose links lead back up the tree (to itself, to its parent): each file
    is listed once, as find lists it, not once per way round the loop. */
 static void test_fast5_folder_links(const char *gen, const char *fast5_dir) {
@@ -761,6 +804,7 @@ int main(int argc, char **argv) {
     test_fast5(argv[2]);
     test_fast5_get_batch_many_files(argv[1]);
     test_fast5_folder_links(argv[1], argv[2]);
+    test_fast5_get_replaced_file(argv[1], argv[2]);
     test_fast5_errors(argv[2], argv[3]);
     test_fast5_huge_signal(argv[4]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);

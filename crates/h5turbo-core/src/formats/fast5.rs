@@ -163,26 +163,53 @@ impl Fast5Index {
                 let names = asked.iter().map(|(id, _)| format!("read_{}", id)).collect();
                 Ok((Fast5Index::multi_reads_named(file, names)?, (0..asked.len()).collect()))
             }
-            Layout::SingleRead => Ok((Fast5Index::open(file)?, asked.iter().map(|&(_, read)| read).collect())),
+            Layout::SingleRead => {
+                let index = Fast5Index::open(file)?;
+                let numbers = index.numbers_of(asked)?;
+                Ok((index, numbers))
+            }
         }
     }
 
-    /// The read ids of the reads, in order: a multi-read file's from its group names
-    /// (`read_<id>`, what a fetch looks up), a single-read file's from each read's
-    /// `read_id` attribute.
-    pub fn read_ids(&self) -> Result<Vec<String>> {
-        (0..self.len())
-            .map(|i| match self.names[i].strip_prefix("read_") {
-                Some(id) if self.layout == Layout::MultiRead => Ok(id.to_string()),
-                _ => {
-                    let raw = self.read_groups(i)?.raw?;
-                    match scalar(&raw.attribute("read_id")?) {
-                        Some(Scalar::Text(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                        _ => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
-                    }
+    /// Where the reads `asked` (id, number in the file's listing when it was indexed)
+    /// are in this listed index: their numbers, each checked to still hold the id asked
+    /// (a file rewritten since it was indexed would otherwise give another read under
+    /// that id).
+    pub fn numbers_of(&self, asked: &[(&str, usize)]) -> Result<Vec<usize>> {
+        let changed = |what: String| Error::format(format!("{}: the file changed since it was indexed", what)).in_file(self.container.file().path());
+        asked
+            .iter()
+            .map(|&(id, i)| {
+                if i >= self.len() {
+                    return Err(changed(format!("read '{}' was read {} of the file, which now has {}", id, i, self.len())));
                 }
+                let now = self.read_id(i)?;
+                if now != id {
+                    return Err(changed(format!("read {} of the file is now '{}', not '{}'", i, now, id)));
+                }
+                Ok(i)
             })
             .collect()
+    }
+
+    /// The read ids of the reads, in order (see `read_id`).
+    pub fn read_ids(&self) -> Result<Vec<String>> {
+        (0..self.len()).map(|i| self.read_id(i)).collect()
+    }
+
+    /// Read `i`'s id: a multi-read file's from its group name (`read_<id>`, what a
+    /// fetch looks up), a single-read file's from the read's `read_id` attribute.
+    fn read_id(&self, i: usize) -> Result<String> {
+        match self.names[i].strip_prefix("read_") {
+            Some(id) if self.layout == Layout::MultiRead => Ok(id.to_string()),
+            _ => {
+                let raw = self.read_groups(i)?.raw?;
+                match scalar(&raw.attribute("read_id")?) {
+                    Some(Scalar::Text(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                    _ => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
+                }
+            }
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -299,6 +326,10 @@ impl ReadLocations {
     /// Files that could not be indexed, and the first one's error.
     pub fn unindexed(&self) -> (usize, Option<&str>) {
         (self.unindexed, self.first_error.as_deref())
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.reads.contains_key(id)
     }
 
     /// Every read id with its place, in file order then read order.
