@@ -251,6 +251,8 @@ def unusual(tmp_path_factory, generated) -> dict[str, Path]:
             channel.attrs.create("label", "vlen text", dtype=h5py.string_dtype()))),
         ("numeric_read_id", lambda raw, channel: (raw.attrs.__delitem__("read_id"),
                                                   raw.attrs.create("read_id", 12345, dtype="i8"))),
+        ("vlen_read_id", lambda raw, channel: (raw.attrs.__delitem__("read_id"),
+                                               raw.attrs.create("read_id", "vlen-id-1", dtype=h5py.string_dtype()))),
         ("bad_channel_number", lambda raw, channel: channel.attrs.modify("channel_number", np.bytes_(b"abc"))),
         ("non_utf8_channel", lambda raw, channel: channel.attrs.modify("channel_number", np.bytes_(b"\xff\xfe"))),
     ]:
@@ -280,6 +282,18 @@ def test_unusual_attribute_values_match_h5py_and_ont(unusual):
     [numeric] = h5turbo.read_fast5(unusual["numeric_read_id"])
     # a read_id that is not text: the read's group name stands for it
     assert numeric.read_id == f"Read_{numeric.attrs['read_number']}"
+
+
+def test_a_variable_length_read_id_is_the_id_streamed_indexed_and_fetched(unusual):
+    # h5py writes a str attribute as a variable-length string; the index read only
+    # fixed-length ones and left such a single-read file unindexed
+    path = unusual["vlen_read_id"]
+    [read] = h5turbo.read_fast5(path)
+    assert read.read_id == "vlen-id-1" == ont_reads(path)[0]["read_id"]
+    index = h5turbo.Fast5Index([path])
+    assert index.read_ids == ["vlen-id-1"] and index.unindexed == (0, None)
+    fetched = index.get_read("vlen-id-1")
+    assert fetched.read_id == "vlen-id-1" and np.array_equal(fetched.signal, read.signal)
 
 
 def test_unusual_channel_values_are_errors_naming_the_read(unusual):

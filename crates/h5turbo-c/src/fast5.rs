@@ -818,13 +818,29 @@ fn fill<S>(read: &mut h5turbo_fast5_read, record: &ReadRecord<S>) -> Result<(), 
     read.offset = channel("offset")?;
     read.range = channel("range")?;
     read.sampling_rate = channel("sampling_rate")?;
-    let integer = |name: &str| record.attribute(name).and_then(scalar).and_then(|s| s.as_integer());
-    read.read_number = integer("read_number").and_then(|v| i32::try_from(v).ok()).unwrap_or(0);
-    read.start_time = integer("start_time").and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
-    read.duration = integer("duration").and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+    read.read_number = read_integer(record, "read_number", "int32_t")?;
+    read.start_time = read_integer(record, "start_time", "uint64_t")?;
+    read.duration = read_integer(record, "duration", "uint64_t")?;
     let channel_number = record.channel_text("channel_number").unwrap_or_default();
     read.channel_number = replace_string(read.channel_number, &channel_number);
     Ok(())
+}
+
+/// A raw-group integer attribute in the C field's type: 0 when absent; a float holding
+/// a whole number is taken (some writers store times as floats); anything else (text,
+/// a fraction, a value the field cannot hold) fails the read, naming the attribute.
+fn read_integer<S, T: TryFrom<i128> + Default>(record: &ReadRecord<S>, name: &str, c_type: &str) -> Result<T, Error> {
+    let Some(value) = record.attribute(name) else { return Ok(T::default()) };
+    let number = scalar(value).and_then(|s| match s.as_integer() {
+        Some(v) => Some(v),
+        None => s.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(64)).map(|f| f as i128),
+    });
+    number.and_then(|v| T::try_from(v).ok()).ok_or_else(|| {
+        Error::unsupported(format!(
+            "read attribute '{}' is not a whole number that fits the read's {} field",
+            name, c_type
+        ))
+    })
 }
 
 /// The next reads, max_reads of them (fewer only at the end, or after a failure with

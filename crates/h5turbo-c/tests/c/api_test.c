@@ -691,6 +691,53 @@ static int copy_file(const char *from, const char *to) {
 /* A single-read file replaced by another read's file after the index was built: its
    read fetched by id is an error for that read (the file changed), never the other
    file's read under the id asked. */
+/* gen/odd_fast5 (gen_files.py odd_fast5): a variable-length read_id is the read's id
+ * in the stream, in the index and for a fetch; a float holding a whole number is taken
+ * for an integer field; a read_number that int32 cannot hold, or text, fails its read
+ * (not a silent 0). */
+static void test_fast5_odd_attributes(const char *gen) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/odd_fast5", gen);
+    const char *paths[] = {dir};
+    h5turbo_fast5 *f5 = NULL;
+    CHECK(h5turbo_fast5_open(paths, 1, 1, 0, &f5) == H5TURBO_OK, "fast5 open odd_fast5");
+    if (!f5) return;
+    h5turbo_fast5_batch *b = NULL;
+    CHECK(h5turbo_fast5_next_batch(f5, 100, &b) == H5TURBO_OK && b && b->n == 5, "odd_fast5: 5 reads");
+    int seen = 0;
+    for (size_t i = 0; b && i < b->n; i++) {
+        const h5turbo_fast5_read *r = &b->reads[i];
+        if (strcmp(r->read_id, "single-vlen") == 0) {
+            seen++;
+            CHECK(r->status == H5TURBO_OK && r->n_samples == 5 && r->read_number == 42, "vlen read_id: read");
+        } else if (strcmp(r->read_id, "start_float") == 0) {
+            seen++;
+            CHECK(r->status == H5TURBO_OK && r->start_time == 123456, "float start_time taken: %llu", (unsigned long long)r->start_time);
+        } else if (strcmp(r->read_id, "duration_float32") == 0) {
+            seen++;
+            CHECK(r->status == H5TURBO_OK && r->duration == 77, "float32 duration taken");
+        } else if (strcmp(r->read_id, "number_too_big") == 0 || strcmp(r->read_id, "number_text") == 0) {
+            seen++;
+            CHECK(r->status != H5TURBO_OK && r->error && strstr(r->error, "read_number") && strstr(r->error, r->read_id),
+                  "%s: a failed read naming the attribute and read: %s", r->read_id, r->error ? r->error : "(none)");
+        }
+    }
+    CHECK(seen == 5, "odd_fast5: every read by its id (%d of 5)", seen);
+    h5turbo_fast5_batch_free(b);
+    char **ids = NULL;
+    size_t n = 0;
+    int listed = 0;
+    CHECK(h5turbo_fast5_read_ids(f5, &ids, &n) == H5TURBO_OK && n == 5, "odd_fast5: 5 ids indexed (%zu)", n);
+    for (size_t i = 0; i < n; i++) listed += strcmp(ids[i], "single-vlen") == 0;
+    CHECK(listed == 1, "the variable-length read_id indexed");
+    h5turbo_strings_free(ids, n);
+    h5turbo_fast5_batch *one = NULL;
+    CHECK(h5turbo_fast5_get(f5, "single-vlen", &one) == H5TURBO_OK && one && one->n == 1 &&
+          strcmp(one->reads[0].read_id, "single-vlen") == 0 && one->reads[0].n_samples == 5, "fetched by its variable-length id");
+    h5turbo_fast5_batch_free(one);
+    h5turbo_fast5_close(f5);
+}
+
 static void test_fast5_get_replaced_file(const char *gen, const char *fast5_dir) {
     char dir[4096], file[4096], first[4096], other[4096];
     snprintf(dir, sizeof dir, "%s/replaced", gen);
@@ -805,6 +852,7 @@ int main(int argc, char **argv) {
     test_fast5_get_batch_many_files(argv[1]);
     test_fast5_folder_links(argv[1], argv[2]);
     test_fast5_get_replaced_file(argv[1], argv[2]);
+    test_fast5_odd_attributes(argv[1]);
     test_fast5_errors(argv[2], argv[3]);
     test_fast5_huge_signal(argv[4]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);

@@ -219,6 +219,30 @@ def many_fast5(folder, files=150, reads=3):
                 channel.attrs["offset"] = np.float64(k % 20)
 
 
+def odd_fast5(folder):
+    """Attributes of unusual types, as some writers leave them: a single-read file whose
+    read_id is a variable-length string (what h5py writes for a str), and multi-read
+    files with a float start_time, a float32 duration, a read_number too large for
+    int32 and one stored as text."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with h5py.File(folder / "single_vlen_id.fast5", "w") as f:
+        f.attrs["file_version"] = 2.0
+        raw = f.create_group("Raw/Reads/Read_42")
+        raw.attrs["read_id"] = "single-vlen"
+        raw.attrs["read_number"] = np.int32(42)
+        raw.create_dataset("Signal", data=np.arange(5, dtype="<i2"))
+        f.create_group("UniqueGlobalKey/channel_id").attrs["digitisation"] = 8192.0
+    odd = [("start_float", "start_time", np.float64(123456)), ("duration_float32", "duration", np.float32(77)),
+           ("number_too_big", "read_number", np.uint32(4_000_000_000)), ("number_text", "read_number", np.bytes_("9"))]
+    for name, key, value in odd:
+        with h5py.File(folder / f"{name}.fast5", "w") as f:
+            f.attrs["file_type"] = "multi-read"
+            raw = f.create_group(f"read_{name}/Raw")
+            raw.attrs["read_id"] = np.bytes_(name)
+            raw.attrs[key] = value
+            raw.create_dataset("Signal", data=np.arange(7, dtype="<i2"))
+
+
 def reductions_file(path):
     """Sums past 64 bits, an exact integer mean, half floats and empty selections."""
     with h5py.File(path, "w") as f:
@@ -272,6 +296,7 @@ def main():
     deep_file(out / "deep.h5")
     dangling_reference_file(out / "dangling_ref.h5")
     many_fast5(out / "many_fast5")
+    odd_fast5(out / "odd_fast5")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))

@@ -204,9 +204,9 @@ impl Fast5Index {
             Some(id) if self.layout == Layout::MultiRead => Ok(id.to_string()),
             _ => {
                 let raw = self.read_groups(i)?.raw?;
-                match scalar(&raw.attribute("read_id")?) {
-                    Some(Scalar::Text(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                    _ => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
+                match attribute_text(&raw, &raw.attribute("read_id")?) {
+                    Some(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+                    None => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
                 }
             }
         }
@@ -384,22 +384,28 @@ impl<S> ReadRecord<S> {
         match scalar(value) {
             Some(Scalar::Text(bytes)) => Some(bytes),
             Some(number) => number.as_integer().map(|v| v.to_string().into_bytes()),
-            None => {
-                let (obj, _) = self.channel.as_ref()?;
-                match value.vlen_values(obj.file()).ok()?.as_slice() {
-                    [VlenValue::String(bytes)] => Some(bytes.clone()),
-                    _ => None,
-                }
-            }
+            None => attribute_text(&self.channel.as_ref()?.0, value),
         }
     }
 
-    /// The `read_id` attribute as text, when it is a NUL-padded string of UTF-8.
+    /// The `read_id` attribute as text, when it is a fixed- or variable-length string
+    /// of UTF-8 (h5py writes a str as a variable-length one).
     pub fn read_id(&self) -> Option<String> {
-        match scalar(self.attribute("read_id")?)? {
-            Scalar::Text(bytes) => String::from_utf8(bytes).ok(),
+        let (obj, _) = self.attrs.as_ref()?;
+        String::from_utf8(attribute_text(obj, self.attribute("read_id")?)?).ok()
+    }
+}
+
+/// A string attribute of `obj` as bytes: a scalar NUL-padded fixed-length one without
+/// its trailing NULs, or a single variable-length one (from the file's global heap).
+fn attribute_text(obj: &Object, value: &AttributeValue) -> Option<Vec<u8>> {
+    match scalar(value) {
+        Some(Scalar::Text(bytes)) => Some(bytes),
+        Some(_) => None,
+        None => match value.vlen_values(obj.file()).ok()?.as_slice() {
+            [VlenValue::String(bytes)] => Some(bytes.clone()),
             _ => None,
-        }
+        },
     }
 }
 
