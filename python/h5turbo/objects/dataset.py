@@ -283,6 +283,9 @@ class Dataset(HLObject):
             self.read(source, out=target, threads=threads)
             return
         data = self.read(source, threads=threads)
+        if data.dtype != target.dtype:
+            _check_conversion(self.dtype, target.dtype)
+            data = convert(data, target.dtype)
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
 
     def _selection_shape(self, selection: Any) -> Optional[tuple]:
@@ -448,8 +451,8 @@ class AstypeView(_View):
         if isinstance(data, Empty):
             return Empty(self.dtype)
         if isinstance(data, np.ndarray):
-            return data.astype(self.dtype)
-        return np.asarray(data).astype(self.dtype)[()]
+            return convert(data, self.dtype)
+        return convert(np.asarray(data), self.dtype)[()]
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if copy is False:
@@ -460,6 +463,33 @@ class AstypeView(_View):
 
     def __len__(self) -> int:
         return len(self._dataset)
+
+
+def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    """`data` as `wanted`, converted as libhdf5 converts (h5py's astype and read_direct):
+    integers saturate at the target's range instead of wrapping, floats beyond it (and
+    infinities) become its minimum or maximum, compound fields are matched by name
+    (a field the data lacks stays zero). Everything else as numpy casts."""
+    wanted = np.dtype(wanted)
+    if data.dtype.names is not None and wanted.names is not None:
+        out = np.zeros(data.shape, wanted)
+        for name in wanted.names:
+            if name in data.dtype.names:
+                out[name] = convert(data[name], wanted.fields[name][0])
+        return out
+    if wanted.kind not in "iu" or data.dtype.kind not in "iuf":
+        return data.astype(wanted)
+    low, high = np.iinfo(wanted).min, np.iinfo(wanted).max
+    if data.dtype.kind in "iu":
+        have = np.iinfo(data.dtype)
+        # both bounds held by the source type, so the clip is exact
+        clipped = np.clip(data, data.dtype.type(max(have.min, low)), data.dtype.type(min(have.max, high)))
+        return clipped.astype(wanted)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = data.astype(wanted)
+        out[data > float(high)] = high
+        out[data < float(low)] = low
+    return out
 
 
 def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
