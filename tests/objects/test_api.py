@@ -603,6 +603,7 @@ def test_bad_indices_raise_what_h5py_and_numpy_raise(tmp_path):
         "too many": lambda f: f["a"][0, 0, 0], "float": lambda f: f["a"][1.5],
         "field of a plain dataset": lambda f: f["a"]["x"], "two ellipses": lambda f: f["a"][..., ...],
         "scalar int": lambda f: f["s"][0], "scalar slice": lambda f: f["s"][:],
+        "scalar float": lambda f: f["s"][1.5], "scalar list": lambda f: f["s"][[0]],
         "field of a string": lambda f: f["t"]["x"], "mask shape": lambda f: f["a"][np.array([True, False])],
         "reference": lambda f: f["a"][f["a"].ref],
     }

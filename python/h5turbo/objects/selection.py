@@ -102,8 +102,17 @@ def split_fields(index: Any) -> tuple[Any, list[str]]:
 
 def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
     """Plan the read of ``array[index]`` for a dataset of the given (non-null) shape."""
+    if not shape and not _fits_a_scalar(index):
+        # checked before the kinds of the entries: h5py's ValueError for any of them
+        raise IndexMismatchError(f"illegal index for a scalar dataset: {index!r} (only (), ... and newaxis)")
     basic = _plan_basic(index, shape)
     return basic if basic is not None else _plan_general(index, shape)
+
+
+def _fits_a_scalar(index: Any) -> bool:
+    """An index that consumes no axis: (), ..., newaxis, a boolean (numpy's 0-d mask)."""
+    entries = index if isinstance(index, tuple) else (index,)
+    return all(e is Ellipsis or e is None or isinstance(e, (bool, np.bool_)) for e in entries)
 
 
 def _plan_general(index: Any, shape: tuple[int, ...]) -> ReadPlan:
