@@ -304,6 +304,29 @@ def test_soft_link_cycle_is_a_runtime_error_as_in_h5py(tmp_path):
         assert isinstance(f.get("a", getlink=True), h5turbo.SoftLink)
 
 
+def test_soft_links_through_external_links_are_followed(tmp_path):
+    # the native side follows soft links within a file only: a soft link whose path
+    # crosses an external link is walked as h5py walks it; a cycle of the two ends
+    target, path = tmp_path / "target.h5", tmp_path / "links.h5"
+    with h5py.File(target, "w") as f:
+        f["x/y"] = np.arange(5)
+    with h5py.File(path, "w") as f:
+        f["ext"] = h5py.ExternalLink(str(target), "/x")
+        f["soft"] = h5py.SoftLink("/ext/y")
+        f["soft_to_ext"] = h5py.SoftLink("/ext")
+        f["g/e"] = h5py.ExternalLink(str(target), "/x")
+        f["g/relative"] = h5py.SoftLink("e/y")
+        f["self"] = h5py.ExternalLink(str(path), "/round")
+        f["round"] = h5py.SoftLink("/self")
+    with h5py.File(path) as h, h5turbo.File(path) as f:
+        for name in ["soft", "soft_to_ext/y", "g/relative"]:
+            assert np.array_equal(f[name][()], h[name][()]), name
+        assert list(f["soft_to_ext"]) == list(h["soft_to_ext"]) == ["y"]
+        assert "soft" in f and f.get("soft", getlink=True) == h5turbo.SoftLink("/ext/y")
+        with pytest.raises(KeyError, match="too many links"):
+            f["round"]
+
+
 @pytest.mark.parametrize("loop", ["self", "pair"])
 def test_external_link_cycles_end_in_key_error_without_leaking_files(tmp_path, loop):
     # a link to itself, and two files linking to each other: h5py's KeyError (too many

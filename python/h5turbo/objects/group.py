@@ -366,13 +366,18 @@ def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
         return group_obj.child(component), file, posixpath.join(name, component)
     except _native.ClosedError:
         raise
-    except _native.Error:
+    except _native.Error as exc:
         kind, target = _find_link(group_obj, component)
-        if kind != "external":
+        crosses_external = kind == "soft" and isinstance(exc, _native.UnsupportedError)
+        if kind != "external" and not crosses_external:
             raise
     if external_hops >= MAX_EXTERNAL_HOPS:
         raise KeyError(f"Unable to open '{posixpath.join(name, component)}': too many links "
                        f"(more than {MAX_EXTERNAL_HOPS} external links in a row: a cycle?)")
+    if kind == "soft":
+        # a soft link whose path crosses an external link (the native side follows
+        # soft links within a file only): its path walked here, as h5py walks it
+        return file._resolve(posixpath.join(name, target), external_hops + 1)
     filename, path = target
     external_file = file._open_external(filename)
     return external_file._resolve(path, external_hops + 1)
