@@ -28,10 +28,24 @@ pub struct h5turbo_object {
 }
 
 impl h5turbo_object {
-    pub(crate) fn new(object: Object) -> h5turbo_object {
-        let path = c_string_lossy(object.name().as_bytes());
+    /// `object`, reached by `path` (absolute, or relative to the group at `base`): its
+    /// path is the one it was opened by, as libhdf5's H5Iget_name gives it, not the
+    /// target of a soft link it was reached through.
+    pub(crate) fn opened(object: Object, base: &str, path: &str) -> h5turbo_object {
+        let start = if path.starts_with('/') { "" } else { base };
+        let parts = start.split('/').chain(path.split('/')).filter(|p| !p.is_empty() && *p != ".");
+        let joined: String = parts.flat_map(|p| ["/", p]).collect();
+        let path = c_string_lossy(if joined.is_empty() { b"/" } else { joined.as_bytes() });
         h5turbo_object { object, path }
     }
+}
+
+/// An empty path names nothing (libhdf5 refuses it too); "." is the base itself.
+fn non_empty(path: &str) -> Result<&str, Error> {
+    if path.is_empty() {
+        return Err(Error::invalid_argument("the path is empty (\"/\" is the root group, \".\" the group itself)"));
+    }
+    Ok(path)
 }
 
 /// A group.
@@ -89,9 +103,9 @@ pub unsafe extern "C" fn h5turbo_object_open(
     guard(|| {
         let out = out_handle(obj, "obj")?;
         let file = deref(file, "file")?;
-        let path = text(path, "path")?;
+        let path = non_empty(text(path, "path")?).in_file(file.file.path())?;
         let object = file.file.get(path).in_object(path).in_file(file.file.path())?;
-        give_handle(out, h5turbo_object::new(object));
+        give_handle(out, h5turbo_object::opened(object, "/", path));
         Ok(())
     })
 }
@@ -108,9 +122,10 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
 ) -> c_int {
     guard(|| {
         let out = out_handle(obj, "obj")?;
-        let base = &deref(base, "base")?.object;
-        let path = text(path, "path")?;
+        let opened_base = deref(base, "base")?;
+        let base = &opened_base.object;
         let file = base.file();
+        let path = non_empty(text(path, "path")?).in_object(base.name()).in_file(file.path())?;
         let object = if path.starts_with('/') {
             file.get(path)
         } else if base.kind() != ObjectKind::Group {
@@ -119,7 +134,7 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
             path.split('/').filter(|p| !p.is_empty() && *p != ".").try_fold(base.clone(), |object, part| object.child(part))
         };
         let object = object.in_file(file.path())?;
-        give_handle(out, h5turbo_object::new(object));
+        give_handle(out, h5turbo_object::opened(object, &opened_base.path.to_string_lossy(), path));
         Ok(())
     })
 }

@@ -691,6 +691,34 @@ static int copy_file(const char *from, const char *to) {
 /* A single-read file replaced by another read's file after the index was built: its
    read fetched by id is an error for that read (the file changed), never the other
    file's read under the id asked. */
+/* An object's path is the one it was opened by (libhdf5's H5Iget_name), not the
+ * target of the soft link it was reached through; an empty path is refused. */
+static void test_opened_paths(const char *gen) {
+    h5turbo_file *f = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "structures.h5"), &f) == H5TURBO_OK, "open structures.h5");
+    if (!f) return;
+    h5turbo_object *o = NULL, *root = NULL;
+    const char *path = NULL;
+    CHECK(h5turbo_object_open(f, "/soft", &o) == H5TURBO_OK && h5turbo_object_path(o, &path) == H5TURBO_OK &&
+          strcmp(path, "/soft") == 0, "a soft link's path as opened: %s", path ? path : h5turbo_last_error());
+    h5turbo_object_close(o);
+    o = NULL;
+    CHECK(h5turbo_object_open(f, "soft//", &o) == H5TURBO_OK && h5turbo_object_path(o, &path) == H5TURBO_OK &&
+          strcmp(path, "/soft") == 0, "a path's repeated and trailing slashes dropped: %s", path);
+    h5turbo_object_close(o);
+    o = NULL;
+    CHECK(h5turbo_object_open(f, "/", &root) == H5TURBO_OK, "open the root");
+    CHECK(h5turbo_object_open_at(root, "./soft", &o) == H5TURBO_OK && h5turbo_object_path(o, &path) == H5TURBO_OK &&
+          strcmp(path, "/soft") == 0, "a soft link opened from a group: %s", path);
+    h5turbo_object_close(o);
+    o = NULL;
+    CHECK(h5turbo_object_open(f, "", &o) == H5TURBO_E_INVALID && o == NULL && strstr(h5turbo_last_error(), "empty") &&
+          strstr(h5turbo_last_error(), "structures.h5"), "an empty path is refused: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_open_at(root, "", &o) == H5TURBO_E_INVALID && o == NULL, "an empty relative path is refused");
+    h5turbo_object_close(root);
+    h5turbo_file_close(f);
+}
+
 /* gen/odd_fast5 (gen_files.py odd_fast5): a variable-length read_id is the read's id
  * in the stream, in the index and for a fetch; a float holding a whole number is taken
  * for an integer field; a read_number that int32 cannot hold, or text, fails its read
@@ -853,6 +881,7 @@ int main(int argc, char **argv) {
     test_fast5_folder_links(argv[1], argv[2]);
     test_fast5_get_replaced_file(argv[1], argv[2]);
     test_fast5_odd_attributes(argv[1]);
+    test_opened_paths(argv[1]);
     test_fast5_errors(argv[2], argv[3]);
     test_fast5_huge_signal(argv[4]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);
