@@ -134,7 +134,7 @@ fn load_collection(ctx: &FormatContext, address: u64) -> Result<Collection> {
     }
     r.skip(3)?;
     let size = r.length()?;
-    if size < 8 + length_size || size > ctx.available_from(address) {
+    if size < aligned_header_size(length_size as u8) as u64 || size > ctx.available_from(address) {
         return Err(Error::format(format!(
             "global heap collection size {} is impossible ({} bytes left in the file)",
             size,
@@ -147,11 +147,22 @@ fn load_collection(ctx: &FormatContext, address: u64) -> Result<Collection> {
     Ok(Collection { data, objects })
 }
 
+/// Bytes of a collection header (before the first object), and of an object header:
+/// both are 8 + size of lengths, rounded up to a multiple of 8.
+fn aligned_header_size(length_size: u8) -> usize {
+    (8 + length_size as usize + 7) / 8 * 8
+}
+
 /// Walk the objects of a collection; object index 0 is the free space that ends it.
 fn index_objects(ctx: &FormatContext, data: &[u8], address: u64) -> Result<Vec<(u16, Range<usize>)>> {
     let mut r = ctx.reader(data, address);
-    r.skip(8 + ctx.sizes().length as usize)?;
-    let object_header = 8 + ctx.sizes().length as usize;
+    // The collection header ("GCOL", version, 3 reserved, collection size) is
+    // rounded up to a multiple of 8 (libhdf5's H5HG_SIZEOF_HDR); objects follow it.
+    r.skip(aligned_header_size(ctx.sizes().length))?;
+    // Object header: index (2), reference count (2), reserved (4), size (size of
+    // lengths), also rounded up to a multiple of 8 (H5HG_SIZEOF_OBJHDR); the data
+    // follows it and is padded to a multiple of 8.
+    let object_header = aligned_header_size(ctx.sizes().length);
     let mut objects = Vec::new();
     while r.remaining() >= object_header {
         let index = r.u16()?;
@@ -160,6 +171,7 @@ fn index_objects(ctx: &FormatContext, data: &[u8], address: u64) -> Result<Vec<(
         }
         r.skip(2 + 4)?; // reference count, reserved
         let size = r.length()?;
+        r.skip(object_header - (8 + ctx.sizes().length as usize))?; // header padding
         let size = usize::try_from(size).ok().filter(|&s| s <= r.remaining()).ok_or_else(|| {
             r.error(format!("global heap object {} of {} bytes overruns its collection", index, size))
         })?;

@@ -84,8 +84,10 @@ fn parse_v0_v1(r: &mut ByteReader, version: u8, base: u64) -> Result<Superblock>
     }
     let mut r = ByteReader::new(&r.data()[r.position()..], r.address(), sizes);
     r.skip(sizes.offset as usize)?; // stored base address: superseded by where we found it
+    // Base, free-space, end-of-file and driver-info addresses are all "size of
+    // offsets" wide (not "size of lengths"), as is everything in the root entry.
     r.address_field()?; // free-space info (unused by readers)
-    let end_of_file_address = r.length()?;
+    let end_of_file_address = r.uint(sizes.offset as usize)?;
     r.address_field()?; // driver information block
     // Root group symbol table entry.
     r.skip(sizes.offset as usize)?; // link name offset
@@ -117,7 +119,7 @@ fn parse_v2_v3(r: &mut ByteReader, buf: &[u8], version: u8, base: u64) -> Result
     let mut r = ByteReader::new(&buf[r.position()..], r.address(), sizes);
     r.skip(sizes.offset as usize)?; // stored base address
     let extension_address = r.address_field()?;
-    let end_of_file_address = r.length()?;
+    let end_of_file_address = r.uint(sizes.offset as usize)?; // an address: size of offsets
     let root_object_header = r.required_address("root group object header")?;
     let total = 8 + 4 + 4 * sizes.offset as usize + 4;
     let block = buf.get(..total).ok_or_else(|| Error::format("superblock truncated").at(base))?;

@@ -69,7 +69,7 @@ pub fn chunk_index_from_records(
     tree: &dyn ChunkRecordSource,
 ) -> Result<ChunkIndex> {
     let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
-    let mut sink = ChunkSink::new(ctx, shape.grid.clone());
+    let mut sink = ChunkSink::new(ctx, shape.grid.clone()).with_edges(shape.unfiltered_edges.clone());
     collect_records(ctx, &shape, tree, &mut sink)?;
     sink.finish()
 }

@@ -83,12 +83,17 @@ impl ChunkLookup {
         if !self.shape.grid.contains(coords) {
             return Ok(None);
         }
-        match &self.kind {
+        let found = match &self.kind {
             Kind::BTreeV1(tree) => tree.find(ctx, &self.shape, coords),
             Kind::BTreeV2(tree) => tree.find(ctx, coords),
             Kind::FixedArray(array) => array.find(ctx, &self.shape, coords),
             Kind::ExtensibleArray(array) => array.find(ctx, &self.shape, coords),
-        }
+        }?;
+        // partial edge chunks stored unfiltered: as the whole-index read marks them
+        Ok(match (&self.shape.unfiltered_edges, found) {
+            (Some(edges), Some(location)) => Some(edges.apply(coords, location)),
+            _ => found,
+        })
     }
 }
 

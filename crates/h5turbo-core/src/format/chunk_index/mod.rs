@@ -155,7 +155,7 @@ pub fn read_chunk_index(
     filtered: bool,
 ) -> Result<ChunkIndex> {
     let shape = IndexShape::new(layout, dims, max_dims, filtered)?;
-    let mut sink = ChunkSink::new(ctx, shape.grid.clone());
+    let mut sink = ChunkSink::new(ctx, shape.grid.clone()).with_edges(shape.unfiltered_edges.clone());
     let at = layout.index.address();
     let collected = match (&layout.index, at) {
         (_, None) => Ok(()),
@@ -185,6 +185,47 @@ pub(crate) struct IndexShape {
     /// Bytes of an unfiltered chunk.
     pub chunk_bytes: u64,
     pub filtered: bool,
+    /// Set when partial edge chunks are stored without the filter pipeline.
+    pub unfiltered_edges: Option<UnfilteredEdges>,
+}
+
+/// Layout flag DONT_FILTER_PARTIAL_BOUND_CHUNKS (H5Pset_chunk_opts): chunks that
+/// extend past the dataset's current extent in any dimension were written without
+/// the filter pipeline. libhdf5 decides this from the geometry (the stored filter
+/// mask says nothing), so the index marks such chunks as skipping every filter; every
+/// read path (engine, reductions, decode benchmarks) then decodes them as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UnfilteredEdges {
+    dims: Vec<u64>,
+    chunk_dims: Vec<u64>,
+}
+
+impl UnfilteredEdges {
+    /// The rule for a dataset (`None` without the flag or without filters).
+    fn new(layout: &ChunkedLayout, dims: &[u64], filtered: bool) -> Option<Self> {
+        (filtered && layout.dont_filter_partial_edge_chunks)
+            .then(|| UnfilteredEdges { dims: dims.to_vec(), chunk_dims: layout.chunk_dims.clone() })
+    }
+
+    /// Whether the chunk at scaled `coords` extends past the current extent
+    /// (libhdf5's H5D__chunk_is_partial_edge_chunk).
+    pub(crate) fn is_partial(&self, coords: &[u64]) -> bool {
+        coords.iter().zip(&self.chunk_dims).zip(&self.dims).any(|((&c, &chunk), &dim)| {
+            match c.checked_add(1).and_then(|n| n.checked_mul(chunk)) {
+                Some(end) => end > dim,
+                None => true,
+            }
+        })
+    }
+
+    /// `location` as the decoder must see it: every filter skipped for a partial chunk.
+    pub(crate) fn apply(&self, coords: &[u64], location: ChunkLocation) -> ChunkLocation {
+        if self.is_partial(coords) {
+            ChunkLocation { filter_mask: u32::MAX, ..location }
+        } else {
+            location
+        }
+    }
 }
 
 impl IndexShape {
@@ -204,6 +245,7 @@ impl IndexShape {
             max_dims: max_dims.to_vec(),
             chunk_bytes: layout.chunk_bytes()?,
             filtered,
+            unfiltered_edges: UnfilteredEdges::new(layout, dims, filtered),
         })
     }
 
@@ -227,11 +269,17 @@ pub(crate) struct ChunkSink<'a> {
     grid: Grid,
     coords: Vec<u64>,
     locations: Vec<ChunkLocation>,
+    edges: Option<UnfilteredEdges>,
 }
 
 impl<'a> ChunkSink<'a> {
     pub(crate) fn new(ctx: &'a FormatContext, grid: Grid) -> Self {
-        ChunkSink { ctx, grid, coords: Vec::new(), locations: Vec::new() }
+        ChunkSink { ctx, grid, coords: Vec::new(), locations: Vec::new(), edges: None }
+    }
+
+    /// Mark partial edge chunks as unfiltered (see [`UnfilteredEdges`]).
+    pub(crate) fn with_edges(self, edges: Option<UnfilteredEdges>) -> Self {
+        ChunkSink { edges, ..self }
     }
 
     /// Record the chunk at scaled `coords`; the caller has checked `coords.len()`.
@@ -240,6 +288,10 @@ impl<'a> ChunkSink<'a> {
             return Ok(()); // outside the current extent: not part of the dataset now
         }
         check_location(self.ctx, coords, location)?;
+        let location = match &self.edges {
+            Some(edges) => edges.apply(coords, location),
+            None => location,
+        };
         self.coords.extend_from_slice(coords);
         self.locations.push(location);
         Ok(())
