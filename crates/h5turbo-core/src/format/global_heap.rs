@@ -150,7 +150,7 @@ fn load_collection(ctx: &FormatContext, address: u64) -> Result<Collection> {
 /// Bytes of a collection header (before the first object), and of an object header:
 /// both are 8 + size of lengths, rounded up to a multiple of 8.
 fn aligned_header_size(length_size: u8) -> usize {
-    (8 + length_size as usize + 7) / 8 * 8
+    (8 + usize::from(length_size)).next_multiple_of(8)
 }
 
 /// Walk the objects of a collection; object index 0 is the free space that ends it.
