@@ -210,3 +210,25 @@ def test_numpy_functions_dispatch(reduce_file):
     out = np.empty(a.shape[1])
     assert np.mean(ds, axis=0, out=out) is out
     _check(out, a.mean(axis=0), exact=False)
+
+
+def test_a_reduction_over_a_huge_unwritten_extent_is_an_error_not_an_abort(tmp_path):
+    # 2^40 elements in chunks of 1024, nothing written: the reduction's output is one
+    # number, but planning it cut the axis into 2^30 pieces until the allocator aborted
+    # the interpreter; now an error naming the problem (in a child: an abort is fatal)
+    path = tmp_path / "huge.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", shape=(10,), maxshape=(None,), chunks=(1024,), dtype="i4", fillvalue=7)
+        d.resize((2**40,))
+    from support.common import run_python
+    out = run_python(f"""
+import resource, h5turbo
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+with h5turbo.File({str(path)!r}) as f:
+    assert f["d"][-2:].tolist() == [7, 7]
+    try:
+        f["d"].sum()
+    except ValueError as exc:  # a selection too large to plan, as one too large to hold
+        print(type(exc).__name__, exc)
+""", timeout=120)
+    assert "ValueError" in out and "too many to plan" in out, out

@@ -53,8 +53,13 @@ impl Geometry {
         // An empty selection touches no chunk; cutting its other axes into pieces would
         // cost memory in proportion to their (file-given, possibly huge) extents.
         let empty = out_dims.contains(&0);
+        let pieces = sel
+            .iter()
+            .zip(chunk_dims)
+            .map(|(s, &c)| if empty { Ok(Vec::new()) } else { axis_pieces(s, c) })
+            .collect::<Result<_>>()?;
         Ok(Geometry {
-            pieces: sel.iter().zip(chunk_dims).map(|(s, &c)| if empty { Vec::new() } else { axis_pieces(s, c) }).collect(),
+            pieces,
             out_strides: strides(&out_dims),
             chunk_strides: strides(chunk_dims),
             out_dims,
@@ -135,6 +140,7 @@ impl Plan {
 pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize, unfiltered: bool) -> Result<Plan> {
     let mut fills = Vec::new();
     let mut stored = Vec::new();
+    reserve_tasks(geom, &mut fills)?;
     let mut coords = vec![0u64; geom.rank()];
     for_each_combination(&geom.pieces, |idx| {
         for d in 0..idx.len() {
@@ -152,6 +158,22 @@ pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize, unfilt
     });
     let batches = coalesce(stored, threads);
     Ok(Plan { fills, batches })
+}
+
+/// Room for a task per chunk the selection touches, taken fallibly: a selection over a
+/// huge, mostly unwritten extent (2^40 elements in chunks of 1024, say, which a
+/// reduction's small output does not refuse) would otherwise grow the plan until the
+/// allocator aborts the host program. Untouched reserved memory costs nothing.
+fn reserve_tasks(geom: &Geometry, tasks: &mut Vec<ChunkTask>) -> Result<()> {
+    let chunks = geom.pieces.iter().try_fold(1usize, |n, pieces| n.checked_mul(pieces.len()));
+    let too_many = |n: String| {
+        Error::invalid_argument(format!(
+            "the selection spans {} chunks: too many to plan in memory; select less at a time",
+            n
+        ))
+    };
+    let chunks = chunks.ok_or_else(|| too_many("more than 2^64".to_string()))?;
+    tasks.try_reserve_exact(chunks).map_err(|_| too_many(chunks.to_string()))
 }
 
 /// Shrink an unfiltered chunk's read to the bytes between its first and last

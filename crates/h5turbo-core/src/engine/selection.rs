@@ -120,15 +120,33 @@ impl AxisPiece {
 }
 
 /// Cut one axis selection into per-chunk pieces (chunk length `chunk_len` >= 1).
-pub fn axis_pieces(sel: &AxisSelection, chunk_len: u64) -> Vec<AxisPiece> {
+pub fn axis_pieces(sel: &AxisSelection, chunk_len: u64) -> Result<Vec<AxisPiece>> {
     match sel {
         AxisSelection::Range { start, count, step } => range_pieces(*start, *count, *step, chunk_len),
-        AxisSelection::Points(points) => point_pieces(points, chunk_len),
+        AxisSelection::Points(points) => Ok(point_pieces(points, chunk_len)),
     }
 }
 
-fn range_pieces(start: u64, count: u64, step: u64, chunk_len: u64) -> Vec<AxisPiece> {
+/// Chunks one axis of a selection may touch: 2^26 (a 1-D 256 GiB dataset in 4 KiB
+/// chunks), whose pieces take 2.5 GiB. Beyond it the plan's memory, not the data's,
+/// would exhaust the machine (the pages of a reservation the system granted are
+/// filled as pieces are added, until the system kills the process).
+const MAX_PIECES_PER_AXIS: u64 = 1 << 26;
+
+/// A range's pieces, one per chunk it touches. Their room is taken fallibly: a range
+/// over a huge extent in small chunks (2^40 elements in chunks of 1024, which a
+/// reduction's small output does not refuse) would otherwise make the allocator abort
+/// the host program.
+fn range_pieces(start: u64, count: u64, step: u64, chunk_len: u64) -> Result<Vec<AxisPiece>> {
     let mut pieces = Vec::new();
+    if count > 0 {
+        let last = start.saturating_add((count - 1).saturating_mul(step));
+        let chunks = (last / chunk_len - start / chunk_len).saturating_add(1).min(count);
+        if chunks > MAX_PIECES_PER_AXIS {
+            return Err(too_many_chunks(chunks));
+        }
+        pieces.try_reserve_exact(chunks as usize).map_err(|_| too_many_chunks(chunks))?;
+    }
     let mut i = 0u64;
     while i < count {
         let index = start + i * step;
@@ -140,7 +158,14 @@ fn range_pieces(start: u64, count: u64, step: u64, chunk_len: u64) -> Vec<AxisPi
         pieces.push(AxisPiece { chunk, out_start: i, in_chunk: InChunk::Strided { start: within, step, len } });
         i += len;
     }
-    pieces
+    Ok(pieces)
+}
+
+fn too_many_chunks(chunks: u64) -> Error {
+    Error::invalid_argument(format!(
+        "the selection spans {} chunks along one axis: too many to plan in memory; select less at a time",
+        chunks
+    ))
 }
 
 fn point_pieces(points: &[u64], chunk_len: u64) -> Vec<AxisPiece> {
@@ -163,7 +188,7 @@ mod tests {
     #[test]
     fn range_cut_into_chunks() {
         let sel = AxisSelection::Range { start: 3, count: 5, step: 2 }; // 3 5 7 9 11
-        let pieces = axis_pieces(&sel, 4);
+        let pieces = axis_pieces(&sel, 4).unwrap();
         assert_eq!(pieces.len(), 3);
         let strided = |start, len| InChunk::Strided { start, step: 2, len };
         assert_eq!(pieces[0], AxisPiece { chunk: 0, out_start: 0, in_chunk: strided(3, 1) });
@@ -173,7 +198,7 @@ mod tests {
 
     #[test]
     fn points_grouped_by_chunk() {
-        let pieces = axis_pieces(&AxisSelection::Points(vec![0, 3, 4, 9]), 4);
+        let pieces = axis_pieces(&AxisSelection::Points(vec![0, 3, 4, 9]), 4).unwrap();
         assert_eq!(pieces.len(), 3);
         assert_eq!(pieces[0].in_chunk, InChunk::List(vec![0, 3]));
         assert_eq!(pieces[1], AxisPiece { chunk: 1, out_start: 2, in_chunk: InChunk::List(vec![0]) });
@@ -182,7 +207,7 @@ mod tests {
 
     #[test]
     fn whole_chunk_detection() {
-        let pieces = axis_pieces(&AxisSelection::all(10), 4);
+        let pieces = axis_pieces(&AxisSelection::all(10), 4).unwrap();
         assert!(pieces[0].is_whole(4));
         assert!(pieces[1].is_whole(4));
         assert!(!pieces[2].is_whole(4)); // edge chunk: 2 of 4

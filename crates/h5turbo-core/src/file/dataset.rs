@@ -286,8 +286,8 @@ impl Dataset {
         let per_axis: Vec<Vec<u64>> = sel
             .iter()
             .zip(chunk_dims)
-            .map(|(s, &c)| engine::selection::axis_pieces(s, c).into_iter().map(|p| p.chunk).collect())
-            .collect();
+            .map(|(s, &c)| Ok(engine::selection::axis_pieces(s, c)?.into_iter().map(|p| p.chunk).collect()))
+            .collect::<Result<_>>()?;
         lookup.find_all(file.ctx(), &per_axis).map(Some)
     }
 
