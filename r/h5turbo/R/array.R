@@ -25,14 +25,18 @@ H5TurboArraySeed <- function(filepath, name) {
         .raise("a dimension exceeds R's limit of 2^31 - 1", file = filepath, name = name)
     # chunks no larger than the array (an empty dimension has empty chunks), as HDF5Array
     chunk <- if (is.null(info$chunk)) NULL else as.integer(pmin(rev(info$chunk), dims))
-    # 64-bit integers as doubles, as HDF5Array types them (R's integers would be NA
-    # past 2^31)
-    type <- if (.is_int64(info)) "double" else info$rtype
+    # 64-bit and unsigned 32-bit integers as doubles (R's integers would be NA past
+    # 2^31 - 1; HDF5Array types 64-bit ones so, and caps unsigned 32-bit ones at
+    # 2^31 - 1): every value kept, as h5t_read(bit64conversion = "double") gives them
+    type <- if (.is_wide_int(info)) "double" else info$rtype
     new("H5TurboArraySeed", filepath = filepath, name = name, dim = as.integer(dims),
         chunkdim = chunk, type = type, dimnames = .read_dimnames(filepath, name))
 }
 
-.is_int64 <- function(info) info$dclass == "INTEGER" && info$size == 8 && info$rtype == "integer"
+.is_wide_int <- function(info) {
+    info$dclass == "INTEGER" && info$rtype == "integer" &&
+        (info$size == 8 || (info$size == 4 && !isTRUE(info$signed)))
+}
 
 # The dimnames HDF5Array::writeHDF5Array(with.dimnames = TRUE) stores and
 # HDF5Array::h5readDimnames(as.character = TRUE) gives back: R dimension i takes the

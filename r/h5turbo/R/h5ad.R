@@ -55,7 +55,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     for (name in names(members)) {
         path <- paste0(group, "/", name)
         m <- if (identical(members[[name]], "H5I_GROUP")) .read_sparse_group(file, path, threads, stored = TRUE)
-             else t(h5t_read(file, path, threads = threads))
+             else t(.h5ad_array_values(.h5ad_read(file, path, threads)))
         if (!identical(as.numeric(dim(m)), as.numeric(c(n, n))))
             .raise(sprintf("a pairwise matrix must be %d x %d", n, n), code = 2L, file = file, name = path)
         out[[name]] <- m
@@ -98,7 +98,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 # A dataset of uns: a scalar as a length-1 vector, an array with numpy's dimension
 # order (h5t_read gives them reversed), a compound as a data.frame.
 .h5ad_uns_dataset <- function(file, path, threads) {
-    x <- h5t_read(file, path, threads = threads)
+    x <- .h5ad_read(file, path, threads)
     if (is.data.frame(x)) return(x)
     d <- dim(x)
     if (length(d) >= 2L) return(aperm(.h5ad_array_values(x)))
@@ -136,9 +136,9 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
         for (name in names(members)[members == "H5I_DATASET"])
             dims[[name]] <- .h5ad_embedding(file, paste0("obsm/", name), n_obs, threads)
     } else if (identical(otype, "H5I_DATASET")) {
-        frame <- h5t_read(file, "obsm", threads = threads)
+        frame <- .h5ad_read(file, "obsm", threads)
         for (name in names(frame)) {
-            m <- frame[[name]]
+            m <- .h5ad_array_values(frame[[name]])
             dims[[name]] <- if (is.null(dim(m))) matrix(m, ncol = 1L) else unclass(m)
         }
     }
@@ -157,11 +157,13 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 }
 
 # X or a layer, features x cells: a dgCMatrix for a sparse group, a dense matrix for a
-# dataset (whose HDF5 shape (cells, features) h5t_read reverses into R's orientation).
-# Unnamed here: the caller names them from obs and var, read once.
+# dataset (whose HDF5 shape (cells, features) h5t_read reverses into R's orientation),
+# its values as obs columns take them (bool as logical, uint8 as integer, integers
+# past 2^31 - 1 as double). Unnamed here: the caller names them from obs and var, read
+# once.
 .h5ad_matrix <- function(file, name, otype, shape, threads) {
     m <- if (identical(otype, "H5I_GROUP")) .read_sparse_group(file, name, threads)
-         else h5t_read(file, name, threads = threads)
+         else .h5ad_array_values(.h5ad_read(file, name, threads))
     if (!identical(as.numeric(dim(m)), rev(as.numeric(shape))))
         .raise(sprintf("shape %s does not match obs x var (%s)", paste(rev(dim(m)), collapse = " x "),
                        paste(shape, collapse = " x ")), code = 2L, file = file, name = name)
@@ -169,8 +171,9 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 }
 
 # An obsm entry: HDF5 (cells, k) arrives as R k x cells; reducedDims want cells x k.
+# Values converted as those of X.
 .h5ad_embedding <- function(file, name, n_obs, threads) {
-    m <- h5t_read(file, name, threads = threads)
+    m <- .h5ad_array_values(.h5ad_read(file, name, threads))
     if (is.null(dim(m))) m <- matrix(m, nrow = 1L)
     if (length(dim(m)) != 2L || ncol(m) != n_obs)
         .raise(sprintf("an embedding must be %d cells x k", n_obs), code = 2L, file = file, name = name)
@@ -189,7 +192,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     columns <- lapply(stats::setNames(order, order), function(col)
         .h5ad_column(file, paste0(name, "/", col), .otype(members, col), name, col, threads))
     frame <- as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
-    rows <- as.character(h5t_read(file, paste0(name, "/", index), threads = threads))
+    rows <- as.character(.h5ad_read(file, paste0(name, "/", index), threads))
     if (length(columns) == 0L) frame <- data.frame(row.names = seq_along(rows))
     if (nrow(frame) != length(rows))
         .raise("columns and index differ in length", code = 2L, file = file, name = name)
@@ -202,14 +205,14 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     if (identical(otype, "H5I_GROUP")) return(.h5ad_encoded_column(file, path, threads))
     if (!identical(otype, "H5I_DATASET"))
         .raise(sprintf("column '%s' is missing", col), code = 2L, file = file, name = frame)
-    values <- .h5ad_vector(h5t_read(file, path, threads = threads))
+    values <- .h5ad_vector(.h5ad_read(file, path, threads))
     categories <- paste0(frame, "/__categories/", col)   # anndata 0.7: codes, categories apart
     if (.exists(file, categories)) {
         # 0.7 marks the categories dataset as ordered (the codes' own attribute,
         # categories, is a reference: read as NA, with a warning, and not needed)
         ordered <- .flag(h5t_readAttributes(file, categories)[["ordered"]]) ||
             .flag(suppressWarnings(h5t_readAttributes(file, path))[["ordered"]])
-        return(.h5ad_factor(values, h5t_read(file, categories), ordered))
+        return(.h5ad_factor(values, .h5ad_read(file, categories, NULL), ordered))
     }
     values
 }
@@ -218,7 +221,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 .h5ad_encoded_column <- function(file, path, threads) {
     attrs <- h5t_readAttributes(file, path)
     kind <- as.character(attrs[["encoding-type"]] %||% "")
-    part <- function(what) h5t_read(file, paste0(path, "/", what), threads = threads)
+    part <- function(what) .h5ad_read(file, paste0(path, "/", what), threads)
     if (kind == "categorical")
         return(.h5ad_factor(part("codes"), part("categories"), .flag(attrs[["ordered"]])))
     if (kind %in% c("nullable-integer", "nullable-boolean", "nullable-string-array")) {
@@ -227,6 +230,22 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
         return(values)
     }
     .raise(sprintf("column encoding '%s' is not read", kind), code = 3L, file = file, name = path)
+}
+
+# h5t_read's values, but 64-bit and unsigned 32-bit integers that do not fit R's
+# integers (NA, with a warning, in h5t_read) as doubles, as zellkonverter gives them:
+# the dataset is read again with bit64conversion = "double". Those that fit stay
+# integers.
+.h5ad_read <- function(file, path, threads) {
+    overflow <- FALSE
+    x <- withCallingHandlers(h5t_read(file, path, threads = threads), warning = function(w) {
+        if (grepl("NAs produced by integer overflow", conditionMessage(w), fixed = TRUE)) {
+            overflow <<- TRUE
+            invokeRestart("muffleWarning")
+        }
+    })
+    if (overflow) x <- h5t_read(file, path, threads = threads, bit64conversion = "double")
+    x
 }
 
 # numpy bool (an h5py enum FALSE/TRUE) as logical, uint8 (raw, as rhdf5 gives it) as
@@ -248,13 +267,13 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 # anndata 0.5-0.6: obs/var a compound dataset; a categorical column holds codes, its
 # categories in uns/<column>_categories.
 .h5ad_compound_frame <- function(file, name) {
-    frame <- h5t_read(file, name)
+    frame <- .h5ad_read(file, name, NULL)
     index <- if ("index" %in% names(frame)) "index" else names(frame)[1L]
     rows <- as.character(frame[[index]])
     frame[[index]] <- NULL
     for (col in names(frame)) {
         categories <- paste0("uns/", col, "_categories")
-        if (.exists(file, categories)) frame[[col]] <- .h5ad_factor(frame[[col]], h5t_read(file, categories), FALSE)
+        if (.exists(file, categories)) frame[[col]] <- .h5ad_factor(frame[[col]], .h5ad_read(file, categories, NULL), FALSE)
         else frame[[col]] <- .h5ad_vector(frame[[col]])
     }
     rownames(frame) <- rows

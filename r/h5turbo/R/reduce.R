@@ -13,7 +13,8 @@
 }
 
 # The reduction as base R gives it on h5t_read's values: a cell with an integer NA is
-# NA, a variance without a value (NaN: too few values, or a NaN) is NA. With na.rm,
+# NA; a variance is NA where there are fewer than two values or the values hold a NaN
+# or an NA, NaN where the values hold infinities (Inf and -Inf) but neither. With na.rm,
 # NULL when the values hold integer NAs (the caller then takes DelayedArray's route).
 .reduce_na <- function(file, name, margin, op, threads, na.rm) {
     file <- .check_file(file)
@@ -49,7 +50,29 @@
     }
     out <- .h5call(C_reduce, file, name, .OP[[op]], axis, if (op == "var") 1L else 0L, threads, n_out)
     out[has_na] <- NA_real_
-    if (op == "var") out[is.nan(out)] <- NA_real_
+    if (op == "var") out <- .var_nan(out, file, name, info, margin, threads)
+    out
+}
+
+# A variance that comes back NaN is, in base R's var, NA when its values hold a NaN or
+# an NA (or are fewer than two) and NaN when it comes from infinities (Inf and -Inf, or
+# an Inf alone among the values): the cells that are NaN, rare, are recomputed with
+# stats::var from their values, read in batches of about 2^24 values.
+.var_nan <- function(out, file, name, info, margin, threads) {
+    n_along <- if (margin == "col") info$dims[2L] else info$dims[1L]
+    if (n_along < 2) return(rep(NA_real_, length(out)))
+    todo <- which(is.nan(out))
+    if (length(todo) == 0L || info$dclass != "FLOAT") {
+        out[todo] <- NA_real_   # integers: no NaN among the values
+        return(out)
+    }
+    per_batch <- max(1, floor(2^24 / n_along))
+    for (batch in split(todo, ceiling(seq_along(todo) / per_batch))) {
+        # R's columns are HDF5's rows (R dimension 2 for colVars, 1 for rowVars)
+        index <- if (margin == "col") list(NULL, batch) else list(batch, NULL)
+        x <- h5t_read(file, name, index = index, threads = threads)
+        out[batch] <- if (margin == "col") apply(x, 2L, stats::var) else apply(x, 1L, stats::var)
+    }
     out
 }
 

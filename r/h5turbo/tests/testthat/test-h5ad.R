@@ -286,3 +286,49 @@ test_that("uns elements of an encoding not read are left out with a warning; bro
     expect_error(h5t_read_h5ad(make("obsp"), uns = FALSE), class = "h5turbo_error",
                  regexp = "obsp/bad.*pairwise matrix must be 3 x 3")
 })
+
+h5ad_kinds_py <- '
+import sys
+import numpy as np, pandas as pd, anndata as ad
+X = np.arange(12, dtype="uint8").reshape(4, 3) * 20
+obs = pd.DataFrame({"big": np.array([2**40, 1, 2, 3], "int64"),
+                    "nbig": pd.array([2**33, None, 1, 2], dtype="Int64"),
+                    "u32": np.array([2**32 - 1, 0, 1, 2], "uint32"),
+                    "small": np.array([5, 6, 7, 8], "int64")}, index=list("abcd"))
+a = ad.AnnData(X=X, obs=obs, var=pd.DataFrame(index=["x", "y", "z"]))
+a.layers["bool"] = X > 100
+a.layers["i64"] = X.astype("int64") * 2**31
+a.obsm["u8emb"] = np.ones((4, 2), "uint8")
+a.obsm["boolemb"] = np.array([[True, False]] * 4)
+a.uns["big"] = np.int64(2**40)
+a.uns["fits"] = np.int64(7)
+a.uns["bigs"] = np.array([2**32 - 1, 1], "uint32")
+a.write_h5ad(sys.argv[1])
+'
+
+test_that("dense uint8 / bool X, layers and obsm are integer / logical; integers past 2^31 - 1 are doubles, never NA", {
+    f <- tempfile(fileext = ".h5ad")
+    run_python(h5ad_kinds_py, f, needs = "anndata")
+    expect_no_warning(h5t_read_h5ad(f))
+    s <- suppressWarnings(h5t_read_h5ad(f))
+    if (is.list(s) && !isS4(s)) {
+        assays <- s$assays; cd <- s$colData; dims <- s$reducedDims; meta <- s$metadata
+    } else {
+        assays <- as.list(SummarizedExperiment::assays(s)); cd <- SummarizedExperiment::colData(s)
+        dims <- as.list(SingleCellExperiment::reducedDims(s)); meta <- S4Vectors::metadata(s)
+    }
+    X <- matrix(as.integer(0:11 * 20), 3, 4)   # features x cells
+    expect_identical(unname(assays$X), X)
+    expect_identical(unname(assays$bool), X > 100)
+    expect_identical(unname(assays$i64), X * 2^31)
+    expect_identical(unname(dims$u8emb), matrix(1L, 4, 2))
+    expect_identical(unname(dims$boolemb), cbind(rep(TRUE, 4), rep(FALSE, 4)))
+    expect_identical(cd$big, c(2^40, 1, 2, 3))
+    expect_identical(cd$nbig, c(2^33, NA, 1, 2))
+    expect_identical(cd$u32, c(2^32 - 1, 0, 1, 2))
+    expect_identical(cd$small, 5:8)   # those that fit stay integers
+    expect_identical(meta$big, 2^40)
+    expect_identical(meta$fits, 7L)
+    expect_identical(meta$bigs, c(2^32 - 1, 1))
+    expect_identical(unname(colSums(assays$X)), colSums(X))
+})

@@ -94,3 +94,62 @@ test_that("64-bit integer sums are exact (no wrapping); 64-bit integers are doub
     expect_identical(DelayedArray::chunkdim(empty), DelayedArray::chunkdim(HDF5Array::HDF5Array(f, "empty")))
     expect_identical(colSums(log1p(empty)), numeric(5))
 })
+
+# identical, NaN told from NA (waldo's comparison takes them as equal)
+expect_same_nan <- function(object, expected, ...) {
+    expect_identical(object, expected, ...)
+    expect_identical(is.nan(object), is.nan(expected), ...)
+}
+
+test_that("a variance from infinities is NaN, one with NA or NaN among the values NA, as var() and HDF5Array give", {
+    f <- new_h5()
+    # columns: Inf and -Inf (NaN), plain, an NA (NA), a NaN (NA), Inf alone (NaN), NA with infinities (NA)
+    m <- matrix(c(Inf, -Inf, 9,  1, 2, 3,  4, NA, 6,  7, NaN, 8,  Inf, 1, 2,  NA, Inf, -Inf), 3)
+    write_rhdf5(f, "m", m)
+    write_rhdf5(f, "mc", m, chunk = c(2, 2))
+    for (name in c("m", "mc")) {
+        expect_same_nan(h5t_colVars(f, name), apply(m, 2, var), info = name)
+        expect_same_nan(h5t_rowVars(f, name), apply(m, 1, var), info = name)
+        expect_same_nan(h5t_colVars(f, name, threads = 1), c(NaN, 1, NA, NA, NaN, NA), info = name)
+    }
+    # one value per column: NA, as var() gives
+    write_rhdf5(f, "one", matrix(c(Inf, 1, NaN), 1))
+    expect_same_nan(h5t_colVars(f, "one"), rep(NA_real_, 3))
+    expect_same_nan(h5t_rowVars(f, "one"), var(c(Inf, 1, NaN)))
+    skip_if_not_installed("HDF5Array")
+    skip_if_not_installed("DelayedMatrixStats")
+    HDF5Array::writeHDF5Array(m, f, "h")
+    ref <- HDF5Array::HDF5Array(f, "h")
+    ours <- H5TurboArray(f, "h")
+    expect_same_nan(DelayedMatrixStats::colVars(ours), DelayedMatrixStats::colVars(ref))
+    expect_same_nan(DelayedMatrixStats::rowVars(ours), DelayedMatrixStats::rowVars(ref))
+    expect_same_nan(DelayedMatrixStats::colVars(ours), c(NaN, 1, NA, NA, NaN, NA))
+})
+
+u32_py <- '
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "w") as f:
+    f["u4"] = np.array([[0, 2**31 - 1], [2**31, 2**32 - 1]], dtype="<u4")
+    f.create_dataset("u4c", data=np.array([[1, 2**32 - 1, 3], [4, 5, 2**31]], dtype=">u4"), chunks=(1, 2))
+    f["small"] = np.array([[1, 2], [3, 4]], dtype="<u4")
+'
+
+test_that("unsigned 32-bit integers are doubles in a DelayedArray, every value kept, as h5t_read(bit64conversion = 'double')", {
+    f <- tempfile(fileext = ".h5")
+    run_python(u32_py, f)
+    for (name in c("u4", "u4c", "small")) {
+        x <- H5TurboArray(f, name)
+        expect_identical(type(x), "double", info = name)
+        full <- h5t_read(f, name, bit64conversion = "double")
+        expect_identical(as.matrix(x), full, info = name)
+        expect_no_warning(m <- as.matrix(x))
+        expect_identical(colSums(x), colSums(full), info = name)
+        expect_identical(rowSums(x), rowSums(full), info = name)
+        expect_identical(as.matrix(x[2:1, 1, drop = FALSE]), full[2:1, 1, drop = FALSE], info = name)
+        expect_identical(as.matrix(x + 1), full + 1, info = name)
+    }
+    expect_identical(as.matrix(H5TurboArray(f, "u4")), matrix(c(0, 2^31 - 1, 2^31, 2^32 - 1), 2))
+    # h5t_read itself stays rhdf5's: integers, NA (with a warning) past 2^31 - 1
+    expect_warning(v <- h5t_read(f, "u4"), "integer overflow")
+    expect_identical(v, matrix(c(0L, 2147483647L, NA, NA), 2))
+})
