@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import h5turbo  # noqa: E402
+from support.common import run_python
 
 INT_TYPES = ["i1", "i2", "<i4", ">i4", "i8", "u1", "u2", "u4", ">u8", "<u8"]
 FLOAT_TYPES = ["<f4", ">f4", "<f8", ">f8"]
@@ -220,7 +221,6 @@ def test_a_reduction_over_a_huge_unwritten_extent_is_an_error_not_an_abort(tmp_p
     with h5py.File(path, "w") as f:
         d = f.create_dataset("d", shape=(10,), maxshape=(None,), chunks=(1024,), dtype="i4", fillvalue=7)
         d.resize((2**40,))
-    from support.common import run_python
     out = run_python(f"""
 import resource, h5turbo
 resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
@@ -231,4 +231,4 @@ with h5turbo.File({str(path)!r}) as f:
     except ValueError as exc:  # a selection too large to plan, as one too large to hold
         print(type(exc).__name__, exc)
 """, timeout=120)
-    assert "ValueError" in out and "too many to plan" in out, out
+    assert "ValueError" in out and "too many to plan" in out and "huge.h5: /d:" in out, out

@@ -62,7 +62,10 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
     def native(name: str) -> Any:
         if getattr(ds, "is_virtual", False):
             return _slab_reduce(ds, name, axes, shape, flags, threads)
-        return ds._obj.reduce(list(axes), name, flags, threads)
+        try:
+            return ds._obj.reduce(list(axes), name, flags, threads)
+        except ValueError as exc:  # a bad argument from the native side names neither
+            raise type(exc)(f"{ds.file.filename}: {ds.name}: {exc}") from exc
 
     def finish(values: np.ndarray) -> Any:
         result = np.asarray(values).reshape(kshape)

@@ -688,9 +688,6 @@ static int copy_file(const char *from, const char *to) {
     return ok;
 }
 
-/* A single-read file replaced by another read's file after the index was built: its
-   read fetched by id is an error for that read (the file changed), never the other
-   file's read under the id asked. */
 /* An object's path is the one it was opened by (libhdf5's H5Iget_name), not the
  * target of the soft link it was reached through; an empty path is refused. */
 static void test_opened_paths(const char *gen) {
@@ -766,6 +763,9 @@ static void test_fast5_odd_attributes(const char *gen) {
     h5turbo_fast5_close(f5);
 }
 
+/* A single-read file replaced by another read's file after the index was built: its
+   read fetched by id is an error for that read (the file changed), never the other
+   file's read under the id asked. */
 static void test_fast5_get_replaced_file(const char *gen, const char *fast5_dir) {
     char dir[4096], file[4096], first[4096], other[4096];
     snprintf(dir, sizeof dir, "%s/replaced", gen);
