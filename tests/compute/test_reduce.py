@@ -232,3 +232,72 @@ with h5turbo.File({str(path)!r}) as f:
         print(type(exc).__name__, exc)
 """, timeout=120)
     assert "ValueError" in out and "too many to plan" in out and "huge.h5: /d:" in out, out
+
+
+def test_unwritten_chunks_count_their_fill_value_without_materialising_it(tmp_path):
+    # 2^40 int64 elements in unwritten chunks of 2^28 (2 GiB each), fill value 7: a
+    # reduction used to build a whole chunk of fill values (an allocation sized by the
+    # file's chunk size) and fold all 2^40 of them one by one; unwritten chunks now
+    # add count x fill, so it takes milliseconds (in a child: an abort is fatal).
+    path = tmp_path / "huge_chunks.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", shape=(1,), maxshape=(None,), chunks=(2**28,), dtype="i8", fillvalue=7)
+        d.resize((2**40,))
+        f.create_dataset("x", shape=(2**20, 4), maxshape=(None, 4), chunks=(2**12, 4), dtype="f8", fillvalue=0.5)
+        f["x"][3, :] = [1.0, 2.0, -4.0, 8.0]
+    out = run_python(f"""
+import resource, h5turbo
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+with h5turbo.File({str(path)!r}) as f:
+    d = f["d"]
+    print(int(d.sum()), int(d.min()), int(d.max()), int(d.count_nonzero()), float(d.mean()), float(d.var()))
+    x = f["x"]
+    print(x.sum(axis=0).tolist(), x.min(axis=0).tolist(), x.max().tolist(), x.count_nonzero(axis=1)[:5].tolist())
+""", timeout=60)
+    lines = out.split("\n")
+    assert lines[0].split() == [str(7 * 2**40), "7", "7", str(2**40), "7.0", "0.0"], out
+    n = 2**20 - 1
+    assert lines[1] == f"{[n * 0.5 + 1.0, n * 0.5 + 2.0, n * 0.5 - 4.0, n * 0.5 + 8.0]} [0.5, 0.5, -4.0, 0.5] 8.0 [4, 4, 4, 4, 4]", out
+
+
+def test_integers_narrower_than_their_size_reduce_as_they_read(tmp_path):
+    # An n-bit-filtered int32 with 20 significant bits, a 16-bit int of precision 10 and
+    # a big-endian uint32 of 12 bits at bit offset 4: reads give the full-width integer;
+    # reductions refused them ("reductions need integer, float or boolean elements").
+    path = tmp_path / "nbit.h5"
+    rng = np.random.default_rng(3)
+    arrays = {
+        "nbit_i20": rng.integers(-(2**19), 2**19, size=(37, 6), dtype="<i4"),
+        "i16_prec10": rng.integers(-512, 512, size=(25, 3), dtype="<i2"),
+        "u32_prec12_offset4": rng.integers(0, 2**12, size=(19, 5), dtype="u4").astype(">u4"),
+    }
+    with h5py.File(path, "w") as f:
+        t = h5py.h5t.STD_I32LE.copy()
+        t.set_precision(20)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((8, 4))
+        dcpl.set_filter(h5py.h5z.FILTER_NBIT)
+        ds = h5py.h5d.create(f.id, b"nbit_i20", t, h5py.h5s.create_simple((37, 6)), dcpl=dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, arrays["nbit_i20"])
+        t = h5py.h5t.STD_I16LE.copy()
+        t.set_precision(10)
+        ds = h5py.h5d.create(f.id, b"i16_prec10", t, h5py.h5s.create_simple((25, 3)))
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, arrays["i16_prec10"])
+        t = h5py.h5t.STD_U32BE.copy()
+        t.set_precision(12)
+        t.set_offset(4)
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((4, 5))
+        ds = h5py.h5d.create(f.id, b"u32_prec12_offset4", t, h5py.h5s.create_simple((19, 5)), dcpl=dcpl)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, arrays["u32_prec12_offset4"])
+        for name, a in arrays.items():
+            np.testing.assert_array_equal(f[name][()], a)
+    with h5turbo.File(path) as f:
+        for name, a in arrays.items():
+            ds = f[name]
+            np.testing.assert_array_equal(ds[()], a)
+            for axis in (None, 0, 1):
+                for op in ("sum", "min", "max", "count_nonzero"):
+                    _check(getattr(ds, op)(axis=axis), getattr(np, op)(a, axis=axis), exact=True)
+                _check(ds.mean(axis=axis), a.mean(axis=axis), exact=False)
+                _check(ds.var(axis=axis), a.var(axis=axis), exact=False)

@@ -81,6 +81,26 @@ pub fn reduce_selection(
     reduce_with_limits(src, kind, sel, reduce_axis, op, threads, Limits::default())
 }
 
+/// Turns `n` stored elements (`src`, n x the stored element size) into `n` elements of
+/// the reduction's `ElementKind` (`dst`, n x its size): for stored types that read as
+/// another number type (integers using fewer bits than their size, float layouts
+/// widened to a standard float).
+pub type Convert<'a> = &'a (dyn Fn(&[u8], &mut [u8], usize) -> Result<()> + Sync);
+
+/// `reduce_selection` of elements converted by `convert` to `kind` before they are
+/// reduced (reads convert them the same way).
+pub fn reduce_converted(
+    src: &ArraySource,
+    kind: ElementKind,
+    convert: Convert,
+    sel: &[AxisSelection],
+    reduce_axis: &[bool],
+    op: ReduceOp,
+    threads: usize,
+) -> Result<Reduced> {
+    reduce_inner(src, kind, Some(convert), sel, reduce_axis, op, threads, Limits::default())
+}
+
 /// The bounds of a fixed-order merge (see `OrderedMerge`); tests take them to extremes.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Limits {
@@ -106,12 +126,28 @@ pub(super) fn reduce_with_limits(
     threads: usize,
     limits: Limits,
 ) -> Result<Reduced> {
-    check_kind(kind, src.element_size)?;
+    reduce_inner(src, kind, None, sel, reduce_axis, op, threads, limits)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn reduce_inner(
+    src: &ArraySource,
+    kind: ElementKind,
+    convert: Option<Convert>,
+    sel: &[AxisSelection],
+    reduce_axis: &[bool],
+    op: ReduceOp,
+    threads: usize,
+    limits: Limits,
+) -> Result<Reduced> {
+    // Converted elements have the kind's size, whatever the stored size.
+    check_kind(kind, if convert.is_some() { kind.size } else { src.element_size })?;
     if reduce_axis.len() != sel.len() {
         return Err(Error::invalid_argument("reduce_axis needs one flag per axis"));
     }
     let geom = Geometry::new(src.dims, src.chunk_dims, src.element_size, sel)?;
-    let job = Job::new(src, kind, &geom, reduce_axis, limits)?;
+    let mut job = Job::new(src, kind, &geom, reduce_axis, limits)?;
+    job.convert = convert;
     match (kind.class, kind.size) {
         (NumberClass::Signed, 1) => by_op::<i8>(&job, op, threads),
         (NumberClass::Signed, 2) => by_op::<i16>(&job, op, threads),
@@ -313,6 +349,9 @@ trait Acc<T>: Cell {
     /// addition is not associative; the sign of a zero minimum is the first one seen).
     const ORDER_MATTERS: bool;
     fn add(&mut self, x: T);
+    /// `n` elements of value `x` (the fill value of an unwritten chunk), computed
+    /// rather than added one by one.
+    fn add_repeated(&mut self, x: T, n: u64);
 }
 
 #[derive(Clone, Copy)]
@@ -330,6 +369,10 @@ impl<T: Element> Acc<T> for SumInt {
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 = self.0.wrapping_add(x.to_i64());
+    }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        // Modulo 2^64, as n wrapping additions.
+        self.0 = self.0.wrapping_add(x.to_i64().wrapping_mul(n as i64));
     }
 }
 
@@ -349,6 +392,9 @@ impl<T: Element> Acc<T> for SumExact {
     fn add(&mut self, x: T) {
         self.0 = self.0.wrapping_add(x.to_i128());
     }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        self.0 = self.0.wrapping_add(x.to_i128().wrapping_mul(i128::from(n)));
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -366,6 +412,11 @@ impl<T: Element> Acc<T> for SumFloat {
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 += x.to_f64();
+    }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        if n > 0 {
+            self.0 += x.to_f64() * n as f64;
+        }
     }
 }
 
@@ -388,6 +439,11 @@ impl<T: Element> Acc<T> for Min<T> {
             self.0 = x;
         }
     }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        if n > 0 {
+            Acc::<T>::add(self, x);
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -408,6 +464,11 @@ impl<T: Element> Acc<T> for Max<T> {
             self.0 = x;
         }
     }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        if n > 0 {
+            Acc::<T>::add(self, x);
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -425,6 +486,11 @@ impl<T: Element> Acc<T> for Count {
     #[inline(always)]
     fn add(&mut self, x: T) {
         self.0 += x.is_nonzero() as u64;
+    }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        if x.is_nonzero() {
+            self.0 += n;
+        }
     }
 }
 
@@ -465,6 +531,15 @@ impl<T: Element> Acc<T> for Moments {
         self.mean += delta / self.count as f64;
         self.m2 += delta * (x - self.mean);
     }
+    fn add_repeated(&mut self, x: T, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let x = x.to_f64();
+        // n equal values: their mean, no spread (NaN once infinite or NaN, as Welford gives).
+        let m2 = if x.is_finite() { 0.0 } else { f64::NAN };
+        self.merge(&Moments { count: n, mean: x, m2 });
+    }
 }
 
 // ------------------------------------------------------------------ the job
@@ -480,6 +555,8 @@ struct Job<'a> {
     out_len: usize,
     /// Bounds of a fixed-order merge.
     limits: Limits,
+    /// Stored elements to the kind's (None: they already are).
+    convert: Option<Convert<'a>>,
 }
 
 impl<'a> Job<'a> {
@@ -512,6 +589,7 @@ impl<'a> Job<'a> {
             out_strides,
             out_len,
             limits,
+            convert: None,
         })
     }
 }
@@ -526,17 +604,17 @@ fn run<T: Element, A: Acc<T>>(job: &Job, requested_threads: usize) -> Result<Vec
     if inline {
         threads = 1;
     }
-    // What unallocated chunks hold: built once, only when some are selected.
-    let fill_chunk = match plan.fills.is_empty() {
-        true => Vec::new(),
-        false => job.src.fill.repeat(job.geom.chunk_bytes / job.src.element_size),
-    };
-    let run = Run { job, plan: &plan, fill_chunk: &fill_chunk, threads };
+    // What unallocated chunks hold: their elements are counted, not materialised (a
+    // chunk's size comes from the file and may be huge; a sparse dataset may have
+    // millions of unwritten chunks).
+    let mut fill_native = Vec::new();
+    let fill = T::load(&numeric::<T>(job, job.src.fill, &mut fill_native)?[..T::SIZE]);
+    let run = Run { job, plan: &plan, fill, threads };
     // Taken on the caller's thread, where a per-call window is set.
     let window = crate::io::read_ahead::window();
     let reduce = || match A::ORDER_MATTERS {
-        true => run.in_fixed_order::<T, A>(window),
-        false => run.per_thread::<T, A>(window),
+        true => run.in_fixed_order::<A>(window),
+        false => run.per_thread::<A>(window),
     };
     if inline {
         return reduce();
@@ -545,10 +623,11 @@ fn run<T: Element, A: Acc<T>>(job: &Job, requested_threads: usize) -> Result<Vec
 }
 
 /// One reduction's plan and what its chunks are read with.
-struct Run<'a> {
+struct Run<'a, T> {
     job: &'a Job<'a>,
     plan: &'a super::plan::Plan,
-    fill_chunk: &'a [u8],
+    /// The fill value, in native order.
+    fill: T,
     threads: usize,
 }
 
@@ -565,21 +644,27 @@ impl<A> Default for ChunkBuffers<A> {
     }
 }
 
-impl<'a> Run<'a> {
+impl<'a, T: Element> Run<'a, T> {
     /// Each thread folds its chunks into a partial of its own; the partials are merged
     /// at the end. For operations whose result does not depend on the order.
-    fn per_thread<T: Element, A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
+    fn per_thread<A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
         let job = self.job;
         let partials: Vec<Mutex<Option<Vec<A>>>> = (0..self.threads).map(|_| Mutex::new(None)).collect();
         let fold_into_partial = |task: &ChunkTask, local: &[A]| {
             let slot = rayon::current_thread_index().unwrap_or(0) % partials.len();
             let mut partial = lock(&partials[slot]);
-            merge_local(job, task, local, partial.get_or_insert_with(|| vec![A::identity(); job.out_len]), 0);
+            if partial.is_none() {
+                *partial = Some(identity_cells(job.out_len)?);
+            }
+            if let Some(partial) = partial.as_mut() {
+                merge_local(job, task, local, partial, 0);
+            }
+            Ok::<_, Error>(())
         };
         let parallel = self.threads > 1;
         let fold_fill = |buffers: &mut ChunkBuffers<A>, task: &ChunkTask| {
-            self.fold_fill::<T, A>(task, buffers)?;
-            fold_into_partial(task, &buffers.local);
+            self.fold_fill::<A>(task, buffers)?;
+            fold_into_partial(task, &buffers.local)?;
             Ok::<_, Error>(())
         };
         if parallel {
@@ -593,22 +678,22 @@ impl<'a> Run<'a> {
         super::ahead::for_each_batch(job.src.source, &self.plan.batches, window, handout, ChunkBuffers::default, |buffers, _, batch| {
             let ChunkBuffers { local, scratch, swapped } = buffers;
             scratch.for_each_decoded(job.src, job.geom, batch, |task, decoded| {
-                fold_chunk::<T, A>(job, task, native_order::<T>(job, decoded, swapped), local)?;
-                fold_into_partial(task, local);
+                fold_chunk::<T, A>(job, task, numeric::<T>(job, decoded, swapped)?, local)?;
+                fold_into_partial(task, local)?;
                 Ok(())
             })
         })?;
-        Ok(combine(partials, job.out_len))
+        combine(partials, job.out_len)
     }
 
     /// Every chunk's cells are merged into the result in the plan's order (unallocated
     /// chunks in grid order, then stored chunks in address order), whatever the thread
     /// count and timing: float sums and moments depend on the order their partials
     /// meet, and must come out the same on every run.
-    fn in_fixed_order<T: Element, A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
+    fn in_fixed_order<A: Acc<T>>(&self, window: u64) -> Result<Vec<A>> {
         let job = self.job;
         let in_order = self.plan.fills.iter().chain(self.plan.batches.iter().flat_map(|b| &b.tasks)).collect();
-        let merge = OrderedMerge::new(job, in_order, self.threads);
+        let merge = OrderedMerge::new(job, in_order, self.threads)?;
         let parallel = self.threads > 1;
         let first_of_batch: Vec<usize> = self
             .plan
@@ -622,7 +707,7 @@ impl<'a> Run<'a> {
             .collect();
         super::ahead::for_each_in_order(&self.plan.fills, parallel, ChunkBuffers::default, |buffers, i, task| {
             merge.on_failure(|| {
-                self.fold_fill::<T, A>(task, buffers)?;
+                self.fold_fill::<A>(task, buffers)?;
                 merge.deposit(i, &mut buffers.local);
                 merge.wait_for_room();
                 Ok(())
@@ -634,7 +719,7 @@ impl<'a> Run<'a> {
             merge.on_failure(|| {
                 let mut ordinal = first_of_batch[b];
                 scratch.for_each_decoded(job.src, job.geom, batch, |task, decoded| {
-                    fold_chunk::<T, A>(job, task, native_order::<T>(job, decoded, swapped), local)?;
+                    fold_chunk::<T, A>(job, task, numeric::<T>(job, decoded, swapped)?, local)?;
                     merge.deposit(ordinal, local);
                     ordinal += 1;
                     Ok(())
@@ -643,18 +728,31 @@ impl<'a> Run<'a> {
                 Ok(())
             })
         })?;
-        Ok(merge.into_result())
+        merge.into_result()
     }
 
     /// Fold an unallocated chunk (all fill value) into `buffers.local`.
-    fn fold_fill<T: Element, A: Acc<T>>(&self, task: &ChunkTask, buffers: &mut ChunkBuffers<A>) -> Result<()> {
-        let chunk = native_order::<T>(self.job, self.fill_chunk, &mut buffers.swapped);
-        fold_chunk::<T, A>(self.job, task, chunk, &mut buffers.local)
+    /// Every cell gets the fill value once per selected element of the chunk that feeds it
+    /// (the product of the selected lengths on the reduced axes), computed, not folded.
+    fn fold_fill<A: Acc<T>>(&self, task: &ChunkTask, buffers: &mut ChunkBuffers<A>) -> Result<()> {
+        let job = self.job;
+        let pieces = &job.geom.pieces;
+        let cells = local_dims(job, task).iter().product::<u64>() as usize;
+        let per_cell: u64 = (0..job.geom.rank())
+            .filter(|&d| job.reduce_axis[d])
+            .map(|d| pieces[d][task.pieces[d] as usize].in_chunk.len())
+            .product();
+        let local = &mut buffers.local;
+        local.clear();
+        reserve_cells(local, cells)?;
+        local.resize(cells, A::identity());
+        local.iter_mut().for_each(|cell| cell.add_repeated(self.fill, per_cell));
+        Ok(())
     }
 }
 
 /// Merge the threads' partials into one result.
-fn combine<A: Cell>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Vec<A> {
+fn combine<A: Cell>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Result<Vec<A>> {
     let mut result: Option<Vec<A>> = None;
     for p in partials {
         let Some(partial) = p.into_inner().unwrap_or_else(|p| p.into_inner()) else { continue };
@@ -663,7 +761,30 @@ fn combine<A: Cell>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Vec
             Some(r) => r.iter_mut().zip(&partial).for_each(|(a, b)| a.merge(b)),
         }
     }
-    result.unwrap_or_else(|| vec![A::identity(); out_len])
+    match result {
+        Some(r) => Ok(r),
+        None => identity_cells(out_len),
+    }
+}
+
+/// Room for `n` more cells in `cells`, or an error: the number of output cells (and of a
+/// chunk's cells) comes from the file's extents, and may be more than memory holds.
+fn reserve_cells<A>(cells: &mut Vec<A>, n: usize) -> Result<()> {
+    cells.try_reserve_exact(n).map_err(|_| {
+        Error::invalid_argument(format!(
+            "cannot allocate the reduction's {} cells ({} bytes each): reduce more axes or select less at a time",
+            n,
+            std::mem::size_of::<A>()
+        ))
+    })
+}
+
+/// `n` cells holding the identity, allocated fallibly.
+fn identity_cells<A: Cell>(n: usize) -> Result<Vec<A>> {
+    let mut cells = Vec::new();
+    reserve_cells(&mut cells, n)?;
+    cells.resize(n, A::identity());
+    Ok(cells)
 }
 
 /// Waiting chunk results beyond which threads that finish a batch pause: the memory
@@ -711,17 +832,17 @@ struct Shard<A> {
 }
 
 impl<'p, A: Cell> OrderedMerge<'p, A> {
-    fn new(job: &'p Job<'p>, tasks: Vec<&'p ChunkTask>, threads: usize) -> Self {
+    fn new(job: &'p Job<'p>, tasks: Vec<&'p ChunkTask>, threads: usize) -> Result<Self> {
         // Shards only pay when several threads merge: four per thread keeps them busy.
         let shards_wanted = if threads > 1 { 4 * threads } else { 1 };
         let shard_len = job.out_len.div_ceil(shards_wanted).max(job.limits.min_shard_cells).clamp(1, job.out_len.max(1));
         let shards = (0..job.out_len.div_ceil(shard_len).max(1))
             .map(|s| {
                 let len = shard_len.min(job.out_len.saturating_sub(s * shard_len));
-                Mutex::new(Shard { cells: vec![A::identity(); len], next: 0, waiting: BTreeMap::new() })
+                Ok(Mutex::new(Shard { cells: identity_cells(len)?, next: 0, waiting: BTreeMap::new() }))
             })
-            .collect();
-        OrderedMerge {
+            .collect::<Result<_>>()?;
+        Ok(OrderedMerge {
             job,
             tasks,
             shards,
@@ -731,7 +852,7 @@ impl<'p, A: Cell> OrderedMerge<'p, A> {
             abandoned: Mutex::new(false),
             room: Condvar::new(),
             pausing: AtomicUsize::new(0),
-        }
+        })
     }
 
     /// Hand over the cells of chunk `ordinal` (`local`, which gets an empty buffer
@@ -820,12 +941,18 @@ impl<'p, A: Cell> OrderedMerge<'p, A> {
         self.room.notify_all();
     }
 
-    fn into_result(self) -> Vec<A> {
-        let mut result = Vec::with_capacity(self.job.out_len);
-        for shard in self.shards {
+    fn into_result(self) -> Result<Vec<A>> {
+        let shards = self.shards;
+        // One shard is the result as it is; several are joined.
+        if shards.len() == 1 {
+            return Ok(shards.into_iter().next().map(|s| s.into_inner().unwrap_or_else(|p| p.into_inner()).cells).unwrap_or_default());
+        }
+        let mut result = Vec::new();
+        reserve_cells(&mut result, self.job.out_len)?;
+        for shard in shards {
             result.extend(shard.into_inner().unwrap_or_else(|p| p.into_inner()).cells);
         }
-        result
+        Ok(result)
     }
 }
 
@@ -833,6 +960,22 @@ impl<'p, A: Cell> OrderedMerge<'p, A> {
 /// update under these locks completes or is abandoned with the read).
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The chunk's elements as `T` in native byte order (converted and swapped into `buf`
+/// if needed).
+fn numeric<'b, T: Element>(job: &Job, chunk: &'b [u8], buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
+    let Some(convert) = job.convert else { return Ok(native_order::<T>(job, chunk, buf)) };
+    let n = chunk.len() / job.src.element_size.max(1);
+    let len = n.checked_mul(T::SIZE).ok_or_else(|| Error::invalid_argument("converted chunk size overflows"))?;
+    buf.clear();
+    buf.try_reserve_exact(len).map_err(|_| Error::invalid_argument(format!("cannot allocate {} bytes for a converted chunk", len)))?;
+    buf.resize(len, 0);
+    convert(chunk, buf, n)?;
+    if job.big_endian && T::SIZE > 1 {
+        buf.chunks_exact_mut(T::SIZE).for_each(|e| e.reverse());
+    }
+    Ok(buf)
 }
 
 /// The chunk with elements in native byte order (swapped into `buf` if needed).
@@ -869,8 +1012,10 @@ fn fold_chunk<T: Element, A: Acc<T>>(job: &Job, task: &ChunkTask, chunk: &[u8], 
     }
     let cells = local_dims.iter().product::<u64>() as usize;
     local.clear();
+    reserve_cells(local, cells)?;
     local.resize(cells, A::identity());
-    let needed = geom.chunk_bytes;
+    // Elements of T (converted ones may differ in size from the stored ones).
+    let needed = geom.chunk_bytes / geom.element_size.max(1) * T::SIZE;
     if chunk.len() < needed {
         return Err(Error::format(format!("decoded chunk holds {} bytes, expected {}", chunk.len(), needed)));
     }

@@ -387,7 +387,8 @@ impl Dataset {
 
     /// Reduce `sel` (one entry per axis) along the axes flagged in `reduce_axis`,
     /// chunk by chunk in parallel (see `engine::reduce`). Integer, float and boolean
-    /// datasets whose stored bytes are numpy's layout.
+    /// datasets; elements stored in another layout than numpy's (integers using fewer
+    /// bits than their size, custom floats) are reduced as the values reads give.
     pub fn reduce(
         &self,
         file: &File,
@@ -402,7 +403,15 @@ impl Dataset {
             return Err(Error::invalid_argument("reductions need a dataset of rank >= 1"));
         }
         let dims = self.dataspace.dims.clone();
-        self.with_source(file, &dims, sel, |src| engine::reduce::reduce_selection(src, kind, sel, reduce_axis, op, threads))
+        if values::is_identity(&self.datatype) {
+            return self.with_source(file, &dims, sel, |src| engine::reduce::reduce_selection(src, kind, sel, reduce_axis, op, threads));
+        }
+        // As reads: the stored elements converted to the numpy layout h5py gives.
+        let converter = values::ElementConverter::new(&self.datatype)?;
+        let convert = |src: &[u8], dst: &mut [u8], n: usize| converter.convert(src, dst, n);
+        self.with_source(file, &dims, sel, |src| {
+            engine::reduce::reduce_converted(src, kind, &convert, sel, reduce_axis, op, threads)
+        })
     }
 
     /// The number type of the elements, for the reductions.
@@ -411,7 +420,7 @@ impl Dataset {
         use engine::reduce::{ElementKind, NumberClass};
         let unsupported = || Error::unsupported("reductions need integer, float or boolean elements");
         if !values::is_identity(&self.datatype) {
-            return Err(unsupported());
+            return self.converted_kind().ok_or_else(unsupported);
         }
         let (class, order) = match &self.datatype.class {
             DatatypeClass::FixedPoint { order, signed, .. } => (if *signed { NumberClass::Signed } else { NumberClass::Unsigned }, *order),
@@ -428,6 +437,35 @@ impl Dataset {
             ByteOrder::Vax => return Err(unsupported()),
         };
         Ok(ElementKind { class, size: self.datatype.size, big_endian })
+    }
+
+    /// The number type that reads give for a numeric datatype stored in another layout
+    /// (integers using fewer bits than their size, float layouts numpy lacks): numpy's
+    /// typestr of the read, as "<i4", ">u2", "<f8", "|b1".
+    fn converted_kind(&self) -> Option<engine::reduce::ElementKind> {
+        use crate::format::datatype::DatatypeClass;
+        use engine::reduce::{ElementKind, NumberClass};
+        let numeric = match &self.datatype.class {
+            DatatypeClass::FixedPoint { .. } | DatatypeClass::FloatingPoint(_) => true,
+            DatatypeClass::Enum { base, .. } => matches!(base.class, DatatypeClass::FixedPoint { .. }),
+            _ => false,
+        };
+        if !numeric {
+            return None;
+        }
+        let crate::convert::numpy_dtype::NumpyDtype::Simple(typestr) = self.datatype.numpy_dtype().ok()? else { return None };
+        let bytes = typestr.as_bytes();
+        let (order, code, size) = (*bytes.first()?, *bytes.get(1)?, typestr.get(2..)?.parse::<usize>().ok()?);
+        let class = match code {
+            b'i' => NumberClass::Signed,
+            b'u' | b'b' => NumberClass::Unsigned,
+            b'f' if matches!(size, 2 | 4 | 8) => NumberClass::Float,
+            _ => return None,
+        };
+        if !matches!(size, 1 | 2 | 4 | 8) {
+            return None;
+        }
+        Some(ElementKind { class, size, big_endian: order == b'>' })
     }
 
     /// Present the layout to the engine as a chunked array and call `f` with it.
