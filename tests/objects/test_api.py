@@ -157,6 +157,7 @@ def test_close_is_idempotent_and_closed_objects_say_so(backend, paths):
     f.close()
     assert not f and not ds and repr(f) == "<Closed HDF5 file>"
     assert repr(ds) == "<Closed HDF5 dataset>" and repr(grp) == "<Closed HDF5 group>"
+    assert ds.name is None and grp.name is None  # as h5py
     with pytest.raises(h5turbo.Error):
         f["int32_2d"]
     with pytest.raises(h5turbo.Error):
@@ -267,6 +268,9 @@ def test_get_like_h5py(files):
     assert f.get("soft_abs", getclass=True, getlink=True) is h5turbo.SoftLink
     assert f.get("grp", getclass=True) is h5turbo.Group
     assert f.get("named_type", getclass=True) is h5turbo.Datatype
+    for dangling in ("dangling", "ext_missing"):  # h5py: RuntimeError, with no name
+        with pytest.raises(KeyError, match=dangling):
+            f.get(dangling, getclass=True)
     assert repr(f.get("soft_abs", getlink=True)) == repr(h.get("soft_abs", getlink=True))
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+from typing import Optional
 
 from .attrs import AttributeManager
 from .references import Reference, RegionReference, make_region, region_points, region_shape
@@ -24,10 +25,11 @@ class HLObject:
         return self._obj
 
     @property
-    def name(self) -> str:
+    def name(self) -> Optional[str]:
         """The absolute path this object was reached by (through a soft link: the link's
-        path, as h5py), kept here rather than asked of the native side."""
-        return self._name
+        path, as h5py), kept here rather than asked of the native side; None once the
+        file is closed, as h5py."""
+        return self._name if self else None
 
     @property
     def file(self):
@@ -36,7 +38,7 @@ class HLObject:
     @property
     def parent(self):
         """The group holding the link this object was reached by."""
-        return self._file[posixpath.dirname(self.name)]
+        return self._file[posixpath.dirname(self._name)]
 
     @property
     def attrs(self) -> AttributeManager:

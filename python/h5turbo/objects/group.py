@@ -123,7 +123,7 @@ class Group(HLObject):
         if path.startswith("/"):
             native_obj, name = self._file._root_native(), "/"
         else:
-            native_obj, name = self._obj, self.name
+            native_obj, name = self._obj, self._name
         file = self._file
         for component in _components(path):
             native_obj, file, name = _follow(native_obj, component, file, name, external_hops)
@@ -231,7 +231,7 @@ class Group(HLObject):
             return unseen_children(path + "/", child) if child.kind == "group" else None
 
         for path, child in depth_first(unseen_children(*entry), below):
-            result = func(path, wrap(child, self._file, posixpath.join(self.name, path)))
+            result = func(path, wrap(child, self._file, posixpath.join(self._name, path)))
             if result is not None:
                 return result
         return None
@@ -379,5 +379,8 @@ def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
         # soft links within a file only): its path walked here, as h5py walks it
         return file._resolve(posixpath.join(name, target), external_hops + 1)
     filename, path = target
-    external_file = file._open_external(filename)
+    try:
+        external_file = file._open_external(filename)
+    except KeyError as exc:  # the target file is nowhere: say which link wanted it
+        raise KeyError(f"{exc.args[0]} (external link '{posixpath.join(name, component)}')") from None
     return external_file._resolve(path, external_hops + 1)
