@@ -116,7 +116,7 @@ setMethod("rowMeans", "H5TurboMatrix", .native_sum("row", "mean", 1L))
     function(x, rows = NULL, cols = NULL, na.rm = FALSE, ..., useNames = NA) {
         whole <- is.null(rows) && is.null(cols) && length(list(...)) == 0L
         if (whole && .use_native(x, na.rm, 1)) {
-            result <- .reduce_na(x@seed@filepath, x@seed@name, margin, op, NULL, na.rm)
+            result <- .reduce_na(x@seed@filepath, x@seed@name, margin, op, NULL, na.rm, ref = "matrixStats")
             if (!is.null(result)) return(result)
         }
         callNextMethod()

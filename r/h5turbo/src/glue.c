@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <limits.h>
 #include <math.h>
+#include <float.h>
 #include "glue.h"
 
 static void call_finalizer(SEXP ptr)
@@ -306,18 +307,68 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
     return out;
 }
 
+/* Floats of 16 bytes: the C library reads them as numpy's long double of the platform
+   it runs on (x87 80-bit extended in 16 bytes on x86, IEEE binary128 on 64-bit ARM
+   Linux), which is C's long double here when it has 16 bytes and one of those
+   precisions. Converted to double as libhdf5 converts them for rhdf5: for the native
+   byte order its hard H5T_NATIVE_LDOUBLE -> H5T_NATIVE_DOUBLE conversion, a C cast
+   (round to nearest, ties to even; below double's range 0 or a subnormal) except that
+   any value past the largest double is +-Inf; for the other byte order
+   ldouble_to_double_soft. */
+#if defined(LDBL_MANT_DIG) && (LDBL_MANT_DIG == 64 || LDBL_MANT_DIG == 113)
+#define HAVE_LDOUBLE16 (sizeof(long double) == 16)
+#else
+#define HAVE_LDOUBLE16 0
+#endif
+
+/* A long double stored in another layout than the native one (the other byte order)
+   libhdf5 converts with its soft conversion (H5T__conv_f_f), not a C cast: a tie is
+   rounded away from zero (the first bit cut off set: round up), and a value that would
+   round up into infinity stays the largest double. */
+static double ldouble_to_double_soft(long double v)
+{
+    double d = (double) v;
+    if (isnan(v) || isinf(v)) return d;
+    long double av = fabsl(v);
+    if (av >= 0x1p1024L) return d;                           /* out of range: +-Inf */
+    if (av > (long double) DBL_MAX) return v < 0 ? -DBL_MAX : DBL_MAX;
+    if ((long double) d == v) return d;
+    double other = nextafter(d, (long double) d < v ? INFINITY : -INFINITY);
+    /* both differences are exact in long double (the values are close) */
+    if (fabsl(v - (long double) d) == fabsl((long double) other - v) && fabs(other) > fabs(d)) return other;
+    return d;
+}
+
+static int host_is_little_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
 static SEXP convert_floats(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                            size_t stride, size_t off)
 {
     size_t size = t->info.size;
-    if (size != 2 && size != 4 && size != 8)
-        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "floating-point size other than 2, 4 or 8 bytes");
+    if (size != 2 && size != 4 && size != 8 && !(size == 16 && HAVE_LDOUBLE16))
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED,
+                              size == 16 ? "16-byte floats where C's long double is not numpy's"
+                                         : "floating-point size other than 2, 4, 8 or 16 bytes");
+    int soft = size == 16 && t->info.byte_order == (host_is_little_endian() ? H5TURBO_ORDER_BE : H5TURBO_ORDER_LE);
     SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
     double *r = REAL(out);
     for (R_xlen_t i = 0; i < n; i++) {
         const unsigned char *p = element(buf, i, stride, off);
         if (size == 8) { memcpy(&r[i], p, 8); }
         else if (size == 4) { float v; memcpy(&v, p, 4); r[i] = v; }
+        else if (size == 16) {
+            long double v;
+            memcpy(&v, p, sizeof v);
+            if (soft) r[i] = ldouble_to_double_soft(v);
+            else if (fabsl(v) > (long double) DBL_MAX && !isnan(v)) r[i] = v < 0 ? -INFINITY : INFINITY;
+            else r[i] = (double) v;
+        }
         else { uint16_t h; memcpy(&h, p, 2); r[i] = half_to_double(h); }
     }
     UNPROTECT(1);

@@ -9,6 +9,7 @@ SEXP C_dimscales(SEXP, SEXP);
 SEXP C_reduce(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_ls(SEXP, SEXP, SEXP);
 SEXP C_version(void);
+SEXP C_mean_ld(SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"C_read", (DL_FUNC) &C_read, 5},
@@ -18,6 +19,7 @@ static const R_CallMethodDef call_methods[] = {
     {"C_reduce", (DL_FUNC) &C_reduce, 7},
     {"C_ls", (DL_FUNC) &C_ls, 3},
     {"C_version", (DL_FUNC) &C_version, 0},
+    {"C_mean_ld", (DL_FUNC) &C_mean_ld, 2},
     {NULL, NULL, 0}
 };
 

@@ -782,6 +782,24 @@ SEXP C_reduce(SEXP path, SEXP name, SEXP op, SEXP axis, SEXP ddof, SEXP threads,
     CALL_BODY(reduce_dataset, path, name, op, axis, ddof, threads, out_len);
 }
 
+/* Means from exact sums as base R's colMeans and rowMeans give them: the sum divided
+   by the count in long double (R's LDOUBLE), then rounded to double. That differs from
+   dividing in double (the native mean) where the long double quotient is rounded to a
+   point half way between two doubles (about one mean in 4000 over thousands of
+   values). sums: doubles holding integers (exact below 2^53). */
+SEXP C_mean_ld(SEXP sums, SEXP count)
+{
+    if (TYPEOF(sums) != REALSXP) Rf_error("h5turbo: sums must be doubles");
+    long double n = (long double) Rf_asReal(count);
+    R_xlen_t len = XLENGTH(sums);
+    SEXP out = PROTECT(Rf_allocVector(REALSXP, len));
+    const double *s = REAL(sums);
+    double *r = REAL(out);
+    for (R_xlen_t i = 0; i < len; i++) r[i] = (double) ((long double) s[i] / n);
+    UNPROTECT(1);
+    return out;
+}
+
 /* ---- dimension scales (what HDF5Array's h5readDimnames reads) ---- */
 
 /* The attribute `name` of c->obj as read_one_attribute gives it, or R NULL when the

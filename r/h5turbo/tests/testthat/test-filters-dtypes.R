@@ -325,3 +325,84 @@ test_that("array types read as rhdf5 reads them; in attributes and data.frames, 
     # no DelayedArray of arrays: a clear error
     expect_error(H5TurboArray(f, "be"), "not values of HDF5 class ARRAY")
 })
+
+# Long double (numpy.longdouble, H5T_NATIVE_LDOUBLE: x87 80-bit extended in 16 bytes on
+# x86-64) reads as double, as rhdf5 gives it through libhdf5's conversions: in the
+# native byte order rounded to nearest (ties to even), Inf past the largest double; in
+# the other byte order (libhdf5's soft conversion) ties rounded away from zero.
+longdouble_py <- '
+import sys, h5py, numpy as np
+ld = np.longdouble
+if np.dtype(ld).itemsize != 16 or np.finfo(ld).nmant != 63:
+    sys.exit(3)
+third = ld(1) / ld(3)
+dmax = ld(np.finfo(np.float64).max)
+half_ulp = ld(2) ** 970   # half the spacing of doubles below the largest
+vals = np.array([ld(1) + ld(2)**-60, 2.5, -3.25, 1e300, 1e-310, third, ld(1) + ld(2)**-53,
+                 -(ld(1) + ld(2)**-53), ld(1) + ld(2)**-53 + ld(2)**-60, ld(2)**16000, -ld(2)**16000,
+                 ld(2)**-16000, np.inf, -np.inf, np.nan, -0.0, 0.1, dmax + half_ulp / 2,
+                 dmax + half_ulp, 2.5 * ld(2)**-1074, 0.5 * ld(2)**-1074], dtype=ld)
+vals = np.concatenate([vals, np.full(3, 7, dtype=ld)])
+with h5py.File(sys.argv[1], "w") as f:
+    f["ld"] = vals.reshape(4, 6)
+    f.create_dataset("ldc", data=vals.reshape(4, 6), chunks=(3, 3), compression="gzip")
+    # libhdf5 rounds a value just past the largest double in the other byte order to
+    # 2^1023 or the largest double, depending on the values before it: left out
+    swapped = vals.copy()
+    swapped[17:19] = 7
+    f["be"] = swapped.reshape(4, 6).astype(">f16")
+    f["sums"] = np.array([[1e16, 1, -1e16], [1e308, 1e308, -1e308], [third, third, third]], dtype=ld)
+    f["cmp"] = np.array([(1, third), (2, 5)], dtype=[("x", "<i4"), ("y", ld)])
+    f["clong"] = np.array([1 + 2j, third - 1j], dtype=np.clongdouble)
+    f["arr"] = np.array([(third, 1, 2), (3, 4, 5)], dtype=np.dtype((ld, (3,))))
+    f["ld"].attrs["vec"] = np.array([third, ld(2)**16000, 7], dtype=ld)
+    f["ld"].attrs["scalar"] = ld(0.1)
+'
+
+longdouble_file <- function() {
+    skip_if_not(.Machine$sizeof.longdouble == 16 && isTRUE(.Machine$longdouble.digits == 64),
+                "long double is not x87 extended")
+    f <- tempfile(fileext = ".h5")
+    tryCatch(run_python(longdouble_py, f), error = function(e) skip("numpy's longdouble is not x87 extended"))
+    f
+}
+
+test_that("16-byte floats (long double) read as double, equal to rhdf5's, in reads, attributes and DelayedArrays", {
+    f <- longdouble_file()
+    native <- c(1, 2.5, -3.25, 1e300, 1e-310, 1 / 3, 1, -1, 1 + 2^-52, Inf, -Inf, 0, Inf, -Inf, NaN, 0, 0.1,
+                Inf, Inf, 2 * 2^-1074, 0, 7, 7, 7)
+    swapped <- native
+    swapped[c(7, 8, 18, 19, 20, 21)] <- c(1 + 2^-52, -1 - 2^-52, 7, 7, 3 * 2^-1074, 2^-1074)
+    for (name in c("ld", "ldc", "be", "sums", "cmp", "clong", "arr"))
+        expect_identical(h5t_read(f, name), rhdf5_read(f, name), info = name)
+    expect_identical(h5t_read(f, "ld"), matrix(native, 6))
+    expect_identical(h5t_read(f, "be"), matrix(swapped, 6))
+    expect_identical(h5t_read(f, "ldc", index = list(c(4, 1), 2:3)), matrix(native, 6)[c(4, 1), 2:3])
+    expect_identical(as.vector(h5t_read(f, "cmp")$y), c(1 / 3, 5))
+    attrs <- h5t_readAttributes(f, "ld")
+    expect_identical(attrs[sort(names(attrs))], rhdf5::h5readAttributes(f, "ld")[c("scalar", "vec")])
+    expect_identical(as.vector(attrs$vec), c(1 / 3, Inf, 7))
+    ls <- h5t_ls(f)
+    expect_identical(ls$dclass[ls$name == "ld"], "FLOAT")
+    a <- H5TurboArray(f, "ldc")
+    expect_identical(type(a), "double")
+    expect_identical(as.matrix(a), matrix(native, 6))
+    expect_identical(as.matrix(DelayedArray::realize(a[2:3, c(4, 1)])), matrix(native, 6)[2:3, c(4, 1)])
+    expect_identical(DelayedArray::extract_array(DelayedArray::seed(a), list(1L, NULL)),
+                     matrix(native, 6)[1, , drop = FALSE])
+    skip_if_not_installed("HDF5Array")
+    expect_identical(as.matrix(a), as.matrix(HDF5Array::HDF5Array(f, "ldc")))
+})
+
+test_that("reductions of 16-byte floats are base R's on the doubles read", {
+    f <- longdouble_file()
+    x <- h5t_read(f, "sums")
+    expect_identical(h5t_colSums(f, "sums"), colSums(x))
+    expect_identical(h5t_colSums(f, "sums"), c(1, 1e308, 1))
+    expect_identical(h5t_rowMeans(f, "sums"), rowMeans(x))
+    expect_identical(h5t_colVars(f, "ldc"), apply(h5t_read(f, "ldc"), 2, var))
+    a <- H5TurboArray(f, "sums")
+    expect_identical(colSums(a), colSums(x))
+    expect_identical(rowSums(a), rowSums(x))
+    expect_identical(DelayedMatrixStats::colSums2(a), MatrixGenerics::colSums2(x))
+})

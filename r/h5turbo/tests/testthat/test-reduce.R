@@ -75,6 +75,8 @@ with h5py.File(sys.argv[1], "w") as f:
     f["i8"] = np.array([[0, 1, 2**63 - 1], [2**62, 2**62, 7]], dtype=">i8")
     f["big"] = np.array([[1, 2, 3], [4, 5, 3 * 10**9]], dtype="<i8")
     f.create_dataset("empty", shape=(5, 0), chunks=(5, 1), dtype="<f4", maxshape=(5, None))
+    f.create_dataset("past53", data=np.array([[2**53 + 1] * 3, [1, 2, 3], [-2**53 - 1, 5, 2**53 + 3]], dtype="<i8"), chunks=(2, 2))
+    f["u8big"] = np.array([[2**63 + 1, 2**63 + 1, 1], [0, 1, 2]], dtype="<u8")
 '
 
 test_that("64-bit integer sums are exact (no wrapping); 64-bit integers are doubles in a DelayedArray, as HDF5Array", {
@@ -93,6 +95,18 @@ test_that("64-bit integer sums are exact (no wrapping); 64-bit integers are doub
     empty <- H5TurboArray(f, "empty")
     expect_identical(DelayedArray::chunkdim(empty), DelayedArray::chunkdim(HDF5Array::HDF5Array(f, "empty")))
     expect_identical(colSums(log1p(empty)), numeric(5))
+})
+
+test_that("sums of 64-bit integers past 2^53 are exact, on an H5TurboMatrix too (base R adds the rounded doubles)", {
+    f <- tempfile(fileext = ".h5")
+    run_python(sums64_py, f)
+    # 3 * (2^53 + 1) to the nearest double, where the doubles (2^53 each) give 3 * 2^53
+    expect_identical(h5t_colSums(f, "past53")[[1]], 3 * 2^53 + 4)
+    expect_identical(colSums(H5TurboArray(f, "past53"))[[1]], 3 * 2^53 + 4)
+    expect_identical(colSums(as.matrix(H5TurboArray(f, "past53")))[[1]], 3 * 2^53)
+    # rows without such values are base R's
+    x <- as.matrix(H5TurboArray(f, "u8big"))
+    expect_identical(rowSums(H5TurboArray(f, "u8big"))[[3]], rowSums(x)[[3]])
 })
 
 # identical, NaN told from NA (waldo's comparison takes them as equal)
@@ -152,4 +166,58 @@ test_that("unsigned 32-bit integers are doubles in a DelayedArray, every value k
     # h5t_read itself stays rhdf5's: integers, NA (with a warning) past 2^31 - 1
     expect_warning(v <- h5t_read(f, "u4"), "integer overflow")
     expect_identical(v, matrix(c(0L, 2147483647L, NA, NA), 2))
+})
+
+test_that("float sums and means that are NA, NaN or infinite are base R's (NA or NaN first, long double range)", {
+    f <- new_h5()
+    # columns: an NA before a NaN (NA), a NaN before an NA (NaN), a sum past the largest
+    # double on the way (1e308 in base R's long double; Inf in double), infinities, plain
+    m <- cbind(c(NA, NaN, 1, 2), c(NaN, NA, 1, 2), c(1e308, 1e308, -1e308, 0), c(Inf, 1, -Inf, 2),
+               c(-Inf, 1, 2, 3), c(1, 2, 3, 4))
+    write_rhdf5(f, "m", m)
+    write_rhdf5(f, "mc", m, chunk = c(2, 2))
+    write_rhdf5(f, "t", t(m), chunk = c(2, 2))
+    for (name in c("m", "mc")) {
+        expect_same_nan(h5t_colSums(f, name), colSums(m), info = name)
+        expect_same_nan(h5t_colMeans(f, name, threads = 1), colMeans(m), info = name)
+        expect_same_nan(h5t_rowSums(f, name), rowSums(m), info = name)
+        expect_same_nan(h5t_rowMeans(f, name), rowMeans(m), info = name)
+    }
+    expect_same_nan(h5t_colSums(f, "m"), c(NA, NaN, 1e308, NaN, -Inf, 10))
+    expect_same_nan(h5t_rowSums(f, "t"), rowSums(t(m)))
+    expect_same_nan(h5t_rowMeans(f, "t"), rowMeans(t(m)))
+    a <- H5TurboArray(f, "mc")
+    expect_same_nan(colSums(a), colSums(m))
+    expect_same_nan(rowMeans(a), rowMeans(m))
+    # colSums2 & co. stay matrixStats' (sums in double), as on an HDF5Array
+    expect_same_nan(DelayedMatrixStats::colSums2(a), MatrixGenerics::colSums2(m))
+    expect_same_nan(DelayedMatrixStats::rowMeans2(a), MatrixGenerics::rowMeans2(m))
+    skip_if_not_installed("HDF5Array")
+    HDF5Array::writeHDF5Array(m, f, "h", chunkdim = c(2L, 2L))
+    ours <- H5TurboArray(f, "h")
+    ref <- HDF5Array::HDF5Array(f, "h")
+    for (fun in list(colSums, rowSums, colMeans, rowMeans))
+        expect_same_nan(fun(ours), fun(ref))
+    expect_same_nan(DelayedMatrixStats::colSums2(ours), DelayedMatrixStats::colSums2(ref))
+    expect_same_nan(DelayedMatrixStats::rowSums2(ours), DelayedMatrixStats::rowSums2(ref))
+})
+
+test_that("integer means are base R's: the exact sum divided in long double", {
+    # 1000001908 / 4099 lies so close to half way between two doubles that dividing in
+    # long double and rounding to double differs from dividing in double
+    n <- 4099L
+    m <- matrix(0L, n, 3)
+    m[1, ] <- c(1000001908L, 7L, 1000002667L)
+    m[n, 2] <- NA
+    f <- new_h5()
+    write_rhdf5(f, "m", m, chunk = c(1000, 2))
+    write_rhdf5(f, "t", t(m), chunk = c(2, 1000))
+    expect_identical(h5t_colMeans(f, "m"), colMeans(m))
+    expect_identical(h5t_rowMeans(f, "t"), rowMeans(t(m)))
+    expect_identical(colMeans(H5TurboArray(f, "m")), colMeans(m))
+    expect_identical(rowMeans(H5TurboArray(f, "t")), rowMeans(t(m)))
+    # colMeans2 & co. stay matrixStats' (the sum divided in double), as on an HDF5Array
+    expect_identical(DelayedMatrixStats::colMeans2(H5TurboArray(f, "m")), MatrixGenerics::colMeans2(m))
+    skip_if(colMeans(m)[[1]] == 1000001908 / n, "long double division rounds as double's here")
+    expect_false(h5t_colMeans(f, "m")[[1]] == 1000001908 / n)
 })
