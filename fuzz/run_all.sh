@@ -8,7 +8,12 @@ cd "$(dirname "$0")"
 secs=${1:-60}
 seed=${2:-1}
 cargo build --release --no-default-features --bin drive -q || exit 1
-[ -d corpus/open_read ] || python3 seed_corpus.py
+# The seeds are written with h5py: the project's venv has it (a system python3 may not).
+python=${PYTHON:-python3}
+[ -x ../.venv/bin/python ] && python=${PYTHON:-../.venv/bin/python}
+if [ ! -d corpus/open_read ]; then
+    "$python" seed_corpus.py || { echo "fuzz: seeding the corpus failed (needs h5py)" >&2; rm -rf corpus; exit 1; }
+fi
 targets=${TARGETS:-"open_read $(ls corpus | grep '^decode_' | tr '\n' ' ')"}
 for t in $targets; do
     budget=$secs

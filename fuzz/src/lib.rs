@@ -89,6 +89,22 @@ fn read_dataset(obj: &Object) {
     let mut out = vec![0u8; bytes as usize];
     let _ = ds.read_raw(obj.file(), &sel, &mut out, 2);
     let _ = ds.read_numpy(obj.file(), &sel, &mut out, 2);
+    reduce_dataset(obj, &ds, &sel);
+}
+
+/// Reductions plan and fold on paths of their own (unwritten chunks counted, not read;
+/// elements converted): over the first axis and over all, in and out of fixed order.
+fn reduce_dataset(obj: &Object, ds: &h5turbo_core::file::Dataset, sel: &[AxisSelection]) {
+    use h5turbo_core::engine::reduce::ReduceOp;
+    if sel.is_empty() || ds.element_kind().is_err() {
+        return;
+    }
+    let first_axis: Vec<bool> = (0..sel.len()).map(|d| d == 0).collect();
+    let every_axis = vec![true; sel.len()];
+    for op in [ReduceOp::SumFloat, ReduceOp::SumExact, ReduceOp::Min, ReduceOp::Moments] {
+        let _ = ds.reduce(obj.file(), sel, &first_axis, op, 2);
+        let _ = ds.reduce(obj.file(), sel, &every_axis, op, 2);
+    }
 }
 
 /// A decoder family: one HDF5 filter id.

@@ -144,7 +144,12 @@ fn fuzz_loop(run: &dyn Fn(&[u8]), corpus: &[Vec<u8>], artifacts: &Path, budget: 
             stats.panics += 1;
             let _ = fs::write(artifacts.join(format!("panic-{}", stats.panics)), &input);
         }
-        stats.slowest = stats.slowest.max(t.elapsed().as_secs_f64());
+        let took = t.elapsed().as_secs_f64();
+        if took > stats.slowest {
+            // kept: a slow input is a finding too (a near-hang), replayable like a panic
+            stats.slowest = took;
+            let _ = fs::write(artifacts.join("slowest"), &input);
+        }
         stats.execs += 1;
     }
     stats.elapsed = start.elapsed().as_secs_f64();

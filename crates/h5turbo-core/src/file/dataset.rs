@@ -62,8 +62,9 @@ pub struct Dataset {
     pub fill_defined: bool,
     /// What elements never written read as: the fill value, or zeros when the fill
     /// time is "never" (libhdf5 then leaves the caller's buffer alone, and h5py's
-    /// buffers start as zeros).
-    unwritten: Vec<u8>,
+    /// buffers start as zeros). None: the fill value itself, not copied (an element may
+    /// be up to 2 GiB, its zeros lazily backed; a copy would touch every byte).
+    unwritten: Option<Vec<u8>>,
     /// The filter pipeline parsed for decoding, on first read, then shared.
     decoder: OnceLock<filters::DecodePipeline>,
     /// The chunk index, read on first use and kept.
@@ -139,8 +140,8 @@ impl Dataset {
             layout,
             pipeline,
             unwritten: match fill_time {
-                FILL_TIME_NEVER => zeroed(element_size, "the fill value of the datatype")?,
-                _ => fill.clone(),
+                FILL_TIME_NEVER => Some(zeroed(element_size, "the fill value of the datatype")?),
+                _ => None,
             },
             fill,
             fill_defined,
@@ -520,7 +521,7 @@ impl Dataset {
             element_size: self.element_size(),
             pipeline,
             store,
-            fill: &self.unwritten,
+            fill: self.unwritten.as_deref().unwrap_or(&self.fill),
             allow_short_chunks: false,
             cache: Some(&self.cache),
         }
