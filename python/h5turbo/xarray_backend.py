@@ -19,6 +19,7 @@ Datasets without dimension scales get phony dimensions as h5netcdf does
 
 from __future__ import annotations
 
+import io
 import os
 from collections import ChainMap, Counter
 from contextlib import nullcontext
@@ -388,8 +389,8 @@ class H5TurboStore(AbstractDataStore):
                 node = node[part]
             except KeyError:
                 raise OSError(f"group not found: {path}") from None
-            if not isinstance(node, Group):
-                raise ValueError(f"{path} is not a group")
+            if not isinstance(node, Group):  # a variable: h5netcdf and netCDF4 say so
+                raise OSError(f"group not found: {path}")
             maps.append(opened.dims_of(path, node))
         # the datasets read through this store's own File (the dims may come from another)
         self._children = _dataset_children(node)
@@ -418,8 +419,11 @@ class H5TurboStore(AbstractDataStore):
 
         shape = tuple(self._scope[d].size for d in dims)
         vlen = (ds.dtype.metadata or {}).get("vlen")
-        array = H5TurboArray(self._path, ds.name, shape, ds.dtype,
-                             as_str=vlen is str, file=self._file)
+        # a dataset an external link leads to lives (under ds.name) in its own file
+        home = ds.file
+        path = self._path if home is self._file else (
+            None if home._fileobj is not None else os.path.realpath(home.filename))
+        array = H5TurboArray(path, ds.name, shape, ds.dtype, as_str=vlen is str, file=home)
         encoding = {"dtype": str if vlen is str else ds.dtype}
         chunks = ds.chunks if shape else None
         encoding["contiguous"] = not chunks
@@ -474,7 +478,10 @@ class H5TurboStore(AbstractDataStore):
 
 
 def _normalize_path(filename_or_obj: Any) -> Any:
-    """An absolute path, or the file object itself (read + seek, as h5py takes)."""
+    """An absolute path, or the file object itself (read + seek, as h5py takes); bytes
+    or a memoryview are the file's contents (as xarray's h5netcdf engine takes them)."""
+    if isinstance(filename_or_obj, (bytes, memoryview)):
+        return io.BytesIO(bytes(filename_or_obj))
     if isinstance(filename_or_obj, (str, os.PathLike)):
         return os.path.abspath(os.path.expanduser(os.fspath(filename_or_obj)))
     if hasattr(filename_or_obj, "read") and hasattr(filename_or_obj, "seek"):
@@ -505,7 +512,7 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
         from xarray.backends.store import StoreBackendEntrypoint
 
         store = H5TurboStore(_normalize_path(filename_or_obj), group=group,
-                             phony_dims=phony_dims)
+                             phony_dims=_phony_mode(phony_dims))
         try:
             return StoreBackendEntrypoint().open_dataset(
                 store, mask_and_scale=mask_and_scale, decode_times=decode_times,
@@ -521,12 +528,13 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
         """{group path: Dataset} for `group` (default the root) and every group below it,
         depth first in link order, as xarray's h5netcdf engine gives them."""
         path = _normalize_path(filename_or_obj)
+        phony_dims = _phony_mode(phony_dims)
         top = "/" + (group or "").strip("/")
         # a file object is opened once, its File shared by every group's store (one
         # object is read one seek + read at a time); a path once per store
         shared = None if isinstance(path, str) else File(path)
         with File(path) if shared is None else nullcontext(shared) as f:
-            if top not in f or not isinstance(f[top], Group):
+            if top not in f or not isinstance(f[top], Group):  # absent, or a variable
                 raise OSError(f"group not found: {top}")
             paths = _group_paths(f[top], top)
             opened = _OpenedGroups(f, phony_dims)
@@ -557,6 +565,11 @@ class H5TurboBackendEntrypoint(BackendEntrypoint):
         except BaseException:
             store.close()
             raise
+
+
+def _phony_mode(phony_dims: Optional[str]) -> str:
+    """xarray's h5netcdf engine takes phony_dims=None as "access" (it used to raise)."""
+    return "access" if phony_dims is None else phony_dims
 
 
 def _group_paths(group: Group, path: str) -> list[str]:

@@ -295,3 +295,64 @@ def test_fsspec_http_file_object(written):
         with fsspec.filesystem("http").open(server.url(written.name), "rb") as obj:
             got = _open(obj, ENGINE)
             xr.testing.assert_identical(got.load(), _open(written, "h5netcdf").load())
+
+
+@pytest.mark.parametrize("wrap", [bytes, memoryview])
+def test_file_bytes_as_h5netcdf_takes_them(written, wrap):
+    """bytes (or a buffer) are the file's contents, as engine='h5netcdf' takes them."""
+    image = written.read_bytes()
+    got = _assert_same_from_objects(written, lambda p: wrap(image))
+    assert got["short"].shape == (5,)
+    _assert_same_from_objects(written, lambda p: wrap(image), group="inner")
+    if wrap is memoryview:  # (xarray itself fails on bytes with chunks=, any engine)
+        ref = _open(written, "h5netcdf")
+        xr.testing.assert_identical(pickle.loads(pickle.dumps(
+            _open(wrap(image), ENGINE, chunks={}))).load(), ref.load())
+
+
+def test_phony_dims_none_means_access_as_in_h5netcdf(tmp_path):
+    """xarray's h5netcdf engine reads phony_dims=None as 'access' (it no longer raises)."""
+    path = tmp_path / "plain.h5"
+    with h5py.File(path, "w") as f:
+        f["a"] = np.arange(12.0).reshape(3, 4)
+        f.create_group("g")["c"] = np.ones((4, 4), "i2")
+    _assert_same(path, phony_dims=None)
+    _assert_same(path, phony_dims=None, group="g")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = xr.open_datatree(path, engine="h5netcdf", phony_dims=None)
+        got = xr.open_datatree(path, engine=ENGINE, phony_dims=None)
+    assert got.identical(ref)
+
+
+def test_group_naming_a_dataset_is_not_found(written):
+    """group= naming a variable: OSError 'group not found', as h5netcdf and netCDF4."""
+    for engine in ("h5netcdf", ENGINE):
+        with pytest.raises(OSError, match="group not found"):
+            _open(written, engine, group="temp")
+        with pytest.raises(OSError, match="group not found"):
+            xr.open_datatree(written, engine=engine, group="temp")
+
+
+def test_variable_behind_an_external_link_reads(tmp_path, monkeypatch):
+    """A variable that is an external link to a dataset is read from the link's target
+    file (h5netcdf reads it), in this process, after pickling, and from a file object."""
+    import io
+
+    (tmp_path / "sub").mkdir()
+    with h5py.File(tmp_path / "sub" / "target.h5", "w") as f:
+        f.create_dataset("g/d", data=np.arange(50.0).reshape(10, 5), chunks=(3, 5))
+    path = tmp_path / "source.h5"
+    with h5py.File(path, "w") as f:
+        f["ext"] = h5py.ExternalLink("sub/target.h5", "/g/d")
+        f["own"] = np.arange(4)
+    ref = _open(path, "h5netcdf").load()
+    got = _open(path, ENGINE)
+    xr.testing.assert_identical(got.load(), ref)
+    dask_backed = _open(path, ENGINE, chunks={})
+    xr.testing.assert_identical(pickle.loads(pickle.dumps(dask_backed)).load(), ref)
+    assert float(_open(path, ENGINE, group=None)["ext"][::-2, 1:3].sum()) == float(
+        ref["ext"][::-2, 1:3].sum())
+    monkeypatch.chdir(tmp_path)  # a file object's links are found from the working folder
+    from_object = _open(io.BytesIO(path.read_bytes()), ENGINE, chunks={})
+    xr.testing.assert_identical(pickle.loads(pickle.dumps(from_object)).load(), ref)
