@@ -200,3 +200,23 @@ def test_element_size_mismatch_is_format_error():
     with h5turbo.File(str(REGRESSIONS / "chunk_element_size_mismatch.h5")) as f:
         with pytest.raises(h5turbo.FormatError, match="32-byte elements.*8388640"):
             f["DOMAINS"][()]
+
+
+def test_a_chunk_claiming_gigabytes_costs_no_gigabytes():
+    """Regression (fuzzing): a 269 KB file whose lzf dataset claims chunks of 4 GB
+    (30 x 16711730 float64). The decode buffer was zero-filled to its full size before
+    the stored bytes were found wrong: 4.4 s and 3.9 GB resident for a FormatError. A
+    fresh zeroed allocation leaves the untouched pages unbacked."""
+    from support.common import run_python
+    out = run_python(f"""
+import resource, h5turbo
+try:
+    with h5turbo.File({str(REGRESSIONS / "chunk_claims_gigabytes.h5")!r}) as f:
+        f["obsm/array"][()]
+except h5turbo.FormatError as exc:
+    print(exc)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+""")
+    message, resident_mb = out.strip().rsplit("\n", 1)
+    assert "/obsm/array: chunk at [0, 0]" in message, out
+    assert int(resident_mb) < 1024, out

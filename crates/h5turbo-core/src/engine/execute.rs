@@ -92,12 +92,14 @@ fn task_bytes<'a>(span: &'a [u8], batch: &Batch, task: &ChunkTask) -> Result<(&'
 }
 
 /// Grow a scratch buffer to `len` bytes. Sizes come from the file (chunk and batch
-/// sizes), so a failed allocation is an error for this read, not an abort.
+/// sizes), so a failed allocation is an error for this read, not an abort. Its old
+/// bytes are not kept (scratch): a fresh zeroed allocation leaves the pages unbacked
+/// until written, so a chunk that claims gigabytes and fails to decode costs no
+/// gigabytes of zeroing (resizing wrote every byte).
 fn grow(buf: &mut Vec<u8>, len: usize) -> Result<()> {
     if buf.len() < len {
-        buf.try_reserve_exact(len - buf.len())
-            .map_err(|_| Error::format(format!("cannot allocate a {} byte chunk buffer", len)))?;
-        buf.resize(len, 0);
+        *buf = Vec::new();
+        *buf = crate::buffer::zeroed(len, "a chunk buffer")?;
     }
     Ok(())
 }
