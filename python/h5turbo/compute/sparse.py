@@ -171,10 +171,14 @@ class SparseDataset(Group):
 
     def _major_index(self, index: Any) -> Any:
         entries = index if isinstance(index, tuple) else (index,)
-        full = slice(None)
-        if self._major == 0 and len(entries) <= 2 and (len(entries) == 1 or entries[1] == full):
+        n_minor = self.shape[1 - self._major]
+
+        def full(entry: Any) -> bool:  # a slice over the whole minor axis (not an array: no ==)
+            return isinstance(entry, slice) and range(*entry.indices(n_minor)) == range(n_minor)
+
+        if self._major == 0 and len(entries) <= 2 and (len(entries) == 1 or full(entries[1])):
             return entries[0]
-        if self._major == 1 and len(entries) == 2 and entries[0] == full:
+        if self._major == 1 and len(entries) == 2 and full(entries[0]):
             return entries[1]
         axis = "rows (sp[rows] or sp[rows, :])" if self._major == 0 else "columns (sp[:, cols])"
         raise IndexError(f"a {self.format} SparseDataset is indexed by {axis} only")
@@ -183,9 +187,9 @@ class SparseDataset(Group):
         """The matrix restricted to the selected rows (CSR) or columns (CSC), in the
         order given; only their stored ranges are read."""
         n_major = self.shape[self._major]
+        ptr = self.indptr(threads)  # checked against the shape before arange(n_major) is made
         picked = np.arange(n_major)[index]
         picked = np.atleast_1d(picked).astype(np.int64)
-        ptr = self.indptr(threads)
         starts, ends = ptr[picked], ptr[picked + 1]
         lengths = ends - starts
         new_ptr = np.concatenate(([0], np.cumsum(lengths)))
@@ -217,7 +221,9 @@ class SparseDataset(Group):
         return self._reduce_sums(axis, threads, lambda d: d.astype(acc), acc)
 
     def count_nonzero(self, axis=None, threads: Optional[int] = None) -> Any:
-        result = self._reduce_sums(axis, threads, lambda d: (d != 0).astype(np.intp), np.dtype(np.intp))
+        # a cell stored twice counts once (its entries summed first), as on the dense matrix
+        result = self._reduce_sums(axis, threads, lambda d: (d != 0).astype(np.intp), np.dtype(np.intp),
+                                   one_entry_per_cell=True)
         return int(result) if axis is None else result
 
     def mean(self, axis=None, dtype=None, threads: Optional[int] = None) -> Any:
@@ -257,25 +263,39 @@ class SparseDataset(Group):
             return "all"
         return "within" if _axis(axis) != self._major else "across"
 
-    def _blocks(self, threads):
-        """(first major, major ids of the entries, data, minor indices) per block."""
+    def _blocks(self, threads, one_entry_per_cell: bool = True):
+        """(first major, major ids of the entries, data, minor indices) per block; the
+        indices checked (a negative one would otherwise wrap to the last cell), and,
+        with one_entry_per_cell, entries stored more than once in one cell summed into
+        one, as scipy and the dense matrix count them (sums need not: they add alike)."""
         ptr = self.indptr(threads)
         n_major = len(ptr) - 1
+        n_minor = self.shape[1 - self._major]
+        where = f"{self.file.filename}: {self.name}"
         start = 0
         while start < n_major:
             stop = int(np.searchsorted(ptr, ptr[start] + _BLOCK_NNZ, side="right")) - 1
             stop = min(max(stop, start + 1), n_major)
             data, indices = self._read_pair(np.s_[int(ptr[start]):int(ptr[stop])], threads)
+            if data.ndim != 1 or indices.shape != data.shape:
+                raise FormatError(f"{where}: data (shape {data.shape}) and indices (shape {indices.shape}) "
+                                  "must be 1-D of one length")
+            check_indices(indices, n_minor, where)
             majors = np.repeat(np.arange(stop - start), np.diff(ptr[start:stop + 1]))
-            yield start, stop, majors, data, indices.astype(np.int64)
+            firsts = ptr[start + 1:stop] - ptr[start]  # where each major after the first begins
+            if not one_entry_per_cell or _canonical(indices, firsts):
+                yield start, stop, majors, data, indices.astype(np.int64)
+            else:
+                yield start, stop, *_sum_duplicates(majors, data, indices.astype(np.int64), n_minor)
             start = stop
 
-    def _reduce_sums(self, axis, threads, convert, acc: np.dtype) -> Any:
+    def _reduce_sums(self, axis, threads, convert, acc: np.dtype, one_entry_per_cell: bool = False) -> Any:
         mode = self._mode(axis)
+        self.indptr(threads)  # checked against the shape before an output of that size is made
         n_minor = self.shape[1 - self._major]
         out = np.zeros(self.shape[self._major] if mode == "within" else n_minor, dtype=acc)
         total = np.zeros((), dtype=acc)
-        for start, stop, majors, data, indices in self._blocks(threads):
+        for start, stop, majors, data, indices in self._blocks(threads, one_entry_per_cell):
             values = convert(data)
             if mode == "within":
                 np.add.at(out[start:stop], majors, values)
@@ -286,10 +306,14 @@ class SparseDataset(Group):
         return total[()] if mode == "all" else out
 
     def _extreme(self, ufunc, axis, threads) -> Any:
-        if 0 in self.shape:
-            raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
         mode = self._mode(axis)
         n_minor = self.shape[1 - self._major]
+        # as numpy: an error only when the axis reduced over is empty (a (0, n) matrix
+        # gives an empty result along axis 1, and an error along axis 0 or None)
+        reduced = {"within": n_minor, "across": self.shape[self._major], "all": self.shape[0] * self.shape[1]}[mode]
+        if reduced == 0:
+            raise ValueError(f"zero-size array to reduction operation {ufunc.__name__} which has no identity")
+        self.indptr(threads)  # checked against the shape before an output of that size is made
         size = self.shape[self._major] if mode == "within" else (n_minor if mode == "across" else 1)
         out = np.full(size, _identity(ufunc, self.dtype), dtype=self.dtype.newbyteorder("="))
         stored = np.zeros(size, dtype=np.int64)  # stored entries per cell: the rest are zeros
@@ -307,6 +331,7 @@ class SparseDataset(Group):
         per block, blocks combined with Chan et al.'s formula."""
         mode = self._mode(axis)
         n_minor = self.shape[1 - self._major]
+        self.indptr(threads)  # checked against the shape before an output of that size is made
         if mode == "within":  # every major lies in one block: two passes per block
             out_m2 = np.zeros(self.shape[self._major])
             out_mean = np.zeros(self.shape[self._major])
@@ -351,6 +376,30 @@ def _check_integers(values: np.ndarray, name: str, where: str) -> None:
     dtype = np.asarray(values).dtype
     if dtype.kind not in "iu" or (dtype.kind == "u" and dtype.itemsize == 8):
         raise FormatError(f"{where}: {name} are stored as {dtype}, not as signed or 8-32 bit unsigned integers")
+
+
+def _canonical(indices: np.ndarray, firsts: np.ndarray) -> bool:
+    """Whether every major's minor indices strictly increase (canonical CSR/CSC, the
+    usual case: then no cell is stored twice). firsts: where each major but the first
+    begins in indices."""
+    if len(indices) < 2:
+        return True
+    increasing = indices[1:] > indices[:-1]
+    firsts = firsts[(firsts > 0) & (firsts < len(indices))]
+    increasing[firsts - 1] = True  # a new major may start at any index
+    return bool(increasing.all())
+
+
+def _sum_duplicates(majors: np.ndarray, data: np.ndarray, indices: np.ndarray, n_minor: int):
+    """(majors, data, indices) with the entries of one cell summed (in the data's type,
+    as scipy's sum_duplicates); unchanged when no cell is stored twice."""
+    keys = majors * n_minor + indices
+    if len(np.unique(keys)) == len(keys):  # unsorted, but no cell twice: keep the order
+        return majors, data, indices
+    unique, inverse = np.unique(keys, return_inverse=True)
+    summed = np.zeros(len(unique), dtype=data.dtype)
+    np.add.at(summed, inverse, data)
+    return unique // n_minor, summed, unique % n_minor
 
 
 def _block_moments(cells, values, size, count):

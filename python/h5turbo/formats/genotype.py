@@ -72,16 +72,19 @@ class GenotypeArray:
         is missing, as scikit-allel)."""
         if max_allele is None:
             max_allele = int(self.dataset.max()) if self.dataset.size else -1
-        alleles = np.arange(max(max_allele, -1) + 1, dtype=self.dataset.dtype)
+        n_alleles = max(max_allele, -1) + 1
+        # alleles the stored type can hold (an int8 matrix never calls allele 200: its
+        # column stays 0; np.arange(201, dtype=int8) would wrap to -56 and count those)
+        alleles = np.arange(min(n_alleles, int(np.iinfo(self.dataset.dtype).max) + 1), dtype=self.dataset.dtype)
 
         def count(block: np.ndarray) -> np.ndarray:
             calls = block.reshape(len(block), -1)
-            counts = np.zeros((len(block), len(alleles)), np.int32)
+            counts = np.zeros((len(block), n_alleles), np.int32)
             for column, allele in enumerate(alleles):
                 counts[:, column] = np.count_nonzero(calls == allele, axis=1)
             return counts
 
-        return self._per_variant(count, (len(alleles),), np.int32)
+        return self._per_variant(count, (n_alleles,), np.int32)
 
     def count_alt(self) -> np.ndarray:
         """Per variant (int64): alternate alleles called (values >= 1), over every sample."""

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..objects.dataset import Dataset
+from ..objects.dataset import Dataset, threads_arg
 from ..objects.values import string_encoding, text
 from ..objects.file import File
 from ..objects.group import Group
@@ -41,6 +41,7 @@ def read_h5ad(path: Any, threads: Optional[int] = None):
     file and the element), ``h5turbo.UnsupportedError`` for an encoding h5turbo does not
     read, FileNotFoundError for a missing file.
     """
+    threads_arg(threads)  # a bad argument is the caller's ValueError, not a broken element of the file
     with File(path) as f:
         return _H5adReader(f, threads).read_file()
 
@@ -70,7 +71,9 @@ def _anndata(obj: Any, slots: dict):
 
     try:
         return anndata.AnnData(**slots)
-    except (TypeError, ValueError, IndexError) as exc:
+    except (TypeError, ValueError, IndexError, AttributeError, KeyError) as exc:
+        # AttributeError: an obsm/varm/layers member that is no array (a scalar, a
+        # string, None or a dict has no .shape)
         raise _fail(obj, f"the elements do not make an AnnData: {exc}") from exc
 
 
@@ -110,12 +113,19 @@ class _H5adReader:
         adata = _anndata(f, slots)
         if "raw.X" in f:  # anndata < 0.7 kept raw beside the other slots
             raw = _anndata(f["raw.X"], self.read_raw())
-            raw.obs_names = adata.obs_names
-            adata.raw = raw
+            try:
+                raw.obs_names = adata.obs_names
+                adata.raw = raw
+            except (TypeError, ValueError) as exc:
+                raise _fail(f["raw.X"], f"does not fit the AnnData: {exc}") from exc
         if legacy:
             from anndata.compat import _clean_uns
 
-            _clean_uns(adata)  # categories of old obs/var columns were kept in uns
+            try:
+                _clean_uns(adata)  # categories of old obs/var columns were kept in uns
+            except (TypeError, ValueError, IndexError) as exc:
+                raise _fail(f["uns"] if "uns" in f else f, "categories of old-style obs/var columns "
+                                                            f"(uns/<column>_categories) do not fit: {exc}") from exc
         return adata
 
     def read_raw(self) -> dict:
@@ -212,7 +222,7 @@ class _H5adReader:
     def _dataframe(self, group: Group, read_column: Callable[[Any], Any]):
         import pandas as pd
 
-        columns = list(_attr(group, "column-order"))
+        columns = _column_order(_attr(group, "column-order"))
         index_key = text(_attr(group, "_index"))
         data = {k: read_column(_member(group, k)) for k in columns}
         index = read_column(_member(group, index_key))
@@ -333,6 +343,8 @@ class _H5adReader:
 
         if ds.dtype.names is None:
             raise _fail(ds, f"an old-style dataframe must be a compound dataset, not {ds.dtype}")
+        if ds.ndim != 1:
+            raise _fail(ds, f"an old-style dataframe must be a 1-D compound dataset, not shape {ds.shape}")
         value = ds.read(threads=self.threads)
         df = pd.DataFrame(_decode_structured(_from_fixed_length_strings(value), ds.dtype))
         return df.set_index(df.columns[0])
@@ -364,6 +376,15 @@ _DATASET_READERS: dict[tuple[str, str], Callable] = {
     ("bytes", "0.2.0"): _H5adReader.read_scalar,
     ("string", "0.2.0"): _H5adReader.read_string,
 }
+
+
+def _column_order(value: Any) -> list:
+    """The column names of a dataframe's 'column-order' attribute, as str: writers other
+    than h5py (Julia's HDF5.jl, R) store fixed-length strings, read as bytes, which
+    anndata decodes (as UTF-8)."""
+    if isinstance(value, (bytes, str)) or (isinstance(value, np.ndarray) and value.shape == ()):
+        return list(text(value))  # one string: its characters, as anndata's list(...)
+    return [text(name) if isinstance(name, (bytes, np.ndarray)) else name for name in value]
 
 
 def _length(values: Any) -> Optional[int]:

@@ -58,8 +58,8 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
             layers["matrix"] = _layer(f, "", matrix.shape, sparse, threads)
         for name in layer_names:
             layers[name] = _layer(f, name, matrix.shape, sparse, threads)
-        obs, obsm = _axis_frame(_attributes(f, "col_attrs", matrix.shape[1]), obs_names, obsm_mapping)
-        var, varm = _axis_frame(_attributes(f, "row_attrs", matrix.shape[0]), var_names, varm_mapping)
+        obs, obsm = _axis_frame(f, "col_attrs", _attributes(f, "col_attrs", matrix.shape[1]), obs_names, obsm_mapping)
+        var, varm = _axis_frame(f, "row_attrs", _attributes(f, "row_attrs", matrix.shape[0]), var_names, varm_mapping)
     uns = {}
     if cleanup:
         for key, frame in (("loom-obs", obs), ("loom-var", var)):
@@ -129,7 +129,7 @@ def _materialize(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def _axis_frame(values: dict, index_name: str, mapping: Mapping[str, Iterable[str]]):
+def _axis_frame(f: File, group_name: str, values: dict, index_name: str, mapping: Mapping[str, Iterable[str]]):
     import pandas as pd
 
     frame = pd.DataFrame()
@@ -138,7 +138,11 @@ def _axis_frame(values: dict, index_name: str, mapping: Mapping[str, Iterable[st
         if v.ndim > 1 and v.shape[1] > 1:
             multi[key] = v
         else:
-            frame[key] = v
+            try:
+                frame[key] = v
+            except (TypeError, ValueError) as exc:  # e.g. a 2-D (n, 1) string attribute
+                raise FormatError(f"{f.filename}: /{group_name}/{key}: an attribute of shape {v.shape} and "
+                                  f"dtype {v.dtype} does not make a column: {exc!r}") from exc
     if index_name in frame:
         frame.set_index(index_name, drop=True, inplace=True)
     return frame, multi

@@ -86,8 +86,8 @@ def _matrix(group: Group, datasets: dict[str, Dataset], threads: Optional[int]):
 
     arrays = [_required(group, datasets, k) for k in ("data", "indices", "indptr")]
     shape = np.ravel(_required(group, datasets, "shape").read())
-    if shape.shape != (2,):
-        raise FormatError(f"{group.file.filename}: {group.name}/shape: must hold 2 sizes, not {shape}")
+    if shape.shape != (2,) or shape.dtype.kind not in "iu":  # [8.5, 5.0] was cut to 8 x 5
+        raise FormatError(f"{group.file.filename}: {group.name}/shape: must hold 2 integer sizes, not {shape}")
     n_cols, n_rows = (int(n) for n in shape)  # stored as features x barcodes
     with ThreadPoolExecutor(3) as pool:
         data, indices, indptr = pool.map(lambda ds: ds.read(threads=threads), arrays)
@@ -99,13 +99,19 @@ def _matrix(group: Group, datasets: dict[str, Dataset], threads: Optional[int]):
     if data.dtype == np.int32:
         data = data.astype(np.float32)
     try:
-        return csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
+        # dtype=: scipy checks it is one scipy.sparse supports (float16 data made a
+        # matrix that failed on first use, in scanpy's gene selection)
+        return csr_matrix((data, indices, indptr), shape=(n_rows, n_cols), dtype=data.dtype)
     except ValueError as exc:
         raise FormatError(f"{group.file.filename}: {group.name}: not a valid sparse matrix: {exc}") from exc
 
 
-def _strings(ds: Dataset) -> np.ndarray:
-    return ds.read().astype(str)
+def _strings(ds: Dataset, dtype: Any = str) -> np.ndarray:
+    """The values as scanpy converts them (.astype(str): numpy decodes bytes as ASCII)."""
+    try:
+        return ds.read().astype(dtype)
+    except (UnicodeDecodeError, ValueError, TypeError) as exc:  # non-ASCII bytes, values that are no text
+        raise FormatError(f"{ds.file.filename}: {ds.name}: values do not convert to {dtype.__name__}: {exc}") from exc
 
 
 def _read_v3(f: File, threads: Optional[int]):
@@ -123,14 +129,14 @@ def _read_v3(f: File, threads: Optional[int]):
         var["gene_ids"] = ids
     var["feature_types"] = _strings(_required(group, datasets, "feature_type"))
     if "filtered_barcodes" in group:
-        obs["filtered_barcodes"] = datasets["filtered_barcodes"].read().astype(bool)
+        obs["filtered_barcodes"] = _strings(_required(group, datasets, "filtered_barcodes"), bool)
     if "features" not in group:
         raise FormatError(f"{f.filename}: {group.name}: no features group")
     features = group["features"]
     for name in features:
         item = Group.__getitem__(features, name)
         if isinstance(item, Dataset) and name not in _NOT_EXTRA:
-            var[name] = datasets[name].read().astype(bool if item.dtype.kind == "b" else str)
+            var[name] = _strings(datasets[name], bool if item.dtype.kind == "b" else str)
     return _anndata(group, matrix, obs, var)
 
 
