@@ -320,3 +320,93 @@ def test_repack_cli(tmp_path, capsys):
     assert cli_main(["repack", str(src), str(src), "-q"]) == 1
     assert cli_main(["repack", str(src), str(tmp_path / "nodir" / "x.h5"), "-q"]) == 1
     assert cli_main(["repack", str(src), str(dst), "--compression", "lz4", "--level", "2", "-q"]) == 1
+
+
+def test_repack_keeps_negative_zstd_level(tmp_path):
+    """zstd's client data is unsigned: a negative level (-5) is stored as 2**32 - 5 and
+    must be kept as -5, not refused as a level over 22."""
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    src, dst = tmp_path / "src.h5", tmp_path / "dst.h5"
+    x = np.arange(4000, dtype="f4").reshape(200, 20)
+    with h5py.File(src, "w") as f:
+        f.create_dataset("d", data=x, chunks=(20, 20), **hdf5plugin.Zstd(clevel=-5))
+    summary = _repack.repack(src, dst, chunks="keep")
+    assert summary["reencoded"] == ["/d"]
+    with h5py.File(src, "r") as a, h5py.File(dst, "r") as b:
+        assert b["d"].id.get_create_plist().get_filter(0)[:3] == a["d"].id.get_create_plist().get_filter(0)[:3]
+        np.testing.assert_array_equal(b["d"][()], x)
+
+
+def test_repack_copies_datasets_with_filters_h5turbo_cannot_decode(tmp_path):
+    """A zfp dataset (h5py reads it with hdf5plugin; h5turbo does not decode zfp) is
+    copied as it is when a new compression is asked for, not a failed repack."""
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    src, dst = tmp_path / "src.h5", tmp_path / "dst.h5"
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype("f4")
+    with h5py.File(src, "w") as f:
+        f.create_dataset("z", data=x, chunks=(16, 16), **hdf5plugin.Zfp(rate=16))
+        f.create_dataset("g", data=x, chunks=(16, 16), compression="gzip")
+    summary = _repack.repack(src, dst, compression="zstd")
+    assert summary == {"reencoded": ["/g"], "copied": ["/z"]}
+    with h5py.File(src, "r") as a, h5py.File(dst, "r") as b:
+        np.testing.assert_array_equal(b["z"][()], a["z"][()])
+        assert b["z"].id.get_create_plist().get_filter(0)[0] == 32013
+
+
+def test_repack_keeps_bitfield_type(tmp_path):
+    """A bitfield dataset (h5py reads it as uint16) keeps its stored H5T_BITFIELD type,
+    rather than being re-encoded as a plain integer."""
+    src, dst = tmp_path / "src.h5", tmp_path / "dst.h5"
+    with h5py.File(src, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((2,))
+        h5py.h5d.create(f.id, b"b", h5py.h5t.STD_B16BE, h5py.h5s.create_simple((5,)), dcpl).write(
+            h5py.h5s.ALL, h5py.h5s.ALL, np.arange(5, dtype=">u2"), mtype=h5py.h5t.STD_B16BE)
+    _repack.repack(src, dst)
+    with h5py.File(dst, "r") as f:
+        assert f["b"].id.get_type().get_class() == h5py.h5t.BITFIELD
+        np.testing.assert_array_equal(f["b"][()], np.arange(5))
+
+
+def test_repack_keeps_the_110_file_format(tmp_path):
+    """A file written with libver="latest" (superblock 3: fixed/extensible array chunk
+    indexes, SWMR) comes out in the same format, not downgraded to 1.8's superblock 2
+    and v1 B-trees (a read-only handle's libver bounds say nothing of the file)."""
+    src, dst = tmp_path / "src.h5", tmp_path / "dst.h5"
+    with h5py.File(src, "w", libver="latest") as f:
+        f.create_dataset("d", data=np.arange(100.0).reshape(10, 10), chunks=(5, 5), compression="gzip")
+        f.create_dataset("e", data=np.arange(10), chunks=(4,), maxshape=(None,))
+    _repack.repack(src, dst, chunks="keep")
+
+    def superblock_version(path):
+        return path.read_bytes()[8]
+
+    assert superblock_version(src) == superblock_version(dst) == 3
+    assert b"FAHD" in dst.read_bytes() and b"EAHD" in dst.read_bytes()  # fixed / extensible array indexes
+
+
+def test_repack_keep_copies_pipelines_it_would_change(tmp_path):
+    """compression='keep' copies a pipeline h5turbo.write would not make again as it
+    is (fletcher32 before deflate before shuffle; an lz4 block size) rather than
+    reordering it or dropping its parameters."""
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    src, dst = tmp_path / "src.h5", tmp_path / "dst.h5"
+    x = np.arange(1000, dtype="i4").reshape(50, 20)
+    with h5py.File(src, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_chunk((10, 20))
+        dcpl.set_fletcher32()
+        dcpl.set_deflate(3)
+        dcpl.set_shuffle()
+        h5py.h5d.create(f.id, b"order", h5py.h5t.NATIVE_INT32, h5py.h5s.create_simple(x.shape), dcpl).write(
+            h5py.h5s.ALL, h5py.h5s.ALL, x)
+        f.create_dataset("lz4", data=x, chunks=(10, 20), **hdf5plugin.LZ4(nbytes=256))
+        f.create_dataset("plain", data=x, chunks=(10, 20), compression="gzip", shuffle=True)
+    summary = _repack.repack(src, dst, chunks="keep")
+    assert summary["reencoded"] == ["/plain"]
+    with h5py.File(src, "r") as a, h5py.File(dst, "r") as b:
+        for name in ("order", "lz4", "plain"):
+            pa, pb = a[name].id.get_create_plist(), b[name].id.get_create_plist()
+            assert [pb.get_filter(i)[:3] for i in range(pb.get_nfilters())] == \
+                [pa.get_filter(i)[:3] for i in range(pa.get_nfilters())], name
+            np.testing.assert_array_equal(b[name][()], x)

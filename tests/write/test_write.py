@@ -223,3 +223,61 @@ def test_advise_cli(tmp_path, capsys):
     assert len(advice["measured"]) >= 4 and all(r["read_s"] > 0 for r in advice["measured"])
     assert cli_main(["advise", str(path), "/nothing", "--pattern", "rows"]) == 1
     assert cli_main(["advise", str(path), "/m", "--pattern", "diagonal"]) == 2
+
+
+def test_dtype_enum_over_the_data_type_is_stored_as_enum(tmp_path):
+    """dtype=enum_dtype(..., basetype="i2") with int16 data: numpy calls the two types
+    equal, but h5py stores an enum; so must h5turbo."""
+    import h5py
+    enum = h5py.enum_dtype({"a": 0, "b": 1}, basetype="i2")
+    data = np.array([0, 1, 1, 0], dtype="i2")
+    h5turbo.write(tmp_path / "t.h5", "d", data, dtype=enum, chunks=(2,), mode="w")
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        f.create_dataset("d", data=data, dtype=enum, chunks=(2,))
+    with h5py.File(tmp_path / "t.h5", "r") as t, h5py.File(tmp_path / "r.h5", "r") as r:
+        assert h5py.check_enum_dtype(t["d"].dtype) == {"a": 0, "b": 1}
+        assert t["d"].id.get_type().get_class() == r["d"].id.get_type().get_class() == h5py.h5t.ENUM
+        np.testing.assert_array_equal(t["d"][()], data)
+
+
+@pytest.mark.parametrize("flag", [np.True_, 1])
+def test_shuffle_given_as_numpy_bool_adds_the_shuffle_filter(tmp_path, flag):
+    """shuffle=np.True_ (a flag read from numpy or a config) is True: it must not be
+    accepted and then silently dropped."""
+    x = np.arange(1000, dtype="i4").reshape(100, 10)
+    h5turbo.write(tmp_path / "s.h5", "d", x, compression="gzip", shuffle=flag, mode="w")
+    with h5py.File(tmp_path / "s.h5", "r") as f:
+        assert f["d"].shuffle
+        np.testing.assert_array_equal(f["d"][()], x)
+
+
+@pytest.mark.parametrize("kwargs", [dict(compression="bitshuffle:zstd", level=30), dict(chunks=8), dict(chunks="auto")])
+def test_more_bad_arguments_are_argument_errors(tmp_path, kwargs):
+    """A bitshuffle:zstd level out of range and a chunk shape that is not a shape are
+    ArgumentErrors naming the problem (not hdf5plugin's ValueError, not a TypeError)."""
+    with pytest.raises(h5turbo.ArgumentError):
+        h5turbo.write(tmp_path / "x.h5", "x", np.zeros((10, 10), "i4"), mode="w", **kwargs)
+    assert not (tmp_path / "x.h5").exists()
+
+
+@pytest.mark.parametrize("shape", [(10, 10), (0, 4)])
+def test_chunks_true_picks_the_chunks_as_h5py(tmp_path, shape):
+    """chunks=True (h5py's 'chunked, you pick') is chunks=None, chunked also when empty."""
+    h5turbo.write(tmp_path / "x.h5", "x", np.zeros(shape, "i4"), chunks=True, mode="w")
+    with h5py.File(tmp_path / "x.h5") as f:
+        assert f["x"].chunks is not None and f["x"].shape == shape
+
+
+def test_dask_data_honours_dtype_and_shape(tmp_path):
+    """dtype= converts dask data as it converts a numpy array (as h5py stores
+    create_dataset(data=..., dtype=...)), and a shape= that disagrees is refused."""
+    da = pytest.importorskip("dask.array")
+    x = np.linspace(-300, 300, 200).reshape(20, 10)
+    h5turbo.write(tmp_path / "t.h5", "d", da.from_array(x, chunks=(5, 10)), dtype="u1", chunks=(4, 10), mode="w")
+    with h5py.File(tmp_path / "r.h5", "w") as f:
+        f.create_dataset("d", data=x, dtype="u1", chunks=(4, 10))
+    with h5py.File(tmp_path / "t.h5", "r") as t, h5py.File(tmp_path / "r.h5", "r") as r:
+        assert t["d"].dtype == r["d"].dtype == np.dtype("u1")
+        np.testing.assert_array_equal(t["d"][()], r["d"][()])
+    with pytest.raises(h5turbo.ArgumentError, match="shape"):
+        h5turbo.write(tmp_path / "t.h5", "d", da.from_array(x, chunks=(5, 10)), shape=(5, 5), mode="w")

@@ -27,7 +27,10 @@ def replacing(path, exclusive: bool = False) -> Iterator[Path]:
         raise FileNotFoundError(f"{dst.parent}: no such folder")
     if exclusive and dst.exists():
         raise FileExistsError(f"{path}: exists already (mode 'w-' or 'x' never replaces a file)")
-    fd, name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".h5turbo-tmp", dir=dst.parent)
+    try:
+        fd, name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".h5turbo-tmp", dir=dst.parent)
+    except OSError as exc:  # an unwritable folder: say so, naming the destination
+        raise type(exc)(exc.errno, f"{path}: cannot create a file in {dst.parent} ({exc.strerror})") from None
     os.close(fd)
     tmp = Path(name)
     try:

@@ -27,7 +27,7 @@ import numpy as np
 from .._native import Error as _Error
 from .atomic import replacing
 from .write import ArgumentError, CODECS, auto_chunks, write
-from ..objects.filters import filter_id
+from ..objects.filters import FILTERS, filter_id
 
 __all__ = ["repack", "KEEP"]
 
@@ -93,10 +93,18 @@ def _copy_user_block(src: Path, dst: Path, size: int) -> None:
 
 
 def _libver(f) -> tuple:
-    low, high = f.id.get_access_plist().get_libver_bounds()
-    # at least v108: attributes over 64 KiB need dense storage
-    names = {0: "v108", 1: "v108", 2: "v110", 3: "v112", 4: "v114"}
-    return (names.get(low, "v108"), "latest")
+    """The lower format bound SRC was written with, read from its superblock version
+    (the bounds of a read-only handle are the default ones whatever the file holds):
+    a version 3 superblock means 1.10 formats (fixed and extensible array chunk
+    indexes, SWMR), kept; otherwise at least v108 (attributes over 64 KiB need dense
+    storage)."""
+    try:
+        with open(f.filename, "rb") as raw:
+            raw.seek(f.userblock_size + 8)
+            version = raw.read(1)[0]
+    except (OSError, IndexError):
+        version = 0
+    return ("v110" if version >= 3 else "v108", "latest")
 
 
 def _tracks_order(group) -> bool:
@@ -197,6 +205,8 @@ class _Repack:
                 codec = _KEEPABLE[fid]
                 if CODECS[codec] is not None and len(values):  # a codec with a level
                     level = int(values[0])
+                    if codec == "zstd" and level >= 1 << 31:  # client data is unsigned: zstd's negative levels
+                        level -= 1 << 32
         if codec == "gzip" and level is not None:
             level = min(level, 9)
         return codec, level, shuffle, bool(ds.fletcher32)
@@ -275,8 +285,19 @@ def _object_key(obj) -> tuple:
 
 
 def _keepable_filters(ds) -> bool:
+    """The pipeline is one h5turbo.write makes again as it is: shuffle, one codec,
+    fletcher32, in that order (h5py's), no lz4 block size of its own. Any other is
+    copied as it is, not silently reordered or re-parametrized."""
     plist = ds.id.get_create_plist()
-    return all(plist.get_filter(i)[0] in (*_KEEPABLE, _SHUFFLE, _FLETCHER32) for i in range(plist.get_nfilters()))
+    filters = [plist.get_filter(i) for i in range(plist.get_nfilters())]
+    ids = [f[0] for f in filters]
+    if not all(fid in (*_KEEPABLE, _SHUFFLE, _FLETCHER32) for fid in ids):
+        return False
+    rank = [0 if fid == _SHUFFLE else 2 if fid == _FLETCHER32 else 1 for fid in ids]
+    if rank != sorted(rank) or len(set(rank)) != len(rank):
+        return False
+    return not any(fid == filter_id("lz4") and len(values) and int(values[0]) != 0
+                   for fid, _flags, values, _name in filters)
 
 
 def _fill_is_set(ds) -> bool:
@@ -293,14 +314,21 @@ def _numeric_chunkable(ds) -> bool:
         return False
     if dt.kind == "S" and not _numpy_like_string(ds.id.get_type()):
         return False  # copied: written again from numpy it would come out NULLPAD ASCII
+    if not ds.id.get_type().equal(h5py.h5t.py_create(dt, logical=True)):
+        return False  # a type numpy's does not map back to (a bitfield reads as uint): copied
     layout = ds.id.get_create_plist().get_layout()
     if layout in (h5py.h5d.COMPACT, getattr(h5py.h5d, "VIRTUAL", -1)):
         return False
     if ds.external:
         return False
     plist = ds.id.get_create_plist()
+    ids = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
+    # filters h5turbo cannot decode (zfp, SZ, LZO, ...: h5py reads them with a plugin):
+    # copied as they are rather than failing the whole repack
+    if not all(fid in FILTERS and FILTERS[fid].decodes for fid in ids):
+        return False
     # n-bit and scale-offset change what is stored per element (lossy or packed): keep them
-    return not any(plist.get_filter(i)[0] in (5, 6) for i in range(plist.get_nfilters()))
+    return not any(fid in (5, 6) for fid in ids)
 
 
 def _numpy_like_string(tid) -> bool:

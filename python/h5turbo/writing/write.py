@@ -96,6 +96,8 @@ def _codec_kwargs(compression: Optional[str], level: Optional[int], shuffle) -> 
         return dict(hdf5plugin.LZ4())
     if compression.startswith("bitshuffle"):
         cname = compression.partition(":")[2] or "lz4"
+        if cname != "lz4" and not 0 <= lvl <= 22:
+            raise ArgumentError(f"bitshuffle:zstd level {lvl} (0-22)")
         kw = {"cname": cname} if cname == "lz4" else {"cname": cname, "clevel": lvl}
         return dict(hdf5plugin.Bitshuffle(**kw))
     # blosc: shuffle happens inside the blosc frame
@@ -126,6 +128,8 @@ def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
 
 
 def _check_chunks(chunks, shape: tuple, where: str) -> tuple:
+    if isinstance(chunks, (bool, str, int, float)) or not hasattr(chunks, "__iter__"):
+        raise ArgumentError(f"{where}: chunks={chunks!r} (a shape such as (512, 512), or None for auto chunks)")
     chunks = tuple(int(c) for c in chunks)
     if len(chunks) != len(shape) or any(c < 1 for c in chunks):
         raise ArgumentError(f"{where}: chunk shape {chunks} does not fit shape {shape}")
@@ -158,7 +162,7 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
     ``shuffle`` True or "bit" selects blosc's own byte or bit shuffle),
     "bitshuffle" / "bitshuffle:lz4" / "bitshuffle:zstd". ``shuffle=True`` adds HDF5's
     byte-shuffle filter before the compressor (except for blosc, see above).
-    ``chunks=None`` picks :func:`auto_chunks`. ``fillvalue``, ``fill_time``,
+    ``chunks=None`` (or h5py's ``True``) picks :func:`auto_chunks`. ``fillvalue``, ``fill_time``,
     ``fletcher32``, ``maxshape`` and ``track_order`` are h5py's ``create_dataset``
     options. ``progress``: called with the number of bytes of raw data written so far
     (after each batch).
@@ -171,6 +175,8 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
         raise ArgumentError(f"{where}: cannot chunk a scalar (use h5py for scalars)")
     if shuffle not in (False, True, "bit") or (shuffle == "bit" and not str(compression).startswith("blosc")):
         raise ArgumentError(f"{where}: shuffle={shuffle!r} (True, False, or 'bit' with blosc)")
+    if not isinstance(shuffle, str):
+        shuffle = bool(shuffle)  # numpy's True (or 1) is True: `shuffle is True` below
     kwargs = _codec_kwargs(compression, level, shuffle)
     if shuffle is True and not str(compression).startswith("blosc"):
         kwargs["shuffle"] = True
@@ -180,7 +186,10 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
         kwargs["maxshape"] = maxshape
     # Without chunks or any option that needs them, an empty array is an empty
     # contiguous dataset, as h5py makes it.
-    chunked = chunks is not None or bool(kwargs) or 0 not in source.shape
+    picked = chunks is True  # h5py's chunks=True: chunked, the shape picked here
+    if picked:
+        chunks = None
+    chunked = picked or chunks is not None or bool(kwargs) or 0 not in source.shape
     if chunks is not None:
         chunks = _check_chunks(chunks, source.shape, where)
     elif 0 in source.shape:
@@ -276,7 +285,9 @@ def convert(array: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
     are truncated toward zero. Other kinds convert as numpy's ``astype``."""
     dtype = np.dtype(dtype)
     if array.dtype == dtype:
-        return array
+        # equal numpy types may still differ in h5py's metadata (an enum over int16
+        # equals int16): the stored type is the one asked for
+        return array if array.dtype.metadata == dtype.metadata else array.view(dtype)
     numeric = "biuf"
     if array.dtype.kind not in numeric or dtype.kind not in numeric or dtype.kind == "f" and dtype.itemsize == 2:
         return array.astype(dtype)  # float16: h5py converts with numpy too
@@ -303,7 +314,10 @@ class _Source:
     @classmethod
     def of(cls, data, shape, dtype, where: str) -> "_Source":
         if hasattr(data, "dask") and hasattr(data, "compute") and hasattr(data, "chunks"):
-            return cls(data.shape, _check_dtype(data.dtype, where), dask=data)
+            if shape is not None and tuple(shape) != tuple(data.shape):
+                raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
+            # dtype=: each computed slab is converted as an in-memory array would be
+            return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), dask=data)
         if isinstance(data, Iterator):
             if shape is None or dtype is None:
                 raise ArgumentError(f"{where}: writing from an iterator of blocks needs shape= and dtype=")
@@ -323,7 +337,7 @@ class _Source:
             yield 0, self.array
         elif self.dask is not None:
             for start in range(0, self.shape[0], rows):
-                block = self.dask[start:start + rows].compute()
+                block = convert(np.asarray(self.dask[start:start + rows].compute()), self.dtype, "block")
                 yield start, np.ascontiguousarray(block, dtype=self.dtype)
         else:
             yield from self._stacked(rows)
