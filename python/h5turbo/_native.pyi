@@ -128,6 +128,10 @@ class Object:
         arrays of vlen strings, an h5py-style Empty marker (None dims) for null
         dataspaces -> returned as the tuple ('empty', dtype). KeyError if absent."""
 
+    def is_dimension_scale(self) -> bool:
+        """H5DSis_scale: a CLASS attribute of fixed-length null-terminated strings
+        reading "DIMENSION_SCALE" (other string kinds: False, as libhdf5)."""
+
     # --- datasets ---
     @property
     def shape(self) -> Optional[Tuple[int, ...]]:
@@ -164,6 +168,9 @@ class Object:
     @property
     def fillvalue(self) -> Any:
         """A numpy scalar of self.dtype (zero when the file defines none)."""
+    @property
+    def fillvalue_defined(self) -> bool:
+        """Whether the file defines a fill value (else fillvalue is the zero default)."""
     def read(self, selection: Sequence[AxisSelection], out: np.ndarray, threads: int) -> None:
         """Read an orthogonal selection into `out`, which must be C-contiguous,
         writeable, of dtype == self.dtype and of shape (len(axis) for each axis).

@@ -313,7 +313,28 @@ class H5TurboArray(BackendArray):
         # shorter than its unlimited dimension: netCDF readers pad with the fill value
         data = np.asarray(source[...])
         pad = [(0, want - have) for want, have in zip(self.shape, ds.shape)]
-        return np.pad(data, pad, constant_values=self.dtype.type(ds.fillvalue))[key]
+        return np.pad(data, pad, constant_values=self.dtype.type(_padding_value(ds)))[key]
+
+
+# netCDF's default fill values (netCDF4.default_fillvals), by numpy type code.
+_NETCDF_DEFAULT_FILL = {
+    "i1": -127, "u1": 255, "i2": -32767, "u2": 65535, "i4": -2147483647, "u4": 4294967295,
+    "i8": -9223372036854775806, "u8": 18446744073709551614,
+    "f4": 9.969209968386869e36, "f8": 9.969209968386869e36,
+}
+
+
+def _padding_value(ds: Dataset):
+    """What netCDF-C reads past the end of a variable shorter than its unlimited
+    dimension: the dataset's own fill value when the file defines one, else the
+    _FillValue attribute, else netCDF's default for the type. A variable written in
+    no-fill mode (fill_value=False) defines none: libhdf5's zero would be wrong there."""
+    if ds._obj.fillvalue_defined:
+        return ds.fillvalue
+    if "_FillValue" in ds.attrs:
+        return np.asarray(ds.attrs["_FillValue"]).reshape(-1)[0]
+    default = _NETCDF_DEFAULT_FILL.get(ds.dtype.str[1:])
+    return ds.fillvalue if default is None else default
 
 
 # ---------------------------------------------------------------------- store

@@ -78,7 +78,7 @@ def written(tmp_path_factory) -> Path:
         v = f.create_variable("temp", ("time", "x"), "i2", chunks=(2, 3), compression="gzip",
                               data=rng.integers(0, 1000, (5, 6)).astype("i2"))
         v.attrs.update({"scale_factor": 0.5, "add_offset": 10.0, "_FillValue": np.int16(-1)})
-        short = f.create_variable("short", ("time",), "f4", data=np.ones(5, "f4"))
+        short = f.create_variable("short", ("time",), "f4", data=np.ones(5, "f4"), fillvalue=np.float32(-9))
         short.attrs["long_name"] = "three of five written"
         g = f.create_group("inner")
         g.dimensions = {"y": 4}
@@ -96,6 +96,28 @@ def test_written_root_same(written):
     got = _assert_same(written)
     assert got["short"].shape == (5,)  # padded to the unlimited dimension's length
     assert got["temp"].encoding["preferred_chunks"] == {"time": 2, "x": 3}
+
+
+def test_padding_past_a_short_variable_is_what_netcdf_reads(tmp_path):
+    """A variable shorter than its unlimited dimension reads, past its end, what
+    netCDF-C (engine netcdf4) reads: its fill value, else netCDF's default fill for the
+    type when the file defines none (no-fill mode; h5netcdf pads with 0 there)."""
+    import netCDF4
+
+    path = tmp_path / "nofill.nc"
+    with netCDF4.Dataset(path, "w") as d:
+        d.createDimension("t", None)
+        d.createVariable("full", "f8", ("t",))[:6] = np.arange(6.0)
+        for name, dtype in (("f4", "f4"), ("i4", "i4"), ("u1", "u1"), ("i8", "i8")):
+            d.createVariable(name, dtype, ("t",), fill_value=False)[:2] = [1, 2]
+        d.createVariable("own", "i2", ("t",), fill_value=-5)[:2] = [1, 2]
+    for mask in (False, True):
+        ref = _open(path, "netcdf4", mask_and_scale=mask)
+        got = _open(path, ENGINE, mask_and_scale=mask)
+        for name in ("f4", "i4", "u1", "i8", "own"):
+            assert got[name].dtype == ref[name].dtype, name
+            np.testing.assert_array_equal(got[name].values, ref[name].values, err_msg=name)
+    assert _open(path, ENGINE, mask_and_scale=False)["i4"].values[-1] == -2147483647
 
 
 def test_group_argument(written):

@@ -149,3 +149,30 @@ def test_no_scale_at_a_position_is_a_key_error(tmp_path):
                 f["d"].dims[axis][position]
             with pytest.raises(IndexError):
                 f["d"].dims[axis][position]
+
+
+def test_is_scale_needs_a_null_terminated_fixed_string_as_h5py(tmp_path):
+    """H5DSis_scale takes only a fixed-length, null-terminated CLASS string: a
+    variable-length, null- or space-padded one is not a scale (h5py: False)."""
+    path = tmp_path / "classes.h5"
+    scalar = h5py.h5s.create(h5py.h5s.SCALAR)
+
+    def fixed_class(ds, size, pad):
+        tid = h5py.h5t.C_S1.copy()
+        tid.set_size(size)
+        tid.set_strpad(pad)
+        h5py.h5a.create(ds.id, b"CLASS", tid, scalar).write(np.array(b"DIMENSION_SCALE", dtype=f"S{size}"))
+
+    with h5py.File(path, "w") as h:
+        for name, value in (("vlen", "DIMENSION_SCALE"), ("nullpad", np.bytes_(b"DIMENSION_SCALE")),
+                            ("number", np.int32(1)), ("other", "X")):
+            h.create_dataset(name, data=[1, 2]).attrs["CLASS"] = value
+        fixed_class(h.create_dataset("nullterm", data=[1, 2]), 16, h5py.h5t.STR_NULLTERM)
+        fixed_class(h.create_dataset("cut", data=[1, 2]), 15, h5py.h5t.STR_NULLTERM)
+        fixed_class(h.create_dataset("spacepad", data=[1, 2]), 15, h5py.h5t.STR_SPACEPAD)
+        h.create_dataset("made", data=[1, 2]).make_scale("made")
+        h.create_dataset("plain", data=[1, 2])
+    with h5py.File(path) as ref, h5turbo.File(path) as f:
+        got = {name: f[name].is_scale for name in ref}
+        assert got == {name: ref[name].is_scale for name in ref}
+    assert got["nullterm"] and got["made"] and not got["vlen"] and not got["spacepad"]

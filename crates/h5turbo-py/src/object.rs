@@ -108,6 +108,11 @@ impl Object {
         convert::attribute_to_py(py, &self.inner, &value)
     }
 
+    /// H5DSis_scale (h5py's `Dataset.is_scale`).
+    fn is_dimension_scale(&self, py: Python<'_>) -> PyResult<bool> {
+        py.allow_threads(|| guard(|| self.inner.is_dimension_scale())).map_err(to_py_err)
+    }
+
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let ds = self.dataset()?;
@@ -207,6 +212,13 @@ impl Object {
     fn fillvalue(&self, py: Python<'_>) -> PyResult<PyObject> {
         let ds = self.dataset()?;
         convert::fill_value_to_py(py, &self.inner, &ds)
+    }
+
+    /// Whether the file defines a fill value (h5py: fill_value_defined() is
+    /// H5D_FILL_VALUE_USER_DEFINED); when not, `fillvalue` is the library's zero.
+    #[getter]
+    fn fillvalue_defined(&self) -> PyResult<bool> {
+        Ok(self.dataset()?.fill_defined)
     }
 
     fn chunk_count(&self, py: Python<'_>) -> PyResult<u64> {

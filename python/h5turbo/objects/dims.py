@@ -16,15 +16,12 @@ import numpy as np
 
 __all__ = ["DimensionManager", "DimensionProxy", "is_scale"]
 
-_CLASS = "DIMENSION_SCALE"
-
 
 def is_scale(dataset) -> bool:
-    """H5DSis_scale: a CLASS attribute holding the string "DIMENSION_SCALE"."""
-    if "CLASS" not in dataset.attrs:
-        return False
-    value = dataset.attrs["CLASS"]
-    return isinstance(value, (str, bytes)) and _text(value) == _CLASS
+    """H5DSis_scale: a CLASS attribute of fixed-length, null-terminated strings
+    reading "DIMENSION_SCALE" (a variable-length or padded CLASS is not one, as in
+    libhdf5 and h5py)."""
+    return dataset._obj.is_dimension_scale()
 
 
 def scale_name(dataset) -> Union[str, bytes]:

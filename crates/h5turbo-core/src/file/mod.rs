@@ -6,6 +6,7 @@
 
 mod attrs;
 mod dataset;
+mod dimension_scales;
 mod external;
 mod group;
 mod lookup;
