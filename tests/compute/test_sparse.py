@@ -113,3 +113,21 @@ def test_corpus(rel, name):
         for axis in (None, 0, 1):
             for op in OPS:
                 _check(getattr(s, op)(axis=axis), getattr(np, op)(dense, axis=axis), s.dtype)
+
+
+def test_big_endian_arrays_read_in_native_order(tmp_path):
+    """scipy.sparse takes native byte order only: big-endian data, indices and indptr
+    (other writers, other machines) come back native, values unchanged."""
+    m = sp.random(50, 40, density=0.1, format="csr", random_state=0)
+    path = tmp_path / "big-endian.h5"
+    import h5py
+
+    with h5py.File(path, "w") as f:
+        g = f.create_group("X")
+        g.attrs.update({"encoding-type": "csr_matrix", "encoding-version": "0.1.0", "shape": m.shape})
+        g["data"], g["indices"], g["indptr"] = m.data.astype(">f8"), m.indices.astype(">i4"), m.indptr.astype(">i8")
+    with h5turbo.File(path) as f:
+        matrix = h5turbo.SparseDataset(f["X"])
+        for got, want in ((matrix.to_scipy(), m), (matrix[2:9], m[2:9]), (matrix[[1, 7, 3]], m[[1, 7, 3]])):
+            assert got.dtype == np.float64 and got.data.dtype.isnative and got.indices.dtype.isnative
+            assert (got != want).nnz == 0

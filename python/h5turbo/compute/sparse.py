@@ -145,6 +145,8 @@ class SparseDataset(Group):
             raise FormatError(f"{self.file.filename}: {self.name}: data (shape {data.shape}) and indices "
                               f"(shape {indices.shape}) must be 1-D of one length")
         check_indices(indices, shape[1 - self._major], f"{self.file.filename}: {self.name}")
+        # scipy.sparse takes native byte order only (">f8" is its bare ValueError)
+        data, indices, indptr = (_native_order(a) for a in (data, indices, indptr))
         matrix = cls(shape, dtype=data.dtype)
         matrix.data, matrix.indices, matrix.indptr = data, indices, indptr
         return matrix
@@ -435,3 +437,10 @@ def _identity(ufunc, dtype: np.dtype):
         return ufunc is np.minimum
     info = np.iinfo(dtype)
     return info.max if ufunc is np.minimum else info.min
+
+
+def _native_order(array: np.ndarray) -> np.ndarray:
+    """The array in native byte order (itself when it is already)."""
+    if array.dtype.isnative:
+        return array
+    return array.astype(array.dtype.newbyteorder("="))
