@@ -238,3 +238,28 @@ def test_unwritable_folder_error_names_the_destination(tmp_path, monkeypatch):
         h5turbo.write(tmp_path / "x.h5", "d", np.arange(3), mode="w")
     assert str(tmp_path / "x.h5") in str(info.value) and "h5turbo-tmp" not in str(info.value)
     assert not (tmp_path / "x.h5").exists()
+
+
+def test_repack_refuses_dst_that_is_src_by_any_link(tmp_path):
+    src = tmp_path / "src.h5"
+    _precious(src)
+    hard = tmp_path / "hard.h5"
+    os.link(src, hard)
+    soft = tmp_path / "soft.h5"
+    soft.symlink_to(src)
+    for dst in (hard, soft, src):
+        with pytest.raises(h5turbo.ArgumentError, match="DST must differ from SRC"):
+            repack(src, dst)
+    assert _still_precious(src)
+
+
+def test_repack_with_a_new_codec_keeps_fletcher32(tmp_path):
+    src = tmp_path / "src.h5"
+    with h5py.File(src, "w") as f:
+        f.create_dataset("x", data=np.arange(10000, dtype="i4").reshape(100, 100), chunks=(50, 50),
+                         compression="gzip", shuffle=True, fletcher32=True)
+    with _repacked(src, tmp_path / "dst.h5", compression="zstd") as g:
+        assert g["x"].fletcher32 and not g["x"].shuffle
+        plist = g["x"].id.get_create_plist()
+        assert [plist.get_filter(i)[0] for i in range(plist.get_nfilters())] == [32015, h5py.h5z.FILTER_FLETCHER32]
+        assert g["x"][-1, -1] == 9999

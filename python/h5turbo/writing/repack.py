@@ -66,7 +66,7 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
         raise IsADirectoryError(f"{src}: is a directory, not a file")
     if not src.is_file():
         raise FileNotFoundError(f"{src}: no such file")
-    if dst.exists() and dst.resolve() == src.resolve():
+    if dst.exists() and dst.samefile(src):  # a symbolic or a hard link to SRC too
         raise ArgumentError(f"{dst}: DST must differ from SRC")
     if not dst.parent.is_dir():
         raise ArgumentError(f"{dst.parent}: no such folder for DST")
@@ -194,7 +194,8 @@ class _Repack:
     def _codec(self, ds) -> tuple:
         """(compression, level, shuffle, fletcher32) for the new dataset."""
         if self.compression != KEEP:
-            return self.compression, self.level, False, False
+            # a new codec replaces the old one and its shuffle; the checksum stays
+            return self.compression, self.level, False, bool(ds.fletcher32)
         plist = ds.id.get_create_plist()
         codec, level, shuffle = None, None, False
         for i in range(plist.get_nfilters()):
