@@ -9,7 +9,7 @@ use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strin
 use crate::strings::give_strings;
 use crate::objects::path_arg;
 use h5turbo_core::prelude::fast5::{
-    file_from_source, file_read_ids, locate_record, open_file, open_hinted, scalar, Fast5Index, Layout, ReadLocations, ReadRecord,
+    file_from_source, file_read_ids, locate_record, open_file, open_hinted, single_value, Fast5Index, Layout, ReadLocations, ReadRecord,
     SignalDataset,
 };
 use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileHints, FileSource};
@@ -784,7 +784,7 @@ fn empty_read(path: *const c_char) -> h5turbo_fast5_read {
 /// them.
 fn to_c_read(record: ReadRecord<usize>, file: &Path, path: *const c_char) -> h5turbo_fast5_read {
     let mut read = empty_read(path);
-    let id = record.read_id().unwrap_or_else(|| record.name.rsplit('/').next().unwrap_or("").trim_start_matches("read_").to_string());
+    let id = record.read_id().unwrap_or_else(|| record.name.rsplit('/').next().unwrap_or("").to_string());
     read.read_id = replace_string(read.read_id, id.as_bytes());
     let failure = match fill(&mut read, &record) {
         Ok(()) => record.signal.map(|n| read.n_samples = n as u64).err(),
@@ -810,7 +810,7 @@ fn replace_string(old: *mut c_char, bytes: &[u8]) -> *mut c_char {
 fn fill<S>(read: &mut h5turbo_fast5_read, record: &ReadRecord<S>) -> Result<(), Error> {
     let channel = |name: &str| -> Result<f64, Error> {
         let Some(value) = record.channel_attribute(name) else { return Ok(f64::NAN) };
-        scalar(value)
+        single_value(value)
             .and_then(|s| s.as_f64())
             .ok_or_else(|| Error::unsupported(format!("channel_id attribute '{}' is not a scalar number", name)))
     };
@@ -831,7 +831,7 @@ fn fill<S>(read: &mut h5turbo_fast5_read, record: &ReadRecord<S>) -> Result<(), 
 /// a fraction, a value the field cannot hold) fails the read, naming the attribute.
 fn read_integer<S, T: TryFrom<i128> + Default>(record: &ReadRecord<S>, name: &str, c_type: &str) -> Result<T, Error> {
     let Some(value) = record.attribute(name) else { return Ok(T::default()) };
-    let number = scalar(value).and_then(|s| match s.as_integer() {
+    let number = single_value(value).and_then(|s| match s.as_integer() {
         Some(v) => Some(v),
         None => s.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 2f64.powi(64)).map(|f| f as i128),
     });

@@ -2,7 +2,7 @@
 //! released; the Python reader (python/h5turbo/formats/fast5.py) builds the reads.
 
 use crate::convert::attribute_to_py;
-use crate::errors::{guard, to_py_err};
+use crate::errors::{guard, to_py_err, H5TurboError};
 use h5turbo_core::prelude::fast5::{file_read_ids, read_record, scalar, Fast5Index, Layout, OpenAhead, ReadLocations, ReadRecord, Scalar};
 use h5turbo_core::prelude::{on_threads, read_ahead, AttributeValue, File as CoreFile, Object as CoreObject};
 use h5turbo_core::prelude::Result;
@@ -167,13 +167,24 @@ fn gather_read(index: &Fast5Index, i: usize) -> ReadRecord {
 
 fn read_to_py<'py>(py: Python<'py>, types: &ScalarTypes<'py>, read: ReadRecord) -> PyResult<Bound<'py, PyTuple>> {
     let read_id = read.read_id();
-    let (signal, error) = match read.signal {
-        Ok(values) => (values.into_pyarray(py).into_any(), py.None().into_bound(py)),
-        Err(e) => (py.None().into_bound(py), e.to_string().into_pyobject(py)?.into_any()),
+    let none = || py.None().into_bound(py);
+    let (mut signal, mut error) = match read.signal {
+        Ok(values) => (values.into_pyarray(py).into_any(), none()),
+        Err(e) => (none(), e.to_string().into_pyobject(py)?.into_any()),
     };
     let mut done = true;
-    let attrs = attrs_to_py(py, read.attrs, &mut done, |value| types.scalar(value))?;
-    let channel = attrs_to_py(py, read.channel, &mut done, |value| plain_scalar(py, value))?;
+    let converted = attrs_to_py(py, read.attrs, &mut done, |value| types.scalar(value))
+        .and_then(|attrs| Ok((attrs, attrs_to_py(py, read.channel, &mut done, |value| plain_scalar(py, value))?)));
+    let (attrs, channel) = match converted {
+        Ok(both) => both,
+        // A value Python cannot hold (a float layout numpy lacks ...) fails its read
+        // alone, in its place, not the whole call's other reads.
+        Err(e) if e.is_instance_of::<H5TurboError>(py) => {
+            (signal, error) = (none(), format!("{}: {}", read.name, e.value(py)).into_pyobject(py)?.into_any());
+            (none(), none())
+        }
+        Err(e) => return Err(e),
+    };
     PyTuple::new(py, [
         read.name.into_pyobject(py)?.into_any(),
         signal,

@@ -68,7 +68,9 @@ class Fast5Error(_native.Error):
 
 @dataclass(frozen=True, eq=False)
 class Fast5Read:
-    """One read. ``signal``: the raw int16 samples (DAQ values, unscaled);
+    """One read. ``read_id``: a multi-read file's group name less ``read_`` (as
+    ont_fast5_api and :class:`Fast5Index` name it), a single-read file's ``read_id``
+    attribute; ``signal``: the raw int16 samples (DAQ values, unscaled);
     ``channel``: the ``channel_id`` attributes as ont_fast5_api's ``get_channel_info``
     gives them (digitisation, offset, range, sampling_rate as floats, channel_number
     as int), or None when the file has no ``channel_id`` group; ``attrs``: the
@@ -187,13 +189,20 @@ class Fast5Index:
         if isinstance(read_ids, (str, bytes)):  # one id would be taken as its characters
             raise TypeError("get_reads takes an iterable of read ids; for one id, call get_read")
         ids = iter(self._in_file_order(read_ids) if order == "file" else read_ids)
-        rounds = iter(lambda: [_checked_id(i) for i in islice(ids, IDS_PER_ROUND)], [])
+        rounds = iter(lambda: list(islice(ids, IDS_PER_ROUND)), [])
         pool = ThreadPoolExecutor(self._threads, thread_name_prefix="h5turbo-fast5")
         owner = os.getpid()
         try:
             ahead = None
             for asked in rounds:
-                started = self._start_round(pool, asked)
+                try:
+                    started = self._start_round(pool, [_checked_id(i) for i in asked])
+                except (KeyError, TypeError):
+                    # an id of this round no file holds (or not a str): the round started
+                    # before it was asked before it, and comes first
+                    if ahead is not None:
+                        yield from _checked_items(_round_results(*ahead), on_error, owner, "Fast5Index.get_reads")
+                    raise
                 if ahead is not None:
                     yield from _checked_items(_round_results(*ahead), on_error, owner, "Fast5Index.get_reads")
                 ahead = started
@@ -267,7 +276,8 @@ def _round_results(size: int, tasks: list) -> list:
             if error is not None:
                 items.extend(Fast5Error(path, error, read_id) for read_id, _ in asked)
             else:
-                items.extend(_reads(path, reads))
+                # each read carries the id it was fetched by
+                items.extend(_reads(path, reads, [read_id for read_id, _ in asked]))
         if len(items) != len(places):  # the native side gives one read per id asked
             raise RuntimeError(f"fast5_fetch gave {len(items)} reads for {len(places)} ids")
         for at, item in zip(places, items):
@@ -465,13 +475,19 @@ def _native_task(jobs: list[tuple[str, int, int]], hints: _native.FileHints,
     return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs, depth)))
 
 
-def _reads(path: str, reads: list) -> Iterator[Fast5Read | Fast5Error]:
-    for name, signal, attrs, channel, error, read_id, done in reads:
+def _reads(path: str, reads: list, asked: list[str] | None = None) -> Iterator[Fast5Read | Fast5Error]:
+    """The reads (or errors) of one file's native results; `asked`: the ids they were
+    fetched by, which they then carry."""
+    for k, (name, signal, attrs, channel, error, read_id, done) in enumerate(reads):
         if not done:  # a value the native side left to the general path
             attrs = {key: attribute_value(value) for key, value in attrs.items()} if attrs is not None else None
             read_id = None
-        if read_id is None:
-            read_id = _read_id(attrs, name)
+        # a multi-read file's read is known by its group's name, as ont_fast5_api and
+        # Fast5Index know it, whatever its read_id attribute says (a group hard-linked
+        # under a second name holds the first one's attribute)
+        read_id = _group_read_id(name) or (read_id if read_id is not None else _read_id(attrs, name))
+        if asked is not None:
+            read_id = asked[k]
         if error is not None:
             yield Fast5Error(path, error, read_id)
             continue
@@ -489,8 +505,8 @@ def _read_id(attrs: dict | None, name: str) -> str:
     """The read_id attribute as str; else (absent, or not text) from the group name."""
     try:
         read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else None
-    except ValueError:  # bytes that are not UTF-8
-        read_id = None
+    except ValueError:  # bytes that are not UTF-8: U+FFFD for them, as Fast5Index keys the read
+        read_id = bytes(attrs["read_id"]).decode(errors="replace") if isinstance(attrs["read_id"], bytes) else None
     return read_id if isinstance(read_id, str) else _name_id(name)
 
 
@@ -510,6 +526,13 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _group_read_id(name: str) -> str | None:
+    """The id in a multi-read file's read group path (/read_<id>); None for any other."""
+    if name.startswith("/read_") and name.count("/") == 1 and len(name) > 6:
+        return name[6:]
+    return None
 
 
 def _name_id(name: str) -> str:

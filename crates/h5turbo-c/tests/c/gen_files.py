@@ -243,6 +243,34 @@ def odd_fast5(folder):
             raw.create_dataset("Signal", data=np.arange(7, dtype="<i2"))
 
 
+def ont_named_fast5(folder):
+    """Reads as ont_fast5_api names and reads them: a multi-read file whose group
+    read_b is a second hard link to read_a's group and read_c a soft link to it (each
+    read is its link's name, whatever the read_id attribute says), channel numbers
+    stored big-endian, as half floats and as a float channel_number."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with h5py.File(folder / "links_and_types.fast5", "w") as f:
+        f.attrs["file_type"] = "multi-read"
+        f.attrs["file_version"] = "2.2"
+        raw = f.create_group("read_a/Raw")
+        raw.attrs["read_id"] = np.bytes_("a")
+        raw.attrs.create("read_number", 11, dtype=">i4")
+        raw.attrs.create("start_time", 900, dtype=">u8")
+        raw.create_dataset("Signal", data=np.arange(6, dtype="<i2"))
+        channel = f.create_group("read_a/channel_id")
+        channel.attrs["channel_number"] = np.float64(3120)
+        channel.attrs.create("digitisation", 8192, dtype="<f2")
+        channel.attrs.create("offset", -3.5, dtype=">f8")
+        channel.attrs.create("range", 1402.5, dtype=">f4")
+        channel.attrs.create("sampling_rate", 4000.0, dtype=">f8")
+        f["read_b"] = f["read_a"]
+        f["read_c"] = h5py.SoftLink("/read_a")
+        other = f.create_group("read_d/Raw")
+        other.attrs["read_id"] = np.bytes_("not-d")
+        other.create_dataset("Signal", data=np.arange(3, dtype=">i2"))
+        f.create_group("read_d/channel_id").attrs["channel_number"] = np.bytes_("7")
+
+
 def reductions_file(path):
     """Sums past 64 bits, an exact integer mean, half floats and empty selections."""
     with h5py.File(path, "w") as f:
@@ -297,6 +325,7 @@ def main():
     dangling_reference_file(out / "dangling_ref.h5")
     many_fast5(out / "many_fast5")
     odd_fast5(out / "odd_fast5")
+    ont_named_fast5(out / "ont_named_fast5")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))

@@ -123,6 +123,8 @@ run "fast5_dump = ont-fast5-api (corpus folder)" fast5_matches "$CORPUS/fast5"
 fast5_without_hints() ( FAST5_THREADS=1; FAST5_IO_DEPTH=0; fast5_matches "$@" )
 run "fast5_dump = ont-fast5-api, 1 thread, no read-ahead hints (corpus folder)" fast5_without_hints "$CORPUS/fast5"
 run "fast5_dump -a = ont-fast5-api, every field and the samples' order (corpus folder)" fast5_matches -a "$CORPUS/fast5"
+run "fast5_dump -a = ont-fast5-api: reads named by their links, numbers in either byte order, halves" \
+    fast5_matches -a "$WORK/gen/ont_named_fast5"
 # A batch of 1000 reads from 400 single-read files with 64 descriptors allowed: the
 # files are opened a few dozen at a time, not a batch's worth at once.
 mkdir -p "$WORK/singles"

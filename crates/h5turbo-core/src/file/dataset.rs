@@ -498,7 +498,10 @@ impl Dataset {
             Layout::Compact { data } => {
                 let source = self.compact.as_ref().ok_or_else(|| Error::format("compact data missing"))?;
                 let store = WholeArray { address: 0, size: data.len() as u64 };
-                f(&self.array_source(source, dims, dims, &store, filters::DecodePipeline::unfiltered()))
+                // One chunk, the whole array; an empty axis still makes a chunk of size 1
+                // (a chunk dimension of zero is an error to the engine).
+                let chunk_dims: Vec<u64> = dims.iter().map(|&d| d.max(1)).collect();
+                f(&self.array_source(source, dims, &chunk_dims, &store, filters::DecodePipeline::unfiltered()))
             }
             Layout::Virtual { .. } => {
                 Err(Error::unsupported("reductions and chunk access on virtual datasets (read them, then reduce)"))

@@ -115,7 +115,8 @@ pub struct Fast5Index {
 
 /// One read's groups: `raw` holds `Signal` and the read's attributes.
 pub struct ReadGroups {
-    /// The read group's path in the file.
+    /// The read group's path in the file, by the link it is listed under (a group
+    /// reached by a soft or a second hard link is that read, as ont_fast5_api names it).
     pub name: String,
     pub raw: Result<Object>,
     pub channel: Option<Object>,
@@ -236,11 +237,19 @@ impl Fast5Index {
         self.addresses.get(i).copied().flatten().unwrap_or(u64::MAX)
     }
 
+    /// The path of the read group listed as `name` (by that link, not its target's).
+    fn path_of(&self, name: &str) -> String {
+        match self.container.name() {
+            "/" => format!("/{}", name),
+            parent => format!("{}/{}", parent, name),
+        }
+    }
+
     /// The groups of read `i` (0 <= i < len()).
     pub fn read_groups(&self, i: usize) -> Result<ReadGroups> {
         let name = self.names.get(i).ok_or_else(|| Error::invalid_argument(format!("no read {}", i)))?;
+        let path = self.path_of(name);
         let group = self.container.child(name)?;
-        let path = group.name().to_string();
         Ok(match self.layout {
             Layout::SingleRead => ReadGroups { name: path, raw: Ok(group), channel: self.shared_channel.clone() },
             Layout::MultiRead => {
@@ -349,6 +358,7 @@ impl ReadLocations {
 /// decode every signal of a batch into memory of its own.
 pub struct ReadRecord<S = Vec<i16>> {
     pub name: String,
+    pub layout: Layout,
     pub signal: Result<S>,
     pub attrs: Option<(Object, Vec<AttributeValue>)>,
     pub channel: Option<(Object, Vec<AttributeValue>)>,
@@ -357,14 +367,14 @@ pub struct ReadRecord<S = Vec<i16>> {
 impl<S> ReadRecord<S> {
     /// A read whose groups could not be read: the error in place of its signal.
     pub fn failed(index: &Fast5Index, i: usize, error: Error) -> ReadRecord<S> {
-        let name = index.names.get(i).cloned().unwrap_or_default();
-        ReadRecord { name, signal: Err(error), attrs: None, channel: None }
+        let name = index.names.get(i).map(|n| index.path_of(n)).unwrap_or_default();
+        ReadRecord { name, layout: index.layout, signal: Err(error), attrs: None, channel: None }
     }
 
     /// The same read with its signal turned into another (decoded, say); the
     /// attributes go along unchanged.
     pub fn map_signal<T>(self, f: impl FnOnce(S) -> Result<T>) -> ReadRecord<T> {
-        ReadRecord { name: self.name, signal: self.signal.and_then(f), attrs: self.attrs, channel: self.channel }
+        ReadRecord { name: self.name, layout: self.layout, signal: self.signal.and_then(f), attrs: self.attrs, channel: self.channel }
     }
 
     /// A raw-group attribute by name.
@@ -378,21 +388,33 @@ impl<S> ReadRecord<S> {
     }
 
     /// A channel-group attribute as text: a fixed- or variable-length string's bytes,
-    /// or an integer in decimal (files store `channel_number` each of these ways).
+    /// or a number in decimal, a float's whole part as ont_fast5_api's int() takes it
+    /// (files store `channel_number` each of these ways).
     pub fn channel_text(&self, name: &str) -> Option<Vec<u8>> {
         let value = self.channel_attribute(name)?;
-        match scalar(value) {
+        match single_value(value) {
             Some(Scalar::Text(bytes)) => Some(bytes),
-            Some(number) => number.as_integer().map(|v| v.to_string().into_bytes()),
+            Some(number) => match number.as_integer() {
+                Some(v) => Some(v.to_string().into_bytes()),
+                None => number.as_f64().filter(|f| f.is_finite()).map(|f| format!("{}", f.trunc()).into_bytes()),
+            },
             None => attribute_text(&self.channel.as_ref()?.0, value),
         }
     }
 
-    /// The `read_id` attribute as text, when it is a fixed- or variable-length string
-    /// of UTF-8 (h5py writes a str as a variable-length one).
+    /// The read's id as `Fast5Index::read_ids` gives it: a multi-read file's from its
+    /// group's name (`read_<id>`, what ont_fast5_api and a fetch by id go by, whatever
+    /// the group's `read_id` attribute says), a single-read file's `read_id` attribute
+    /// (a fixed- or variable-length string; bytes that are not UTF-8 replaced by U+FFFD).
     pub fn read_id(&self) -> Option<String> {
+        if self.layout == Layout::MultiRead {
+            if let Some(id) = self.name.strip_prefix("/read_") {
+                return Some(id.to_string());
+            }
+        }
         let (obj, _) = self.attrs.as_ref()?;
-        String::from_utf8(attribute_text(obj, self.attribute("read_id")?)?).ok()
+        let bytes = attribute_text(obj, self.attribute("read_id")?)?;
+        Some(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 
@@ -424,7 +446,7 @@ pub fn locate_record(index: &Fast5Index, i: usize) -> Result<ReadRecord<SignalDa
     };
     let raw = groups.raw?;
     let signal = SignalDataset::find(&raw);
-    Ok(ReadRecord { name: groups.name, signal, attrs: Some(with_attributes(raw)?), channel })
+    Ok(ReadRecord { name: groups.name, layout: index.layout, signal, attrs: Some(with_attributes(raw)?), channel })
 }
 
 fn with_attributes(obj: Object) -> Result<(Object, Vec<AttributeValue>)> {
@@ -466,20 +488,41 @@ impl Scalar {
     }
 }
 
-/// A scalar little-endian integer, IEEE float or NUL-padded fixed-length string;
-/// None for anything else (arrays, other layouts, variable-length strings).
+/// A scalar integer, IEEE float (half, single, double; either byte order) or
+/// NUL-padded fixed-length string; None for anything else (arrays, other layouts,
+/// variable-length strings).
 pub fn scalar(value: &AttributeValue) -> Option<Scalar> {
     if value.dataspace.kind != DataspaceKind::Scalar {
         return None;
     }
+    decode_one(value)
+}
+
+/// As `scalar`, also for an array of one element (some writers store the channel's
+/// numbers so; h5py gives them as 1-element arrays, C takes their one value).
+pub fn single_value(value: &AttributeValue) -> Option<Scalar> {
+    match value.dataspace.kind {
+        DataspaceKind::Simple if value.dataspace.dims.iter().product::<u64>() == 1 => decode_one(value),
+        _ => scalar(value),
+    }
+}
+
+/// The first element of `value` decoded (see `scalar`).
+fn decode_one(value: &AttributeValue) -> Option<Scalar> {
     let size = value.datatype.size;
-    let raw = value.raw.get(..size)?;
+    let stored = value.raw.get(..size)?;
+    let mut le = [0u8; 8];
+    if size <= 8 {
+        le[..size].copy_from_slice(stored);
+        if byte_order(&value.datatype.class) == Some(ByteOrder::Big) {
+            le[..size].reverse();
+        }
+    }
+    let raw = &le[..size.min(8)];
     match &value.datatype.class {
-        DatatypeClass::FixedPoint { order: ByteOrder::Little, signed, bit_offset: 0, precision }
+        DatatypeClass::FixedPoint { signed, bit_offset: 0, precision, .. }
             if usize::from(*precision) == size * 8 && matches!(size, 1 | 2 | 4 | 8) =>
         {
-            let mut le = [0u8; 8];
-            le[..size].copy_from_slice(raw);
             let fill = if *signed && raw[size - 1] & 0x80 != 0 { 0xff } else { 0 };
             le[size..].fill(fill);
             Some(if *signed {
@@ -496,6 +539,7 @@ pub fn scalar(value: &AttributeValue) -> Option<Scalar> {
             Some(Scalar::Text(bytes))
         }
         DatatypeClass::FloatingPoint(layout) if is_ieee(layout, size) => match *raw {
+            [a, b] => Some(Scalar::F32(half_to_f32(u16::from_le_bytes([a, b])))),
             [a, b, c, d] => Some(Scalar::F32(f32::from_le_bytes([a, b, c, d]))),
             [a, b, c, d, e, f, g, h] => Some(Scalar::F64(f64::from_le_bytes([a, b, c, d, e, f, g, h]))),
             _ => None,
@@ -504,15 +548,25 @@ pub fn scalar(value: &AttributeValue) -> Option<Scalar> {
     }
 }
 
-/// Little-endian IEEE binary32 or binary64, laid out as everyone writes them.
+/// The byte order of an integer or a float type.
+fn byte_order(class: &DatatypeClass) -> Option<ByteOrder> {
+    match class {
+        DatatypeClass::FixedPoint { order, .. } => Some(*order),
+        DatatypeClass::FloatingPoint(layout) => Some(layout.order),
+        _ => None,
+    }
+}
+
+/// IEEE binary16, binary32 or binary64, laid out as everyone writes them (in either
+/// byte order).
 fn is_ieee(l: &FloatLayout, size: usize) -> bool {
     let (precision, sign, exponent_size, mantissa_size, bias) = match size {
+        2 => (16, 15, 5, 10, 15),
         4 => (32, 31, 8, 23, 127),
         8 => (64, 63, 11, 52, 1023),
         _ => return false,
     };
-    l.order == ByteOrder::Little
-        && l.bit_offset == 0
+    l.bit_offset == 0
         && l.precision == precision
         && l.sign_location == sign
         && l.exponent_location == mantissa_size
@@ -521,6 +575,19 @@ fn is_ieee(l: &FloatLayout, size: usize) -> bool {
         && l.mantissa_size == mantissa_size
         && l.exponent_bias == bias
         && l.normalization == 2
+}
+
+/// An IEEE binary16 value as f32 (exact: every half is a single).
+fn half_to_f32(bits: u16) -> f32 {
+    let sign = if bits & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exponent = i32::from((bits >> 10) & 0x1f);
+    let mantissa = f32::from(bits & 0x3ff);
+    sign * match exponent {
+        0 => mantissa * 2f32.powi(-24),
+        31 if mantissa == 0.0 => f32::INFINITY,
+        31 => f32::NAN,
+        _ => (1.0 + mantissa / 1024.0) * 2f32.powi(exponent - 15),
+    }
 }
 
 /// The raw signal of a read: the 1-d integer `Signal` dataset in `raw`, as int16.
@@ -644,16 +711,16 @@ fn string_attribute(obj: &Object, name: &str) -> Result<String> {
     Ok(text.trim_end_matches(['\0', ' ']).to_string())
 }
 
-/// The group's links in h5py's order, with each hard link's object header address;
-/// external links are left out.
+/// The group's links in h5py's order, with each hard link's object header address
+/// (None for soft and external links: an external one is listed, as ont_fast5_api
+/// lists it, and is that read's error when read: fast5 reads do not follow them).
 fn read_links(group: &Object) -> Result<Vec<(String, Option<u64>)>> {
     Ok(group
         .links()?
         .into_iter()
-        .filter_map(|l| match l.target {
-            LinkTarget::External { .. } => None,
-            LinkTarget::Hard(address) => Some((l.name, Some(address))),
-            LinkTarget::Soft(_) => Some((l.name, None)),
+        .map(|l| match l.target {
+            LinkTarget::Hard(address) => (l.name, Some(address)),
+            LinkTarget::Soft(_) | LinkTarget::External { .. } => (l.name, None),
         })
         .collect())
 }

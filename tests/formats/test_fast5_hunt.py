@@ -1,0 +1,171 @@
+"""read_fast5 and Fast5Index against ont_fast5_api on multi-read files whose read
+groups are reached under more than one name: a read's id is its group's name
+(read_<id>), as ont_fast5_api and the index take it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+from ont_fast5_api.fast5_interface import get_fast5_file
+
+import h5turbo
+
+
+def _write_read(f: h5py.File, read_id: str, attr_id: str, length: int) -> None:
+    raw = f.create_group(f"read_{read_id}/Raw")
+    raw.attrs["read_id"] = np.bytes_(attr_id)
+    raw.attrs["read_number"] = np.int32(length)
+    raw.create_dataset("Signal", data=np.arange(length, dtype=np.int16))
+    channel = f.create_group(f"read_{read_id}/channel_id")
+    channel.attrs["channel_number"] = np.bytes_(str(length))
+    channel.attrs["digitisation"] = np.float64(8192)
+
+
+@pytest.fixture
+def linked(tmp_path) -> Path:
+    """Reads a, b, c; b's read_id attribute says otherwise; read d is a second (hard)
+    name for a's group, read e a soft link to c's."""
+    path = tmp_path / "linked.fast5"
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        _write_read(f, "a", "a", 3)
+        _write_read(f, "b", "not-b", 4)
+        _write_read(f, "c", "c", 5)
+        f["read_d"] = f["read_a"]
+        f["read_e"] = h5py.SoftLink("/read_c")
+    return path
+
+
+def _ont(path: Path) -> list[tuple[str, np.ndarray]]:
+    with get_fast5_file(str(path), mode="r") as f:
+        return [(r.read_id, r.get_raw_data()) for r in f.get_reads()]
+
+
+def test_a_multi_read_files_read_is_named_by_its_group_as_ont_names_it(linked):
+    # the read_id attribute was taken: b came as "not-b" (which Fast5Index does not
+    # know) and d as a second "a"
+    expected = _ont(linked)
+    assert [read_id for read_id, _ in expected] == ["a", "b", "c", "d", "e"]
+    reads = list(h5turbo.read_fast5(linked))
+    assert [r.read_id for r in reads[:4]] == ["a", "b", "c", "d"]
+    for read, (_, signal) in zip(reads, expected):
+        assert np.array_equal(read.signal, signal)
+    index = h5turbo.Fast5Index(linked)
+    assert all(read.read_id in index for read in reads[:4])
+
+
+def test_reads_fetched_by_id_carry_the_id_asked(linked):
+    # a group reached through a soft link is named by its target: fetching e gave c
+    index = h5turbo.Fast5Index(linked)
+    assert index.read_ids == ["a", "b", "c", "d", "e"]
+    expected = dict(_ont(linked))
+    for read_id in index.read_ids:
+        read = index.get_read(read_id)
+        assert read.read_id == read_id and np.array_equal(read.signal, expected[read_id])
+    asked = ["e", "b", "e", "d", "a"]
+    for order in ("asked", "file"):
+        got = list(index.get_reads(asked, order=order))
+        assert sorted(r.read_id for r in got) == sorted(asked)
+        for read in got:
+            assert np.array_equal(read.signal, expected[read.read_id])
+    assert [r.read_id for r in index.get_reads(asked)] == asked
+
+
+def test_an_unknown_id_comes_after_the_reads_of_the_rounds_before_it(tmp_path, monkeypatch):
+    # the next round was started (its ids looked up) before the round before it was
+    # yielded: an unknown id in round 2 raised before any read of round 1 came
+    import h5turbo.formats.fast5 as fast5_module
+    monkeypatch.setattr(fast5_module, "IDS_PER_ROUND", 4)
+    path = tmp_path / "reads.fast5"
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        for k in range(10):
+            _write_read(f, f"r{k}", f"r{k}", k + 1)
+    index = h5turbo.Fast5Index(path)
+    ids = index.read_ids
+    for bad, error in [("nope", KeyError), (5, TypeError)]:
+        asked = ids[:9] + [bad] + ids[9:]
+        got = []
+        with pytest.raises(error):
+            for read in index.get_reads(asked):
+                got.append(read.read_id)
+        assert got == ids[:8]  # rounds 1 and 2 of 4 ids; round 3 holds the bad one
+
+
+@pytest.fixture
+def odd_float(tmp_path) -> Path:
+    """Reads r0..r{n}; r1's raw group has an attribute whose float layout numpy lacks
+    (an exponent bias of 2^27: a damaged file), which h5py cannot read either."""
+    path = tmp_path / "odd_float.fast5"
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        for k in range(20):
+            _write_read(f, f"r{k}", f"r{k}", k + 2)
+        odd = h5py.h5t.IEEE_F64LE.copy()
+        odd.set_ebias(134218751)
+        h5py.h5a.create(f["read_r1/Raw"].id, b"median_before", odd, h5py.h5s.create(h5py.h5s.SCALAR))
+    return path
+
+
+def test_a_value_python_cannot_hold_is_an_error_for_its_read_only(odd_float, tmp_path):
+    # the native call that met it raised UnsupportedError (naming no file): read_fast5
+    # stopped there, and so did get_reads, losing every other read
+    other = tmp_path / "other.fast5"
+    with h5py.File(other, "w") as f:
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        _write_read(f, "x", "x", 7)
+    items = list(h5turbo.read_fast5([odd_float, other], threads=2))
+    assert [i.read_id for i in items] == sorted(f"r{k}" for k in range(20)) + ["x"]  # groups by name
+    bad = items[1]
+    assert isinstance(bad, h5turbo.Fast5Error) and bad.path == str(odd_float)
+    assert "numpy" in bad.problem and str(odd_float) in str(bad)
+    good = [i for k, i in enumerate(items) if k != 1]
+    assert all(isinstance(i, h5turbo.Fast5Read) and i.signal.size == i.attrs["read_number"] for i in good)
+    index = h5turbo.Fast5Index([odd_float, other])
+    fetched = list(index.get_reads(["x", "r1", "r0", "r19"]))
+    assert [i.read_id for i in fetched] == ["x", "r1", "r0", "r19"]
+    assert [type(i).__name__ for i in fetched] == ["Fast5Read", "Fast5Error", "Fast5Read", "Fast5Read"]
+    with pytest.raises(h5turbo.Fast5Error, match="r1"):
+        index.get_read("r1")
+
+
+def test_a_read_id_that_is_not_utf8_is_streamed_as_the_index_keys_it(tmp_path):
+    # the index decodes such an id with U+FFFD; read_fast5 gave the group name
+    # ("Read_7"), an id the index does not hold
+    path = tmp_path / "non_utf8_id.fast5"
+    with h5py.File(path, "w") as f:
+        f.attrs["file_version"] = np.bytes_("2.0")
+        raw = f.create_group("Raw/Reads/Read_7")
+        raw.attrs["read_id"] = np.bytes_(b"ab\xffcd")
+        raw.attrs["read_number"] = np.int32(7)
+        raw.create_dataset("Signal", data=np.arange(3, dtype=np.int16))
+        f.create_group("UniqueGlobalKey/channel_id").attrs["channel_number"] = np.bytes_("1")
+    [read] = h5turbo.read_fast5(path)
+    index = h5turbo.Fast5Index(path)
+    assert read.read_id == "ab\ufffdcd" and index.read_ids == [read.read_id]
+    assert np.array_equal(index.get_read(read.read_id).signal, read.signal)
+
+
+def test_an_empty_compact_signal_and_an_external_read_link(tmp_path):
+    """A 0-sample Signal stored compact is a read of no samples (it failed: "chunk
+    dimension of zero"); a read group that is an external link is listed, as
+    ont_fast5_api lists it, and is an error in its place (it vanished silently)."""
+    path = tmp_path / "odd.fast5"
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        raw = f.create_group("read_abc/Raw")
+        raw.attrs["read_id"] = np.bytes_("abc")
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(raw.id, b"Signal", h5py.h5t.NATIVE_INT16, h5py.h5s.create_simple((0,)), dcpl=dcpl)
+        f["read_ext"] = h5py.ExternalLink("elsewhere.fast5", "/read_x")
+    with get_fast5_file(str(path)) as ref:
+        assert ref.get_read_ids() == ["abc", "ext"]
+    empty, external = list(h5turbo.read_fast5(path))
+    assert isinstance(empty, h5turbo.Fast5Read) and empty.read_id == "abc" and empty.signal.shape == (0,)
+    assert isinstance(external, h5turbo.Fast5Error) and external.read_id == "ext"
+    assert "external link" in str(external)
+    assert h5turbo.Fast5Index(path).read_ids == ["abc", "ext"]
