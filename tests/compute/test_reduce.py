@@ -234,6 +234,27 @@ with h5turbo.File({str(path)!r}) as f:
     assert "ValueError" in out and "too many to plan" in out and "huge.h5: /d:" in out, out
 
 
+def test_a_reduction_over_huge_unwritten_axes_is_an_error_and_bounded(tmp_path):
+    # 2^31 x 2^31 in chunks of 4096 x 4096: each axis within the per-axis limit, 2^38
+    # chunks in all; the plan's reservation, granted lazily by mimalloc, grew to GBs
+    # before: now refused at once (the child's peak memory stays small)
+    path = tmp_path / "huge2d.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", shape=(1, 1), maxshape=(None, None), chunks=(4096, 4096), dtype="i1")
+        d.resize((2**31, 2**31))
+    out = run_python(f"""
+import h5turbo
+with h5turbo.File({str(path)!r}) as f:
+    try:
+        f["d"].sum()
+    except ValueError as exc:
+        print(type(exc).__name__, exc)
+print("peak", [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1])
+""", timeout=120)
+    assert "ValueError" in out and "too many to plan" in out, out
+    assert int(out.split("peak")[1].split()[0]) < 1 << 20, out  # kB: well under 1 GiB
+
+
 def test_unwritten_chunks_count_their_fill_value_without_materialising_it(tmp_path):
     # 2^40 int64 elements in unwritten chunks of 2^28 (2 GiB each), fill value 7: a
     # reduction used to build a whole chunk of fill values (an allocation sized by the

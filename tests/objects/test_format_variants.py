@@ -81,3 +81,46 @@ def test_unfiltered_partial_edge_chunks(name):
             np.testing.assert_array_equal(t[n][()], want, err_msg=n)
             assert int(t[n].sum()) == int(want.sum()), n
             np.testing.assert_array_equal(t[n].max(axis=0), want.max(axis=0), err_msg=n)
+
+
+def test_dense_attributes_tracked_without_an_index_come_in_creation_order(tmp_path):
+    """More than 8 attributes (dense storage) with creation order tracked but not
+    indexed: h5py lists them in creation order (they came by name)."""
+    path = tmp_path / "tracked.h5"
+    with h5py.File(path, "w") as f:
+        for count in (3, 12):
+            gcpl = h5py.h5p.create(h5py.h5p.GROUP_CREATE)
+            gcpl.set_attr_creation_order(h5py.h5p.CRT_ORDER_TRACKED)
+            group = h5py.Group(h5py.h5g.create(f.id, f"g{count}".encode(), gcpl=gcpl))
+            for i in range(count):
+                group.attrs[f"z{count - i:02d}"] = i  # made z12, z11 ...: name order reversed
+    with h5py.File(path) as ref, h5turbo.File(path) as f:
+        for name in ("g3", "g12"):
+            assert list(f[name].attrs) == list(ref[name].attrs), name
+        assert list(f["g12"].attrs)[0] == "z12"
+
+
+def test_a_name_that_is_not_utf8_in_an_old_style_group_leaves_the_group_readable(tmp_path):
+    """A Latin-1 member name in a symbol-table group (libhdf5's default format) made
+    the whole group unreadable ("local heap string is not valid UTF-8"): it is listed
+    with U+FFFD, as new-style groups list it, and its siblings open."""
+    path = tmp_path / "latin1.h5"
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset(b"caf\xe9", data=np.arange(3))
+        f["ok"] = np.arange(4)
+    with h5turbo.File(path) as f:
+        assert sorted(f) == ["caf\ufffd", "ok"]
+        assert f["ok"][-1] == 3
+
+
+def test_an_empty_compact_dataset_reads_through_every_path(tmp_path):
+    """A compact dataset with a zero-length axis: read as a chunk of size zero before
+    (the engine's "chunk dimension of zero"; fast5 signals of 0 samples failed so)."""
+    path = tmp_path / "compact_empty.h5"
+    with h5py.File(path, "w") as f:
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_layout(h5py.h5d.COMPACT)
+        h5py.h5d.create(f.id, b"e", h5py.h5t.NATIVE_INT16, h5py.h5s.create_simple((0,)), dcpl=dcpl)
+    with h5turbo.File(path) as f:
+        assert f["e"][()].shape == (0,) and f["e"][:].dtype == np.int16
+        assert f["e"].sum() == 0 and f["e"].read(threads=2).shape == (0,)

@@ -160,10 +160,17 @@ pub fn make_plan(geom: &Geometry, store: &dyn ChunkStore, threads: usize, unfilt
     Ok(Plan { fills, batches })
 }
 
-/// Room for a task per chunk the selection touches, taken fallibly: a selection over a
-/// huge, mostly unwritten extent (2^40 elements in chunks of 1024, say, which a
-/// reduction's small output does not refuse) would otherwise grow the plan until the
-/// allocator aborts the host program. Untouched reserved memory costs nothing.
+/// Chunks one selection may touch in all: 2^26, as along one axis (see
+/// selection.rs: 256 GiB in 4 KiB chunks). Past it the plan's memory, not the data's,
+/// would exhaust the machine.
+const MAX_PLANNED_CHUNKS: usize = 1 << 26;
+
+/// Room for a task per chunk the selection touches, at most `MAX_PLANNED_CHUNKS` and
+/// taken fallibly: a selection over a huge, mostly unwritten extent (2^31 x 2^31 in
+/// chunks of 4096 x 4096, say, which a reduction's small output does not refuse)
+/// would otherwise grow the plan until the system kills the host program (an
+/// allocator that grants any reservation lazily, mimalloc's, leaves the cap the only
+/// guard).
 fn reserve_tasks(geom: &Geometry, tasks: &mut Vec<ChunkTask>) -> Result<()> {
     let chunks = geom.pieces.iter().try_fold(1usize, |n, pieces| n.checked_mul(pieces.len()));
     let too_many = |n: String| {
@@ -173,6 +180,9 @@ fn reserve_tasks(geom: &Geometry, tasks: &mut Vec<ChunkTask>) -> Result<()> {
         ))
     };
     let chunks = chunks.ok_or_else(|| too_many("more than 2^64".to_string()))?;
+    if chunks > MAX_PLANNED_CHUNKS {
+        return Err(too_many(chunks.to_string()));
+    }
     tasks.try_reserve_exact(chunks).map_err(|_| too_many(chunks.to_string()))
 }
 

@@ -116,7 +116,9 @@ impl Object {
         let by_creation = self.header.tracks_attribute_order();
         if let Some(m) = self.header.find(msg::ATTRIBUTE_INFO) {
             let info = AttributeInfo::parse(&m.data, m.address, ctx.sizes())?;
-            let dense = if by_creation && info.creation_order_index_address.is_some() {
+            // Tracked without an index of its own, the creation order is in the
+            // name index's records (that function sorts by it).
+            let dense = if by_creation && info.creation_order_tracked {
                 dense_attribute_messages_by_creation_order(ctx, &info)?
             } else {
                 dense_attribute_messages(ctx, &info)?

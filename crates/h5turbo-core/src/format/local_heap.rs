@@ -36,6 +36,13 @@ impl LocalHeap {
             .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.address))
     }
 
+    /// The NUL-terminated string at `offset`, bytes that are not UTF-8 replaced by
+    /// U+FFFD: for link names, which libhdf5 takes as bytes (one Latin-1 name must not
+    /// make its whole group unreadable; new-style groups decode names so too).
+    pub fn name_at(&self, offset: u64) -> Result<String> {
+        Ok(String::from_utf8_lossy(self.bytes_at(offset)?).into_owned())
+    }
+
     /// The bytes of the NUL-terminated string at `offset` (without the NUL).
     pub fn bytes_at(&self, offset: u64) -> Result<&[u8]> {
         let start = usize::try_from(offset).ok().filter(|&s| s < self.data.len()).ok_or_else(|| {

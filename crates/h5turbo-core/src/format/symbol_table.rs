@@ -110,7 +110,7 @@ fn read_entry(r: &mut ByteReader, heap: &LocalHeap) -> Result<Link> {
     let cache_type = r.u32()?;
     r.skip(4)?;
     let scratch = r.bytes(16)?;
-    let name = heap.string_at(name_offset).map_err(|e| e.at(at))?;
+    let name = heap.name_at(name_offset).map_err(|e| e.at(at))?;
     let target = if cache_type == CACHE_SOFT_LINK {
         let value_offset = u32::from_le_bytes([scratch[0], scratch[1], scratch[2], scratch[3]]);
         LinkTarget::Soft(heap.string_at(value_offset as u64).map_err(|e| e.at(at))?)
