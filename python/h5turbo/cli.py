@@ -30,6 +30,7 @@ from .objects.file import File
 from .objects.group import Group, depth_first
 from .compute.sparse import SparseDataset
 from .objects.types import Empty, ExternalLink, SoftLink
+from .objects.references import Reference, RegionReference
 from .objects.filters import filter_name
 from .bench.cli import BenchUsageError
 
@@ -127,6 +128,10 @@ def to_jsonable(value: Any) -> Any:
         return value.item()
     if isinstance(value, Empty):
         return None
+    if isinstance(value, RegionReference):  # before Reference: a subclass of it
+        return {"region_reference": list(value.heap_id)} if value else None
+    if isinstance(value, Reference):
+        return {"object_reference": value.address} if value else None
     if isinstance(value, (list, tuple)):
         return [to_jsonable(v) for v in value]
     return value

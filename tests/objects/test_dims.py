@@ -176,3 +176,16 @@ def test_is_scale_needs_a_null_terminated_fixed_string_as_h5py(tmp_path):
         got = {name: f[name].is_scale for name in ref}
         assert got == {name: ref[name].is_scale for name in ref}
     assert got["nullterm"] and got["made"] and not got["vlen"] and not got["spacepad"]
+
+
+def test_a_scale_is_found_by_a_bytes_name_too(tmp_path):
+    path = tmp_path / "named.h5"
+    with h5py.File(path, "w") as h:
+        h["d"], h["a"] = np.zeros(3), np.arange(3)
+        h["a"].make_scale("A")
+        h["d"].dims[0].attach_scale(h["a"])
+    with h5py.File(path) as ref, h5turbo.File(path) as f:
+        for key in ("A", b"A"):
+            assert f["d"].dims[0][key].name == ref["d"].dims[0][key].name == "/a"
+        with pytest.raises(KeyError):
+            f["d"].dims[0][b"B"]

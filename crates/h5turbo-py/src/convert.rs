@@ -3,7 +3,7 @@
 
 use crate::errors::{guard, to_py_err};
 
-use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype, ResultExt};
+use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, Dataspace, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype, ResultExt};
 use numpy::npyffi::{npy_intp, NpyTypes, PyArrayObject, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -179,6 +179,23 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
     Ok(array.unbind())
 }
 
+/// A variable-length fill value the file defines, from the global heap it lives in:
+/// bytes for a string (h5py's fillvalue is b'abc', not str), an array for a sequence.
+fn vlen_fill_value(py: Python<'_>, obj: &CoreObject, ds: &Dataset) -> PyResult<PyObject> {
+    let value = AttributeValue {
+        name: "fill value".to_string(),
+        datatype: ds.datatype.clone(),
+        dataspace: Dataspace::scalar(),
+        raw: ds.fill.clone(),
+    };
+    let whose = format!("{} (its fill value)", obj.name());
+    let values = py
+        .allow_threads(|| guard(|| value.vlen_values(obj.file()).in_object(&whose).in_file(obj.file().path())))
+        .map_err(to_py_err)?;
+    let first = values.first().ok_or_else(|| PyValueError::new_err(format!("{}: no value", whose)))?;
+    vlen_to_py(py, &ds.datatype, first, false)
+}
+
 /// A new numpy array of `dtype` and `shape` holding a copy of `bytes`.
 fn array_from_bytes<'py>(py: Python<'py>, bytes: &[u8], dtype: &PyObject, shape: &[u64]) -> PyResult<Bound<'py, PyAny>> {
     let np = numpy(py)?;
@@ -255,8 +272,11 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
 }
 
 /// The dataset's fill value as a numpy scalar of its dtype.
-pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyResult<PyObject> {
+pub fn fill_value_to_py(py: Python<'_>, obj: &CoreObject, ds: &Dataset) -> PyResult<PyObject> {
     let dtype = dtype_of(py, &ds.datatype)?;
+    if ds.fill_defined && matches!(ds.datatype.class, DatatypeClass::VarLen { .. }) {
+        return vlen_fill_value(py, obj, ds);
+    }
     match guard(|| ds.fill_numpy()).map_err(to_py_err)? {
         Some(bytes) => {
             let array = array_from_bytes(py, &bytes, &dtype, &[])?;
@@ -273,10 +293,19 @@ pub fn fill_value_to_py(py: Python<'_>, _obj: &CoreObject, ds: &Dataset) -> PyRe
         None => {
             // h5py gives zeros, with None in object (vlen, reference) fields of compounds.
             let record = numpy(py)?.call_method1("zeros", (PyTuple::empty(py), &dtype))?;
-            if let DatatypeClass::Compound { members } = &ds.datatype.class {
-                for m in members.iter().filter(|m| has_objects(&m.datatype)) {
-                    record.set_item(m.name.as_str(), py.None())?;
+            match &ds.datatype.class {
+                DatatypeClass::Compound { members } => {
+                    for m in members.iter().filter(|m| has_objects(&m.datatype)) {
+                        record.set_item(m.name.as_str(), py.None())?;
+                    }
                 }
+                // and b'' in each cell of an array of variable-length strings
+                DatatypeClass::Array { base, .. }
+                    if matches!(base.class, DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. }) =>
+                {
+                    record.call_method1("fill", (PyBytes::new(py, b""),))?;
+                }
+                _ => {}
             }
             Ok(record.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())
         }

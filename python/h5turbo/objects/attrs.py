@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .types import text_name
+from .types import ItemsViewHDF5, KeysViewHDF5, ValuesViewHDF5, text_name
 from .values import attribute_value
 
 __all__ = ["AttributeManager"]
@@ -31,6 +31,16 @@ class AttributeManager(Mapping):
 
     def __len__(self) -> int:
         return len(self._obj.attr_names())
+
+    # h5py's views (their repr names the keys); Mapping's would print the manager
+    def keys(self) -> KeysViewHDF5:
+        return KeysViewHDF5(self)
+
+    def values(self) -> ValuesViewHDF5:
+        return ValuesViewHDF5(self)
+
+    def items(self) -> ItemsViewHDF5:
+        return ItemsViewHDF5(self)
 
     def __repr__(self) -> str:
         if self._file.closed:

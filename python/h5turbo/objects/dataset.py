@@ -229,6 +229,7 @@ class Dataset(HLObject):
                 "Dataset.__array__ received copy=False but memory allocation "
                 "cannot be avoided on read"
             )
+        _refuse_empty(self)
         arr = np.asarray(self.read(Ellipsis))
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
@@ -284,7 +285,8 @@ class Dataset(HLObject):
             return
         data = self.read(source, threads=threads)
         if data.dtype != target.dtype:
-            _check_conversion(self.dtype, target.dtype)
+            # what was read: a field's type with field names, the element type of an array type
+            _check_conversion(data.dtype, target.dtype)
             data = convert(data, target.dtype)
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
 
@@ -437,6 +439,14 @@ class _View:
     def __len__(self) -> int:
         return len(self._dataset)
 
+    def __iter__(self) -> Iterator[Any]:
+        """Rows of the first axis. Without this Python would iterate by indexing until
+        an IndexError, which a scalar dataset raises at once: an empty iteration."""
+        if not self.shape:
+            raise TypeError("Can't iterate over a scalar dataset")
+        for i in range(self.shape[0]):
+            yield self[i]
+
 
 class AstypeView(_View):
     """``ds.astype(dtype)``: reads convert to another dtype (h5py's AstypeWrapper)."""
@@ -450,6 +460,13 @@ class AstypeView(_View):
         data = self._dataset[index]
         if isinstance(data, Empty):
             return Empty(self.dtype)
+        stored = _vlen_base(self._dataset.dtype)
+        if stored is not None and _is_one_sequence(data):
+            # one element of a sequence dataset: the sequence itself is the value
+            base = _vlen_base(self.dtype)
+            return data if base is None else convert(_relabel(data, stored), base)
+        if stored is not None and isinstance(data, np.ndarray) and _vlen_base(self.dtype) is not None:
+            data = _relabelled_sequences(data, stored)
         if isinstance(data, np.ndarray):
             return convert(data, self.dtype)
         return convert(np.asarray(data), self.dtype)[()]
@@ -458,6 +475,7 @@ class AstypeView(_View):
         if copy is False:
             raise ValueError("AstypeView.__array__ received copy=False but memory "
                              "allocation cannot be avoided on read")
+        _refuse_empty(self._dataset)
         arr = np.asarray(self[...])
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
@@ -469,14 +487,13 @@ def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
     """`data` as `wanted`, converted as libhdf5 converts (h5py's astype and read_direct):
     integers saturate at the target's range instead of wrapping, floats beyond it (and
     infinities) become its minimum or maximum, compound fields are matched by name
-    (a field the data lacks stays zero). Everything else as numpy casts."""
+    (a field the data lacks stays zero; complex numbers are {r, i} compounds),
+    sequences convert element by element. Everything else as numpy casts."""
     wanted = np.dtype(wanted)
-    if data.dtype.names is not None and wanted.names is not None:
-        out = np.zeros(data.shape, wanted)
-        for name in wanted.names:
-            if name in data.dtype.names:
-                out[name] = convert(data[name], wanted.fields[name][0])
-        return out
+    if _vlen_base(wanted) is not None and data.dtype.kind == "O":
+        return _convert_sequences(data, wanted)
+    if _is_record(data.dtype) and _is_record(wanted) and (data.dtype.names or wanted.names):
+        return _convert_records(data, wanted)
     if wanted.kind not in "iu" or data.dtype.kind not in "iuf":
         return data.astype(wanted)
     low, high = np.iinfo(wanted).min, np.iinfo(wanted).max
@@ -492,29 +509,128 @@ def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
     return out
 
 
+def _is_record(dtype: np.dtype) -> bool:
+    """A compound in the file: a structured dtype, or complex (an {r, i} compound)."""
+    return dtype.names is not None or dtype.kind == "c"
+
+
+def _complex_fields(dtype: np.dtype) -> np.dtype:
+    """The compound a complex dtype is stored as (h5py's names 'r' and 'i')."""
+    part = np.dtype(f"{dtype.byteorder}f{dtype.itemsize // 2}")
+    return np.dtype([("r", part), ("i", part)])
+
+
+def _convert_records(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    """Compound to compound as libhdf5 converts: fields matched by name, a field the
+    data lacks stays zero. Complex numbers take part as their {r, i} compound, so a
+    complex dataset read as [('i', 'f4')] gives the imaginary parts (numpy would cast
+    the complex number to every field) and a compound with 'r' and 'i' reads as complex."""
+    if data.dtype.kind == "c":
+        record = np.empty(data.shape, _complex_fields(data.dtype))
+        record["r"], record["i"] = data.real, data.imag
+        data = record
+    target = _complex_fields(wanted) if wanted.kind == "c" else wanted
+    out = np.zeros(data.shape, target)
+    for name in target.names:
+        if name in data.dtype.names:
+            # an array field: data[name] has its axes already, convert the elements
+            out[name] = convert(data[name], target.fields[name][0].base)
+    if wanted.kind != "c":
+        return out
+    result = np.empty(data.shape, wanted)
+    result.real, result.imag = out["r"], out["i"]
+    return result
+
+
+def _vlen_base(dtype: np.dtype) -> Optional[np.dtype]:
+    """The element dtype of a variable-length sequence dtype (h5py's vlen_dtype);
+    None for anything else, variable-length strings included."""
+    base = (dtype.metadata or {}).get("vlen")
+    # h5py keeps whatever vlen_dtype was given ('f8', np.int32, a dtype)
+    return None if base is None or base in (str, bytes) else np.dtype(base)
+
+
+def _is_one_sequence(data: Any) -> bool:
+    """Whether a read of a sequence dataset gave one element (an array of the
+    element type), not an object array of elements."""
+    return isinstance(data, np.ndarray) and data.dtype.kind != "O"
+
+
+def _relabel(sequence: np.ndarray, stored: np.dtype) -> np.ndarray:
+    """A sequence element as its stored type: reads give the elements of big-endian
+    sequences labelled native, as h5py does, which would convert the wrong numbers."""
+    if stored.byteorder == ">" and sequence.dtype != stored and sequence.dtype.itemsize == stored.itemsize:
+        return sequence.view(stored)
+    return sequence
+
+
+def _relabelled_sequences(data: np.ndarray, stored: np.dtype) -> np.ndarray:
+    """An object array of sequences, each as its stored type (see _relabel)."""
+    if stored.byteorder != ">":
+        return data
+    out = np.empty(data.shape, dtype=data.dtype)
+    flat = out.reshape(-1)
+    for i, sequence in enumerate(data.reshape(-1)):
+        flat[i] = _relabel(sequence, stored)
+    return out
+
+
+def _convert_sequences(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    """Each sequence of an object array converted to `wanted`'s element type (libhdf5
+    converts vlen to vlen element by element)."""
+    out = np.empty(data.shape, dtype=wanted)
+    flat = out.reshape(-1)
+    # one by one: assigning a list of equal-length arrays would make a 2-d array
+    for i, sequence in enumerate(data.reshape(-1)):
+        flat[i] = convert(np.asarray(sequence), _vlen_base(wanted))
+    return out
+
+
+def _type_name(dtype: np.dtype) -> str:
+    """A dtype as messages name it: object dtypes by what their metadata says."""
+    vlen = (dtype.metadata or {}).get("vlen")
+    if vlen in (str, bytes):
+        return f"variable-length strings ({vlen.__name__})"
+    if vlen is not None:
+        return f"variable-length sequences of {np.dtype(vlen)}"
+    return str(dtype)
+
+
 def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
     """Refuse what libhdf5 has no conversion for (as h5py's astype does, which numpy
     would do with loss: complex to real drops the imaginary part, bytes parse as
-    numbers): OSError, and TypeError for variable-length strings to other types."""
+    numbers): OSError, and TypeError for variable-length strings and sequences to
+    other types and for numpy's unicode strings, as h5py raises."""
+    if wanted.kind == "U":
+        # h5py has no HDF5 type for numpy's UCS-4 strings, whatever is stored
+        raise TypeError(f"No conversion path for dtype: {wanted!r}")
+
     def kind(dt: np.dtype) -> str:
         if dt.names is not None:
             return "compound"
         if (dt.metadata or {}).get("vlen") in (str, bytes):
             return "vlen-string"
+        if _vlen_base(dt) is not None:
+            return "vlen"
+        if dt.kind == "O" and not dt.metadata:
+            return "object"  # numpy's plain object dtype: values given as they are
         # complex numbers are {r, i} compounds in the file
         return {"i": "integer", "u": "integer", "b": "bool", "f": "float", "c": "compound",
                 "S": "string", "U": "string"}.get(dt.kind, "other")
 
     have, want = kind(stored), kind(wanted)
     numbers = {"integer", "bool", "float"}
-    ok = (have == want and have != "other"
+    ok = (have == want and (have != "other" or stored == wanted)  # opaque: to itself
           or have in {"integer", "bool"} and want in numbers
           or have == "float" and want in {"integer", "float"}
-          or have in {"string", "vlen-string"} and want == "string")
+          or have in {"string", "vlen-string"} and want == "string"
+          or have in {"vlen", "vlen-string"} and want == "object")
     if ok:
         return
-    message = f"Can't convert {stored} to {wanted}: no conversion path (h5py and libhdf5 have none either)"
-    if have == "vlen-string":
+    message = (f"Can't convert {_type_name(stored)} to {_type_name(wanted)}: "
+               "no conversion path (h5py and libhdf5 have none either)")
+    if have in {"vlen-string", "vlen"}:
+        # h5py: TypeError ("Operation not defined for data type class") for sequences
         raise TypeError(message)
     raise OSError(message)
 
@@ -549,6 +665,7 @@ class FieldsView(_View):
         if copy is False:
             raise ValueError("FieldsView.__array__ received copy=False but memory "
                              "allocation cannot be avoided on read")
+        _refuse_empty(self._dataset)
         arr = np.asarray(self[()])
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
@@ -597,6 +714,7 @@ class AsStrView(_View):
         if copy is False:
             raise ValueError("AsStrView.__array__ received copy=False but memory "
                              "allocation cannot be avoided on read")
+        _refuse_empty(self._dataset)
         arr = np.asarray(self[...], dtype=object)
         return arr if dtype is None else arr.astype(dtype)
 
@@ -614,6 +732,13 @@ def _szip_opts(data: tuple) -> tuple:
     if mask & _SZIP_NN_OPTION_MASK:
         return ("nn", pixels)
     raise TypeError("Unknown SZIP configuration")
+
+
+def _refuse_empty(dataset: Dataset) -> None:
+    """np.asarray of a null dataset (h5py.Empty): a TypeError, as h5py gives, not a
+    0-d object array holding the Empty marker."""
+    if dataset.shape is None:
+        raise TypeError("Empty datasets have no numpy representation")
 
 
 def _into(out: Optional[np.ndarray], result: Any) -> Any:

@@ -32,6 +32,11 @@ def scale_name(dataset) -> Union[str, bytes]:
     return _text(value) if isinstance(value, (str, bytes)) else ""
 
 
+def _encoded(name: object) -> object:
+    """A scale name as h5py compares it (str as UTF-8 bytes; others as they are)."""
+    return name.encode() if isinstance(name, str) else name
+
+
 def _text(value: Union[str, bytes]) -> Union[str, bytes]:
     """A name as h5py gives it: str when it is UTF-8, else the bytes (h5py's _d); up to
     the first NUL, as a C string is read."""
@@ -87,8 +92,9 @@ class DimensionProxy:
             if not -len(scales) <= item < len(scales):
                 raise _NoScale(f"no dimension scale at position {item}: {len(scales)} attached to this axis")
             return scales[item]
+        # compared as bytes, as h5py compares them: a str or a bytes name finds a scale
         for scale in scales:
-            if scale_name(scale) == item:
+            if _encoded(scale_name(scale)) == _encoded(item):
                 return scale
         raise KeyError(item)
 

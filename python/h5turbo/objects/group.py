@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Iterator, ItemsView, KeysView, ValuesView
+from collections.abc import Iterable, Iterator
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -12,7 +12,8 @@ from .. import _native
 from .base import HLObject
 from .dataset import Dataset
 from .references import Reference
-from .types import ExternalLink, HardLink, SoftLink, text_name
+from .types import (ExternalLink, HardLink, ItemsViewHDF5, KeysViewHDF5, SoftLink,
+                    ValuesViewHDF5, text_name)
 
 __all__ = ["Group", "Datatype", "wrap", "has_member"]
 
@@ -254,41 +255,6 @@ class Datatype(HLObject):
             return "<Closed HDF5 named type>"
         name = posixpath.basename(posixpath.normpath(self.name))
         return f'<HDF5 named type "{name}" (dtype {self.dtype.str})>'
-
-
-# ---------------------------------------------------------------------- views
-
-
-class KeysViewHDF5(KeysView):
-    def __repr__(self):
-        return f"<KeysViewHDF5 {list(self)}>"
-
-    __str__ = __repr__
-
-
-class ValuesViewHDF5(ValuesView):
-    """Values of a group; a dangling soft link gives None (as h5py)."""
-
-    def __contains__(self, value):
-        return any(value == v for v in self)
-
-    def __iter__(self):
-        group = self._mapping
-        for name in group._link_names():
-            yield group.get(name)
-
-
-class ItemsViewHDF5(ItemsView):
-    """(name, object) pairs; a dangling soft link gives (name, None) (as h5py)."""
-
-    def __contains__(self, item):
-        name, value = item
-        return name in self._mapping and self._mapping.get(name) == value
-
-    def __iter__(self):
-        group = self._mapping
-        for name in group._link_names():
-            yield (name, group.get(name))
 
 
 # ---------------------------------------------------------------------- links

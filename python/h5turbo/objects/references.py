@@ -21,7 +21,7 @@ class Reference:
     """An HDF5 object reference (H5R_OBJECT): the address of an object header."""
 
     __slots__ = ("_address",)
-    typecode = "o"
+    typecode = 0  # H5R_OBJECT, as h5py's Reference.typecode
 
     def __init__(self, address: int = 0):
         self._address = int(address)
@@ -54,7 +54,7 @@ class RegionReference(Reference):
     written to the file."""
 
     __slots__ = ("_index", "_region")
-    typecode = "r"
+    typecode = 1  # H5R_DATASET_REGION, as h5py's RegionReference.typecode
 
     def __init__(self, collection: int = 0, index: int = 0):
         super().__init__(collection)
@@ -198,7 +198,8 @@ def _full_mask(entries: list, shape: tuple[int, ...]):
     if len(entries) != 1:
         return None
     arr = entries[0]
-    if isinstance(arr, np.ndarray) and arr.dtype == bool:
+    # a 1-d mask of a dataset of higher rank selects along the first axis (as h5py)
+    if isinstance(arr, np.ndarray) and arr.dtype == bool and (arr.ndim > 1 or len(shape) == 1):
         if arr.shape != tuple(shape):
             raise TypeError(f"a boolean mask must have the dataset's shape {shape}, not {arr.shape}")
         return arr

@@ -3,11 +3,13 @@ names as h5py takes them."""
 
 from __future__ import annotations
 
+from collections.abc import ItemsView, KeysView, ValuesView
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Empty", "HardLink", "SoftLink", "ExternalLink"]
+__all__ = ["Empty", "HardLink", "SoftLink", "ExternalLink",
+           "KeysViewHDF5", "ValuesViewHDF5", "ItemsViewHDF5"]
 
 
 class Empty:
@@ -25,8 +27,8 @@ class Empty:
     def __hash__(self):
         return hash((Empty, self.dtype))
 
-    def __bool__(self):
-        return False
+    # no __bool__: an Empty is true, as h5py's is (code testing `if value:` on an
+    # attribute must take the same branch under both)
 
     def __repr__(self):
         return f"Empty(dtype={self.dtype!r})"
@@ -89,6 +91,49 @@ class ExternalLink:
 
     def __repr__(self):
         return f'<ExternalLink to "{self.path}" in file "{self.filename}">'
+
+
+class KeysViewHDF5(KeysView):
+    """Names of a group's links or of attributes, as h5py's view (its repr, reversed)."""
+
+    def __repr__(self):
+        return f"<KeysViewHDF5 {list(self)}>"
+
+    __str__ = __repr__
+
+    def __reversed__(self):
+        yield from reversed(self._mapping)
+
+
+class ValuesViewHDF5(ValuesView):
+    """Values of a group or of attributes; a dangling soft link gives None (as h5py)."""
+
+    def __contains__(self, value):
+        return any(value == v for v in self)
+
+    def __iter__(self):
+        for name in self._mapping:
+            yield self._mapping.get(name)
+
+    def __reversed__(self):
+        for name in reversed(self._mapping):
+            yield self._mapping.get(name)
+
+
+class ItemsViewHDF5(ItemsView):
+    """(name, value) pairs; a dangling soft link gives (name, None) (as h5py)."""
+
+    def __contains__(self, item):
+        name, value = item
+        return name in self._mapping and self._mapping.get(name) == value
+
+    def __iter__(self):
+        for name in self._mapping:
+            yield (name, self._mapping.get(name))
+
+    def __reversed__(self):
+        for name in reversed(self._mapping):
+            yield (name, self._mapping.get(name))
 
 
 def text_name(name: Any, error: str) -> str:
