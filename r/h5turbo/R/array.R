@@ -25,12 +25,29 @@ H5TurboArraySeed <- function(filepath, name) {
         .raise("a dimension exceeds R's limit of 2^31 - 1", file = filepath, name = name)
     # chunks no larger than the array (an empty dimension has empty chunks), as HDF5Array
     chunk <- if (is.null(info$chunk)) NULL else as.integer(pmin(rev(info$chunk), dims))
-    # 64-bit and unsigned 32-bit integers as doubles (R's integers would be NA past
-    # 2^31 - 1; HDF5Array types 64-bit ones so, and caps unsigned 32-bit ones at
-    # 2^31 - 1): every value kept, as h5t_read(bit64conversion = "double") gives them
-    type <- if (.is_wide_int(info)) "double" else info$rtype
     new("H5TurboArraySeed", filepath = filepath, name = name, dim = as.integer(dims),
-        chunkdim = chunk, type = type, dimnames = .read_dimnames(filepath, name))
+        chunkdim = chunk, type = .seed_type(info),
+        dimnames = .read_dimnames(filepath, name, as.integer(dims)))
+}
+
+# 64-bit and unsigned 32-bit integers as doubles (R's integers would be NA past
+# 2^31 - 1; HDF5Array types 64-bit ones so, and caps unsigned 32-bit ones at
+# 2^31 - 1): every value kept, as h5t_read(bit64conversion = "double") gives them
+.seed_type <- function(info) if (.is_wide_int(info)) "double" else info$rtype
+
+# The seed holds a path: the file may have been replaced since the seed was made. A
+# dataset of other dimensions or type would give blocks DelayedArray rejects with an
+# obscure message, and native sums of the wrong length; stop with a clear one (as
+# HDF5Array stops on other dimensions). `filepath`: where to look (path<-).
+.seed_info <- function(x, filepath = x@filepath) {
+    info <- .h5call(C_info, .check_file(filepath), x@name)
+    dims <- if (info$rank < 1L) integer(0) else rev(info$dims)
+    if (!identical(as.numeric(dims), as.numeric(x@dim)) || .seed_type(info) != x@type)
+        .raise(sprintf("the dataset is now %s of type %s; the H5TurboArray expects %s of type %s (the file changed since it was made)",
+                       paste(dims, collapse = " x "), .seed_type(info),
+                       paste(x@dim, collapse = " x "), x@type),
+               code = 5L, file = filepath, name = x@name)
+    info
 }
 
 .is_wide_int <- function(info) {
@@ -44,7 +61,7 @@ H5TurboArraySeed <- function(filepath, name) {
 # i - 1 (HDF5Array's convention: the HDF5 dimension of the same position, not the
 # reversed one dim() uses), its values as character; NULL where none is attached. The
 # DIMENSION_LABELS attribute names the list. NULL when there are neither.
-.read_dimnames <- function(filepath, name) {
+.read_dimnames <- function(filepath, name, dims) {
     found <- .h5call(C_dimscales, filepath, name)
     h5dimnames <- mapply(function(paths, names) {
         is_dimnames <- vapply(names, function(n) is.character(n) && length(n) == 1L &&
@@ -53,9 +70,16 @@ H5TurboArraySeed <- function(filepath, name) {
     }, found$scales, found$names, USE.NAMES = FALSE)
     labels <- .dimension_labels(found$labels, length(found$scales))
     if (all(is.na(h5dimnames)) && is.null(labels)) return(NULL)
-    dimnames <- lapply(h5dimnames, function(path) {
-        if (is.na(path)) NULL else as.character(h5t_read(filepath, path))
-    })
+    dimnames <- Map(function(path, n) {
+        if (is.na(path)) return(NULL)
+        values <- as.character(h5t_read(filepath, path))
+        # HDF5Array refuses such a seed; dimnames of the wrong length would make
+        # DelayedArray objects that fail later (as.matrix, [) far from the cause
+        if (length(values) != n)
+            .raise(sprintf("its dimnames scale '%s' holds %d values for a dimension of extent %d",
+                           path, length(values), n), code = 1L, file = filepath, name = name)
+        values
+    }, h5dimnames, dims, USE.NAMES = FALSE)
     names(dimnames) <- labels
     dimnames
 }
@@ -71,11 +95,20 @@ setMethod("dim", "H5TurboArraySeed", function(x) x@dim)
 setMethod("dimnames", "H5TurboArraySeed", function(x) x@dimnames)
 setMethod("chunkdim", "H5TurboArraySeed", function(x) x@chunkdim)
 setMethod("path", "H5TurboArraySeed", function(object, ...) object@filepath)
+# After the file moved (a saved object read elsewhere), as HDF5Array's path<-: the
+# file at the new path must hold the dataset with the same dimensions and type.
+setReplaceMethod("path", "H5TurboArraySeed", function(object, ..., value) {
+    filepath <- normalizePath(.check_file(value))
+    .seed_info(object, filepath)
+    object@filepath <- filepath
+    object
+})
 setMethod("type", "H5TurboArraySeed", function(x) x@type)
 setMethod("extract_array", "H5TurboArraySeed", function(x, index) {
+    info <- .seed_info(x)   # one header read, reused by the indexed read
     full <- all(vapply(index, is.null, TRUE))
-    h5t_read(x@filepath, x@name, index = if (full) NULL else index,
-             bit64conversion = if (x@type == "double") "double" else "int")
+    flags <- if (x@type == "double") 2L else 0L
+    .read_values(x@filepath, x@name, if (full) NULL else index, 0L, flags, TRUE, info)
 })
 
 setClass("H5TurboArray", contains = "DelayedArray", representation(seed = "H5TurboArraySeed"))
@@ -98,6 +131,7 @@ H5TurboArray <- function(filepath, name) {
 .native_sum <- function(margin, op, along) {
     function(x, na.rm = FALSE, dims = 1) {
         if (!.use_native(x, na.rm, dims)) return(callNextMethod())
+        .seed_info(x@seed)
         result <- .reduce_na(x@seed@filepath, x@seed@name, margin, op, NULL, na.rm)
         if (is.null(result)) return(callNextMethod())   # integer NAs to remove
         names(result) <- dimnames(x)[[along]]
@@ -116,6 +150,7 @@ setMethod("rowMeans", "H5TurboMatrix", .native_sum("row", "mean", 1L))
     function(x, rows = NULL, cols = NULL, na.rm = FALSE, ..., useNames = NA) {
         whole <- is.null(rows) && is.null(cols) && length(list(...)) == 0L
         if (whole && .use_native(x, na.rm, 1)) {
+            .seed_info(x@seed)
             result <- .reduce_na(x@seed@filepath, x@seed@name, margin, op, NULL, na.rm, ref = "matrixStats")
             if (!is.null(result)) return(result)
         }
@@ -126,6 +161,7 @@ setMethod("rowMeans", "H5TurboMatrix", .native_sum("row", "mean", 1L))
     function(x, rows = NULL, cols = NULL, na.rm = FALSE, center = NULL, ..., useNames = NA) {
         whole <- is.null(rows) && is.null(cols) && is.null(center) && length(list(...)) == 0L
         if (whole && .use_native(x, na.rm, 1)) {
+            .seed_info(x@seed)
             result <- .reduce_na(x@seed@filepath, x@seed@name, margin, "var", NULL, na.rm)
             if (!is.null(result)) return(result)
         }

@@ -196,7 +196,14 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     if (length(columns) == 0L) frame <- data.frame(row.names = seq_along(rows))
     if (nrow(frame) != length(rows))
         .raise("columns and index differ in length", code = 2L, file = file, name = name)
-    rownames(frame) <- rows
+    .set_rownames(frame, rows)
+}
+
+# anndata allows repeated obs / var names (it warns), a data.frame's row names do not:
+# repeated ones are set as the row.names attribute directly, which DataFrame and the
+# SingleCellExperiment (colnames, rownames) keep, as anndata keeps them.
+.set_rownames <- function(frame, rows) {
+    if (anyDuplicated(rows)) attr(frame, "row.names") <- rows else rownames(frame) <- rows
     frame
 }
 
@@ -276,8 +283,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
         if (.exists(file, categories)) frame[[col]] <- .h5ad_factor(frame[[col]], .h5ad_read(file, categories, NULL), FALSE)
         else frame[[col]] <- .h5ad_vector(frame[[col]])
     }
-    rownames(frame) <- rows
-    frame
+    .set_rownames(frame, rows)
 }
 
 # a boolean attribute (numpy bool: an enum FALSE/TRUE) as TRUE or FALSE

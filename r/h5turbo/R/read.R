@@ -11,16 +11,23 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     bit64conversion <- match.arg(bit64conversion)
     threads <- .threads(threads)
     flags <- if (bit64conversion == "double") 2L else 0L
+    x <- .read_values(file, name, index, threads, flags, compoundAsDataFrame)
+    # rhdf5's drop: the values as a vector, without dimensions
+    if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
+    x
+}
+
+# h5t_read's reading, its arguments checked; `info` (C_info's answer) when the caller
+# already has it (the DelayedArray seed), so an indexed read does not ask again.
+.read_values <- function(file, name, index, threads, flags, compoundAsDataFrame, info = NULL) {
     if (is.null(index)) {
         x <- .h5call(C_read, file, name, NULL, threads, flags)
     } else {
-        info <- .h5call(C_info, file, name)
+        if (is.null(info)) info <- .h5call(C_info, file, name)
         x <- .read_index(file, name, info, index, threads, flags)
     }
     x <- .finish(x, compoundAsDataFrame, name)
     if (is.character(x)) x <- .strings_na(x, file, name)
-    # rhdf5's drop: the values as a vector, without dimensions
-    if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
     x
 }
 

@@ -42,13 +42,25 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
         dim(v) <- NULL   # in place: as.vector() copied the array (X's data: 1.3 s -> 0.44 s)
         v
     }
-    x <- as.numeric(read_vec("data", bit64conversion = "double"))
+    x <- .sparse_values(read_vec("data", bit64conversion = "double"), file, group)
     i <- read_vec("indices", bit64conversion = "double")
     p <- read_vec("indptr", bit64conversion = "double")
     n_major <- if (layout$compressed == "col") layout$shape[2L] else layout$shape[1L]
     n_minor <- if (layout$compressed == "col") layout$shape[1L] else layout$shape[2L]
     .check_sparse(file, group, x, i, p, n_major, n_minor)
     .csc(x, i, p, n_minor, n_major)
+}
+
+# The stored values as doubles. numpy bool (an h5py enum FALSE/TRUE) reads as a factor,
+# whose codes as.numeric would give (TRUE as 2): its logical values instead.
+.sparse_values <- function(x, file, group) {
+    if (is.factor(x)) {
+        if (!identical(levels(x), c("FALSE", "TRUE")))
+            .raise("the data of a sparse matrix must be numbers or booleans, not an enum",
+                   code = 3L, file = file, name = group)
+        x <- as.logical(as.character(x))
+    }
+    as.numeric(x)
 }
 
 .members <- function(file, group) {
@@ -63,7 +75,15 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
     if (length(dense) > 0L)
         .raise(sprintf("'/%s' is a dense dataset, not a sparse matrix group: read it with h5t_read or H5TurboArray",
                        dense[[1L]]), code = 5L, file = file)
-    .raise("no sparse matrix group found (looked for 'X' and 'matrix'); name one with group =",
+    # 10x v2 (Cell Ranger 2): one group per genome, named after it ("GRCh38"); the only
+    # one is the matrix, as DropletUtils::read10xCounts takes it
+    genomes <- Filter(function(g) all(c("data", "indices", "indptr", "shape", "barcodes") %in%
+                                          names(.members(file, g))), names(top)[top == "H5I_GROUP"])
+    if (length(genomes) == 1L) return(genomes)
+    if (length(genomes) > 1L)
+        .raise(sprintf("several 10x genome groups (%s); name one with group =", paste(genomes, collapse = ", ")),
+               code = 5L, file = file)
+    .raise("no sparse matrix group found (looked for 'X', 'matrix' and a 10x genome group); name one with group =",
            code = 3L, file = file)
 }
 

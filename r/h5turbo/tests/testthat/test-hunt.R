@@ -1,0 +1,140 @@
+# Regression tests for bugs found by comparing H5TurboArray and the sparse readers
+# with HDF5Array (Bioconductor idioms: files replaced or moved, odd dimnames, 10x v2).
+skip_if_not_installed("HDF5Array")
+
+test_that("a seed whose file was replaced stops with a clear error, not wrong sums", {
+    f <- new_h5()
+    rhdf5::h5write(matrix(1:12, 3L, 4L), f, "m")
+    x <- H5TurboArray(f, "m")
+    # the same dataset name, other dimensions and type
+    unlink(f)
+    rhdf5::h5createFile(f)
+    rhdf5::h5write(matrix(as.numeric(1:30), 5L, 6L), f, "m")
+    # the native sums gave 6 values for a matrix of 4 columns
+    expect_error(colSums(x), "the file changed", class = "h5turbo_error")
+    expect_error(DelayedMatrixStats::colSums2(x), "the file changed", class = "h5turbo_error")
+    expect_error(DelayedMatrixStats::rowVars(x), "the file changed", class = "h5turbo_error")
+    # blocks: DelayedArray's "contact the author" message, or values of the new file
+    expect_error(as.matrix(x), "3 x 4 of type integer", class = "h5turbo_error")
+    expect_error(as.matrix(x[1:2, 1:2]), "5 x 6 of type double", class = "h5turbo_error")
+    # a smaller dataset of the same type
+    unlink(f)
+    rhdf5::h5createFile(f)
+    rhdf5::h5write(matrix(1:4, 2L, 2L), f, "m")
+    expect_error(colSums(x), "the file changed", class = "h5turbo_error")
+    # the same shape and type again: reads as before
+    unlink(f)
+    rhdf5::h5createFile(f)
+    rhdf5::h5write(matrix(12:1, 3L, 4L), f, "m")
+    expect_identical(as.matrix(x), matrix(12:1, 3L, 4L))
+    expect_identical(colSums(x), colSums(matrix(12:1, 3L, 4L)))
+})
+
+test_that("path<- points a saved object at the moved file, as for an HDF5Array", {
+    f <- new_h5()
+    m <- matrix(c(1:29, NA), 5L, 6L)
+    HDF5Array::writeHDF5Array(m, f, "m", chunkdim = c(2L, 3L))
+    rhdf5::h5write(matrix(1:4, 2L, 2L), f, "small")
+    y <- log1p(H5TurboArray(f, "m"))[2:4, ]
+    rds <- tempfile(fileext = ".rds")
+    saveRDS(y, rds)
+    moved <- tempfile(fileext = ".h5")
+    file.copy(f, moved)
+    unlink(f)
+    z <- readRDS(rds)
+    expect_error(as.matrix(z), "no such file", class = "h5turbo_error")
+    path(z) <- moved
+    expect_identical(path(z), normalizePath(moved))
+    expect_identical(as.matrix(z), log1p(m)[2:4, ])
+    x <- H5TurboArray(moved, "m")
+    h <- HDF5Array::HDF5Array(moved, "m")
+    path(h) <- moved
+    path(x) <- moved
+    expect_identical(as.matrix(x), as.matrix(h))
+    # a file whose dataset differs: refused (HDF5Array refuses too)
+    other <- new_h5()
+    rhdf5::h5write(matrix(1:4, 2L, 2L), other, "m")
+    expect_error(path(x) <- other, "the file changed", class = "h5turbo_error")
+    expect_error(path(h) <- other)
+    expect_error(path(x) <- tempfile(), "no such file", class = "h5turbo_error")
+    expect_identical(path(x), normalizePath(moved))
+})
+
+test_that("a dimnames scale of the wrong length is refused when the seed is made, as in HDF5Array", {
+    f <- new_h5()
+    HDF5Array::writeHDF5Array(matrix(1:12, 3L, 4L), f, "m")
+    rhdf5::h5write(c("a", "b"), f, "short")
+    HDF5Array:::h5setdimscales(f, "m", c("/short", NA), scalename = "dimnames")
+    expect_error(HDF5Array::HDF5Array(f, "m"), "not equal to the extent")
+    # was accepted: a DelayedMatrix of 3 rows with 2 row names, failing in as.matrix
+    expect_error(H5TurboArray(f, "m"), "'/short' holds 2 values for a dimension of extent 3",
+                 class = "h5turbo_error_format")
+})
+
+test_that("h5t_read_sparse finds a 10x v2 file's only genome group by itself", {
+    f <- new_h5()
+    m <- Matrix::rsparsematrix(7L, 5L, 0.4)
+    m@x <- round(abs(m@x) * 10) + 1
+    write_10x <- function(g) {
+        rhdf5::h5createGroup(f, g)
+        rhdf5::h5write(as.integer(m@x), f, paste0(g, "/data"))
+        rhdf5::h5write(m@i, f, paste0(g, "/indices"))
+        rhdf5::h5write(m@p, f, paste0(g, "/indptr"))
+        rhdf5::h5write(dim(m), f, paste0(g, "/shape"))
+        rhdf5::h5write(paste0("BC", 1:5), f, paste0(g, "/barcodes"))
+        rhdf5::h5write(paste0("ENSG", 1:7), f, paste0(g, "/genes"))
+    }
+    write_10x("GRCh38")
+    expected <- h5t_read_sparse(f, "GRCh38")
+    expect_identical(unname(as.matrix(expected)), as.matrix(m))
+    expect_identical(dimnames(expected), list(paste0("ENSG", 1:7), paste0("BC", 1:5)))
+    # was: "no sparse matrix group found"
+    expect_identical(h5t_read_sparse(f), expected)
+    write_10x("mm10")
+    expect_error(h5t_read_sparse(f), "GRCh38, mm10", class = "h5turbo_error")
+    expect_identical(h5t_read_sparse(f, "mm10"), expected)
+})
+
+test_that("h5t_read_h5ad keeps repeated obs / var names, as anndata does", {
+    skip_if_not_installed("SingleCellExperiment")
+    f <- tempfile(fileext = ".h5ad")
+    run_python('
+import sys, warnings
+import anndata as ad, numpy as np, pandas as pd, scipy.sparse as sp
+warnings.simplefilter("ignore")
+X = sp.csr_matrix(np.arange(12, dtype="f4").reshape(4, 3))
+obs = pd.DataFrame({"v": [1, 2, 3, 4]}, index=["c1", "c1", "c2", "c2"])
+ad.AnnData(X=X, obs=obs, var=pd.DataFrame(index=["g", "g", "h"])).write_h5ad(sys.argv[1])
+', f, needs = c("anndata", "scipy"))
+    # was: "duplicate 'row.names' are not allowed", a plain R error
+    sce <- h5t_read_h5ad(f)
+    expect_identical(colnames(sce), c("c1", "c1", "c2", "c2"))
+    expect_identical(rownames(sce), c("g", "g", "h"))
+    expect_identical(SingleCellExperiment::colData(sce)$v, 1:4)
+    expect_identical(as.matrix(SummarizedExperiment::assay(sce, "X")),
+                     matrix(as.numeric(0:11), 3L, 4L, dimnames = list(c("g", "g", "h"), c("c1", "c1", "c2", "c2"))))
+    expect_identical(dimnames(h5t_read_sparse(f)), dimnames(SummarizedExperiment::assay(sce, "X")))
+})
+
+test_that("a boolean sparse X (numpy bool data) reads TRUE as 1, not as the factor code 2", {
+    f <- tempfile(fileext = ".h5ad")
+    run_python('
+import sys, warnings
+import anndata as ad, numpy as np, scipy.sparse as sp
+warnings.simplefilter("ignore")
+X = sp.csr_matrix(np.array([[True, False, True], [False, True, False]]))
+X.data[1] = False   # an explicit FALSE
+a = ad.AnnData(X=X)
+a.layers["csc"] = sp.csc_matrix(X)
+a.write_h5ad(sys.argv[1])
+', f, needs = c("anndata", "scipy"))
+    expected <- matrix(c(1, 0, 0, 0, 1, 0), 3L, 2L, dimnames = list(c("0", "1", "2"), c("0", "1")))
+    m <- h5t_read_sparse(f)
+    expect_identical(as.matrix(m), expected)
+    expect_identical(m@x, c(1, 0, 1))   # stored entries, the explicit FALSE kept
+    expect_identical(as.matrix(h5t_read_sparse(f, "layers/csc")), expected)
+    skip_if_not_installed("SingleCellExperiment")
+    sce <- h5t_read_h5ad(f)
+    expect_identical(as.matrix(SummarizedExperiment::assay(sce, "X")), expected)
+    expect_identical(as.matrix(SummarizedExperiment::assay(sce, "csc")), expected)
+})
