@@ -7,6 +7,7 @@
 //! groups. The Python reader (python/h5turbo/formats/fast5.py) turns these into reads;
 //! this module lets the bindings walk many files without the GIL.
 
+use crate::engine::reduce::half_to_f32;
 use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::file::{AttributeValue, Dataset, File, Object};
@@ -575,19 +576,6 @@ fn is_ieee(l: &FloatLayout, size: usize) -> bool {
         && l.mantissa_size == mantissa_size
         && l.exponent_bias == bias
         && l.normalization == 2
-}
-
-/// An IEEE binary16 value as f32 (exact: every half is a single).
-fn half_to_f32(bits: u16) -> f32 {
-    let sign = if bits & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exponent = i32::from((bits >> 10) & 0x1f);
-    let mantissa = f32::from(bits & 0x3ff);
-    sign * match exponent {
-        0 => mantissa * 2f32.powi(-24),
-        31 if mantissa == 0.0 => f32::INFINITY,
-        31 => f32::NAN,
-        _ => (1.0 + mantissa / 1024.0) * 2f32.powi(exponent - 15),
-    }
 }
 
 /// The raw signal of a read: the 1-d integer `Signal` dataset in `raw`, as int16.
