@@ -9,7 +9,6 @@ typed errors naming the file and the element."""
 from __future__ import annotations
 
 import shutil
-import warnings
 from collections.abc import Mapping
 
 import numpy as np
@@ -24,11 +23,8 @@ import pandas as pd  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+# anndata's and scipy's warnings about the files written here are not under test
+pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 # ---------------------------------------------------------------------- comparison

@@ -7,7 +7,6 @@ bare Python error."""
 
 from __future__ import annotations
 
-import warnings
 
 import h5py
 import numpy as np
@@ -20,11 +19,8 @@ h5turbo = import_h5turbo()
 import anndata  # noqa: E402
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+# anndata's and scipy's warnings about the files written here are not under test
+pytestmark = pytest.mark.filterwarnings("ignore")
 
 
 def _encode(ds, encoding: str, version: str = "0.2.0"):

@@ -46,14 +46,6 @@ class Report:
             self.lines.append(f"{where}: {problem}")
 
 
-def _call(fn):
-    """(value, None) or (None, exception) for one h5turbo access."""
-    try:
-        return fn(), None
-    except Exception as exc:  # sorted out by the caller
-        return None, exc
-
-
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
@@ -74,9 +66,9 @@ LIBHDF5_ONLY_STRICTNESS = ("global heap size is too small",)
 
 def _h5py_refusal(h5py_exc, turbo_fn, declared_shape, declared_dtype) -> str | None:
     if not any(text in str(h5py_exc) for text in LIBHDF5_ONLY_STRICTNESS):
-        _, exc = _call(turbo_fn)
+        _, exc = hc.call(turbo_fn)
         return _must_be_turbo_error(exc)
-    got, exc = _call(turbo_fn)
+    got, exc = hc.call(turbo_fn)
     if exc is not None:
         return _must_be_turbo_error(exc)
     shape_differs = declared_shape is not None and np.shape(got) != declared_shape
@@ -97,21 +89,10 @@ def _has_reference(dt: np.dtype) -> bool:
     return bool(dt.subdtype) and _has_reference(dt.subdtype[0])
 
 
-def _expect_same(exp, turbo_fn, files=None) -> str | None:
-    """h5py read `exp`; h5turbo must give the same. `files` (h5py's, h5turbo's) for
-    values holding references: they must name the same objects and regions."""
-    got, exc = _call(turbo_fn)
-    if exc is not None:
-        return f"h5py reads it; h5turbo raised {_describe(exc)}"
-    if files is not None:
-        return hc.reference_difference(exp, files[0], got, files[1])
-    return hc.difference(exp, got)
-
-
 # --------------------------------------------------------------------------- comparison
 
 def _compare_attrs(ref_obj, turbo_obj, where: str, report: Report) -> None:
-    names, exc = _call(lambda: list(turbo_obj.attrs.keys()))
+    names, exc = hc.call(lambda: list(turbo_obj.attrs.keys()))
     if exc is not None:
         report.add(where, f"attrs.keys() raised {_describe(exc)}")
         return
@@ -128,7 +109,7 @@ def _compare_attrs(ref_obj, turbo_obj, where: str, report: Report) -> None:
             continue
         refs = _has_reference(ref_obj.attrs.get_id(name).dtype)
         files = (ref_obj.file, turbo_obj.file) if refs else None
-        report.add(f"{where} @{name}", _expect_same(exp, lambda: turbo_obj.attrs[name], files))
+        report.add(f"{where} @{name}", hc.expect_same(exp, lambda: turbo_obj.attrs[name], files))
 
 
 def _slabs(shape) -> list[tuple]:
@@ -145,7 +126,7 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
     try:
         dtype, shape = ref.dtype, ref.shape
     except Exception:
-        _, exc = _call(lambda: turbo[()])
+        _, exc = hc.call(lambda: turbo[()])
         report.add(where, _must_be_turbo_error(exc))
         return
     refs = _has_reference(dtype)
@@ -160,16 +141,16 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
                 h5py_exc, lambda: turbo[sel], declared_shape, dtype))
             continue
         files = (ref.file, turbo.file) if refs else None
-        report.add(f"{where}{hc.describe(sel)}", _expect_same(exp, lambda: turbo[sel], files))
+        report.add(f"{where}{hc.describe(sel)}", hc.expect_same(exp, lambda: turbo[sel], files))
 
 
 def _compare_dataset_metadata(ref, turbo, where: str, report: Report) -> None:
     for attr in ("shape", "chunks", "maxshape"):
-        got, exc = _call(lambda: getattr(turbo, attr))
+        got, exc = hc.call(lambda: getattr(turbo, attr))
         expected = getattr(ref, attr)
         report.add(f"{where} .{attr}", _describe(exc) if exc else
                    (None if got == expected else f"{got!r} != h5py {expected!r}"))
-    got_dtype, exc = _call(lambda: turbo.dtype)
+    got_dtype, exc = hc.call(lambda: turbo.dtype)
     if exc is not None:
         report.add(f"{where} .dtype", _describe(exc))
     else:
@@ -182,10 +163,10 @@ def _compare_link(ref_group, turbo_group, name, report: Report, seen: set) -> No
         link = ref_group.get(name, getlink=True)
         ref_obj = ref_group[name]
     except Exception:  # dangling soft link, unreachable external file, unopenable object
-        _, exc = _call(lambda: turbo_group[name])
+        _, exc = hc.call(lambda: turbo_group[name])
         report.add(where, _must_be_turbo_error(exc, allow_key_error=True))
         return
-    turbo_obj, exc = _call(lambda: turbo_group[name])
+    turbo_obj, exc = hc.call(lambda: turbo_group[name])
     if isinstance(ref_obj, h5py.Datatype):  # committed datatype: no h5turbo API promised
         report.add(where, None if exc is None else _must_be_turbo_error(exc))
         return
@@ -215,7 +196,7 @@ def _compare_object(ref_obj, turbo_obj, where, report: Report, seen: set, recurs
         seen.add(ref_obj.id)
         _compare_group(ref_obj, turbo_obj, report, seen)
     else:
-        keys, exc = _call(lambda: list(turbo_obj.keys()))
+        keys, exc = hc.call(lambda: list(turbo_obj.keys()))
         report.add(where, _describe(exc) if exc else
                    (None if keys == list(ref_obj.keys()) else f"keys {keys} != h5py"))
 
@@ -224,7 +205,7 @@ def _compare_group(ref_group, turbo_group, report: Report, seen: set) -> None:
     where = ref_group.name
     _compare_attrs(ref_group, turbo_group, where, report)
     expected = list(ref_group.keys())
-    keys, exc = _call(lambda: list(turbo_group.keys()))
+    keys, exc = hc.call(lambda: list(turbo_group.keys()))
     if exc is not None:
         report.add(where, f"keys() raised {_describe(exc)}")
         return
@@ -238,13 +219,13 @@ def _compare_group(ref_group, turbo_group, report: Report, seen: set) -> None:
 
 def _smoke_walk(turbo_group, where: str, report: Report, depth: int = 0) -> None:
     """No oracle: every access must work or raise h5turbo.Error (KeyError for links)."""
-    names, exc = _call(lambda: list(turbo_group.keys()))
+    names, exc = hc.call(lambda: list(turbo_group.keys()))
     if exc is not None:
         report.add(where, _must_be_turbo_error(exc))
         return
     _smoke_attrs(turbo_group, where, report)
     for name in names:
-        obj, exc = _call(lambda: turbo_group[name])
+        obj, exc = hc.call(lambda: turbo_group[name])
         if exc is not None:
             report.add(f"{where}/{name}", _must_be_turbo_error(exc, allow_key_error=True))
         elif isinstance(obj, h5turbo.Group) and depth < 16:
@@ -255,23 +236,23 @@ def _smoke_walk(turbo_group, where: str, report: Report, depth: int = 0) -> None
 
 
 def _smoke_attrs(obj, where: str, report: Report) -> None:
-    names, exc = _call(lambda: list(obj.attrs.keys()))
+    names, exc = hc.call(lambda: list(obj.attrs.keys()))
     if exc is not None:
         report.add(where, _must_be_turbo_error(exc))
         return
     for name in names:
-        _, exc = _call(lambda: obj.attrs[name])
+        _, exc = hc.call(lambda: obj.attrs[name])
         if exc is not None:
             report.add(f"{where} @{name}", _must_be_turbo_error(exc))
 
 
 def _smoke_read(ds, where: str, report: Report) -> None:
-    shape, exc = _call(lambda: ds.shape)
+    shape, exc = hc.call(lambda: ds.shape)
     if exc is not None:
         report.add(where, _must_be_turbo_error(exc))
         return
     sel = () if not shape else tuple(slice(0, 64) for _ in shape)
-    _, exc = _call(lambda: ds[sel])
+    _, exc = hc.call(lambda: ds[sel])
     if exc is not None:
         report.add(where, _must_be_turbo_error(exc))
 
@@ -296,7 +277,7 @@ def test_corpus_file(path):
 
 
 def _walk_with_oracle(ref, path: Path, report: Report) -> None:
-    turbo, exc = _call(lambda: h5turbo.File(str(path)))
+    turbo, exc = hc.call(lambda: h5turbo.File(str(path)))
     if exc is not None:
         report.add("/", f"h5py opens the file; h5turbo raised {_describe(exc)}")
         return
@@ -306,7 +287,7 @@ def _walk_with_oracle(ref, path: Path, report: Report) -> None:
 
 
 def _walk_without_oracle(path: Path, report: Report) -> None:
-    turbo, exc = _call(lambda: h5turbo.File(str(path)))
+    turbo, exc = hc.call(lambda: h5turbo.File(str(path)))
     if exc is not None:
         report.add("/", _must_be_turbo_error(exc))
         return

@@ -58,13 +58,6 @@ DATASET_PROPERTIES = ("shape", "maxshape", "chunks", "compression", "compression
 
 # --------------------------------------------------------------------------- comparison
 
-def _call(fn):
-    try:
-        return fn(), None
-    except Exception as exc:  # judged by the caller
-        return None, exc
-
-
 def _has_reference(dt: np.dtype) -> bool:
     if h5py.check_dtype(ref=dt) is not None:
         return True
@@ -80,17 +73,8 @@ def _has_vlen(dt: np.dtype) -> bool:
     return dt.hasobject
 
 
-def _same(exp, turbo_fn, files=None) -> str | None:
-    got, exc = _call(turbo_fn)
-    if exc is not None:
-        return f"h5py reads it; h5turbo raised {type(exc).__name__}: {exc}"
-    if files is not None:
-        return hc.reference_difference(exp, files[0], got, files[1])
-    return hc.difference(exp, got)
-
-
 def _compare_attrs(ref, turbo, where: str, out: list) -> None:
-    names, exc = _call(lambda: list(turbo.attrs.keys()))
+    names, exc = hc.call(lambda: list(turbo.attrs.keys()))
     if exc is not None:
         out.append(f"{where}: attrs.keys() raised {exc!r}")
         return
@@ -100,32 +84,32 @@ def _compare_attrs(ref, turbo, where: str, out: list) -> None:
         try:
             exp = ref.attrs[name]
         except Exception as h5py_exc:  # h5py cannot read it: h5turbo must say so, typed
-            _, exc = _call(lambda: turbo.attrs[name])
+            _, exc = hc.call(lambda: turbo.attrs[name])
             if not isinstance(exc, h5turbo.Error):
                 out.append(f"{where} @{name}: h5py refuses ({h5py_exc}); h5turbo gave {exc!r}")
             continue
         files = (ref.file, turbo.file) if _has_reference(ref.attrs.get_id(name).dtype) else None
-        problem = _same(exp, lambda: turbo.attrs[name], files)
+        problem = hc.expect_same(exp, lambda: turbo.attrs[name], files)
         if problem:
             out.append(f"{where} @{name}: {problem}")
 
 
 def _compare_properties(ref, turbo, where: str, out: list) -> None:
     for prop in DATASET_PROPERTIES:
-        expected, h5py_exc = _call(lambda: getattr(ref, prop))
+        expected, h5py_exc = hc.call(lambda: getattr(ref, prop))
         if h5py_exc is not None:
             continue
-        got, exc = _call(lambda: getattr(turbo, prop))
+        got, exc = hc.call(lambda: getattr(turbo, prop))
         if exc is not None or got != expected:
             out.append(f"{where}.{prop}: {got!r} {exc or ''} != h5py {expected!r}")
-    external, _ = _call(lambda: ref.external)
+    external, _ = hc.call(lambda: ref.external)
     if external is not None:
         got = [(os.fsdecode(n), o, s) for n, o, s in (turbo.external or [])]
         if got != [(os.fsdecode(n), o, s) for n, o, s in external]:
             out.append(f"{where}.external: {turbo.external!r} != h5py {external!r}")
     # vlen fill values are known to differ (test_vlen_fill_value_known_bug)
     if not _has_vlen(ref.dtype):
-        problem = _same(ref.fillvalue, lambda: turbo.fillvalue)
+        problem = hc.expect_same(ref.fillvalue, lambda: turbo.fillvalue)
         if problem:
             out.append(f"{where}.fillvalue: {problem}")
 
@@ -141,11 +125,11 @@ def _compare_values(ref, turbo, where: str, out: list, rng) -> None:
         try:
             exp = ref[sel]
         except Exception as h5py_exc:
-            _, exc = _call(lambda: turbo[sel])
+            _, exc = hc.call(lambda: turbo[sel])
             if sel == () and not isinstance(exc, h5turbo.Error):
                 out.append(f"{where}: h5py refuses ({h5py_exc}); h5turbo gave {exc!r}")
             continue
-        problem = _same(exp, lambda: turbo[sel], files)
+        problem = hc.expect_same(exp, lambda: turbo[sel], files)
         if problem:
             out.append(f"{where}{hc.describe(sel)}: {problem}")
 
@@ -158,7 +142,7 @@ def _compare_dims(ref, turbo, where: str, out: list) -> None:
             expected = ([s.name for s in ref.dims[axis].values()], ref.dims[axis].label)
         except Exception:  # h5py cannot resolve the scales: nothing to compare with
             continue
-        got, exc = _call(lambda: ([s.name for s in turbo.dims[axis].values()], turbo.dims[axis].label))
+        got, exc = hc.call(lambda: ([s.name for s in turbo.dims[axis].values()], turbo.dims[axis].label))
         if exc is not None or got != expected:
             out.append(f"{where}.dims[{axis}]: {got} {exc or ''} != h5py {expected}")
 
@@ -167,11 +151,11 @@ def _compare_dataset(ref, turbo, where: str, out: list, rng) -> None:
     try:
         dtype = ref.dtype
     except Exception as h5py_exc:  # no numpy equivalent (HDF5 time type): typed error
-        _, exc = _call(lambda: turbo[()])
+        _, exc = hc.call(lambda: turbo[()])
         if not isinstance(exc, h5turbo.Error):
             out.append(f"{where}: h5py has no dtype ({h5py_exc}); h5turbo gave {exc!r}")
         return
-    problem = hc.dtype_difference(dtype, _call(lambda: turbo.dtype)[0])
+    problem = hc.dtype_difference(dtype, hc.call(lambda: turbo.dtype)[0])
     if problem:
         out.append(f"{where}.dtype: {problem}")
         return
@@ -189,7 +173,7 @@ def _visit_names(group) -> list[str]:
 def _compare_object(ref, turbo_file, name: str, out: list, rng) -> None:
     where = "/" + name
     ref_obj = ref[name]
-    turbo_obj, exc = _call(lambda: turbo_file[name])
+    turbo_obj, exc = hc.call(lambda: turbo_file[name])
     if exc is not None:
         out.append(f"{where}: h5py opens it; h5turbo raised {exc!r}")
         return
@@ -201,7 +185,7 @@ def _compare_object(ref, turbo_file, name: str, out: list, rng) -> None:
         return
     _compare_attrs(ref_obj, turbo_obj, where, out)
     if kind is h5turbo.Group:
-        keys, exc = _call(lambda: list(turbo_obj.keys()))
+        keys, exc = hc.call(lambda: list(turbo_obj.keys()))
         if keys != list(ref_obj.keys()):
             out.append(f"{where}: keys {keys} {exc or ''} != h5py {list(ref_obj.keys())}")
     else:
@@ -213,14 +197,14 @@ def file_differences(path) -> list[str]:
     out: list[str] = []
     rng = np.random.default_rng(0)
     with h5py.File(path, "r") as ref:
-        turbo, exc = _call(lambda: h5turbo.File(path, "r"))
+        turbo, exc = hc.call(lambda: h5turbo.File(path, "r"))
         if exc is not None:
             return [f"h5py opens the file; h5turbo raised {exc!r}"]
         with turbo:
             if turbo.userblock_size != ref.userblock_size:
                 out.append(f"userblock_size {turbo.userblock_size} != h5py {ref.userblock_size}")
             expected = _visit_names(ref)
-            got, exc = _call(lambda: _visit_names(turbo))
+            got, exc = hc.call(lambda: _visit_names(turbo))
             if got != expected:
                 out.append(f"visititems: {got} {exc or ''} != h5py {expected}")
             if list(turbo.keys()) != list(ref.keys()):
@@ -239,10 +223,10 @@ def cli_failures(path) -> list[str]:
         for name in _visit_names(ref):
             if isinstance(ref[name], h5py.Dataset):
                 # a type h5py has no dtype for (HDF5 time): one line and status 1
-                status = 0 if _call(lambda: ref[name].dtype)[1] is None else 1
+                status = 0 if hc.call(lambda: ref[name].dtype)[1] is None else 1
                 commands.append((["info", str(path), "/" + name], status))
     for argv, expected in commands:
-        status, exc = _call(lambda: cli.main(argv, out=io.StringIO()))
+        status, exc = hc.call(lambda: cli.main(argv, out=io.StringIO()))
         if exc is not None or status != expected:
             out.append(f"h5turbo {' '.join(argv)}: status {status} (not {expected}), {exc!r}")
     return out
@@ -517,7 +501,7 @@ def xarray_differences(path) -> list[str]:
                     exp = xr.open_dataset(path, engine="h5netcdf", group=group, **decode).load()
                 except Exception:  # h5netcdf cannot: no reference
                     continue
-                got, exc = _call(lambda: xr.open_dataset(path, engine=H5TurboBackendEntrypoint, group=group, **decode).load())
+                got, exc = hc.call(lambda: xr.open_dataset(path, engine=H5TurboBackendEntrypoint, group=group, **decode).load())
             if exc is not None:
                 out.append(f"{group} {decode}: h5turbo raised {exc!r}; h5netcdf reads it")
             elif not got.identical(exp):

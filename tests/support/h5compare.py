@@ -271,3 +271,23 @@ def describe(sel) -> str:
     if isinstance(sel, tuple) and len(sel) == 0:
         return "[()]"
     return "[" + ", ".join(one(s) for s in _as_tuple(sel)) + "]"
+
+
+def call(fn):
+    """(value, None) or (None, exception) for one h5turbo access."""
+    try:
+        return fn(), None
+    except Exception as exc:  # judged by the caller
+        return None, exc
+
+
+def expect_same(exp, turbo_fn, files=None) -> str | None:
+    """h5py read `exp`; h5turbo (`turbo_fn()`) must give the same. `files` (h5py's,
+    h5turbo's) for values holding references: they must name the same objects and
+    regions."""
+    got, exc = call(turbo_fn)
+    if exc is not None:
+        return f"h5py reads it; h5turbo raised {type(exc).__name__}: {exc}"
+    if files is not None:
+        return reference_difference(exp, files[0], got, files[1])
+    return difference(exp, got)
