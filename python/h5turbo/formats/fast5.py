@@ -481,11 +481,10 @@ def _reads(path: str, reads: list, asked: list[str] | None = None) -> Iterator[F
     for k, (name, signal, attrs, channel, error, read_id, done) in enumerate(reads):
         if not done:  # a value the native side left to the general path
             attrs = {key: attribute_value(value) for key, value in attrs.items()} if attrs is not None else None
-            read_id = None
-        # a multi-read file's read is known by its group's name, as ont_fast5_api and
-        # Fast5Index know it, whatever its read_id attribute says (a group hard-linked
-        # under a second name holds the first one's attribute)
-        read_id = _group_read_id(name) or (read_id if read_id is not None else _read_id(attrs, name))
+        # the native side names a read as Fast5Index does (a multi-read file's by its
+        # group's link name); None: a single-read file's read_id is absent or not text
+        if read_id is None:
+            read_id = _read_id(attrs, name)
         if asked is not None:
             read_id = asked[k]
         if error is not None:
@@ -505,8 +504,8 @@ def _read_id(attrs: dict | None, name: str) -> str:
     """The read_id attribute as str; else (absent, or not text) from the group name."""
     try:
         read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else None
-    except ValueError:  # bytes that are not UTF-8: U+FFFD for them, as Fast5Index keys the read
-        read_id = bytes(attrs["read_id"]).decode(errors="replace") if isinstance(attrs["read_id"], bytes) else None
+    except ValueError:  # bytes that are not UTF-8 (the native side names such reads)
+        read_id = None
     return read_id if isinstance(read_id, str) else _name_id(name)
 
 
@@ -526,13 +525,6 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     return value.decode() if isinstance(value, bytes) else value
-
-
-def _group_read_id(name: str) -> str | None:
-    """The id in a multi-read file's read group path (/read_<id>); None for any other."""
-    if name.startswith("/read_") and name.count("/") == 1 and len(name) > 6:
-        return name[6:]
-    return None
 
 
 def _name_id(name: str) -> str:
