@@ -93,9 +93,12 @@ def test_named_datatype_like_h5py(h5file):
                 obj.regionref[()]
 
 
-def test_id_is_the_native_object(h5file):
-    """Different from h5py on purpose: no libhdf5 identifiers; ``id`` is the native
-    object (address, kind) that the Python layer is written against."""
+def test_id_is_the_native_object_or_a_dataset_id(h5file):
+    """Different from h5py on purpose: no libhdf5 identifiers. A group's ``id`` is the
+    native object (address, kind) the Python layer is written against; a dataset's
+    answers h5py's storage queries (objects/test_chunk_info.py) and tells the same
+    address and kind."""
     with h5turbo.File(h5file) as f:
-        assert isinstance(f["x"].id, h5turbo._native.Object)
-        assert f["x"].id.address == f["x"].ref.address
+        assert isinstance(f["/"].id, h5turbo._native.Object)
+        assert isinstance(f["x"].id, h5turbo.objects.dataset_id.DatasetID)
+        assert (f["x"].id.address, f["x"].id.kind) == (f["x"].ref.address, "dataset")

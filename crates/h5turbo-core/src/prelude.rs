@@ -39,7 +39,7 @@ pub use crate::engine::AxisSelection;
 pub use crate::buffer::{zeroed, zeroed_elements, zeroed_vec};
 pub use crate::error::{Error, ErrorKind, Result, ResultExt};
 pub use crate::formats::fast5::{self, Fast5Index, ReadGroups};
-pub use crate::file::{AttributeValue, Dataset, File, LayoutKind, Object, ObjectKind, Storage};
+pub use crate::file::{AttributeValue, ChunkInfo, Dataset, File, LayoutKind, Object, ObjectKind, Storage};
 pub use crate::filters::registry::{self as filter_registry, FilterKind};
 pub use crate::format::dataspace::{Dataspace, DataspaceKind};
 pub use crate::format::datatype::{

@@ -10,10 +10,10 @@ use h5turbo_core::prelude::{
     has_objects, Dataset, DataspaceKind, Datatype, ErrorKind, Link, LinkTarget, Object as CoreObject, ObjectKind, ResultExt,
     VirtualSourceFile,
 };
-use numpy::{PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{IntoPyArray, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyTuple};
 use std::sync::{Arc, OnceLock};
 
 #[pyclass(module = "h5turbo._native", frozen)]
@@ -229,6 +229,46 @@ impl Object {
     fn storage_size(&self, py: Python<'_>) -> PyResult<u64> {
         let ds = self.dataset()?;
         py.allow_threads(|| guard(|| ds.storage(self.inner.file()).map(|s| s.bytes))).map_err(to_py_err)
+    }
+
+    /// Every allocated chunk in the order libhdf5 visits them, as four arrays:
+    /// first-element offsets (n x rank), filter masks, absolute file offsets and
+    /// stored sizes (h5py's get_chunk_info / chunk_iter, without a tuple per chunk).
+    fn chunk_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let rank = self.dataset()?.shape().len();
+        let infos = py.allow_threads(|| guard(|| self.inner.chunk_infos())).map_err(to_py_err)?;
+        let n = infos.len();
+        let offsets: Vec<u64> = infos.iter().flat_map(|c| c.offset.iter().copied()).collect();
+        let masks: Vec<u32> = infos.iter().map(|c| c.filter_mask).collect();
+        let file_offsets: Vec<u64> = infos.iter().map(|c| c.file_offset).collect();
+        let sizes: Vec<u64> = infos.iter().map(|c| c.size).collect();
+        let columns = [
+            offsets.into_pyarray(py).reshape([n, rank])?.into_any(),
+            masks.into_pyarray(py).into_any(),
+            file_offsets.into_pyarray(py).into_any(),
+            sizes.into_pyarray(py).into_any(),
+        ];
+        PyTuple::new(py, columns)
+    }
+
+    /// (filter mask, absolute file offset, size) of the allocated chunk holding
+    /// `element`; None when it was never written or lies outside the extent.
+    fn chunk_info_at(&self, py: Python<'_>, element: Vec<u64>) -> PyResult<Option<(u32, u64, u64)>> {
+        let info = py.allow_threads(|| guard(|| self.inner.chunk_info_at(&element))).map_err(to_py_err)?;
+        Ok(info.map(|c| (c.filter_mask, c.file_offset, c.size)))
+    }
+
+    /// (filter mask, stored bytes) of the chunk starting at element `offset`.
+    fn read_stored_chunk<'py>(&self, py: Python<'py>, offset: Vec<u64>) -> PyResult<(u32, Bound<'py, PyBytes>)> {
+        let (mask, bytes) = py.allow_threads(|| guard(|| self.inner.read_stored_chunk(&offset))).map_err(to_py_err)?;
+        Ok((mask, PyBytes::new(py, &bytes)))
+    }
+
+    /// Where contiguous data starts in the file (absolute); None for other layouts,
+    /// storage never allocated and external files (h5py's get_offset).
+    #[getter]
+    fn contiguous_offset(&self) -> PyResult<Option<u64>> {
+        Ok(self.dataset()?.contiguous_offset(self.inner.file()))
     }
 
     #[pyo3(signature = (selection, out, threads=0))]

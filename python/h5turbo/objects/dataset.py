@@ -11,6 +11,7 @@ import numpy as np
 from .. import readahead
 from ..compute import reductions
 from .base import HLObject, cached_property
+from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
 from .references import RegionReference, region_points, region_shape
 from .selection import IndexMismatchError, ReadPlan, plan_read, split_fields
@@ -56,6 +57,12 @@ class Dataset(HLObject):
         return f'<HDF5 dataset "{name}": shape {self.shape}, type "{self.dtype.str}">'
 
     # ------------------------------------------------------------------ metadata
+
+    @cached_property
+    def id(self) -> DatasetID:
+        """h5py's DatasetID storage queries: get_chunk_info, chunk_iter,
+        read_direct_chunk, get_offset ... (see objects/dataset_id.py)."""
+        return DatasetID(self)
 
     @cached_property
     def shape(self) -> Optional[tuple[int, ...]]:

@@ -106,7 +106,7 @@ class VDSmap(NamedTuple):
 
 
 def virtual_sources(dataset) -> list[VDSmap]:
-    mappings = dataset.id.virtual_sources()
+    mappings = dataset._obj.virtual_sources()
     if mappings is None:
         raise RuntimeError("Not a virtual dataset")
     return [VDSmap(VirtualSelection(vkind, vdata, dataset.shape), file_name, dset_name,

@@ -78,7 +78,7 @@ pub struct Dataset {
     /// Decoded chunks kept for small, repeated reads.
     cache: ChunkCache,
     /// Raw data in other files (contiguous layout only), and those files once opened.
-    external: Option<Vec<Segment>>,
+    pub(super) external: Option<Vec<Segment>>,
     external_source: OnceLock<Arc<ExternalSource>>,
     /// A virtual dataset's mappings and open source files, on first read.
     virtual_sources: OnceLock<Arc<super::vds::VirtualSources>>,

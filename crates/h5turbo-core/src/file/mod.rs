@@ -5,6 +5,7 @@
 //! only to fill a cache, so one `File` serves any number of threads.
 
 mod attrs;
+mod chunk_info;
 mod dataset;
 mod dimension_scales;
 mod external;
@@ -14,6 +15,7 @@ mod refs;
 mod vds;
 
 pub use attrs::AttributeValue;
+pub use chunk_info::ChunkInfo;
 pub use lookup::{find_named_file, NamedFile};
 pub use dataset::{Dataset, LayoutKind, Storage};
 
