@@ -158,7 +158,7 @@ def test_parse_slice_is_numpy_and_safe():
     (["cat", "{sample}", "/grid"], "is a group, not a dataset"),
     (["cat", "{sample}", "/grid/temp", "--slice", "500"], "bad selection"),
     (["ls", "{readme}"], "not a readable HDF5 file"),
-    (["info", "{folder}", "/"], "cannot read"),
+    (["info", "{folder}", "/"], "is a directory"),
 ])
 def test_errors_are_one_line(sample, capsys, argv, message):
     argv = [a.format(sample=sample, readme=REPO_ROOT / "README.md", folder=sample.parent)

@@ -96,3 +96,25 @@ def test_a_damaged_dataspace_size_is_refused_before_anything_is_allocated(tmp_pa
             assert str(path) in message and name in message
             assert ("greater than its maximum" in message) != bump_max, message
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 500_000  # KiB: nothing near 24 GiB
+
+
+@pytest.mark.parametrize("make", ["directory", "missing", "missing_parent"])
+def test_operating_system_errors_are_the_oserror_subclass_h5py_raises(tmp_path, make):
+    """An operating-system failure is OSError(errno, message): the subclass Python
+    itself would raise (IsADirectoryError, FileNotFoundError ...), errno set, as h5py's."""
+    import errno
+
+    path = tmp_path / "target"
+    if make == "directory":
+        path.mkdir()
+        expected, code = IsADirectoryError, errno.EISDIR
+    elif make == "missing":
+        expected, code = FileNotFoundError, errno.ENOENT
+    else:
+        path = tmp_path / "missing_dir" / "f.h5"
+        expected, code = FileNotFoundError, errno.ENOENT
+    with pytest.raises(expected):
+        h5py.File(path, "r")
+    with pytest.raises(expected) as info:
+        h5turbo.File(path)
+    assert info.value.errno == code and str(path) in str(info.value)

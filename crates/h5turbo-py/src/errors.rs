@@ -69,8 +69,11 @@ pub fn to_py_err(e: Error) -> PyErr {
             }
             err
         }
-        ErrorKind::Io => match e.io_error().map(|io| io.kind()) {
-            Some(std::io::ErrorKind::NotFound) => PyFileNotFoundError::new_err(msg),
+        // OSError(errno, message): Python picks the subclass as for its own I/O
+        // (FileNotFoundError, IsADirectoryError, PermissionError ...), errno set, as h5py
+        ErrorKind::Io => match e.io_error() {
+            Some(io) if io.raw_os_error().is_some() => PyOSError::new_err((io.raw_os_error(), msg)),
+            Some(io) if io.kind() == std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
             _ => PyOSError::new_err(msg),
         },
     }
