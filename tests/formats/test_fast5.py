@@ -201,10 +201,17 @@ def test_on_error_raise_stops_with_the_file_named(broken):
     assert info.value.path == str(broken["truncated"])
 
 
-def test_bad_arguments():
-    with pytest.raises(ValueError, match="on_error"):
-        list(h5turbo.read_fast5([], on_error="ignore"))
-    assert list(h5turbo.read_fast5([])) == []
+@pytest.mark.parametrize("kwargs, error", [
+    ({"on_error": "ignore"}, ValueError), ({"threads": -1}, ValueError), ({"threads": 1.5}, ValueError),
+    ({"threads": True}, ValueError), ({"io_depth": "lots"}, ValueError), ({"io_depth": -1}, ValueError),
+])
+def test_bad_arguments_fail_at_the_call(kwargs, error):
+    """Not at the first next() of the generator, which may be far from the mistake."""
+    with pytest.raises(error):
+        h5turbo.read_fast5([], **kwargs)
+    with pytest.raises(error):
+        h5turbo.Fast5Index([], **kwargs) if "on_error" not in kwargs else h5turbo.Fast5Index([]).get_reads([], **kwargs)
+    assert list(h5turbo.read_fast5([])) == list(h5turbo.read_fast5([], threads=0)) == []
 
 
 @pytest.mark.parametrize("source", ["single_001.fast5", "multi_0.fast5", "multi_1.fast5"])
@@ -480,21 +487,33 @@ def test_fetching_by_id_contract(generated):
         index.get_read("nope")
     with pytest.raises(KeyError, match="'nope'"):  # when its round is reached
         list(index.get_reads([first, "nope"]))
-    file_order = index.get_reads([first, "nope"], order="file")
-    with pytest.raises(KeyError, match="'nope'"):  # every id looked up before the first read
-        next(file_order)
+    # bad arguments, and in file order an id no file holds, fail at the call (every id
+    # is looked up before the first read), not at the first next()
+    with pytest.raises(KeyError, match="'nope'"):
+        index.get_reads([first, "nope"], order="file")
     with pytest.raises(ValueError, match="order"):
-        list(index.get_reads([first], order="sorted"))
+        index.get_reads([first], order="sorted")
     with pytest.raises(TypeError, match="read id is a str"):
         index.get_read(b"abc")
     with pytest.raises(ValueError, match="on_error"):
-        list(index.get_reads([first], on_error="skip"))
+        index.get_reads([first], on_error="skip")
     with pytest.raises(TypeError, match="call get_read"):
-        list(index.get_reads(first))
+        index.get_reads(first)
     reads = index.get_reads(index.read_ids)
     assert next(reads).read_id == first
     reads.close()  # stopping early leaves no work behind
     assert index.paths == sorted(str(p) for p in generated)
+
+
+def test_index_pickles_for_worker_processes(generated):
+    import pickle
+
+    index = h5turbo.Fast5Index(generated[0].parent, threads=2, io_depth="1M")
+    copy = pickle.loads(pickle.dumps(index))
+    assert (copy.paths, copy.read_ids, copy._threads, copy._depth) == (index.paths, index.read_ids, 2, 1 << 20)
+    some = index.read_ids[::17]
+    for a, b in zip(index.get_reads(some), copy.get_reads(some)):
+        assert a.read_id == b.read_id and np.array_equal(a.signal, b.signal)
 
 
 def test_reads_of_files_changed_after_indexing_are_errors_in_their_place(generated, tmp_path):
