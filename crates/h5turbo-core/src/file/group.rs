@@ -1,6 +1,6 @@
 //! Group membership: links from any of the three storages, in h5py's order.
 
-use super::{Object, ObjectKind};
+use super::{File, Object, ObjectKind, Walk};
 use crate::error::{Error, Result, ResultExt};
 use crate::format::links::{dense_link, dense_link_count, dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
 use crate::format::local_heap::LocalHeap;
@@ -149,10 +149,10 @@ impl Object {
 
     /// Follow one link (soft links resolved, external links reported).
     pub fn child(&self, name: &str) -> Result<Object> {
-        self.child_following(name, 0)
+        self.child_following(name, Walk { hops: 0, external: false })
     }
 
-    pub(super) fn child_following(&self, name: &str, hops: usize) -> Result<Object> {
+    pub(super) fn child_following(&self, name: &str, walk: Walk) -> Result<Object> {
         if name == "." {
             return Ok(self.clone());
         }
@@ -166,7 +166,7 @@ impl Object {
                 } else {
                     format!("{}/{}", self.name.trim_end_matches('/'), target)
                 };
-                self.file.resolve(&absolute, hops + 1).map_err(|e| {
+                self.file.resolve(&absolute, walk.next_hop()).map_err(|e| {
                     if e.kind() == crate::error::ErrorKind::NotFound {
                         Error::not_found(format!("soft link '{}' points to '{}', which does not exist", path, absolute))
                             .in_file(self.file.path())
@@ -175,11 +175,28 @@ impl Object {
                     }
                 })
             }
+            LinkTarget::External { file, path: target } if walk.external => {
+                self.follow_external(&path, &file, &target, walk.next_hop())
+            }
             LinkTarget::External { file, path: target } => Err(Error::unsupported(format!(
                 "'{}' is an external link to '{}' in file '{}'; external links are not followed",
                 path, target, file
             ))
             .in_file(self.file.path())),
         }
+    }
+
+    /// The object external link `path` names: `target` in the file `file_name` (this
+    /// same file when the name finds it).
+    fn follow_external(&self, path: &str, file_name: &str, target: &str, walk: Walk) -> Result<Object> {
+        let link = |e: Error| e.context(format!("external link '{}' to '{}' in '{}'", path, target, file_name));
+        let found = self.file.external_link_file(file_name).map_err(link)?;
+        let same = std::fs::canonicalize(&found).ok().zip(std::fs::canonicalize(self.file.path()).ok());
+        let file = match same {
+            Some((a, b)) if a == b => self.file.clone(),
+            _ => File::open(&found).map_err(link)?,
+        };
+        let absolute = if target.starts_with('/') { target.to_string() } else { format!("/{}", target) };
+        file.resolve(&absolute, walk).map_err(link)
     }
 }

@@ -33,6 +33,20 @@ use std::sync::{Arc, Mutex};
 /// Soft links followed while resolving one path, at most (h5py/libhdf5 use 16 too).
 const MAX_SOFT_LINK_HOPS: usize = 16;
 
+/// How a path is being resolved: links followed so far, and whether external links
+/// are followed into their files.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Walk {
+    pub hops: usize,
+    pub external: bool,
+}
+
+impl Walk {
+    fn next_hop(self) -> Walk {
+        Walk { hops: self.hops + 1, ..self }
+    }
+}
+
 /// An open HDF5 file (read-only). Cheap to clone; clones share everything.
 #[derive(Clone)]
 pub struct File {
@@ -177,20 +191,29 @@ impl File {
         Ok(Object { file: self.clone(), name, header: Arc::new(header), attributes: Arc::default() })
     }
 
-    /// Resolve an absolute path ("/", "/a/b"), following soft links.
+    /// Resolve an absolute path ("/", "/a/b"), following soft links; an external link
+    /// on the way is an `Unsupported` error (the Python layer opens its targets itself).
     pub fn get(&self, path: &str) -> Result<Object> {
-        self.resolve(path, 0)
+        self.resolve(path, Walk { hops: 0, external: false })
     }
 
-    fn resolve(&self, path: &str, hops: usize) -> Result<Object> {
-        if hops > MAX_SOFT_LINK_HOPS {
-            let message = format!("too many soft links while resolving '{}' (a cycle?)", path);
+    /// Resolve an absolute path following soft and external links, as libhdf5's
+    /// H5Oopen: the target file is found as libhdf5 finds it (HDF5_EXT_PREFIX, next to
+    /// this file, the working folder; regular files only) and opened; the object
+    /// returned holds it open, named by its path there.
+    pub fn get_following_external(&self, path: &str) -> Result<Object> {
+        self.resolve(path, Walk { hops: 0, external: true })
+    }
+
+    fn resolve(&self, path: &str, walk: Walk) -> Result<Object> {
+        if walk.hops > MAX_SOFT_LINK_HOPS {
+            let message = format!("too many soft or external links while resolving '{}' (a cycle?)", path);
             return Err(Error::new(crate::error::ErrorKind::TooManyLinks, message)
                 .in_file(self.path()));
         }
         let mut obj = self.root()?;
         for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
-            obj = obj.child_following(part, hops)?;
+            obj = obj.child_following(part, walk)?;
         }
         Ok(obj)
     }
