@@ -51,3 +51,13 @@ fn a_link_to_the_root_of_another_file_and_on_through_it() {
         assert!(through.file().path().ends_with("test_file_ext.hdf5"));
     }
 }
+
+#[test]
+fn a_member_followed_from_its_group() {
+    let file = File::open(&corpus("test_file.hdf5")).unwrap();
+    let group = file.get("/links_group").unwrap();
+    assert!(group.child("external_link").is_err());
+    let linked = group.child_following_external("external_link").unwrap();
+    assert_eq!(linked.name(), "/external_dataset");
+    assert!(linked.file().path().ends_with("test_file_ext.hdf5"));
+}

@@ -152,6 +152,12 @@ impl Object {
         self.child_following(name, Walk { hops: 0, external: false })
     }
 
+    /// Follow one link, external links into their files too (see
+    /// `File::get_following_external`).
+    pub fn child_following_external(&self, name: &str) -> Result<Object> {
+        self.child_following(name, Walk { hops: 0, external: true })
+    }
+
     pub(super) fn child_following(&self, name: &str, walk: Walk) -> Result<Object> {
         if name == "." {
             return Ok(self.clone());
