@@ -2,7 +2,7 @@
 //! the superblock and the base address that file addresses are relative to.
 
 use super::reader::{ByteReader, Sizes};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::io::ReadAt;
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -144,7 +144,7 @@ impl FormatContext {
     pub fn read(&self, addr: u64, len: u64, what: &str) -> Result<Vec<u8>> {
         let abs = self.absolute(addr, len, what)?;
         let mut buf = vec![0u8; len as usize];
-        if !self.read_from_block(abs, &mut buf) {
+        if !self.read_from_block(abs, &mut buf).map_err(|e| e.at(addr))? {
             self.source.read_exact_at(&mut buf, abs).map_err(|e| e.at(addr))?;
         }
         Ok(buf)
@@ -153,12 +153,15 @@ impl FormatContext {
     /// Fill `buf` from this thread's metadata blocks (reading a block first if it is
     /// not among them; a read across a block boundary takes the end of one and the
     /// start of the next); false when the read is not small or a block cannot be read
-    /// (the caller then reads directly and reports the error).
-    fn read_from_block(&self, abs: u64, buf: &mut [u8]) -> bool {
+    /// whole (a file cut short since it was opened: the caller then reads just `buf`
+    /// and reports what fails). A failure of the source itself (the system, a file
+    /// object's exception, Ctrl-C in its read) is the read's error, not retried: a
+    /// second read that succeeded would hide it.
+    fn read_from_block(&self, abs: u64, buf: &mut [u8]) -> Result<bool> {
         if buf.len() as u64 > SMALL_READ || self.source.in_memory() {
-            return false;
+            return Ok(false);
         }
-        let mut fill = |blocks: &mut MetaBlocks| -> bool {
+        let mut fill = |blocks: &mut MetaBlocks| -> Result<bool> {
             let mut done = 0;
             while done < buf.len() {
                 let at = abs + done as u64;
@@ -168,22 +171,30 @@ impl FormatContext {
                     // absolute() checked abs + len <= source.len(), so the blocks cover it
                     let end = (start + META_BLOCK).min(self.source.len());
                     block.bytes.resize((end - start) as usize, 0);
-                    if self.source.read_exact_at(&mut block.bytes, start).is_err() {
+                    if let Err(e) = self.source.read_exact_at(&mut block.bytes, start) {
                         block.bytes.clear();
-                        return false;
+                        return match e.kind() {
+                            ErrorKind::Io | ErrorKind::Closed => Err(e),
+                            _ => Ok(false),
+                        };
                     }
                 }
                 let from = (at - start) as usize;
                 let take = (buf.len() - done).min(block.bytes.len().saturating_sub(from));
                 match block.bytes.get(from..from + take) {
                     Some(bytes) if take > 0 => buf[done..done + take].copy_from_slice(bytes),
-                    _ => return false,
+                    _ => return Ok(false),
                 }
                 done += take;
             }
-            true
+            Ok(true)
         };
-        RECENT_BLOCKS.try_with(|cell| cell.try_borrow_mut().is_ok_and(|mut blocks| fill(&mut blocks))).unwrap_or(false)
+        RECENT_BLOCKS
+            .try_with(|cell| match cell.try_borrow_mut() {
+                Ok(mut blocks) => fill(&mut blocks),
+                Err(_) => Ok(false),
+            })
+            .unwrap_or(Ok(false))
     }
 
     /// Read at least `min_len` and up to `max_len` bytes at `addr`, for a structure
