@@ -23,11 +23,14 @@ C_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 
 c: c-lib $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
 
+# `install` replaces the files (a new inode): cp would rewrite the library in place,
+# under any program running from it (SIGBUS).
 c-lib:
 	cargo build --release -p h5turbo-c
 	mkdir -p $(C_BUILD)/lib $(C_BUILD)/include $(C_BUILD)/bin
-	cp $(C_RUST_LIB).so $(C_RUST_LIB).a $(C_BUILD)/lib/
-	cp $(C_HEADER) $(C_BUILD)/include/h5turbo.h
+	install -m 755 $(C_RUST_LIB).so $(C_BUILD)/lib/
+	install -m 644 $(C_RUST_LIB).a $(C_BUILD)/lib/
+	install -m 644 $(C_HEADER) $(C_BUILD)/include/h5turbo.h
 	sh $(C_CRATE)/h5turbo.pc.sh "$(abspath $(C_BUILD))" "$(C_VERSION)" > $(C_BUILD)/lib/h5turbo.pc
 
 # The examples find the library next to them ($ORIGIN/../lib), here and installed.

@@ -304,8 +304,9 @@ int h5turbo_dataset_rank(const h5turbo_object *ds, int *rank);
 int h5turbo_dataset_shape(const h5turbo_object *ds, uint64_t *dims, int max_rank);
 
 /**
- * The chunk dimensions of a chunked dataset; `*chunked` is 0 (and `dims` untouched)
- * for other layouts.
+ * The chunk dimensions of a chunked dataset into `dims` (room for max_rank, the
+ * dataset's rank: too small is H5TURBO_E_INVALID); `*chunked` is 0 (and `dims`
+ * untouched) for other layouts. Nothing is written when the call fails.
  */
 int h5turbo_dataset_chunk_shape(const h5turbo_object *ds,
                                 uint64_t *dims,
@@ -314,8 +315,10 @@ int h5turbo_dataset_chunk_shape(const h5turbo_object *ds,
 
 /**
  * The filter ids of a dataset's pipeline, in order (1 deflate, 2 shuffle, 3
- * fletcher32, 4 szip, 32020 vbz ...): up to `max` into `ids` (may be NULL when max
- * is 0); `*count` is the pipeline's length.
+ * fletcher32, 4 szip, 32020 vbz ...): the first `max` of them into `ids` (may be
+ * NULL when max is 0); `*count` is the pipeline's length, also when `max` is
+ * smaller (then `ids` holds the first `max`: call again with room for `*count`).
+ * Nothing is written when the call fails.
  */
 int h5turbo_dataset_filters(const h5turbo_object *ds, uint32_t *ids, size_t max, size_t *count);
 
@@ -438,8 +441,11 @@ int h5turbo_datatype_enum_member(const h5turbo_datatype *dt,
 int h5turbo_datatype_base(const h5turbo_datatype *dt, h5turbo_datatype **base);
 
 /**
- * The dimensions of an array type: its rank in `*rank`, and up to max_rank
- * dimensions in `dims` (which may be NULL when max_rank is 0).
+ * The dimensions of an array type, as h5turbo_dataset_filters gives its ids: the
+ * first max_rank dimensions into `dims` (which may be NULL when max_rank is 0), and
+ * the type's rank in `*rank`, also when max_rank is smaller (then `dims` holds the
+ * first max_rank and nothing beyond: call again with room for `*rank`). A negative
+ * max_rank is H5TURBO_E_INVALID. Nothing is written when the call fails.
  */
 int h5turbo_datatype_array_dims(const h5turbo_datatype *dt,
                                 uint64_t *dims,
@@ -650,13 +656,16 @@ int h5turbo_file_open(const char *path, h5turbo_file **file);
 void h5turbo_file_close(h5turbo_file *file);
 
 /**
- * Open the object at `path` ("/", "/group/dataset"; soft links followed).
+ * Open the object at `path` ("/", "/group/dataset"; soft and external links followed,
+ * as H5Oopen: an external link's file is found as libhdf5 finds it (HDF5_EXT_PREFIX,
+ * next to this file, the working folder) and held open by the object, whose path is
+ * then its path in that file).
  */
 int h5turbo_object_open(const h5turbo_file *file, const char *path, h5turbo_object **obj);
 
 /**
  * Open the object at `path` relative to the group `base` ("member", "a/b"; soft
- * links followed; an absolute path starts from the root, as in
+ * and external links followed; an absolute path starts from the root, as in
  * h5turbo_object_open): walking a deep hierarchy member by member costs one lookup
  * per step instead of a walk from the root.
  */

@@ -3,7 +3,7 @@
 use crate::dataset::{in_object, rank_of, string_elements};
 use crate::datatype::{give_datatype, h5turbo_datatype, Origin};
 use crate::errors::*;
-use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
+use crate::handles::{close_handle, give_handle, guard_put_attr, out_handle, out_strings};
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
@@ -54,7 +54,7 @@ pub unsafe extern "C" fn h5turbo_attribute_open(
     guard_in(obj, || {
         let out = out_handle(attr, "attr")?;
         let object = deref(obj, "obj")?.object.clone();
-        let name = text(name, "name")?;
+        let name = hdf5_name(name, "name")?;
         let value = in_object(&object, object.attribute(name))?;
         give_handle(out, h5turbo_attribute { object, value });
         Ok(())
@@ -88,7 +88,7 @@ pub unsafe extern "C" fn h5turbo_attribute_datatype(
 /// The rank of an attribute: 0 for a scalar, -1 for a null dataspace.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_rank(attr: *const h5turbo_attribute, rank: *mut c_int) -> c_int {
-    guard_put(rank, "rank", || rank_of(&deref(attr, "attr")?.value.dataspace))
+    guard_put_attr(attr, rank, "rank", || rank_of(&deref(attr, "attr")?.value.dataspace))
 }
 
 /// The dimensions of an attribute into `dims` (room for max_rank; nothing for a scalar).
@@ -110,7 +110,7 @@ pub unsafe extern "C" fn h5turbo_attribute_read(attr: *const h5turbo_attribute, 
         let dtype = h5turbo_datatype::new(attr.value.datatype.clone());
         let (numpy, itemsize) = dtype.plain_layout().map_err(context)?;
         let n = attr.value.len().map_err(context)?;
-        let bytes = attr.value.numpy_bytes().map_err(context)?;
+        let mut bytes = attr.value.numpy_bytes().map_err(context)?;
         let need = n.checked_mul(itemsize).filter(|&b| b == bytes.len());
         let need = need.ok_or_else(|| context(h5turbo_core::prelude::Error::format("attribute value of unexpected size")))?;
         if need == 0 {
@@ -119,9 +119,11 @@ pub unsafe extern "C" fn h5turbo_attribute_read(attr: *const h5turbo_attribute, 
         if buf_size < need {
             return Err(context(invalid(format!("buf_size is {} bytes, the attribute needs {}", buf_size, need))));
         }
-        let out = std::slice::from_raw_parts_mut(out_ptr(buf.cast::<u8>(), "buf")?, need);
-        out.copy_from_slice(&bytes);
-        to_native(numpy, out, n).map_err(context)
+        let out = out_ptr(buf.cast::<u8>(), "buf")?;
+        // converted before the copy: a failed call leaves the caller's buffer as it was
+        to_native(numpy, &mut bytes, n).map_err(context)?;
+        std::slice::from_raw_parts_mut(out, need).copy_from_slice(&bytes);
+        Ok(())
     })
 }
 

@@ -2,7 +2,7 @@
 
 use crate::datatype::h5turbo_datatype;
 use crate::errors::*;
-use crate::handles::{guard_put, out_strings};
+use crate::handles::{guard_put_in, out_strings};
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::{give_optional_strings, give_strings};
@@ -36,8 +36,9 @@ pub(crate) fn rank_of(space: &Dataspace) -> Result<c_int, Error> {
     }
 }
 
-/// Copy `shape` into the caller's `dims` (room for `max_rank`).
-pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -> Result<(), Error> {
+/// Check that the caller's `dims` (room for `max_rank`) holds all of `shape`: the
+/// functions without a count output (shapes) fail when it does not, writing nothing.
+pub(crate) fn check_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -> Result<(), Error> {
     if shape.is_empty() {
         return Ok(());
     }
@@ -45,9 +46,42 @@ pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -
     if room < shape.len() {
         return Err(invalid(format!("max_rank is {}, the rank is {}", max_rank, shape.len())));
     }
-    let dims = out_ptr(dims, "dims")?;
-    std::ptr::copy_nonoverlapping(shape.as_ptr(), dims, shape.len());
+    out_ptr(dims, "dims")?;
     Ok(())
+}
+
+/// Copy `shape` into the caller's `dims` (checked by check_dims).
+pub(crate) unsafe fn write_dims(shape: &[u64], dims: *mut u64) {
+    if !shape.is_empty() {
+        std::ptr::copy_nonoverlapping(shape.as_ptr(), dims, shape.len());
+    }
+}
+
+/// Copy `shape` into the caller's `dims` (room for `max_rank`, checked first).
+pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -> Result<(), Error> {
+    check_dims(shape, dims, max_rank)?;
+    write_dims(shape, dims);
+    Ok(())
+}
+
+/// The "buffer + capacity + count" outputs (filter ids, an array type's dimensions),
+/// as snprintf: the first `capacity` values go to `out` (NULL only when capacity is
+/// 0), and the full count is returned for the caller's `*count`; a buffer too small
+/// is no error, the count tells what it needs. Checked here before anything is
+/// written, so a failure writes nothing.
+pub(crate) fn check_capacity<T>(out: *mut T, what: &str, capacity: usize) -> Result<(), Error> {
+    if capacity > 0 {
+        out_ptr(out, what)?;
+    }
+    Ok(())
+}
+
+/// Write the values `check_capacity` allowed: at most `capacity` of them.
+pub(crate) unsafe fn write_capacity<T: Copy>(values: &[T], out: *mut T, capacity: usize) {
+    let n = values.len().min(capacity);
+    if n > 0 {
+        std::ptr::copy_nonoverlapping(values.as_ptr(), out, n);
+    }
 }
 
 /// The rank of a dataset: 0 for a scalar, -1 for a null dataspace. A null dataspace
@@ -55,7 +89,7 @@ pub(crate) unsafe fn copy_dims(shape: &[u64], dims: *mut u64, max_rank: c_int) -
 /// H5TURBO_E_INVALID, so a program walking all datasets checks the rank first.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_rank(ds: *const h5turbo_object, rank: *mut c_int) -> c_int {
-    guard_put(rank, "rank", || rank_of(&dataset_of(ds)?.1.dataspace))
+    guard_put_in(ds, rank, "rank", || rank_of(&dataset_of(ds)?.1.dataspace))
 }
 
 /// The dimensions of a dataset into `dims` (room for max_rank; nothing for a scalar).
@@ -64,8 +98,9 @@ pub unsafe extern "C" fn h5turbo_dataset_shape(ds: *const h5turbo_object, dims: 
     guard_in(ds, || copy_dims(dataset_of(ds)?.1.shape(), dims, max_rank))
 }
 
-/// The chunk dimensions of a chunked dataset; `*chunked` is 0 (and `dims` untouched)
-/// for other layouts.
+/// The chunk dimensions of a chunked dataset into `dims` (room for max_rank, the
+/// dataset's rank: too small is H5TURBO_E_INVALID); `*chunked` is 0 (and `dims`
+/// untouched) for other layouts. Nothing is written when the call fails.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_chunk_shape(
     ds: *const h5turbo_object,
@@ -76,21 +111,26 @@ pub unsafe extern "C" fn h5turbo_dataset_chunk_shape(
     guard_in(ds, || {
         let chunked = out_ptr(chunked, "chunked")?;
         let (_, dataset) = dataset_of(ds)?;
-        *chunked = 0;
-        if let Some(chunk) = dataset.chunk_dims() {
-            // HDF5 stores the element size as a last chunk dimension in old layouts:
-            // report one per dataset axis.
-            let rank = dataset.shape().len();
-            copy_dims(&chunk[..rank.min(chunk.len())], dims, max_rank)?;
-            *chunked = 1;
+        match dataset.chunk_dims() {
+            Some(chunk) => {
+                // HDF5 stores the element size as a last chunk dimension in old layouts:
+                // report one per dataset axis.
+                let chunk = &chunk[..dataset.shape().len().min(chunk.len())];
+                check_dims(chunk, dims, max_rank)?;
+                write_dims(chunk, dims);
+                *chunked = 1;
+            }
+            None => *chunked = 0,
         }
         Ok(())
     })
 }
 
 /// The filter ids of a dataset's pipeline, in order (1 deflate, 2 shuffle, 3
-/// fletcher32, 4 szip, 32020 vbz ...): up to `max` into `ids` (may be NULL when max
-/// is 0); `*count` is the pipeline's length.
+/// fletcher32, 4 szip, 32020 vbz ...): the first `max` of them into `ids` (may be
+/// NULL when max is 0); `*count` is the pipeline's length, also when `max` is
+/// smaller (then `ids` holds the first `max`: call again with room for `*count`).
+/// Nothing is written when the call fails.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_filters(
     ds: *const h5turbo_object,
@@ -100,15 +140,11 @@ pub unsafe extern "C" fn h5turbo_dataset_filters(
 ) -> c_int {
     guard_in(ds, || {
         let count = out_ptr(count, "count")?;
+        check_capacity(ids, "ids", max)?;
         let (_, dataset) = dataset_of(ds)?;
-        let filters = &dataset.pipeline.filters;
+        let filters: Vec<u32> = dataset.pipeline.filters.iter().map(|f| u32::from(f.id)).collect();
+        write_capacity(&filters, ids, max);
         *count = filters.len();
-        if max > 0 && !filters.is_empty() {
-            let ids = out_ptr(ids, "ids")?;
-            for (i, f) in filters.iter().take(max).enumerate() {
-                *ids.add(i) = u32::from(f.id);
-            }
-        }
         Ok(())
     })
 }

@@ -188,7 +188,7 @@ pub(crate) unsafe fn give_datatype(datatype: Datatype, origin: Option<Arc<Origin
 /// Free with h5turbo_datatype_close.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_datatype(ds: *const h5turbo_object, dt: *mut *mut h5turbo_datatype) -> c_int {
-    guard(|| {
+    guard_in(ds, || {
         let out = out_handle(dt, "dt")?;
         let obj = &deref(ds, "ds")?.object;
         let datatype = match obj.kind() {
@@ -245,8 +245,10 @@ pub unsafe extern "C" fn h5turbo_datatype_member(
     guard_datatype(dt, || {
         let dt = deref(dt, "dt")?;
         let m = nth_member(compound_members(dt)?, i, "a compound")?;
+        // (computed before anything is written: a failed call writes nothing)
+        let member_at = member_offset(dt, &m.name, m.offset)?;
         put_wanted(name, || Ok(dt.member_names[i].as_ptr()))?;
-        put_wanted(offset, || member_offset(dt, &m.name, m.offset))?;
+        put_wanted(offset, || Ok(member_at))?;
         if !member.is_null() {
             give_datatype(m.datatype.clone(), dt.inner_origin(&format!("member '{}'", m.name)), member);
         }
@@ -313,8 +315,11 @@ pub unsafe extern "C" fn h5turbo_datatype_base(dt: *const h5turbo_datatype, base
     })
 }
 
-/// The dimensions of an array type: its rank in `*rank`, and up to max_rank
-/// dimensions in `dims` (which may be NULL when max_rank is 0).
+/// The dimensions of an array type, as h5turbo_dataset_filters gives its ids: the
+/// first max_rank dimensions into `dims` (which may be NULL when max_rank is 0), and
+/// the type's rank in `*rank`, also when max_rank is smaller (then `dims` holds the
+/// first max_rank and nothing beyond: call again with room for `*rank`). A negative
+/// max_rank is H5TURBO_E_INVALID. Nothing is written when the call fails.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_array_dims(
     dt: *const h5turbo_datatype,
@@ -324,13 +329,14 @@ pub unsafe extern "C" fn h5turbo_datatype_array_dims(
 ) -> c_int {
     guard_datatype(dt, || {
         let rank_out = out_ptr(rank, "rank")?;
+        let room = usize::try_from(max_rank).map_err(|_| invalid(format!("max_rank is negative ({})", max_rank)))?;
+        crate::dataset::check_capacity(dims, "dims", room)?;
         let DatatypeClass::Array { dims: shape, .. } = &deref(dt, "dt")?.datatype.class else {
             return Err(invalid("not an array type"));
         };
-        *rank_out = c_int::try_from(shape.len()).map_err(|_| Error::format("array rank too large"))?;
-        if max_rank == 0 {
-            return Ok(()); // the rank alone was asked for
-        }
-        crate::dataset::copy_dims(shape, dims, max_rank)
+        let array_rank = c_int::try_from(shape.len()).map_err(|_| Error::format("array rank too large"))?;
+        crate::dataset::write_capacity(shape, dims, room);
+        *rank_out = array_rank;
+        Ok(())
     })
 }

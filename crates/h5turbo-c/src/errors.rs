@@ -72,6 +72,27 @@ pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
+/// The message of an error as the caller sees it: the file, the object and the
+/// problem, and the byte offset of the structure that was wrong, except offset 0: the
+/// core parses some messages from a copy of their bytes (a dataset's dataspace, a
+/// committed datatype), whose offsets then count from 0 and name no place in the file
+/// (byte 0 of a file is the superblock, whose errors say so anyway). An empty file
+/// path marks a message that names its file itself.
+pub(crate) fn message_of(e: &Error) -> String {
+    let mut text = String::new();
+    if let Some(file) = e.file().filter(|f| !f.as_os_str().is_empty()) {
+        text.push_str(&format!("{}: ", file.display()));
+    }
+    if let Some(object) = e.object() {
+        text.push_str(&format!("{}: ", object));
+    }
+    text.push_str(e.message());
+    if let Some(offset) = e.offset().filter(|&o| o != 0) {
+        text.push_str(&format!(" (at byte offset {})", offset));
+    }
+    text
+}
+
 /// Run `body`, a panic inside it becoming an error (for work done per file or per
 /// read, so one bad entry fails alone instead of the whole call).
 pub(crate) fn caught<T>(body: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
@@ -86,7 +107,7 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(Ok(())) => H5TURBO_OK,
         Ok(Err(e)) => {
-            set_last_error(&e.to_string());
+            set_last_error(&message_of(&e));
             code_of(e.kind())
         }
         Err(panic) => {
@@ -94,6 +115,33 @@ pub(crate) fn guard(body: impl FnOnce() -> Result<(), Error>) -> c_int {
             H5TURBO_E_INTERNAL
         }
     }
+}
+
+/// `guard` for an entry point that knows the file (and maybe the object) before it
+/// has a handle to them: a failure that names neither (a bad argument, say) is told
+/// with them.
+pub(crate) fn guard_named(file: Option<&std::path::Path>, object: Option<&str>, body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    guard(|| {
+        body().map_err(|e| {
+            let e = match object {
+                Some(o) => e.in_object(o),
+                None => e,
+            };
+            match file {
+                Some(f) => e.in_file(f),
+                None => e,
+            }
+        })
+    })
+}
+
+/// A C string argument as text for a message (invalid UTF-8 replaced), None if NULL
+/// or empty.
+pub(crate) unsafe fn label(ptr: *const c_char) -> Option<String> {
+    if ptr.is_null() || *ptr == 0 {
+        return None;
+    }
+    Some(CStr::from_ptr(ptr).to_string_lossy().into_owned())
 }
 
 /// `guard` for an entry point given an object handle: a failure that names no file or
@@ -149,6 +197,18 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, what: &str) -> Result<&'a str,
         return Err(invalid(format!("{} is NULL", what)));
     }
     CStr::from_ptr(ptr).to_str().map_err(|_| invalid(format!("{} is not UTF-8", what)))
+}
+
+/// A path or name inside an HDF5 file (object path, link or attribute name): UTF-8
+/// text, as HDF5 stores them (file paths, which are bytes, go through path_arg).
+pub(crate) unsafe fn hdf5_name<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Error> {
+    text(ptr, what).map_err(|e| {
+        if ptr.is_null() {
+            e
+        } else {
+            invalid(format!("{} is not UTF-8 (paths and names inside an HDF5 file are UTF-8 text)", what))
+        }
+    })
 }
 
 /// A thread count argument: 0 is the default (H5TURBO_THREADS, else every core).

@@ -5,7 +5,7 @@
 use crate::errors::*;
 use h5turbo_core::prelude::ErrorKind;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
+use crate::handles::{close_handle, give_handle, out_handle, out_strings};
 use crate::strings::give_strings;
 use crate::objects::path_arg;
 use h5turbo_core::prelude::fast5::{
@@ -97,6 +97,8 @@ impl Drop for SignalArena {
 /// batch is decoded while the caller works on the one it was given.
 pub struct h5turbo_fast5 {
     reader: Arc<Reader>,
+    /// The paths the stream was opened with, as its errors name them.
+    label: PathBuf,
     /// The batch being decoded ahead, if any.
     ahead: Mutex<Option<Ahead>>,
 }
@@ -269,6 +271,36 @@ fn total_len(located: &[Located]) -> Option<usize> {
     located.iter().try_fold(0usize, |sum, l| sum.checked_add(l.signal_len()))
 }
 
+/// How errors name a stream: the path it was opened with, or the first of them and
+/// how many more (None when no path is known).
+fn stream_label(given: &[PathBuf]) -> Option<PathBuf> {
+    let first = given.first()?;
+    Some(match given.len() {
+        1 => first.clone(),
+        n => {
+            let mut named = first.clone().into_os_string();
+            named.push(format!(" (and {} more paths)", n - 1));
+            PathBuf::from(named)
+        }
+    })
+}
+
+/// The paths of h5turbo_fast5_open's arguments that can be read (for its messages).
+unsafe fn given_paths(paths: *const *const c_char, n_paths: usize) -> Vec<PathBuf> {
+    if paths.is_null() {
+        return Vec::new();
+    }
+    (0..n_paths).filter_map(|i| path_arg(*paths.add(i), "path").ok().map(Path::to_path_buf)).collect()
+}
+
+/// Run an entry point on a stream: its errors (a NULL output too) name the paths the
+/// stream was opened with, when they name no file of their own.
+unsafe fn guard_fast5(f5: *const h5turbo_fast5, body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
+    let named = f5.as_ref().map(|h| h.label.as_path()).filter(|p| !p.as_os_str().is_empty());
+    guard_named(named, None, body)
+}
+
 /// The files under `paths` in order: files as given, folders walked recursively
 /// (entries by name) for `*.fast5`.
 fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
@@ -287,7 +319,7 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 /// followed (as `find`, f5c's and Python's walks: a link back up the tree would list
 /// the same files again and again); links to files are taken.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(e, format!("{}: cannot list the folder", dir.display())))?;
+    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(e, "cannot list the folder").in_file(dir))?;
     let mut found: Vec<(PathBuf, bool)> = entries
         .filter_map(|e| e.ok())
         .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
@@ -318,7 +350,8 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
     stop_on_error: c_int,
     f5: *mut *mut h5turbo_fast5,
 ) -> c_int {
-    guard(|| {
+    let named = stream_label(&given_paths(paths, n_paths));
+    guard_named(named.as_deref(), None, || {
         let out = out_handle(f5, "f5")?;
         let threads = threads_arg(threads)?;
         if n_paths > 0 && paths.is_null() {
@@ -350,7 +383,8 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             spares: Arc::default(),
             hints: FileHints::start(read_ahead::window()),
         };
-        let handle = h5turbo_fast5 { reader: Arc::new(reader), ahead: Mutex::new(None) };
+        let label = stream_label(&given).unwrap_or_default();
+        let handle = h5turbo_fast5 { reader: Arc::new(reader), label, ahead: Mutex::new(None) };
         give_handle(out, handle);
         Ok(())
     })
@@ -359,7 +393,11 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
 /// The number of fast5 files found (after walking folders).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_file_count(f5: *const h5turbo_fast5, n: *mut usize) -> c_int {
-    guard_put(n, "n", || Ok(deref(f5, "f5")?.reader.files.len()))
+    guard_fast5(f5, || {
+        let n = out_ptr(n, "n")?;
+        *n = deref(f5, "f5")?.reader.files.len();
+        Ok(())
+    })
 }
 
 /// Close (NULL is fine). Batches already taken stay valid.
@@ -524,7 +562,7 @@ impl Reader {
             Job::FileError { file_no, error } => {
                 let mut read = empty_read(self.files[*file_no].c_path.as_ptr());
                 read.status = code_of(error.kind());
-                read.error = c_string_lossy(error.to_string().as_bytes()).into_raw();
+                read.error = c_string_lossy(message_of(error).as_bytes()).into_raw();
                 Located::Failed { file_no: *file_no, read }
             }
         }
@@ -793,7 +831,7 @@ fn to_c_read(record: ReadRecord<usize>, file: &Path, path: *const c_char) -> h5t
     if let Some(e) = failure {
         let e = e.in_object(&record.name).in_file(file);
         read.status = code_of(e.kind());
-        read.error = c_string_lossy(e.to_string().as_bytes()).into_raw();
+        read.error = c_string_lossy(message_of(&e).as_bytes()).into_raw();
     }
     read
 }
@@ -855,7 +893,7 @@ pub unsafe extern "C" fn h5turbo_fast5_next_batch(
     max_reads: usize,
     batch: *mut *mut h5turbo_fast5_batch,
 ) -> c_int {
-    guard(|| {
+    guard_fast5(f5, || {
         let out = out_handle(batch, "batch")?;
         let f5 = deref(f5, "f5")?;
         if max_reads == 0 {
@@ -915,7 +953,9 @@ fn decode_ahead(reader: &Arc<Reader>, max: usize) -> Ahead {
 fn error_of(read: &h5turbo_fast5_read) -> Error {
     // SAFETY: error is a CString made by to_c_read or run when status != 0.
     let message = if read.error.is_null() { String::new() } else { unsafe { std::ffi::CStr::from_ptr(read.error) }.to_string_lossy().into_owned() };
-    Error::new(kind_of(read.status), message)
+    // The message names the read's file already: an empty file keeps the stream's
+    // paths from being put before it (see errors::message_of).
+    Error::new(kind_of(read.status), message).in_file(Path::new(""))
 }
 
 fn kind_of(code: c_int) -> h5turbo_core::prelude::ErrorKind {
@@ -941,7 +981,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get(
     read_id: *const c_char,
     one: *mut *mut h5turbo_fast5_batch,
 ) -> c_int {
-    guard(|| {
+    guard_fast5(f5, || {
         let out = out_handle(one, "one")?;
         let f5 = &deref(f5, "f5")?.reader;
         let id = text(read_id, "read_id")?;
@@ -966,7 +1006,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get_batch(
     n: usize,
     batch: *mut *mut h5turbo_fast5_batch,
 ) -> c_int {
-    guard(|| {
+    guard_fast5(f5, || {
         let out = out_handle(batch, "batch")?;
         let f5 = &deref(f5, "f5")?.reader;
         if read_ids.is_null() && n > 0 {
@@ -983,7 +1023,7 @@ pub unsafe extern "C" fn h5turbo_fast5_get_batch(
 /// id several files hold is listed once. Free with h5turbo_strings_free(*ids, *n).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_read_ids(f5: *mut h5turbo_fast5, ids: *mut *mut *mut c_char, n: *mut usize) -> c_int {
-    guard(|| {
+    guard_fast5(f5, || {
         let (ids, n) = out_strings(ids, "ids", n, "n")?;
         let f5 = &deref(f5, "f5")?.reader;
         give_strings(f5.index().in_file_order().into_iter().map(|(id, _, _)| id.as_bytes()), ids, n);

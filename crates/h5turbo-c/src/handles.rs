@@ -3,14 +3,34 @@
 //! array outputs are cleared first (a failed call leaves NULL behind, never a stale
 //! value), and a handle is a boxed Rust value dropped by its `*_close` / `*_free`.
 
-use crate::errors::{guard, guard_void, out_ptr};
+use crate::errors::{guard_attr, guard_in, guard_void, out_ptr};
 use h5turbo_core::prelude::Error;
 use std::ffi::{c_char, c_int};
 
-/// Run an entry point whose result is one value written through `out`: the pointer is
-/// checked first, then `value` computes what it receives.
-pub(crate) unsafe fn guard_put<T>(out: *mut T, what: &str, value: impl FnOnce() -> Result<T, Error>) -> c_int {
-    guard(|| {
+/// Run an entry point whose result is one value written through `out`, given an object
+/// handle: the pointer is checked first, then `value` computes what it receives; its
+/// errors (a NULL `out` too) name the handle's file and object (see errors::guard_in).
+pub(crate) unsafe fn guard_put_in<T>(
+    obj: *const crate::objects::h5turbo_object,
+    out: *mut T,
+    what: &str,
+    value: impl FnOnce() -> Result<T, Error>,
+) -> c_int {
+    guard_in(obj, || {
+        let out = out_ptr(out, what)?;
+        out.write(value()?);
+        Ok(())
+    })
+}
+
+/// `guard_put_in` for an entry point given an attribute handle (see errors::guard_attr).
+pub(crate) unsafe fn guard_put_attr<T>(
+    attr: *const crate::attribute::h5turbo_attribute,
+    out: *mut T,
+    what: &str,
+    value: impl FnOnce() -> Result<T, Error>,
+) -> c_int {
+    guard_attr(attr, || {
         let out = out_ptr(out, what)?;
         out.write(value()?);
         Ok(())

@@ -4,7 +4,7 @@
 
 use crate::dataset::{in_object, selected, Selected};
 use crate::errors::*;
-use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
+use crate::handles::{close_handle, give_handle, out_handle, out_strings};
 use crate::native::{is_plain, to_native};
 use crate::attribute::h5turbo_attribute;
 use crate::objects::h5turbo_object;
@@ -184,6 +184,17 @@ fn vlen_columns(read: Vec<CoreColumn>, dt: &Datatype, members: &[CompoundMember]
     columns.into_iter().map(|c| c.ok_or_else(|| Error::format("a compound member without its column"))).collect()
 }
 
+/// Run an entry point on columns: its errors (a NULL output too) name the file and
+/// the dataset or attribute the columns were read from.
+unsafe fn guard_columns(columns: *const h5turbo_columns, body: impl FnOnce() -> Result<(), Error>) -> c_int {
+    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
+    let handle = columns.as_ref();
+    guard(|| body().map_err(|e| match handle {
+        Some(c) => e.in_object(&c.what).in_file(&c.file),
+        None => e,
+    }))
+}
+
 impl h5turbo_columns {
     fn in_dataset<T>(&self, r: Result<T, Error>) -> Result<T, Error> {
         r.in_object(&self.what).in_file(&self.file)
@@ -284,14 +295,18 @@ fn member_names(datatype: &Datatype) -> Vec<String> {
 /// The number of selected elements (each column's length).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_columns_rows(columns: *const h5turbo_columns, rows: *mut usize) -> c_int {
-    guard_put(rows, "rows", || Ok(deref(columns, "columns")?.rows))
+    guard_columns(columns, || {
+        let rows = out_ptr(rows, "rows")?;
+        *rows = deref(columns, "columns")?.rows;
+        Ok(())
+    })
 }
 
 /// Copy member `member`'s values (a member with a fixed layout) into `buf` (buf_size
 /// bytes, checked): rows x its h5turbo_datatype_member size, native byte order.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_columns_member(columns: *const h5turbo_columns, member: usize, buf: *mut c_void, buf_size: usize) -> c_int {
-    guard(|| deref(columns, "columns")?.copy_values(member, buf.cast::<u8>(), buf_size))
+    guard_columns(columns, || deref(columns, "columns")?.copy_values(member, buf.cast::<u8>(), buf_size))
 }
 
 /// Member `member`'s values (a fixed- or variable-length string member) as
@@ -303,7 +318,7 @@ pub unsafe extern "C" fn h5turbo_columns_member_strings(
     strings: *mut *mut *mut c_char,
     n: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_columns(columns, || {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let texts = deref(columns, "columns")?.texts(member)?;
         give_strings(texts, strings, n);
@@ -321,7 +336,7 @@ pub unsafe extern "C" fn h5turbo_columns_member_sequences(
     seqs: *mut *mut h5turbo_sequence,
     n: *mut usize,
 ) -> c_int {
-    guard(|| {
+    guard_columns(columns, || {
         let (seqs, n) = out_sequences(seqs, n)?;
         let columns = deref(columns, "columns")?;
         match columns.column(member)? {

@@ -1,9 +1,9 @@
 //! Files, objects and group members.
 
 use crate::errors::*;
-use crate::handles::{close_handle, give_handle, guard_put, out_handle, out_strings};
+use crate::handles::{close_handle, give_handle, guard_put_in, out_handle, out_strings};
 use crate::strings::give_strings;
-use h5turbo_core::prelude::{Error, File, LinkTarget, Object, ObjectKind, ResultExt};
+use h5turbo_core::prelude::{Error, ErrorKind, File, LinkTarget, Object, ObjectKind, ResultExt};
 use std::ffi::{c_char, c_int, CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -74,9 +74,14 @@ pub(crate) unsafe fn path_arg<'a>(ptr: *const c_char, what: &str) -> Result<&'a 
 /// h5turbo_file_close).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_file_open(path: *const c_char, file: *mut *mut h5turbo_file) -> c_int {
-    guard(|| {
+    let named = if path.is_null() { None } else { path_arg(path, "path").ok() };
+    guard_named(named, None, || {
         let out = out_handle(file, "file")?;
         let path = path_arg(path, "path")?;
+        if path.is_dir() {
+            // (the read of its signature would fail "at offset 0", which means nothing here)
+            return Err(Error::new(ErrorKind::Io, "is a folder, not a file"));
+        }
         let opened = File::open(path).in_file(path)?;
         give_handle(out, h5turbo_file { file: opened });
         Ok(())
@@ -93,25 +98,31 @@ pub unsafe extern "C" fn h5turbo_file_close(file: *mut h5turbo_file) {
     close_handle(file);
 }
 
-/// Open the object at `path` ("/", "/group/dataset"; soft links followed).
+/// Open the object at `path` ("/", "/group/dataset"; soft and external links followed,
+/// as H5Oopen: an external link's file is found as libhdf5 finds it (HDF5_EXT_PREFIX,
+/// next to this file, the working folder) and held open by the object, whose path is
+/// then its path in that file).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_open(
     file: *const h5turbo_file,
     path: *const c_char,
     obj: *mut *mut h5turbo_object,
 ) -> c_int {
-    guard(|| {
+    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
+    let named_file = file.as_ref().map(|f| f.file.path());
+    let named_object = label(path);
+    guard_named(named_file, named_object.as_deref(), || {
         let out = out_handle(obj, "obj")?;
         let file = deref(file, "file")?;
-        let path = non_empty(text(path, "path")?).in_file(file.file.path())?;
-        let object = file.file.get(path).in_object(path).in_file(file.file.path())?;
+        let path = non_empty(hdf5_name(path, "path")?)?;
+        let object = file.file.get_following_external(path).in_object(path).in_file(file.file.path())?;
         give_handle(out, h5turbo_object::opened(object, "/", path));
         Ok(())
     })
 }
 
 /// Open the object at `path` relative to the group `base` ("member", "a/b"; soft
-/// links followed; an absolute path starts from the root, as in
+/// and external links followed; an absolute path starts from the root, as in
 /// h5turbo_object_open): walking a deep hierarchy member by member costs one lookup
 /// per step instead of a walk from the root.
 #[no_mangle]
@@ -120,18 +131,18 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
     path: *const c_char,
     obj: *mut *mut h5turbo_object,
 ) -> c_int {
-    guard(|| {
+    guard_in(base, || {
         let out = out_handle(obj, "obj")?;
         let opened_base = deref(base, "base")?;
         let base = &opened_base.object;
         let file = base.file();
-        let path = non_empty(text(path, "path")?).in_object(base.name()).in_file(file.path())?;
+        let path = non_empty(hdf5_name(path, "path")?)?;
         let object = if path.starts_with('/') {
-            file.get(path)
+            file.get_following_external(path)
         } else if base.kind() != ObjectKind::Group {
             Err(Error::invalid_argument(format!("'{}' is not a group, so '{}' cannot be opened from it", base.name(), path)))
         } else {
-            path.split('/').filter(|p| !p.is_empty() && *p != ".").try_fold(base.clone(), |object, part| object.child(part))
+            path.split('/').filter(|p| !p.is_empty() && *p != ".").try_fold(base.clone(), |object, part| object.child_following_external(part))
         };
         let object = object.in_file(file.path())?;
         give_handle(out, h5turbo_object::opened(object, &opened_base.path.to_string_lossy(), path));
@@ -148,7 +159,7 @@ pub unsafe extern "C" fn h5turbo_object_close(obj: *mut h5turbo_object) {
 /// The kind of an object: H5TURBO_GROUP, H5TURBO_DATASET or H5TURBO_NAMED_DATATYPE.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_kind(obj: *const h5turbo_object, kind: *mut c_int) -> c_int {
-    guard_put(kind, "kind", || {
+    guard_put_in(obj, kind, "kind", || {
         Ok(match deref(obj, "obj")?.object.kind() {
             ObjectKind::Group => H5TURBO_GROUP,
             ObjectKind::Dataset => H5TURBO_DATASET,
@@ -160,14 +171,14 @@ pub unsafe extern "C" fn h5turbo_object_kind(obj: *const h5turbo_object, kind: *
 /// The object's path in the file, as it was opened (a pointer owned by `obj`).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_path(obj: *const h5turbo_object, path: *mut *const c_char) -> c_int {
-    guard_put(path, "path", || Ok(deref(obj, "obj")?.path.as_ptr()))
+    guard_put_in(obj, path, "path", || Ok(deref(obj, "obj")?.path.as_ptr()))
 }
 
 /// The object's address in the file: two paths reach the same object (hard links)
 /// exactly when their addresses are equal.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_address(obj: *const h5turbo_object, address: *mut u64) -> c_int {
-    guard_put(address, "address", || Ok(deref(obj, "obj")?.object.address()))
+    guard_put_in(obj, address, "address", || Ok(deref(obj, "obj")?.object.address()))
 }
 
 /// The member names of a group in h5py's order (creation order where the group tracks
@@ -195,9 +206,9 @@ pub unsafe extern "C" fn h5turbo_group_members(
 /// (walkers that visit each object once, as H5Ovisit, follow hard links only).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_link_kind(group: *const h5turbo_object, name: *const c_char, kind: *mut c_int) -> c_int {
-    guard_put(kind, "kind", || {
+    guard_put_in(group, kind, "kind", || {
         let group = &deref(group, "group")?.object;
-        let name = text(name, "name")?;
+        let name = hdf5_name(name, "name")?;
         let link = group.link(name).in_object(group.name()).in_file(group.file().path())?;
         Ok(match link.target {
             LinkTarget::Hard(_) => H5TURBO_LINK_HARD,

@@ -258,7 +258,24 @@ static void test_strings_and_attributes(const char *gen) {
     CHECK(h5turbo_datatype_array_dims(dt, adims, 4, &arank) == H5TURBO_OK && arank == 2 && adims[0] == 2 && adims[1] == 3, "array dims");
     arank = -1;
     CHECK(h5turbo_datatype_array_dims(dt, NULL, 0, &arank) == H5TURBO_OK && arank == 2, "array rank alone (dims NULL, max_rank 0)");
-    CHECK(h5turbo_datatype_array_dims(dt, adims, 1, &arank) == H5TURBO_E_INVALID, "array dims: max_rank too small");
+    {
+        /* room for fewer dimensions than the rank: as h5turbo_dataset_filters, the first
+           max_rank and the whole rank, nothing written beyond (a heap block of exactly one
+           dimension: ASan sees an overrun) */
+        uint64_t *one = malloc(sizeof *one);
+        one[0] = 99;
+        arank = -7;
+        CHECK(h5turbo_datatype_array_dims(dt, one, 1, &arank) == H5TURBO_OK && arank == 2 && one[0] == 2,
+              "array dims: room for 1 of 2 gives the first and the rank (%d, %llu)", arank, (unsigned long long)one[0]);
+        free(one);
+        arank = -7;
+        adims[0] = 99;
+        CHECK(h5turbo_datatype_array_dims(dt, adims, -1, &arank) == H5TURBO_E_INVALID && arank == -7 && adims[0] == 99 &&
+              strstr(h5turbo_last_error(), "max_rank") && strstr(h5turbo_last_error(), "/array_elements"),
+              "array dims: a negative max_rank fails and writes nothing (rank %d): %s", arank, h5turbo_last_error());
+        CHECK(h5turbo_datatype_array_dims(dt, NULL, 2, &arank) == H5TURBO_E_INVALID && arank == -7 && strstr(h5turbo_last_error(), "dims is NULL"),
+              "array dims: dims NULL with max_rank 2 fails and writes nothing (rank %d)", arank);
+    }
     size_t members = 0;
     CHECK(h5turbo_datatype_member_count(dt, &members) == H5TURBO_E_INVALID && strstr(h5turbo_last_error(), "not a compound") &&
           strstr(h5turbo_last_error(), "/array_elements") && strstr(h5turbo_last_error(), "structures.h5"),
@@ -867,9 +884,220 @@ static void test_reduce_edges(const char *gen) {
     h5turbo_file_close(f);
 }
 
+/* The message of the last failure names `file` and `object` (when not NULL) and says `what`. */
+static int names_all(const char *file, const char *object, const char *what) {
+    const char *m = h5turbo_last_error();
+    return strstr(m, file) && (!object || strstr(m, object)) && strstr(m, what);
+}
+
+/* A NULL output pointer (and a bad path) is told with the file and the object, as
+   every other failure is; a failed call writes no output (pointers to handles and
+   arrays aside, which are set to NULL first). */
+static void test_error_contract(const char *gen, const char *fast5_dir) {
+    h5turbo_file *f = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "dtypes.h5"), NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", NULL, "file is NULL"),
+          "open, NULL out names the file: %s", h5turbo_last_error());
+    CHECK(h5turbo_file_open(gen, &f) == H5TURBO_E_IO && f == NULL && names_all(gen, NULL, "folder") &&
+          !strstr(h5turbo_last_error(), "offset 0"), "a folder is told as one, no offset 0: %s", h5turbo_last_error());
+    CHECK(h5turbo_file_open(path_in(gen, "dtypes.h5"), &f) == H5TURBO_OK, "open dtypes.h5");
+    h5turbo_object *o = NULL, *group = NULL;
+    CHECK(h5turbo_object_open(f, "/chunked/le_i4", NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", "/chunked/le_i4", "obj is NULL"),
+          "object_open, NULL out: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_open(f, "/\xff\xfe", &o) == H5TURBO_E_INVALID && o == NULL && names_all("dtypes.h5", NULL, "UTF-8"),
+          "object_open, a path that is not UTF-8: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_open(f, NULL, &o) == H5TURBO_E_INVALID && names_all("dtypes.h5", NULL, "path is NULL"),
+          "object_open, NULL path: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_open(f, "/chunked", &group) == H5TURBO_OK, "open /chunked");
+    CHECK(h5turbo_object_open_at(group, "le_i4", NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", "/chunked", "obj is NULL"),
+          "object_open_at, NULL out: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_open_at(group, "\xff", &o) == H5TURBO_E_INVALID && o == NULL && names_all("dtypes.h5", "/chunked", "UTF-8"),
+          "object_open_at, a path that is not UTF-8: %s", h5turbo_last_error());
+    CHECK(h5turbo_link_kind(group, "le_i4", NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", "/chunked", "kind is NULL"),
+          "link_kind, NULL out: %s", h5turbo_last_error());
+    int kind = 0;
+    CHECK(h5turbo_link_kind(group, "\xff", &kind) == H5TURBO_E_INVALID && names_all("dtypes.h5", "/chunked", "UTF-8"),
+          "link_kind, a name that is not UTF-8: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_open(f, "/chunked/le_i4", &o) == H5TURBO_OK, "open /chunked/le_i4");
+    const char *ds = "/chunked/le_i4";
+    CHECK(h5turbo_object_kind(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "kind is NULL"), "object_kind: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_path(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "path is NULL"), "object_path: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_address(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "address is NULL"),
+          "object_address: %s", h5turbo_last_error());
+    CHECK(h5turbo_dataset_rank(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "rank is NULL"), "dataset_rank: %s", h5turbo_last_error());
+    CHECK(h5turbo_dataset_datatype(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "dt is NULL"),
+          "dataset_datatype: %s", h5turbo_last_error());
+    /* outputs untouched on failure */
+    uint64_t dims[3] = {7, 7, 7};
+    int chunked = 5;
+    CHECK(h5turbo_dataset_chunk_shape(o, dims, 2, &chunked) == H5TURBO_E_INVALID && chunked == 5 && dims[0] == 7 &&
+          names_all("dtypes.h5", ds, "max_rank"), "chunk_shape, max_rank too small: chunked %d untouched: %s", chunked, h5turbo_last_error());
+    CHECK(h5turbo_dataset_chunk_shape(o, dims, 3, &chunked) == H5TURBO_OK && chunked == 1, "chunk_shape");
+    h5turbo_object_close(o);
+    h5turbo_object_close(group);
+    h5turbo_file_close(f);
+
+    CHECK(h5turbo_file_open(path_in(gen, "filters.h5"), &f) == H5TURBO_OK, "open filters.h5");
+    CHECK(h5turbo_object_open(f, "/gzip_shuffle_fletcher32/i4", &o) == H5TURBO_OK, "open a filtered dataset");
+    size_t count = 777;
+    uint32_t ids[2] = {0, 0};
+    CHECK(h5turbo_dataset_filters(o, NULL, 4, &count) == H5TURBO_E_INVALID && count == 777 &&
+          names_all("filters.h5", "/gzip_shuffle_fletcher32/i4", "ids is NULL"),
+          "filters: ids NULL with max 4 fails and leaves count (%zu): %s", count, h5turbo_last_error());
+    CHECK(h5turbo_dataset_filters(o, ids, 1, &count) == H5TURBO_OK && count == 3 && ids[0] != 0 && ids[1] == 0,
+          "filters: room for 1 of 3 (count %zu, ids %u %u)", count, ids[0], ids[1]);
+    CHECK(h5turbo_dataset_filters(o, NULL, 0, &count) == H5TURBO_OK && count == 3, "filters: the count alone");
+    CHECK(h5turbo_dataset_filters(o, ids, 2, NULL) == H5TURBO_E_INVALID && names_all("filters.h5", "/gzip_shuffle_fletcher32/i4", "count is NULL"),
+          "filters: count NULL: %s", h5turbo_last_error());
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+
+    CHECK(h5turbo_file_open(path_in(gen, "structures.h5"), &f) == H5TURBO_OK, "open structures.h5");
+    CHECK(h5turbo_object_open(f, "/compound", &o) == H5TURBO_OK, "open /compound");
+    h5turbo_attribute *a = NULL;
+    CHECK(h5turbo_attribute_open(o, "\xff", &a) == H5TURBO_E_INVALID && a == NULL && names_all("structures.h5", "/compound", "UTF-8"),
+          "attribute_open, a name that is not UTF-8: %s", h5turbo_last_error());
+    CHECK(h5turbo_attribute_open(o, "be_float", &a) == H5TURBO_OK, "open be_float");
+    CHECK(h5turbo_attribute_rank(a, NULL) == H5TURBO_E_INVALID && names_all("structures.h5", "/compound (attribute 'be_float')", "rank is NULL"),
+          "attribute_rank: %s", h5turbo_last_error());
+    h5turbo_attribute_close(a);
+    h5turbo_columns *cols = NULL;
+    CHECK(h5turbo_dataset_read_columns(o, NULL, NULL, NULL, &cols, 1) == H5TURBO_OK, "columns of /compound");
+    CHECK(h5turbo_columns_rows(cols, NULL) == H5TURBO_E_INVALID && names_all("structures.h5", "/compound", "rows is NULL"),
+          "columns_rows: %s", h5turbo_last_error());
+    size_t rows = 0;
+    CHECK(h5turbo_columns_rows(cols, &rows) == H5TURBO_OK && rows > 0, "columns_rows");
+    CHECK(h5turbo_columns_member(cols, 0, NULL, 1u << 20) == H5TURBO_E_INVALID && names_all("structures.h5", "/compound", "buf is NULL"),
+          "columns_member, NULL buf: %s", h5turbo_last_error());
+    CHECK(h5turbo_columns_member_strings(cols, 0, NULL, &rows) == H5TURBO_E_INVALID && names_all("structures.h5", "/compound", "strings is NULL"),
+          "columns_member_strings: %s", h5turbo_last_error());
+    h5turbo_columns_free(cols);
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+
+    /* a dataspace parsed from a copy of its bytes: no "(at byte offset 0)" */
+    const char *damaged = path_in(gen, "damaged/dataspace_version.h5");
+    CHECK(h5turbo_file_open(damaged, &f) == H5TURBO_OK, "open the damaged file");
+    int rank = -9;
+    if (h5turbo_object_open(f, "/bad", &o) == H5TURBO_OK) {
+        CHECK(h5turbo_dataset_rank(o, &rank) == H5TURBO_E_FORMAT && rank == -9 &&
+              names_all("dataspace_version.h5", "/bad", "dataspace message version 9") && !strstr(h5turbo_last_error(), "offset 0"),
+              "a broken dataspace: no meaningless offset: %s", h5turbo_last_error());
+        h5turbo_object_close(o);
+    } else {
+        CHECK(names_all("dataspace_version.h5", "/bad", "dataspace message version 9") && !strstr(h5turbo_last_error(), "offset 0"),
+              "a broken dataspace: no meaningless offset: %s", h5turbo_last_error());
+    }
+    h5turbo_file_close(f);
+
+    /* fast5 streams: errors name the paths the stream was opened with */
+    const char *paths[] = {fast5_dir};
+    h5turbo_fast5 *f5 = NULL;
+    CHECK(h5turbo_fast5_open(paths, 1, 1, 0, NULL) == H5TURBO_E_INVALID && names_all(fast5_dir, NULL, "f5 is NULL"),
+          "fast5_open, NULL out: %s", h5turbo_last_error());
+    CHECK(h5turbo_fast5_open(paths, 1, 1, 0, &f5) == H5TURBO_OK, "fast5_open");
+    CHECK(h5turbo_fast5_file_count(f5, NULL) == H5TURBO_E_INVALID && names_all(fast5_dir, NULL, "n is NULL"),
+          "fast5_file_count: %s", h5turbo_last_error());
+    CHECK(h5turbo_fast5_next_batch(f5, 4, NULL) == H5TURBO_E_INVALID && names_all(fast5_dir, NULL, "batch is NULL"),
+          "fast5_next_batch: %s", h5turbo_last_error());
+    CHECK(h5turbo_fast5_get(f5, "x", NULL) == H5TURBO_E_INVALID && names_all(fast5_dir, NULL, "one is NULL"),
+          "fast5_get: %s", h5turbo_last_error());
+    const char *wanted[] = {"x"};
+    CHECK(h5turbo_fast5_get_batch(f5, wanted, 1, NULL) == H5TURBO_E_INVALID && names_all(fast5_dir, NULL, "batch is NULL"),
+          "fast5_get_batch: %s", h5turbo_last_error());
+    size_t n_ids = 0;
+    CHECK(h5turbo_fast5_read_ids(f5, NULL, &n_ids) == H5TURBO_E_INVALID && names_all(fast5_dir, NULL, "ids is NULL"),
+          "fast5_read_ids: %s", h5turbo_last_error());
+    h5turbo_fast5_close(f5);
+}
+
+/* File paths are bytes: a file and a fast5 folder whose names are not UTF-8 open. */
+static void test_bytes_paths(const char *gen) {
+    char dir[2048], sub[3072], h5[3072], f5path[4096];
+    snprintf(dir, sizeof dir, "%s/bytes_\xff_paths", gen);
+    snprintf(sub, sizeof sub, "%s/sub\xfe", dir);
+    snprintf(h5, sizeof h5, "%s/\xff.h5", dir);
+    snprintf(f5path, sizeof f5path, "%s/r\xff.fast5", sub);
+    CHECK(mkdir(dir, 0700) == 0 && mkdir(sub, 0700) == 0, "make folders with non-UTF-8 names");
+    int copied = 1;
+    const char *from[2] = {"dtypes.h5", "many_fast5/batch_000.fast5"};
+    const char *to[2] = {h5, f5path};
+    for (int k = 0; k < 2; k++) {
+        FILE *in = fopen(path_in(gen, from[k]), "rb"), *out = fopen(to[k], "wb");
+        char block[65536];
+        size_t got;
+        if (!in || !out) copied = 0;
+        while (in && out && (got = fread(block, 1, sizeof block, in)) > 0) copied &= fwrite(block, 1, got, out) == got;
+        if (in) fclose(in);
+        if (out) fclose(out);
+    }
+    CHECK(copied, "copy files to non-UTF-8 names");
+    h5turbo_file *f = NULL;
+    h5turbo_object *o = NULL;
+    int rank = 0;
+    CHECK(h5turbo_file_open(h5, &f) == H5TURBO_OK && h5turbo_object_open(f, "/chunked/le_i4", &o) == H5TURBO_OK &&
+          h5turbo_dataset_rank(o, &rank) == H5TURBO_OK && rank == 3, "a file whose name is not UTF-8: %s", h5turbo_last_error());
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+    const char *paths[] = {dir};
+    h5turbo_fast5 *f5 = NULL;
+    h5turbo_fast5_batch *b = NULL;
+    size_t files = 0;
+    CHECK(h5turbo_fast5_open(paths, 1, 1, 1, &f5) == H5TURBO_OK && h5turbo_fast5_file_count(f5, &files) == H5TURBO_OK && files == 1,
+          "a fast5 folder whose names are not UTF-8: %zu files: %s", files, h5turbo_last_error());
+    CHECK(h5turbo_fast5_next_batch(f5, 100, &b) == H5TURBO_OK && b->n == 3 && strcmp(b->reads[0].path, f5path) == 0 &&
+          b->reads[0].status == H5TURBO_OK && b->reads[0].n_samples > 0, "its reads, their path the file's bytes: %s", h5turbo_last_error());
+    h5turbo_fast5_batch_free(b);
+    h5turbo_fast5_close(f5);
+    unlink(f5path);
+    unlink(h5);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+/* External links are followed into their files, as H5Oopen (gen/external, gen_files.py). */
+static void read_4x6(const char *what, const h5turbo_object *o, int32_t scale) {
+    uint64_t start[2] = {0, 0}, count[2] = {4, 6};
+    int32_t got[24];
+    int same = h5turbo_dataset_read(o, start, count, NULL, got, sizeof got, 1) == H5TURBO_OK;
+    for (int k = 0; same && k < 24; k++) same = got[k] == k * scale;
+    CHECK(same, "%s: the target's values", what);
+}
+
+static void test_external_links(const char *gen) {
+    h5turbo_file *f = NULL;
+    h5turbo_object *o = NULL, *root = NULL, *g = NULL;
+    const char *path = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "external/links.h5"), &f) == H5TURBO_OK, "open external/links.h5");
+    const char *to_data[] = {"/to_data", "/to_root/data", "/round_trip", "/g/soft_to_ext", "to_data"};
+    for (int k = 0; k < 5; k++) {
+        int rc = k < 4 ? h5turbo_object_open(f, to_data[k], &o) : H5TURBO_E_INVALID;
+        if (k == 4 && h5turbo_object_open(f, "/", &root) == H5TURBO_OK) rc = h5turbo_object_open_at(root, to_data[k], &o);
+        CHECK(rc == H5TURBO_OK && h5turbo_object_path(o, &path) == H5TURBO_OK, "open %s through external links", to_data[k]);
+        if (rc == H5TURBO_OK) read_4x6(to_data[k], o, 3);
+        h5turbo_object_close(o);
+        o = NULL;
+    }
+    CHECK(h5turbo_object_open(f, "/to_root", &g) == H5TURBO_OK && h5turbo_object_open_at(g, "data", &o) == H5TURBO_OK,
+          "a member of a group reached through an external link");
+    if (o) read_4x6("/to_root then data", o, 3);
+    h5turbo_object_close(o);
+    o = NULL;
+    CHECK(h5turbo_object_open(f, "/missing", &o) == H5TURBO_E_NOT_FOUND && o == NULL &&
+          strstr(h5turbo_last_error(), "no_such_file.h5") && strstr(h5turbo_last_error(), "missing"),
+          "a link to a missing file: not found, naming the link and the file");
+    CHECK(h5turbo_object_open(f, "/loop_a", &o) != H5TURBO_OK && o == NULL && strstr(h5turbo_last_error(), "loop"),
+          "external links round in a loop: an error, not a hang");
+    h5turbo_object_close(g);
+    h5turbo_object_close(root);
+    h5turbo_file_close(f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) { fprintf(stderr, "usage: api_test GENERATED_DIR FAST5_DIR BROKEN_FAST5 HUGE_SIGNAL_FAST5\n"); return 2; }
     test_errors(argv[1]);
+    test_error_contract(argv[1], argv[2]);
+    test_bytes_paths(argv[1]);
+    test_external_links(argv[1]);
     test_reduce(argv[1], "/gzip/i4");
     test_reduce(argv[1], "/shuffle/be_i2");
     test_reduce(argv[1], "/gzip_shuffle_fletcher32/i4");

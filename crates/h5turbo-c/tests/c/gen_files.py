@@ -9,6 +9,10 @@ groups with creation order tracked. FAST5_OUT: a multi-read fast5 file whose sec
 read's Signal claims 2^50 samples (no chunk stored), between two good reads.
 OUTDIR/many_fast5: 150 small multi-read files (gzip signals), 3 reads each, every
 read id its own: more files than h5turbo_fast5_get_batch opens at once.
+OUTDIR/damaged: files broken on purpose for api_test's messages (not compared with
+libhdf5).
+OUTDIR/external: links.h5, whose external links point into target.h5 (a dataset, the
+root, a link back), at a missing file, and round in a loop (api_test opens them).
 """
 
 import sys
@@ -312,6 +316,37 @@ def dangling_reference_file(path):
         raw.write((16).to_bytes(8, "little"))
 
 
+def bad_dataspace_version_file(path):
+    """/good, and /bad whose dataspace message claims version 9 (object header v1, no
+    checksum): the core parses a dataset's dataspace from a copy of its bytes, so its
+    error once said "(at byte offset 0)", an offset that names no place in the file."""
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("good", data=np.arange(3))
+        f.create_dataset("bad", shape=(123457, 7), dtype="u1")
+    raw = bytearray(path.read_bytes())
+    dims = (123457).to_bytes(8, "little") + (7).to_bytes(8, "little")
+    # dataspace message v1: version, rank, flags, 5 reserved bytes, then the dimensions
+    at = raw.find(bytes([1, 2, 1, 0, 0, 0, 0, 0]) + dims)
+    assert at > 0, "no dataspace message of /bad found"
+    raw[at] = 9
+    path.write_bytes(bytes(raw))
+
+
+def external_link_files(folder):
+    folder.mkdir(exist_ok=True)
+    with h5py.File(folder / "target.h5", "w") as f:
+        f.create_dataset("data", data=np.arange(24, dtype="<i4").reshape(4, 6) * 3)
+        f["back"] = h5py.ExternalLink("links.h5", "/to_data")
+    with h5py.File(folder / "links.h5", "w") as f:
+        f["to_data"] = h5py.ExternalLink("target.h5", "/data")
+        f["to_root"] = h5py.ExternalLink("target.h5", "/")
+        f["round_trip"] = h5py.ExternalLink("target.h5", "/back")
+        f["missing"] = h5py.ExternalLink("no_such_file.h5", "/x")
+        f["loop_a"] = h5py.ExternalLink("links.h5", "/loop_b")
+        f["loop_b"] = h5py.ExternalLink("links.h5", "/loop_a")
+        f.create_group("g")["soft_to_ext"] = h5py.SoftLink("/to_data")
+
+
 def main():
     if len(sys.argv) > 2:
         huge_signal_fast5(Path(sys.argv[2]))
@@ -326,6 +361,9 @@ def main():
     many_fast5(out / "many_fast5")
     odd_fast5(out / "odd_fast5")
     ont_named_fast5(out / "ont_named_fast5")
+    (out / "damaged").mkdir(exist_ok=True)
+    bad_dataspace_version_file(out / "damaged" / "dataspace_version.h5")
+    external_link_files(out / "external")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")
         f.create_dataset("b/c", data=np.arange(10, dtype="<u8"))
