@@ -8,7 +8,10 @@ The API follows h5py's read side::
         f["matrix"].read(out=buffer, threads=8)  # fill a caller's array directly
 """
 
+import os as _os
 from importlib.metadata import PackageNotFoundError, version as _dist_version
+
+from . import _native
 
 from ._native import (ClosedError, Error, FileObjectError, FormatError, TooManyLinksError, UnsupportedError,
                       default_threads)
@@ -28,6 +31,12 @@ from .readahead import io_depth
 from .formats import Fast5Error, Fast5Index, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
 from .writing.write import ArgumentError, auto_chunks, write
 from .writing.h5ad import write_h5ad
+
+# A fork waits until no native call runs, and none starts until it is done: a child
+# then never inherits a lock a parent thread held mid-read (crates/h5turbo-py/src/fork_gate.rs).
+if hasattr(_os, "register_at_fork"):
+    _os.register_at_fork(before=_native.fork_prepare, after_in_parent=_native.fork_parent,
+                         after_in_child=_native.fork_child)
 
 try:
     __version__ = _dist_version("h5turbo")

@@ -194,6 +194,10 @@ class Object:
     def storage_size(self) -> int:
         """Bytes allocated in the file for the data (sum of stored chunk sizes)."""
 
+def fork_prepare() -> None:
+    """os.register_at_fork's before hook: wait until no native call runs (fork_gate.rs)."""
+def fork_parent() -> None: ...
+def fork_child() -> None: ...
 def default_threads() -> int:
     """H5TURBO_THREADS if set and positive, else the number of cores."""
 

@@ -1,6 +1,7 @@
 //! Measurements the benchmark library (`h5turbo.bench`) needs from the native side, so
 //! an installed package (no source tree, no cargo) produces every reference row.
 
+use crate::fork_gate::without_gil;
 use crate::errors::{guard, to_py_err};
 use crate::threads_arg;
 use h5turbo_core::prelude::{codec_limit as core_codec_limit, fast5_limit as core_fast5_limit};
@@ -14,7 +15,7 @@ use std::path::PathBuf;
 #[pyo3(signature = (path, dataset, threads=0, repeats=5))]
 fn codec_limit(py: Python<'_>, path: PathBuf, dataset: &str, threads: i64, repeats: usize) -> PyResult<f64> {
     let threads = threads_arg(threads);
-    py.allow_threads(|| guard(|| core_codec_limit(&path, dataset, threads, repeats))).map_err(to_py_err)
+    without_gil(py, || guard(|| core_codec_limit(&path, dataset, threads, repeats))).map_err(to_py_err)
 }
 
 /// As `codec_limit`, for the raw signal of every read in these fast5 files, decoded
@@ -23,7 +24,7 @@ fn codec_limit(py: Python<'_>, path: PathBuf, dataset: &str, threads: i64, repea
 #[pyo3(signature = (paths, threads=0, repeats=5))]
 fn fast5_limit(py: Python<'_>, paths: Vec<PathBuf>, threads: i64, repeats: usize) -> PyResult<f64> {
     let threads = threads_arg(threads);
-    py.allow_threads(|| guard(|| core_fast5_limit(&paths, threads, repeats))).map_err(to_py_err)
+    without_gil(py, || guard(|| core_fast5_limit(&paths, threads, repeats))).map_err(to_py_err)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

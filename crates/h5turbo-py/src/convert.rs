@@ -1,6 +1,7 @@
 //! Values to Python: numpy dtypes, attribute values, fill values, and the objects of
 //! variable-length data, shaped as h5py returns them.
 
+use crate::fork_gate::without_gil;
 use crate::errors::{guard, to_py_err};
 
 use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, Dataspace, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype, ResultExt};
@@ -159,8 +160,7 @@ pub fn attribute_to_py(py: Python<'_>, obj: &CoreObject, value: &AttributeValue)
     if has_objects(&value.datatype) {
         // The values live in global heaps elsewhere in the file: say whose they are.
         let whose = format!("{} (attribute '{}')", obj.name(), value.name);
-        let values = py
-            .allow_threads(|| guard(|| value.vlen_values(obj.file()).in_object(&whose).in_file(obj.file().path())))
+        let values = without_gil(py, || guard(|| value.vlen_values(obj.file()).in_object(&whose).in_file(obj.file().path())))
             .map_err(to_py_err)?;
         // an array type's items are trailing axes, as numpy expands sub-array dtypes
         let (item_type, items) = array_items(&value.datatype, values)?;
@@ -189,8 +189,7 @@ fn vlen_fill_value(py: Python<'_>, obj: &CoreObject, ds: &Dataset) -> PyResult<P
         raw: ds.fill.clone(),
     };
     let whose = format!("{} (its fill value)", obj.name());
-    let values = py
-        .allow_threads(|| guard(|| value.vlen_values(obj.file()).in_object(&whose).in_file(obj.file().path())))
+    let values = without_gil(py, || guard(|| value.vlen_values(obj.file()).in_object(&whose).in_file(obj.file().path())))
         .map_err(to_py_err)?;
     let first = values.first().ok_or_else(|| PyValueError::new_err(format!("{}: no value", whose)))?;
     vlen_to_py(py, &ds.datatype, first, false)
@@ -326,10 +325,10 @@ pub fn read_vlen(
     let n = out.len();
     let flat = out.call_method1("reshape", (-1,))?;
     if matches!(ds.datatype.class, DatatypeClass::Compound { .. }) {
-        let columns = py.allow_threads(|| guard(|| obj.read_vlen_columns(sel, threads))).map_err(to_py_err)?;
+        let columns = without_gil(py, || guard(|| obj.read_vlen_columns(sel, threads))).map_err(to_py_err)?;
         return fill_fields(py, &ds.datatype, columns, &flat, n);
     }
-    let values = py.allow_threads(|| guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
+    let values = without_gil(py, || guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
     // an array type's items are trailing axes of `out` (numpy expands sub-array dtypes)
     let (dt, values) = array_items(&ds.datatype, values)?;
     if values.len() != n {

@@ -1,6 +1,7 @@
 //! Chunk encoding for the writer: numpy arrays cut into chunks and encoded on every
 //! core, handed back to Python (which gives them to libhdf5).
 
+use crate::fork_gate::without_gil;
 use crate::arrays::writable_buffer;
 use crate::errors::{guard, to_py_err};
 use crate::threads_arg;
@@ -77,8 +78,7 @@ pub(crate) fn encode_chunks_into<'py>(
     use h5turbo_core::prelude::encode_chunks_into as encode;
     let input = EncodeInput::new(array, filters, threads)?;
     let (out_address, out_len) = writable_buffer(out)?;
-    let placed = py
-        .allow_threads(|| {
+    let placed = without_gil(py, || {
             // SAFETY: both arrays stay borrowed (so alive) for this call; `array` is
             // only read; `out` is a writeable C-contiguous buffer of `out_len` bytes.
             // Python code must not resize them meanwhile (as with any numpy extension

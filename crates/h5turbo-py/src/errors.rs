@@ -122,7 +122,9 @@ fn file_object_failure(e: &Error) -> Option<&FileObjectFailure> {
 }
 
 /// Run `f`, turning a panic into an h5turbo error instead of unwinding into Python.
+/// The call passes the fork gate (fork_gate.rs) while it runs.
 pub fn guard<T>(f: impl FnOnce() -> h5turbo_core::prelude::Result<T>) -> h5turbo_core::prelude::Result<T> {
+    let _pass = crate::fork_gate::enter();
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => {

@@ -1,6 +1,7 @@
 //! `fast5_reads`: many fast5 files walked and their signals decoded with the GIL
 //! released; the Python reader (python/h5turbo/formats/fast5.py) builds the reads.
 
+use crate::fork_gate::without_gil;
 use crate::convert::attribute_to_py;
 use crate::errors::{guard, to_py_err, H5TurboError};
 use h5turbo_core::prelude::fast5::{file_read_ids, read_record, scalar, Fast5Index, Layout, OpenAhead, ReadLocations, ReadRecord, Scalar};
@@ -66,7 +67,7 @@ fn gather_jobs(
     io_depth: Option<u64>,
     gather: impl Fn(usize, CoreFile) -> Result<JobOut> + Send + Sync,
 ) -> Vec<Result<JobOut>> {
-    py.allow_threads(|| {
+    without_gil(py, || {
         read_ahead::with_window(io_depth, || {
             let files = OpenAhead::new(paths, read_ahead::window());
             files.enumerate().map(|(k, (_, file))| guard(|| gather(k, file?))).collect()
@@ -122,8 +123,7 @@ impl Fast5ReadIndex {
     #[new]
     #[pyo3(signature = (paths, threads=0))]
     fn new(py: Python<'_>, paths: Vec<PathBuf>, threads: usize) -> PyResult<Self> {
-        let per_file = py
-            .allow_threads(|| on_threads(threads, || paths.par_iter().map(|p| guard(|| file_read_ids(p))).collect()))
+        let per_file = without_gil(py, || on_threads(threads, || paths.par_iter().map(|p| guard(|| file_read_ids(p))).collect()))
             .map_err(to_py_err)?;
         Ok(Fast5ReadIndex { locations: ReadLocations::from_files(per_file) })
     }

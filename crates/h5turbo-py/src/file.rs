@@ -1,5 +1,6 @@
 //! `_native.File`: an open file, paths to objects, references.
 
+use crate::fork_gate::without_gil;
 use crate::errors::{guard, to_py_err};
 use crate::object::Object;
 use h5turbo_core::prelude::{File as CoreFile, RegionSelection};
@@ -16,7 +17,7 @@ pub struct File {
 impl File {
     #[new]
     fn new(py: Python<'_>, path: PathBuf) -> PyResult<File> {
-        let inner = py.allow_threads(|| guard(|| CoreFile::open(&path))).map_err(to_py_err)?;
+        let inner = without_gil(py, || guard(|| CoreFile::open(&path))).map_err(to_py_err)?;
         Ok(File { inner })
     }
 
@@ -25,7 +26,7 @@ impl File {
     #[staticmethod]
     fn from_fileobj(py: Python<'_>, obj: Bound<'_, PyAny>, name: PathBuf) -> PyResult<File> {
         let source = crate::pyfile::source_for(obj, &name)?;
-        let inner = py.allow_threads(|| guard(|| CoreFile::from_source(source, &name))).map_err(to_py_err)?;
+        let inner = without_gil(py, || guard(|| CoreFile::from_source(source, &name))).map_err(to_py_err)?;
         Ok(File { inner })
     }
 
@@ -55,14 +56,14 @@ impl File {
     }
 
     fn get(&self, py: Python<'_>, path: &str) -> PyResult<Object> {
-        let inner = py.allow_threads(|| guard(|| self.inner.get(path))).map_err(to_py_err)?;
+        let inner = without_gil(py, || guard(|| self.inner.get(path))).map_err(to_py_err)?;
         Ok(Object::new(inner))
     }
 
     /// The object at an object reference's address and a path to it (None if no link
     /// reaches it); see _native.pyi.
     fn dereference(&self, py: Python<'_>, address: u64) -> PyResult<(Object, Option<String>)> {
-        let (inner, path) = py.allow_threads(|| guard(|| self.inner.dereference(address))).map_err(to_py_err)?;
+        let (inner, path) = without_gil(py, || guard(|| self.inner.dereference(address))).map_err(to_py_err)?;
         Ok((Object::new(inner), path))
     }
 
@@ -71,7 +72,7 @@ impl File {
     /// ((starts, ends), n x rank each, ends inclusive) or "regular" ((start, stride,
     /// count, block) per axis).
     fn region<'py>(&self, py: Python<'py>, collection: u64, index: u32) -> PyResult<(u64, &'static str, PyObject)> {
-        let region = py.allow_threads(|| guard(|| self.inner.region(collection, index))).map_err(to_py_err)?;
+        let region = without_gil(py, || guard(|| self.inner.region(collection, index))).map_err(to_py_err)?;
         let (kind, data) = selection_to_py(py, region.selection)?;
         Ok((region.object, kind, data))
     }

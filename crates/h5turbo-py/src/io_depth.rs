@@ -1,6 +1,7 @@
 //! The read-ahead window (`io_depth`) of the calling thread: `h5turbo.io_depth(...)`
 //! and the `io_depth=` arguments set it around a read (python/h5turbo/readahead.py).
 
+use crate::fork_gate::without_gil;
 use h5turbo_core::prelude::read_ahead;
 use pyo3::prelude::*;
 
@@ -53,7 +54,7 @@ impl FileHints {
     /// Stop the thread (it waits for the hint in progress), with the GIL released.
     fn close(&self, py: Python<'_>) {
         let hints = self.lock().take();
-        py.allow_threads(move || drop(hints));
+        without_gil(py, move || drop(hints));
     }
 }
 

@@ -16,6 +16,7 @@ mod encode;
 mod errors;
 mod fast5;
 mod file;
+mod fork_gate;
 mod io_depth;
 mod object;
 mod pyfile;
@@ -47,6 +48,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<file::File>()?;
     m.add_class::<object::Object>()?;
     m.add_function(wrap_pyfunction!(default_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(fork_gate::fork_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(fork_gate::fork_parent, m)?)?;
+    m.add_function(wrap_pyfunction!(fork_gate::fork_child, m)?)?;
     m.add_function(wrap_pyfunction!(filters, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_fetch, m)?)?;

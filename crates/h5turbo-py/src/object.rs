@@ -1,6 +1,7 @@
 //! `_native.Object`: a group, dataset or committed datatype; metadata, attributes,
 //! reads into numpy arrays and reductions.
 
+use crate::fork_gate::without_gil;
 use crate::arrays::{parse_selection, writable_buffer};
 use crate::convert;
 use crate::errors::{guard, to_py_err};
@@ -71,7 +72,7 @@ impl Object {
     }
 
     fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let links = py.allow_threads(|| guard(|| self.inner.links())).map_err(to_py_err)?;
+        let links = without_gil(py, || guard(|| self.inner.links())).map_err(to_py_err)?;
         let items = links.into_iter().map(|l| link_tuple(py, l)).collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
@@ -79,7 +80,7 @@ impl Object {
     /// The link `name` of this group as (name, kind, target), None when there is none:
     /// one lookup, whatever the size of the group.
     fn link<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        match py.allow_threads(|| guard(|| self.inner.link(name))) {
+        match without_gil(py, || guard(|| self.inner.link(name))) {
             Ok(link) => link_tuple(py, link).map(Some),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(to_py_err(e)),
@@ -89,28 +90,28 @@ impl Object {
     /// This object as the file holds it now (a SWMR writer may have appended since):
     /// a new object over a new view of the file, sharing its descriptor.
     fn refreshed(&self, py: Python<'_>) -> PyResult<Object> {
-        let inner = py.allow_threads(|| guard(|| self.inner.refreshed())).map_err(to_py_err)?;
+        let inner = without_gil(py, || guard(|| self.inner.refreshed())).map_err(to_py_err)?;
         Ok(Object::new(inner))
     }
 
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
-        let inner = py.allow_threads(|| guard(|| self.inner.child(name))).map_err(to_py_err)?;
+        let inner = without_gil(py, || guard(|| self.inner.child(name))).map_err(to_py_err)?;
         Ok(Object::new(inner))
     }
 
     fn attr_names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        py.allow_threads(|| guard(|| self.inner.attribute_names())).map_err(to_py_err)
+        without_gil(py, || guard(|| self.inner.attribute_names())).map_err(to_py_err)
     }
 
     fn attr(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
-        let value = py.allow_threads(|| guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
+        let value = without_gil(py, || guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
         self.check_numpy_dtype(&value.datatype, &format!("{} (attribute '{}')", self.inner.name(), name))?;
         convert::attribute_to_py(py, &self.inner, &value)
     }
 
     /// H5DSis_scale (h5py's `Dataset.is_scale`).
     fn is_dimension_scale(&self, py: Python<'_>) -> PyResult<bool> {
-        py.allow_threads(|| guard(|| self.inner.is_dimension_scale())).map_err(to_py_err)
+        without_gil(py, || guard(|| self.inner.is_dimension_scale())).map_err(to_py_err)
     }
 
     #[getter]
@@ -167,7 +168,7 @@ impl Object {
     ) -> PyResult<Option<Vec<(&'static str, PyObject, String, String, &'static str, PyObject)>>> {
         let ds = self.dataset()?;
         let file = self.inner.file().clone();
-        let mappings = py.allow_threads(|| guard(|| ds.virtual_mappings(&file))).map_err(to_py_err)?;
+        let mappings = without_gil(py, || guard(|| ds.virtual_mappings(&file))).map_err(to_py_err)?;
         let Some(mappings) = mappings else { return Ok(None) };
         let mut out = Vec::with_capacity(mappings.len());
         for m in mappings {
@@ -223,12 +224,12 @@ impl Object {
 
     fn chunk_count(&self, py: Python<'_>) -> PyResult<u64> {
         let ds = self.dataset()?;
-        py.allow_threads(|| guard(|| ds.storage(self.inner.file()).map(|s| s.chunks))).map_err(to_py_err)
+        without_gil(py, || guard(|| ds.storage(self.inner.file()).map(|s| s.chunks))).map_err(to_py_err)
     }
 
     fn storage_size(&self, py: Python<'_>) -> PyResult<u64> {
         let ds = self.dataset()?;
-        py.allow_threads(|| guard(|| ds.storage(self.inner.file()).map(|s| s.bytes))).map_err(to_py_err)
+        without_gil(py, || guard(|| ds.storage(self.inner.file()).map(|s| s.bytes))).map_err(to_py_err)
     }
 
     /// Every allocated chunk in the order libhdf5 visits them, as four arrays:
@@ -236,7 +237,7 @@ impl Object {
     /// stored sizes (h5py's get_chunk_info / chunk_iter, without a tuple per chunk).
     fn chunk_table<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let rank = self.dataset()?.shape().len();
-        let infos = py.allow_threads(|| guard(|| self.inner.chunk_infos())).map_err(to_py_err)?;
+        let infos = without_gil(py, || guard(|| self.inner.chunk_infos())).map_err(to_py_err)?;
         let n = infos.len();
         let offsets: Vec<u64> = infos.iter().flat_map(|c| c.offset.iter().copied()).collect();
         let masks: Vec<u32> = infos.iter().map(|c| c.filter_mask).collect();
@@ -254,13 +255,13 @@ impl Object {
     /// (filter mask, absolute file offset, size) of the allocated chunk holding
     /// `element`; None when it was never written or lies outside the extent.
     fn chunk_info_at(&self, py: Python<'_>, element: Vec<u64>) -> PyResult<Option<(u32, u64, u64)>> {
-        let info = py.allow_threads(|| guard(|| self.inner.chunk_info_at(&element))).map_err(to_py_err)?;
+        let info = without_gil(py, || guard(|| self.inner.chunk_info_at(&element))).map_err(to_py_err)?;
         Ok(info.map(|c| (c.filter_mask, c.file_offset, c.size)))
     }
 
     /// (filter mask, stored bytes) of the chunk starting at element `offset`.
     fn read_stored_chunk<'py>(&self, py: Python<'py>, offset: Vec<u64>) -> PyResult<(u32, Bound<'py, PyBytes>)> {
-        let (mask, bytes) = py.allow_threads(|| guard(|| self.inner.read_stored_chunk(&offset))).map_err(to_py_err)?;
+        let (mask, bytes) = without_gil(py, || guard(|| self.inner.read_stored_chunk(&offset))).map_err(to_py_err)?;
         Ok((mask, PyBytes::new(py, &bytes)))
     }
 
@@ -287,7 +288,7 @@ impl Object {
             return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
         }
         let (address, len) = writable_buffer(out)?;
-        py.allow_threads(|| {
+        without_gil(py, || {
             // SAFETY: `out` stays borrowed (so alive) for this call, and is a writeable
             // C-contiguous buffer of `len` bytes; as with any numpy extension that
             // releases the GIL, Python code must not resize it meanwhile.
@@ -312,8 +313,7 @@ impl Object {
         let op = reduce::parse_op(op)?;
         let threads = threads_arg(threads);
         let file = self.inner.file().clone();
-        let reduced = py
-            .allow_threads(|| guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
+        let reduced = without_gil(py, || guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
             .map_err(to_py_err)?;
         reduce::to_py(py, reduced)
     }

@@ -176,6 +176,8 @@ impl PyFileSource {
     /// Run `f` (which seeks the object) in this object's turn, waited for without the GIL.
     fn in_turn<R>(&self, py: Python<'_>, f: impl FnOnce() -> R) -> R {
         let turn = &*self.turn;
+        // not fork_gate::without_gil: this runs for a call already through the gate (on
+        // its pool's threads), which must not wait for a fork that waits for it
         py.allow_threads(|| turn.wait());
         let _held = TurnHeld(turn);
         f()
