@@ -88,6 +88,9 @@ for variant in plain asan; do
     [ -x "$WORK/api_test_static" ] && [ $variant = plain ] && \
         run "static: api_test" "$WORK/api_test_static" "$WORK/gen" "$CORPUS/fast5" "$WORK/truncated.fast5" "$WORK/huge_signal.fast5"
     for f in $FILES; do
+        # 2^31 + 1 elements: 65 s plain, 86 s more under the sanitizers, for the same
+        # reads (the plain run checks their values past 2^31)
+        case "$variant:$f" in asan:*tiny_huge_1d_over_maxint*) continue ;; esac
         run "$variant: compare with libhdf5 ${f#$ROOT/}" "$bin/compare" "$f"
     done
     for f in "$WORK/gen/structures.h5" "$WORK/gen/dtypes.h5" "$WORK/gen/filters.h5" \
