@@ -688,3 +688,28 @@ def test_forking_while_other_threads_read_never_leaves_a_child_hung(sample, sour
         print(bad)
     """, path, source, timeout=180)
     assert out.strip() == "0"
+
+
+def test_reads_through_readinto_leave_no_python_objects_behind(sample):
+    """Each readinto() of a file object left one Python int alive (pyo3's PySlice::new
+    leaks its ints): 55 objects a cycle of 5 small reads of a BytesIO, without bound."""
+    path, _ = sample
+    out = _child("""
+        import gc, io, sys
+        import numpy as np, h5turbo
+        data = open(sys.argv[1], "rb").read()
+        def cycle():
+            f = h5turbo.File(io.BytesIO(data))
+            for r in range(5):
+                f["m"].read(np.s_[r * 100:r * 100 + 1], threads=1)
+            f.close()
+        for _ in range(50):
+            cycle()
+        gc.collect()
+        before = sys.getallocatedblocks()
+        for _ in range(300):
+            cycle()
+        gc.collect()
+        print((sys.getallocatedblocks() - before) / 300)
+    """, path)
+    assert float(out) < 2, out

@@ -17,7 +17,7 @@ use crate::errors::FileObjectFailure;
 use h5turbo_core::prelude::{Error, FileSource, ReadAt, Result};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PySlice};
+use pyo3::types::{PyByteArray, PyBytes};
 use std::path::{Path, PathBuf};
 use std::collections::HashMap;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
@@ -223,10 +223,14 @@ impl PyFileSource {
     fn readinto(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<usize> {
         let piece = out.len().min(MAX_PIECE);
         let bounce = self.bounce_buffer(py, piece)?;
+        // slice(0, piece) built by a call, not PySlice::new: pyo3 0.25's leaks its three
+        // ints (PySlice_New does not take them over), one object per read
         let view = py
             .import("builtins")
-            .and_then(|b| b.getattr("memoryview")?.call1((&bounce,)))
-            .and_then(|v| v.get_item(PySlice::new(py, 0, piece as isize, 1)))
+            .and_then(|b| {
+                let whole = b.getattr("memoryview")?.call1((&bounce,))?;
+                whole.get_item(b.getattr("slice")?.call1((0usize, piece))?)
+            })
             .map_err(|e| failure(py, e, "cannot make a memoryview".into()))?;
         let result = obj.call_method1("readinto", (&view,));
         let _ = view.call_method0("release");
