@@ -193,6 +193,16 @@ class Object:
         """Allocated chunks in the chunk index (1 for contiguous with storage)."""
     def storage_size(self) -> int:
         """Bytes allocated in the file for the data (sum of stored chunk sizes)."""
+    def chunk_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every allocated chunk in libhdf5's order: first-element offsets (n x rank,
+        uint64), filter masks (uint32), absolute file offsets and stored sizes (uint64)."""
+    def chunk_info_at(self, element: list[int]) -> tuple[int, int, int] | None:
+        """(filter mask, file offset, size) of the allocated chunk holding `element`."""
+    def read_stored_chunk(self, offset: list[int]) -> tuple[int, bytes] | None:
+        """(filter mask, stored bytes) of the chunk starting at `offset`; None if unwritten."""
+    @property
+    def contiguous_offset(self) -> int | None:
+        """Where contiguous data starts in the file; None otherwise (h5py's get_offset)."""
 
 def fork_prepare() -> None:
     """os.register_at_fork's before hook: wait until no native call runs (fork_gate.rs)."""

@@ -79,13 +79,20 @@ fn wait_while(condition: impl Fn() -> bool) {
 /// `py.allow_threads` for native work: the GIL released, the gate entered.
 pub fn without_gil<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
     py.allow_threads(|| {
-        let outer = NO_GIL.with(|n| n.replace(true));
-        let pass = enter();
-        let result = f();
-        drop(pass);
-        NO_GIL.with(|n| n.set(outer));
-        result
+        let _no_gil = NoGil(NO_GIL.with(|n| n.replace(true)));
+        let _pass = enter();
+        f()
     })
+}
+
+/// Marks this thread as running without the GIL until dropped (also when `f` panics),
+/// then puts back what it was.
+struct NoGil(bool);
+
+impl Drop for NoGil {
+    fn drop(&mut self) {
+        NO_GIL.with(|n| n.set(self.0));
+    }
 }
 
 /// os.register_at_fork(before=...): close the gate and wait, the GIL released, until no

@@ -253,16 +253,17 @@ impl Object {
     }
 
     /// (filter mask, absolute file offset, size) of the allocated chunk holding
-    /// `element`; None when it was never written or lies outside the extent.
+    /// `element`; None when it was never written or lies outside the chunk grid.
     fn chunk_info_at(&self, py: Python<'_>, element: Vec<u64>) -> PyResult<Option<(u32, u64, u64)>> {
         let info = without_gil(py, || guard(|| self.inner.chunk_info_at(&element))).map_err(to_py_err)?;
         Ok(info.map(|c| (c.filter_mask, c.file_offset, c.size)))
     }
 
-    /// (filter mask, stored bytes) of the chunk starting at element `offset`.
-    fn read_stored_chunk<'py>(&self, py: Python<'py>, offset: Vec<u64>) -> PyResult<(u32, Bound<'py, PyBytes>)> {
-        let (mask, bytes) = without_gil(py, || guard(|| self.inner.read_stored_chunk(&offset))).map_err(to_py_err)?;
-        Ok((mask, PyBytes::new(py, &bytes)))
+    /// (filter mask, stored bytes) of the chunk starting at element `offset`; None
+    /// when it was never written.
+    fn read_stored_chunk<'py>(&self, py: Python<'py>, offset: Vec<u64>) -> PyResult<Option<(u32, Bound<'py, PyBytes>)>> {
+        let stored = without_gil(py, || guard(|| self.inner.read_stored_chunk(&offset))).map_err(to_py_err)?;
+        Ok(stored.map(|(mask, bytes)| (mask, PyBytes::new(py, &bytes))))
     }
 
     /// Where contiguous data starts in the file (absolute); None for other layouts,

@@ -116,9 +116,10 @@ class DatasetID:
         coords = self._coords(offsets)
         if any(c % n for c, n in zip(coords, self._obj.chunks)):
             raise OSError(f"Can't read unprocessed chunk data (offset {tuple(coords)} doesn't fall on a chunk's boundary)")
-        if self._obj.chunk_info_at(coords) is None:
+        stored = self._obj.read_stored_chunk(coords)
+        if stored is None:
             raise RuntimeError(f"Can't get storage size of chunk (the chunk at {tuple(coords)} is not allocated)")
-        mask, data = self._obj.read_stored_chunk(coords)
+        mask, data = stored
         if out is None:
             return mask, data
         view = memoryview(out).cast("B")

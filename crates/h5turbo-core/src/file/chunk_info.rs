@@ -44,15 +44,14 @@ impl Dataset {
     /// chunk was never written or lies outside the chunk grid.
     pub fn chunk_info_at(&self, file: &File, element: &[u64]) -> Result<Option<ChunkInfo>> {
         let chunk_dims = self.chunked_dims()?;
-        self.check_rank(element)?;
-        let scaled: Vec<u64> = element.iter().zip(chunk_dims).map(|(&e, &c)| e / c.max(1)).collect();
-        let Some(index) = self.chunk_index(file)? else { return Ok(None) };
-        Ok(index.get(&scaled).map(|location| chunk_info(&scaled, chunk_dims, location, file.ctx().base())))
+        let found = self.chunk_location(file, element)?;
+        Ok(found.map(|(scaled, location)| chunk_info(&scaled, chunk_dims, location, file.ctx().base())))
     }
 
-    /// The stored bytes of the chunk starting at element `offset`, unfiltered by
-    /// nothing (as written, compressed or not), with its filter mask.
-    pub fn read_stored_chunk(&self, file: &File, offset: &[u64]) -> Result<(u32, Vec<u8>)> {
+    /// The stored bytes of the chunk starting at element `offset`, as written
+    /// (filtered: compressed or not), with its filter mask; `None` when that chunk was
+    /// never written.
+    pub fn read_stored_chunk(&self, file: &File, offset: &[u64]) -> Result<Option<(u32, Vec<u8>)>> {
         let chunk_dims = self.chunked_dims()?;
         self.check_rank(offset)?;
         if offset.iter().zip(chunk_dims).any(|(&e, &c)| c == 0 || e % c != 0) {
@@ -61,11 +60,19 @@ impl Dataset {
                 offset, chunk_dims
             )));
         }
-        let Some(info) = self.chunk_info_at(file, offset)? else {
-            return Err(Error::invalid_argument(format!("the chunk at {:?} is not allocated", offset)));
-        };
-        let address = info.file_offset - file.ctx().base();
-        Ok((info.filter_mask, file.ctx().read(address, info.size, "a chunk")?))
+        let Some((_, location)) = self.chunk_location(file, offset)? else { return Ok(None) };
+        // the size comes from the file: read() checks it against the file's length first
+        let bytes = file.ctx().read(location.address, location.size, "a chunk")?;
+        Ok(Some((location.filter_mask, bytes)))
+    }
+
+    /// The scaled coordinates and index entry of the chunk holding `element`.
+    fn chunk_location(&self, file: &File, element: &[u64]) -> Result<Option<(Vec<u64>, ChunkLocation)>> {
+        let chunk_dims = self.chunked_dims()?;
+        self.check_rank(element)?;
+        let scaled: Vec<u64> = element.iter().zip(chunk_dims).map(|(&e, &c)| e / c.max(1)).collect();
+        let Some(index) = self.chunk_index(file)? else { return Ok(None) };
+        Ok(index.get(&scaled).map(|location| (scaled, location)))
     }
 
     /// Where contiguous data starts in the file (absolute), as H5Dget_offset: `None`
@@ -135,7 +142,7 @@ impl Object {
     }
 
     /// [`Dataset::read_stored_chunk`], errors naming the file and the dataset.
-    pub fn read_stored_chunk(&self, offset: &[u64]) -> Result<(u32, Vec<u8>)> {
+    pub fn read_stored_chunk(&self, offset: &[u64]) -> Result<Option<(u32, Vec<u8>)>> {
         let ds = self.dataset()?;
         self.in_context(ds.read_stored_chunk(self.file(), offset))
     }
