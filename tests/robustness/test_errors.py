@@ -118,3 +118,19 @@ def test_operating_system_errors_are_the_oserror_subclass_h5py_raises(tmp_path, 
     with pytest.raises(expected) as info:
         h5turbo.File(path)
     assert info.value.errno == code and str(path) in str(info.value)
+
+
+def test_a_broken_dataspace_names_its_place_in_the_file(tmp_path):
+    """A dataset's dataspace was parsed from a copy of its bytes, so its error said
+    "(at byte offset 0)"; it names the message's own address now."""
+    path = tmp_path / "dataspace.h5"
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("bad", shape=(123457, 7), dtype="u1")
+    raw = bytearray(path.read_bytes())
+    at = raw.find(bytes([1, 2, 1, 0, 0, 0, 0, 0]) + (123457).to_bytes(8, "little"))
+    raw[at] = 9  # a dataspace message version that does not exist
+    path.write_bytes(bytes(raw))
+    with h5turbo.File(path) as f, pytest.raises(h5turbo.FormatError) as info:
+        f["bad"].shape
+    message = str(info.value)
+    assert "/bad" in message and "version 9" in message and f"(at byte offset {at})" in message

@@ -72,25 +72,25 @@ pub(crate) fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".into())
 }
 
-/// The message of an error as the caller sees it: the file, the object and the
-/// problem, and the byte offset of the structure that was wrong, except offset 0: the
-/// core parses some messages from a copy of their bytes (a dataset's dataspace, a
-/// committed datatype), whose offsets then count from 0 and name no place in the file
-/// (byte 0 of a file is the superblock, whose errors say so anyway). An empty file
-/// path marks a message that names its file itself.
+/// The message of an error as the caller sees it: the file, the object, the problem
+/// and the byte offset of the structure that was wrong (the core's Display), except
+/// that an empty file path marks a message that names its file itself (a fast5 read's
+/// error, kept as it was made, without the stream's paths before it).
 pub(crate) fn message_of(e: &Error) -> String {
-    let mut text = String::new();
-    if let Some(file) = e.file().filter(|f| !f.as_os_str().is_empty()) {
-        text.push_str(&format!("{}: ", file.display()));
+    match e.file() {
+        Some(file) if file.as_os_str().is_empty() => {
+            let mut text = String::new();
+            if let Some(object) = e.object() {
+                text.push_str(&format!("{}: ", object));
+            }
+            text.push_str(e.message());
+            if let Some(offset) = e.offset() {
+                text.push_str(&format!(" (at byte offset {})", offset));
+            }
+            text
+        }
+        _ => e.to_string(),
     }
-    if let Some(object) = e.object() {
-        text.push_str(&format!("{}: ", object));
-    }
-    text.push_str(e.message());
-    if let Some(offset) = e.offset().filter(|&o| o != 0) {
-        text.push_str(&format!(" (at byte offset {})", offset));
-    }
-    text
 }
 
 /// Run `body`, a panic inside it becoming an error (for work done per file or per

@@ -974,7 +974,7 @@ static void test_error_contract(const char *gen, const char *fast5_dir) {
     h5turbo_object_close(o);
     h5turbo_file_close(f);
 
-    /* a dataspace parsed from a copy of its bytes: no "(at byte offset 0)" */
+    /* a dataspace parsed from a copy of its bytes once said "(at byte offset 0)"; its own address now */
     const char *damaged = path_in(gen, "damaged/dataspace_version.h5");
     CHECK(h5turbo_file_open(damaged, &f) == H5TURBO_OK, "open the damaged file");
     int rank = -9;

@@ -98,7 +98,8 @@ impl LayoutKind {
 impl Dataset {
     pub(super) fn parse(file: &File, header: &ObjectHeader) -> Result<Dataset> {
         let ctx = file.ctx();
-        let dataspace = Dataspace::parse(&required(header, msg::DATASPACE, "dataspace")?.data, 0, ctx.sizes())?;
+        let dm = required(header, msg::DATASPACE, "dataspace")?;
+        let dataspace = Dataspace::parse(&dm.data, dm.address, ctx.sizes())?;
         let datatype = dataset_datatype(ctx, required(header, msg::DATATYPE, "datatype")?)?;
         let lm = required(header, msg::LAYOUT, "data layout")?;
         let layout = Layout::parse(&lm.data, lm.address, ctx.sizes())?;
