@@ -8,6 +8,7 @@ The API follows h5py's read side::
         f["matrix"].read(out=buffer, threads=8)  # fill a caller's array directly
 """
 
+import atexit as _atexit
 import os as _os
 from importlib.metadata import PackageNotFoundError, version as _dist_version
 
@@ -37,6 +38,11 @@ from .writing.h5ad import write_h5ad
 if hasattr(_os, "register_at_fork"):
     _os.register_at_fork(before=_native.fork_prepare, after_in_parent=_native.fork_parent,
                          after_in_child=_native.fork_child)
+
+# A read still running in a daemon thread when Python exits must not take the GIL back
+# (Python would end that thread with pthread_exit, which aborted the process): from the
+# exit handlers on, the native side parks such threads (crates/h5turbo-py/src/shutdown.rs).
+_atexit.register(_native.prepare_exit)
 
 try:
     __version__ = _dist_version("h5turbo")

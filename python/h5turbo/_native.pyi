@@ -105,6 +105,9 @@ class Object:
     @property
     def address(self) -> int:
         """Object header address: equal for two hard links to the same object."""
+    @property
+    def valid(self) -> bool:
+        """False once the file is closed (h5py's obj.id.valid)."""
 
     # --- groups ---
     def links(self) -> list[Tuple[str, str, Any]]:
@@ -208,6 +211,8 @@ def fork_prepare() -> None:
     """os.register_at_fork's before hook: wait until no native call runs (fork_gate.rs)."""
 def fork_parent() -> None: ...
 def fork_child() -> None: ...
+def prepare_exit() -> None:
+    """atexit hook: from now on only this thread takes the GIL in native code (shutdown.rs)."""
 def default_threads() -> int:
     """H5TURBO_THREADS if set and positive, else the number of cores."""
 

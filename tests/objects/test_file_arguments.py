@@ -68,6 +68,7 @@ def test_write_modes_raise_a_read_only_error_pointing_to_write(h5file, mode):
     with pytest.raises(h5turbo.ReadOnlyError, match="h5turbo.write") as info:
         h5turbo.File(h5file, mode)
     assert isinstance(info.value, h5turbo.Error) and isinstance(info.value, ValueError)
+    assert str(h5file) in str(info.value)  # names the file, as every error does
     assert h5file.read_bytes() == before  # nothing was written or truncated
 
 

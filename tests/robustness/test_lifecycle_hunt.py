@@ -357,7 +357,8 @@ def test_close_or_del_while_threads_read_gives_values_or_closed_error(sample, tm
 def test_threads_argument_values(sample):
     path, expected = sample
     with h5turbo.File(path, "r") as f:
-        for threads in [None, 1, 2, 7, 64, 1024, 5000, 2**63 - 1, np.int64(3), np.uint8(2)]:
+        for threads in [None, 1, 2, 7, 64, 1024, 5000, 2**63 - 1, 2**64, 10**30, np.int64(3), np.uint8(2),
+                        np.uint64(2**64 - 1)]:
             assert np.array_equal(f["m"].read(threads=threads), expected["m"]), threads
             assert np.array_equal(f["m"].read(np.s_[::7, 3], threads=threads), expected["m"][::7, 3]), threads
         assert f["m"].sum(threads=1024) == expected["m"].sum()
@@ -713,3 +714,29 @@ def test_reads_through_readinto_leave_no_python_objects_behind(sample):
         print((sys.getallocatedblocks() - before) / 300)
     """, path)
     assert float(out) < 2, out
+
+
+@pytest.mark.parametrize("source", ["path", "bytesio"])
+def test_python_exits_cleanly_while_daemon_threads_read(sample, source):
+    """Daemon threads still reading when Python exits: a read that ended after Python
+    began to finalize took the GIL back, Python ended its thread with pthread_exit, and
+    the unwind through the native frames aborted the process ("FATAL: exception not
+    rethrown", exit status 134, every time). h5py hangs there. The thread now parks and
+    the interpreter exits with status 0; atexit handlers and output are kept."""
+    path, _ = sample
+    for _ in range(3):
+        out = _child("""
+            import atexit, io, sys, threading, time
+            import h5turbo
+            path, source = sys.argv[1], sys.argv[2]
+            f = h5turbo.File(path if source == "path" else io.BytesIO(open(path, "rb").read()))
+            def background():
+                while True:
+                    f["m"][:10, :10]
+            for _ in range(3):
+                threading.Thread(target=background, daemon=True).start()
+            time.sleep(0.3)
+            atexit.register(lambda: print("atexit ran", flush=True))
+            print("main done", flush=True)
+        """, path, source, timeout=60)
+        assert out.split() == ["main", "done", "atexit", "ran"]

@@ -10,7 +10,9 @@
 //! waits (the forking thread, which holds the GIL while the gate is closed, could be
 //! what it waits for): it is counted, and the fork waits for it to end instead.
 
+use crate::shutdown;
 use pyo3::prelude::*;
+use std::panic::{self, AssertUnwindSafe};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -76,13 +78,21 @@ fn wait_while(condition: impl Fn() -> bool) {
     }
 }
 
-/// `py.allow_threads` for native work: the GIL released, the gate entered.
+/// `py.allow_threads` for native work: the GIL released, the gate entered. A call that
+/// ends once Python exits, on a thread other than the exiting one, never takes the GIL
+/// back (shutdown.rs).
 pub fn without_gil<T: Send>(py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
-    py.allow_threads(|| {
-        let _no_gil = NoGil(NO_GIL.with(|n| n.replace(true)));
-        let _pass = enter();
-        f()
-    })
+    let (outcome, claim) = py.allow_threads(|| {
+        let outcome = {
+            let _no_gil = NoGil(NO_GIL.with(|n| n.replace(true)));
+            let _pass = enter();
+            panic::catch_unwind(AssertUnwindSafe(f))
+        };
+        let claim = shutdown::claim_gil().unwrap_or_else(|| shutdown::park_for_good());
+        (outcome, claim)
+    });
+    drop(claim); // the GIL is taken back
+    outcome.unwrap_or_else(|payload| panic::resume_unwind(payload))
 }
 
 /// Marks this thread as running without the GIL until dropped (also when `f` panics),

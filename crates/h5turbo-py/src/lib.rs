@@ -21,6 +21,7 @@ mod io_depth;
 mod object;
 mod pyfile;
 mod reduce;
+mod shutdown;
 
 use h5turbo_core::prelude::{default_threads as core_default_threads, filter_registry};
 use pyo3::prelude::*;
@@ -51,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fork_gate::fork_prepare, m)?)?;
     m.add_function(wrap_pyfunction!(fork_gate::fork_parent, m)?)?;
     m.add_function(wrap_pyfunction!(fork_gate::fork_child, m)?)?;
+    m.add_function(wrap_pyfunction!(shutdown::prepare_exit, m)?)?;
     m.add_function(wrap_pyfunction!(filters, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_reads, m)?)?;
     m.add_function(wrap_pyfunction!(fast5::fast5_fetch, m)?)?;

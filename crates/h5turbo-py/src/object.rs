@@ -71,6 +71,12 @@ impl Object {
         self.inner.address()
     }
 
+    /// False once the file is closed (h5py's `obj.id.valid`).
+    #[getter]
+    fn valid(&self) -> bool {
+        !self.inner.file().is_closed()
+    }
+
     fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let links = without_gil(py, || guard(|| self.inner.links())).map_err(to_py_err)?;
         let items = links.into_iter().map(|l| link_tuple(py, l)).collect::<PyResult<Vec<_>>>()?;
@@ -289,7 +295,8 @@ impl Object {
             return Err(PyValueError::new_err(format!("out has dtype {}, the dataset {}", out.dtype(), expected)));
         }
         let (address, len) = writable_buffer(out)?;
-        without_gil(py, || {
+        // a read through a Python file object stops at Ctrl-C (pyfile::interruptible)
+        crate::pyfile::interruptible(py, self.inner.file().path(), || {
             // SAFETY: `out` stays borrowed (so alive) for this call, and is a writeable
             // C-contiguous buffer of `len` bytes; as with any numpy extension that
             // releases the GIL, Python code must not resize it meanwhile.

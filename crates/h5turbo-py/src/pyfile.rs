@@ -14,13 +14,16 @@
 //! then takes the GIL again. No thread ever waits for the turn while holding the GIL.
 
 use crate::errors::FileObjectFailure;
-use h5turbo_core::prelude::{Error, FileSource, ReadAt, Result};
+use crate::shutdown;
+use h5turbo_core::prelude::{Error, ErrorKind, FileSource, ReadAt, Result};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
 use std::path::{Path, PathBuf};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
+use std::time::Duration;
 
 /// The largest piece read with one `readinto` call: the bounce buffer's size.
 const MAX_PIECE: usize = 4 << 20;
@@ -157,6 +160,7 @@ impl PyFileSource {
         let has_pread = obj.hasattr("pread")?;
         let len = object_size(&obj).map_err(|e| crate::errors::to_py_err(e.in_file(name)))?;
         let turn = shared_turn(&obj);
+        note_source(name, 1);
         Ok(PyFileSource {
             obj: Arc::new(Mutex::new(Some(obj.unbind()))),
             name: name.to_path_buf(),
@@ -185,13 +189,17 @@ impl PyFileSource {
 
     /// Fill `buf` from `offset`, with the GIL and this object's turn held.
     fn read_locked(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, buf: &mut [u8], offset: u64) -> Result<()> {
-        obj.call_method1("seek", (offset,)).map_err(|e| failure(py, e, format!("seek({}) failed", offset)))?;
+        obj.call_method1("seek", (offset,)).map_err(|e| seek_failure(py, obj, e, offset))?;
         let mut filled = 0;
         while filled < buf.len() {
-            let got = if self.has_readinto {
-                self.readinto(py, obj, &mut buf[filled..])?
-            } else {
-                read_some(py, obj, &mut buf[filled..])?
+            check_interrupted(py, &self.name)?;
+            let got = match self.has_readinto {
+                true => self.readinto(py, obj, &mut buf[filled..], offset + filled as u64)?,
+                false => None,
+            };
+            let got = match got {
+                Some(got) => got,
+                None => read_some(py, obj, &mut buf[filled..])?,
             };
             if got == 0 {
                 return Err(short_read(filled, buf.len(), offset));
@@ -205,6 +213,7 @@ impl PyFileSource {
     fn pread_all(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, buf: &mut [u8], offset: u64) -> Result<()> {
         let mut filled = 0;
         while filled < buf.len() {
+            check_interrupted(py, &self.name)?;
             let at = offset + filled as u64;
             let want = (buf.len() - filled).min(MAX_PIECE);
             let data = obj
@@ -219,8 +228,10 @@ impl PyFileSource {
         Ok(())
     }
 
-    /// One `readinto` call into the bounce buffer, copied to `out`: the bytes read.
-    fn readinto(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<usize> {
+    /// One `readinto` call into the bounce buffer, copied to `out`: the bytes read, or
+    /// None when readinto returned None, the object then sought back to `start` (where
+    /// the call began).
+    fn readinto(&self, py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8], start: u64) -> Result<Option<usize>> {
         let piece = out.len().min(MAX_PIECE);
         let bounce = self.bounce_buffer(py, piece)?;
         // slice(0, piece) built by a call, not PySlice::new: pyo3 0.25's leaks its three
@@ -235,14 +246,15 @@ impl PyFileSource {
         let result = obj.call_method1("readinto", (&view,));
         let _ = view.call_method0("release");
         let returned = result.map_err(|e| failure(py, e, format!("readinto() of {} bytes failed", piece)))?;
-        let got: usize = if returned.is_none() {
-            return Err(object_error(format!(
-                "readinto() returned None (a non-blocking object with no data ready) for {} bytes",
-                piece
-            )));
-        } else {
-            returned.extract().map_err(|e| failure(py, e, "readinto() did not return a byte count".into()))?
-        };
+        if returned.is_none() {
+            // Either a non-blocking object with no data ready, or one whose readinto fills
+            // the buffer and forgets to say how much (h5py ignores what readinto returns,
+            // so it reads those): the piece is read again with read(), which tells.
+            obj.call_method1("seek", (start,)).map_err(|e| failure(py, e, format!("seek({}) failed", start)))?;
+            return Ok(None);
+        }
+        let got: usize =
+            returned.extract().map_err(|e| failure(py, e, "readinto() did not return a byte count".into()))?;
         if got > piece {
             return Err(object_error(format!("readinto() claims {} bytes read into a buffer of {}", got, piece)));
         }
@@ -251,7 +263,7 @@ impl PyFileSource {
         let bytes = unsafe { bounce.as_bytes() };
         let bytes = bytes.get(..got).ok_or_else(|| object_error("the read buffer shrank during readinto()".into()))?;
         out[..got].copy_from_slice(bytes);
-        Ok(got)
+        Ok(Some(got))
     }
 
     /// The bounce bytearray, at least `size` bytes long (kept between reads).
@@ -283,7 +295,7 @@ impl ReadAt for PyFileSource {
         if buf.is_empty() {
             return Ok(());
         }
-        Python::with_gil(|py| {
+        with_gil_unless_exiting(|py| {
             let obj = self.object(py)?;
             if self.has_pread {
                 return self.pread_all(py, obj.bind(py), buf, offset);
@@ -298,11 +310,12 @@ impl ReadAt for PyFileSource {
     }
 
     fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
-        let len = Python::with_gil(|py| {
+        let len = with_gil_unless_exiting(|py| {
             let obj = self.object(py)?;
             self.in_turn(py, || object_size(obj.bind(py)))
         })
         .map_err(|e| e.in_file(&self.name))?;
+        note_source(&self.name, 1);
         Ok(Some(Arc::new(PyFileSource {
             obj: self.obj.clone(),
             name: self.name.clone(),
@@ -321,23 +334,186 @@ impl ReadAt for PyFileSource {
     }
 }
 
-/// The object's size: where `seek(0, SEEK_END)` lands (its return value, or `tell()`
-/// for objects whose seek returns nothing).
+/// `Python::with_gil`, refused once Python exits on another thread: taking the GIL
+/// while it finalizes would end this thread by `pthread_exit`, which aborts the
+/// process (shutdown.rs).
+fn with_gil_unless_exiting<T>(f: impl FnOnce(Python<'_>) -> Result<T>) -> Result<T> {
+    let Some(_claim) = shutdown::claim_gil() else {
+        return Err(Error::closed().context("Python is exiting"));
+    };
+    Python::with_gil(f)
+}
+
+impl Drop for PyFileSource {
+    fn drop(&mut self) {
+        note_source(&self.name, -1);
+    }
+}
+
+// ---------------------------------------------------------------------- interruption
+//
+// Python runs signal handlers (Ctrl-C's KeyboardInterrupt, a signal.alarm handler) only
+// in the main thread, and only while it runs Python code. A read whose chunks the pool
+// reads through a file object leaves the main thread waiting in native code, so a
+// handler would run only once the whole read is done (a slow or stalled object: never).
+// `interruptible` keeps the main thread looking for signals while the read runs on
+// another thread; when a handler raises, reads through file objects that start from
+// then on fail at once with that exception, and the read stops after the object calls
+// already in flight (which Python cannot interrupt off the main thread).
+
+/// The names of the files read through Python objects (the label each was opened
+/// with), with the sources alive under each: reads of other files never call Python,
+/// and skip the helper thread (which costs more than a small read).
+static OBJECT_FILES: Mutex<Option<HashMap<PathBuf, usize>>> = Mutex::new(None);
+
+fn note_source(name: &Path, change: isize) {
+    let mut files = OBJECT_FILES.lock().unwrap_or_else(|p| p.into_inner());
+    let files = files.get_or_insert_with(HashMap::new);
+    let count = files.entry(name.to_path_buf()).or_insert(0);
+    *count = count.saturating_add_signed(change);
+    if *count == 0 {
+        files.remove(name);
+    }
+}
+
+fn reads_through_object(file: &Path) -> bool {
+    OBJECT_FILES.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|files| files.contains_key(file))
+}
+
+/// How often the waiting main thread looks for signals.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+/// Set while an interrupted read drains: the file it reads (only that file's reads
+/// fail: another thread's read of another file object goes on) and the exception the
+/// handler raised.
+static INTERRUPTING: AtomicBool = AtomicBool::new(false);
+static INTERRUPTION: Mutex<Option<(PathBuf, Py<PyAny>)>> = Mutex::new(None);
+
+/// `fork_gate::without_gil` for a read of `file` (its core path) that may call a file
+/// object from pool threads: `work` runs on a helper thread while this one, the main
+/// thread, runs the signal handlers due. Reads of files opened by path, or called from
+/// another thread (which runs no handlers), go straight to `without_gil`. When a
+/// handler raises, the read ends with that exception (`KeyboardInterrupt` raised as
+/// itself, errors.rs).
+pub fn interruptible<T: Send>(py: Python<'_>, file: &Path, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    if !reads_through_object(file) || !is_main_thread(py) {
+        return crate::fork_gate::without_gil(py, work);
+    }
+    let done = &Done::default();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || {
+            let _finished = Finished(done); // also when `work` panics
+            let _pass = crate::fork_gate::enter(); // a fork waits for this read to end
+            work()
+        });
+        let caught = wait_looking_for_signals(py, file, done);
+        let result = py.allow_threads(|| worker.join());
+        if let Some(err) = caught {
+            end_interruption();
+            return Err(failure(py, err, "the read was interrupted".into()));
+        }
+        result.unwrap_or_else(|_| Err(Error::new(ErrorKind::Format, "internal error (please report): a read panicked")))
+    })
+}
+
+/// Whether the helper thread of `interruptible` is done.
+#[derive(Default)]
+struct Done {
+    flag: Mutex<bool>,
+    changed: Condvar,
+}
+
+/// Marks `Done` when dropped.
+struct Finished<'a>(&'a Done);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        *self.0.flag.lock().unwrap_or_else(|p| p.into_inner()) = true;
+        self.0.changed.notify_all();
+    }
+}
+
+/// Wait (the GIL released) until the helper thread is done, running the signal
+/// handlers due every SIGNAL_POLL; the first exception a handler raises starts the
+/// interruption.
+fn wait_looking_for_signals(py: Python<'_>, file: &Path, done: &Done) -> Option<PyErr> {
+    let mut caught = None;
+    loop {
+        let finished = py.allow_threads(|| {
+            let flag = done.flag.lock().unwrap_or_else(|p| p.into_inner());
+            let (flag, _) = done.changed.wait_timeout_while(flag, SIGNAL_POLL, |f| !*f).unwrap_or_else(|p| p.into_inner());
+            *flag
+        });
+        if finished {
+            return caught;
+        }
+        if caught.is_none() {
+            if let Err(err) = py.check_signals() {
+                start_interruption(py, file, &err);
+                caught = Some(err);
+            }
+        }
+    }
+}
+
+fn is_main_thread(py: Python<'_>) -> bool {
+    let current = || -> PyResult<bool> {
+        let threading = py.import("threading")?;
+        Ok(threading.call_method0("current_thread")?.is(&threading.call_method0("main_thread")?))
+    };
+    current().unwrap_or(false)
+}
+
+fn start_interruption(py: Python<'_>, file: &Path, err: &PyErr) {
+    let raised = err.value(py).clone().into_any().unbind();
+    *INTERRUPTION.lock().unwrap_or_else(|p| p.into_inner()) = Some((file.to_path_buf(), raised));
+    INTERRUPTING.store(true, Ordering::SeqCst);
+}
+
+fn end_interruption() {
+    INTERRUPTING.store(false, Ordering::SeqCst);
+    // dropped without the GIL is fine: pyo3 defers the decref
+    INTERRUPTION.lock().unwrap_or_else(|p| p.into_inner()).take();
+}
+
+/// Fails (with the handler's exception as the cause) while a read of `file` is being
+/// interrupted: called before each call into a file object.
+fn check_interrupted(py: Python<'_>, file: &Path) -> Result<()> {
+    if !INTERRUPTING.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    let interruption = INTERRUPTION.lock().unwrap_or_else(|p| p.into_inner());
+    let raised = interruption.as_ref().filter(|(read, _)| read == file).map(|(_, e)| e.clone_ref(py));
+    drop(interruption);
+    match raised {
+        Some(value) => Err(failure(py, PyErr::from_value(value.into_bound(py)), "the read was interrupted".into())),
+        None => Ok(()),
+    }
+}
+
+/// The object's size, found as h5py's fileobj driver finds it: `seek(0, SEEK_END)`, then
+/// `tell()`. What seek returns is used only by an object without `tell`: io's seek
+/// returns the new position, but objects whose seek returns 0, None or themselves are
+/// read by h5py, so they must be here too.
 fn object_size(obj: &Bound<'_, PyAny>) -> Result<u64> {
     let py = obj.py();
     let end = obj.call_method1("seek", (0, 2)).map_err(|e| failure(py, e, "seek(0, SEEK_END) failed".into()))?;
-    let end = if end.is_none() {
-        obj.call_method0("tell").map_err(|e| failure(py, e, "tell() failed after seek(0, SEEK_END)".into()))?
+    let has_tell = obj.hasattr("tell").map_err(|e| failure(py, e, "cannot look for tell()".into()))?;
+    let (end, what) = if has_tell {
+        let told = obj.call_method0("tell").map_err(|e| failure(py, e, "tell() failed after seek(0, SEEK_END)".into()))?;
+        (told, "tell() after seek(0, SEEK_END)")
     } else {
-        end
+        (end, "seek(0, SEEK_END), with no tell() to ask,")
     };
-    end.extract::<u64>().map_err(|e| failure(py, e, "seek(0, SEEK_END) did not give a position".into()))
+    end.extract::<u64>().map_err(|e| failure(py, e, format!("{} did not give a position", what)))
 }
 
 /// One `read(n)` call, copied to `out`: the bytes read (0 at the end of the object).
 fn read_some(py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<usize> {
     let want = out.len().min(MAX_PIECE);
     let data = obj.call_method1("read", (want,)).map_err(|e| failure(py, e, format!("read({}) failed", want)))?;
+    if data.is_none() {
+        return Err(object_error(format!("read({}) returned None (a non-blocking object with no data ready)", want)));
+    }
     copy_bytes(&data, &mut out[..want], "read()")
 }
 
@@ -372,6 +548,20 @@ fn short_read(filled: usize, wanted: usize, offset: u64) -> Error {
         "the file-like object ended after {} of the {} bytes asked for at offset {} (did it shrink, or does it return short reads at its end?)",
         filled, wanted, offset
     ))
+}
+
+/// The error for a seek that raised: ClosedError (a ValueError, as h5py raises the
+/// object's 'I/O operation on closed file') when the user closed the object while a
+/// File reads it, else FileObjectError with the exception as its cause.
+fn seek_failure(py: Python<'_>, obj: &Bound<'_, PyAny>, err: PyErr, offset: u64) -> Error {
+    let closed = obj.getattr("closed").and_then(|c| c.extract::<bool>()).unwrap_or(false);
+    if closed && err.is_instance_of::<pyo3::exceptions::PyValueError>(py) {
+        return Error::new(
+            ErrorKind::Closed,
+            format!("the file-like object was closed while the file was open (seek({}) raised {})", offset, err.value(py)),
+        );
+    }
+    failure(py, err, format!("seek({}) failed", offset))
 }
 
 /// An h5turbo error for a misbehaving object (`_native.FileObjectError`).

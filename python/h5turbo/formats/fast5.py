@@ -103,6 +103,7 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
     """
     # checked here, at the call (the reads below start at the first next())
     _check_on_error(on_error)
+    _check_not_a_file_object(paths)
     return _read_fast5(paths, _threads(threads), on_error, parse_io_depth(io_depth))
 
 
@@ -140,6 +141,7 @@ class Fast5Index:
                  io_depth: int | str | None = None):
         self._threads = _threads(threads)
         self._depth = parse_io_depth(io_depth)
+        _check_not_a_file_object(paths)
         self._paths = list(_expand(paths))
         self._index = _native.Fast5ReadIndex(self._paths, self._threads)
 
@@ -346,6 +348,13 @@ def _descriptor_budget() -> int:
     except OSError:
         used = 64  # a guess where /proc is missing
     return max(FILES_PER_TASK, (soft - used) // 2)
+
+
+def _check_not_a_file_object(paths) -> None:
+    """A file object is iterable (its lines), which would read as paths: refused."""
+    if hasattr(paths, "read") or hasattr(paths, "readinto"):
+        raise TypeError("fast5 reads take paths (str, bytes, os.PathLike: files or directories, or an "
+                        f"iterable of them), not a file object: {paths!r}")
 
 
 def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:

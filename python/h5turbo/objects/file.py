@@ -25,6 +25,24 @@ class ReadOnlyError(_native.Error, ValueError):
     h5py raises for modes it does not know."""
 
 
+# A file object h5turbo cannot read at all, refused before any read: each is a
+# FileObjectError and also what h5py raises for it, so `except` clauses written for
+# h5py catch them.
+class TextModeError(_native.FileObjectError, TypeError, ValueError):
+    """The file object was opened in text mode. h5py raises TypeError (str where bytes
+    are expected) or, for UTF-8 text, the UnicodeDecodeError of the first read."""
+
+
+class UnsupportedOperationError(_native.FileObjectError, io.UnsupportedOperation):
+    """The file object cannot do what reading needs: seek (a pipe, a socket) or read (a
+    file opened for writing only); h5py raises the object's io.UnsupportedOperation."""
+
+
+class ClosedFileObjectError(_native.FileObjectError, ValueError):
+    """The file object was closed before File opened it: h5py raises the object's
+    ValueError ('I/O operation on closed file')."""
+
+
 # h5py's modes: 'r' reads; the others write (h5turbo.write writes files)
 _WRITE_MODES = ("r+", "w", "w-", "x", "a")
 # h5py's file drivers: these read a whole single file, as h5turbo's positional reads do
@@ -65,7 +83,7 @@ class File(Group):
                  min_meta_keep: int = 0, min_raw_keep: int = 0, locking: Any = None,
                  alignment_threshold: int = 1, alignment_interval: int = 1,
                  meta_block_size: Optional[int] = None, *, track_times: bool = False, **kwds):
-        _check_mode(mode)
+        _check_mode(mode, name)
         if userblock_size is not None:
             raise ValueError("User block may only be specified when creating a file")
         if fs_strategy:
@@ -87,7 +105,8 @@ class File(Group):
             label = url if self._owned_fileobj is not None else repr(fileobj)
             self._label = label  # as given: a path would fold the '//' of a URL
             try:
-                self._native_file = _native.File.from_fileobj(_ranged(fileobj), label)
+                _check_fileobj(fileobj)
+                self._native_file = _from_fileobj(fileobj, label)
             except BaseException:
                 if self._owned_fileobj is not None:
                     self._owned_fileobj.close()
@@ -174,6 +193,9 @@ class File(Group):
         self._fileobj = None  # given back: h5py keeps no file object after close either
         if self._owned_fileobj is not None:  # opened here for driver='ros3'
             self._owned_fileobj.close()
+
+    def flush(self) -> None:
+        """Nothing is buffered for writing: nothing to do (h5py's flush, a file read-only)."""
 
     def __enter__(self) -> "File":
         return self
@@ -275,6 +297,32 @@ class _RangedFsspecFile:
         return self._fs.cat_file(self._path, start=offset, end=offset + n)
 
 
+def _check_fileobj(fileobj) -> None:
+    """Refuse, before any read, an object that cannot give HDF5 bytes: one opened in
+    text mode, or closed."""
+    if isinstance(fileobj, io.TextIOBase):
+        raise TextModeError(f"{fileobj!r}: the file object is opened in text mode; an HDF5 file "
+                            "is read as bytes: open it with mode 'rb'")
+    if getattr(fileobj, "closed", False) is True:
+        raise ClosedFileObjectError(f"{fileobj!r}: I/O operation on closed file")
+
+
+def _from_fileobj(fileobj, label: str):
+    """The native file reading `fileobj`; an object whose seek or read raised
+    io.UnsupportedOperation (a pipe, a file opened for writing) gives
+    UnsupportedOperationError. seekable() is not asked first: an io.RawIOBase subclass
+    may implement seek and leave seekable() False, and h5py reads it."""
+    try:
+        return _native.File.from_fileobj(_ranged(fileobj), label)
+    except _native.FileObjectError as exc:
+        if isinstance(exc.__cause__, io.UnsupportedOperation):
+            # the native message names the call that failed: "seek(...) failed"
+            cannot_seek = "seek(" in str(exc)
+            hint = " (HDF5 is read at any offset: read the stream into io.BytesIO first)" if cannot_seek else ""
+            raise UnsupportedOperationError(f"{exc}{hint}") from exc.__cause__
+        raise
+
+
 def _ranged(fileobj):
     """A file object to read concurrently where it allows: an uncached fsspec file of an
     async file system (HTTP, S3, GCS ...) becomes a _RangedFsspecFile. A cached one is
@@ -330,14 +378,22 @@ def _check_locking(locking: Any) -> None:
     raise ValueError(f"Unsupported locking value: {locking}")
 
 
-def _check_mode(mode: Optional[str]) -> None:
+def _check_mode(mode: Optional[str], name: Any) -> None:
     if mode in ("r", None):
         return
     if mode in _WRITE_MODES:
-        raise ReadOnlyError(f"h5turbo opens files read-only: mode must be 'r', not {mode!r}; "
+        raise ReadOnlyError(f"{_shown(name)}: h5turbo opens files read-only: mode must be 'r', not {mode!r}; "
                             "to write files use h5turbo.write (or h5py)")
     raise ValueError(f"Invalid mode {mode!r}; must be one of r, r+, w, w-, x, a "
                      "(h5turbo reads: only 'r')")
+
+
+def _shown(name: Any) -> str:
+    """The file as an error names it: its path, or the object's repr."""
+    try:
+        return os.fsdecode(name)
+    except TypeError:
+        return repr(name)
 
 
 def _libver_bounds(libver: Any) -> tuple[str, str]:

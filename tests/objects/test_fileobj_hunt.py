@@ -1,0 +1,215 @@
+"""File objects as a demanding user meets them, against h5py.File(fileobj): objects opened
+in text mode, streams that cannot seek, objects closed before or while a File reads
+them, objects whose seek returns something other than the position, whose readinto
+fills the buffer but returns None, Ctrl-C during a read that the pool makes through a
+slow object (in a subprocess, with a timeout: without the fix it hangs for the whole
+read), and read_fast5 given a file object."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+import h5turbo
+
+@pytest.fixture
+def h5file(tmp_path) -> Path:
+    """A chunked dataset of 200 chunks (each read by its own call) and a contiguous one."""
+    path = tmp_path / "hunt.h5"
+    rng = np.random.default_rng(5)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("chunked", data=rng.integers(0, 1000, (400, 300)).astype("<i4"), chunks=(20, 30),
+                         compression="gzip")
+        f.create_dataset("contiguous", data=rng.standard_normal(5000))
+    return path
+
+
+def h5py_values(path: Path) -> dict:
+    with h5py.File(path, "r") as h:
+        return {name: h[name][()] for name in ("chunked", "contiguous")}
+
+
+def raised(opener, fileobj, read=lambda f: f["chunked"][()]) -> BaseException:
+    """The exception File(fileobj) then `read` raise (AssertionError if none)."""
+    try:
+        with opener(fileobj, "r") as f:
+            read(f)
+    except Exception as exc:  # the exception is what is compared
+        return exc
+    raise AssertionError(f"{opener} read {fileobj!r}")
+
+
+def builtin_kind(exc: BaseException) -> type:
+    """The builtin class an `except` written for h5py names: TypeError or ValueError
+    (UnicodeDecodeError, io.UnsupportedOperation are ValueErrors too)."""
+    for kind in (TypeError, ValueError):
+        if isinstance(exc, kind):
+            return kind
+    raise AssertionError(f"h5py raised {exc!r}")
+
+
+# ---------------------------------------------------------------------- objects h5turbo cannot read
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_text_mode_raises_what_h5py_raises(h5file, encoding):
+    """h5py: TypeError (latin-1 text: str where bytes are expected) or the
+    UnicodeDecodeError (a ValueError) of its first read; h5turbo said OSError only."""
+    with open(h5file, encoding=encoding) as text:
+        theirs = raised(h5py.File, text)
+    with open(h5file, encoding=encoding) as text:
+        ours = raised(h5turbo.File, text)
+    assert isinstance(ours, builtin_kind(theirs)), (ours, theirs)
+    assert isinstance(ours, h5turbo.FileObjectError) and "'rb'" in str(ours)
+
+
+@pytest.mark.parametrize("kind", ["pipe", "write-only"])
+def test_an_object_that_cannot_seek_or_read_raises_unsupported_operation_as_h5py(h5file, kind):
+    """A pipe (seek) or a file opened with 'ab' (read): h5py raises the object's
+    io.UnsupportedOperation; h5turbo said OSError only."""
+    def pipe():
+        read_end, write_end = os.pipe()
+        os.write(write_end, h5file.read_bytes()[:4096])
+        os.close(write_end)
+        return open(read_end, "rb")
+
+    def make():
+        return pipe() if kind == "pipe" else open(h5file, "ab")
+
+    with make() as stream:
+        theirs = raised(h5py.File, stream)
+    with make() as stream:
+        ours = raised(h5turbo.File, stream)
+    assert isinstance(theirs, io.UnsupportedOperation)
+    assert isinstance(ours, io.UnsupportedOperation) and isinstance(ours, h5turbo.FileObjectError)
+    assert isinstance(ours.__cause__, io.UnsupportedOperation)
+
+
+def test_an_object_closed_before_open_raises_value_error_as_h5py(h5file):
+    closed = io.BytesIO(h5file.read_bytes())
+    closed.close()
+    theirs, ours = raised(h5py.File, closed), raised(h5turbo.File, closed)
+    assert builtin_kind(theirs) is ValueError
+    assert isinstance(ours, ValueError) and isinstance(ours, h5turbo.FileObjectError)
+    assert "closed" in str(ours)
+
+
+def test_an_object_closed_while_the_file_is_open_raises_value_error_as_h5py(h5file):
+    """The user closes the object, then reads: h5py raises the object's ValueError;
+    h5turbo raised FileObjectError (an OSError), now ClosedError (a ValueError)."""
+    errors = []
+    for opener in (h5py.File, h5turbo.File):
+        obj = io.BytesIO(h5file.read_bytes())
+        f = opener(obj, "r")
+        obj.close()
+        with pytest.raises(ValueError) as info:
+            f["chunked"][()]
+        errors.append(info.value)
+        f.close()
+    assert isinstance(errors[1], h5turbo.ClosedError) and "file-like object was closed" in str(errors[1])
+
+
+# ---------------------------------------------------------------------- objects h5py reads
+
+
+class SeekReturnsZero(io.BytesIO):
+    """C's convention: seek returns 0 on success (h5py asks tell() for the position)."""
+
+    def seek(self, *args):
+        super().seek(*args)
+        return 0
+
+
+class SeekReturnsSelf(io.BytesIO):
+    def seek(self, *args):
+        super().seek(*args)
+        return self
+
+
+class ReadintoForgetsToReturn(io.BytesIO):
+    """Fills the buffer, returns None (h5py ignores what readinto returns)."""
+
+    def readinto(self, buffer):
+        super().readinto(buffer)
+
+
+@pytest.mark.parametrize("kind", [SeekReturnsZero, SeekReturnsSelf, ReadintoForgetsToReturn])
+def test_objects_h5py_reads_are_read_alike(h5file, kind):
+    want = h5py_values(h5file)
+    with h5py.File(kind(h5file.read_bytes()), "r") as h:
+        assert all(np.array_equal(h[name][()], value) for name, value in want.items())
+    with h5turbo.File(kind(h5file.read_bytes())) as f:
+        for name, value in want.items():
+            assert np.array_equal(f[name].read(threads=2), value), name
+
+
+# ---------------------------------------------------------------------- Ctrl-C during a read
+
+
+INTERRUPTED_READ = textwrap.dedent("""
+    import io, signal, sys, time
+    import h5turbo
+
+    class Slow(io.BytesIO):
+        calls, slow = 0, False
+
+        def readinto(self, buffer):
+            if self.slow:
+                self.calls += 1
+                time.sleep(0.02)  # a slow network: the whole read takes seconds
+            return super().readinto(buffer)
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    obj = Slow(open(sys.argv[1], "rb").read())
+    with h5turbo.File(obj) as f:
+        dataset = f["chunked"]
+        dataset.chunks
+        obj.slow = True
+        signal.signal(signal.SIGALRM, interrupt)
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        try:
+            dataset.read(threads=2)
+        except KeyboardInterrupt:
+            print("interrupted after", obj.calls)
+        else:
+            print("not interrupted after", obj.calls)
+""")
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs signal.setitimer")
+def test_keyboard_interrupt_stops_a_read_the_pool_makes_through_a_slow_object(h5file):
+    """Python runs a signal handler in the main thread only; pool threads read the
+    chunks: the KeyboardInterrupt came once all 200 chunks were read (h5py reads on the
+    calling thread and stops at once). Now the read stops after the calls in flight."""
+    with h5py.File(h5file, "r") as h:
+        chunks = h["chunked"].id.get_num_chunks()
+    run = subprocess.run([sys.executable, "-c", INTERRUPTED_READ, str(h5file)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    outcome, calls = run.stdout.strip().rsplit(" ", 1)
+    assert outcome == "interrupted after"
+    assert int(calls) < chunks // 2, f"{calls} of {chunks} chunks read after Ctrl-C"
+
+
+# ---------------------------------------------------------------------- formats
+
+
+def test_read_fast5_refuses_a_file_object_as_it_refuses_one_in_a_list(h5file):
+    """read_fast5 takes paths. Given [BytesIO] it raises TypeError; given a BytesIO it
+    iterated its lines and yielded a Fast5Error per line, named by the bytes of HDF5."""
+    with pytest.raises(TypeError) as in_a_list:
+        list(h5turbo.read_fast5([io.BytesIO(h5file.read_bytes())]))
+    with pytest.raises(type(in_a_list.value)):
+        h5turbo.read_fast5(io.BytesIO(h5file.read_bytes()))  # at the call, as its other arguments
+    with pytest.raises(type(in_a_list.value)):
+        h5turbo.Fast5Index(io.BytesIO(h5file.read_bytes()))
