@@ -218,6 +218,21 @@ def test_chunk_table_is_read_once_and_follows_refresh(tmp_path):
     assert not ds.id.valid
 
 
+def test_ids_are_valid_until_the_file_closes_as_in_h5py(tmp_path):
+    """`if obj.id.valid:` (an h5py idiom) for files, groups and datasets; a dataset's id
+    first asked after the close raised ClosedError."""
+    path = tmp_path / "closed.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("g/x", data=np.arange(10), chunks=(5,))
+    for opener in (h5py.File, h5turbo.File):
+        f = opener(path, "r")
+        group, ds, asked_before = f["g"], f["g/x"], f["g/x"]
+        assert f.id.valid and group.id.valid and asked_before.id.valid, opener
+        f.close()
+        assert not f.id.valid and not group.id.valid, opener
+        assert not ds.id.valid and not asked_before.id.valid, opener
+
+
 def test_corpus_chunk_tables_equal_h5py():
     compared = 0
     for path in corpus_files():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .types import ItemsViewHDF5, KeysViewHDF5, ValuesViewHDF5, text_name
+from .types import ItemsViewHDF5, KeysViewHDF5, ValuesViewHDF5, read_only_error, text_name
 from .values import attribute_value
 
 __all__ = ["AttributeManager"]
@@ -31,6 +31,16 @@ class AttributeManager(Mapping):
 
     def __len__(self) -> int:
         return len(self._obj.attr_names())
+
+    # writing: refused with an OSError, as h5py refuses it on a file opened read-only
+    def __setitem__(self, name: str | bytes, value: Any) -> None:
+        raise read_only_error(f"{self._file.filename}: setting attribute {name!r} of {self._obj.name}")
+
+    def create(self, name: str | bytes, data: Any, shape: Any = None, dtype: Any = None) -> None:
+        raise read_only_error(f"{self._file.filename}: creating attribute {name!r} of {self._obj.name}")
+
+    def modify(self, name: str | bytes, value: Any) -> None:
+        raise read_only_error(f"{self._file.filename}: modifying attribute {name!r} of {self._obj.name}")
 
     # h5py's views (their repr names the keys); Mapping's would print the manager
     def keys(self) -> KeysViewHDF5:

@@ -15,7 +15,7 @@ from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
 from .references import RegionReference, region_points, region_shape
 from .selection import IndexMismatchError, ReadPlan, plan_read, split_fields
-from .types import Empty
+from .types import Empty, read_only_error
 from .values import string_encoding
 from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
 
@@ -37,7 +37,8 @@ def threads_arg(threads: Optional[int]) -> int:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
         raise ValueError(f"threads must be None or a positive integer, not {threads!r}")
-    return int(threads)
+    # the engine clamps counts to its maximum; a count past 64 bits must not overflow first
+    return min(int(threads), 2**63 - 1)
 
 
 class Dataset(HLObject):
@@ -230,6 +231,13 @@ class Dataset(HLObject):
     def __getitem__(self, index: Any) -> Any:
         return self.read(index)
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        # h5py raises OSError writing to a file opened read-only; ReadOnlyError is one
+        raise read_only_error(f"{self._file.filename}: writing into {self._name}")
+
+    def flush(self) -> None:
+        """Nothing is buffered for writing: nothing to do (h5py's flush, a file read-only)."""
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if copy is False:
             raise ValueError(
@@ -238,7 +246,9 @@ class Dataset(HLObject):
             )
         _refuse_empty(self)
         arr = np.asarray(self.read(Ellipsis))
-        return arr if dtype is None else arr.astype(dtype, copy=False)
+        # h5py reads into an array of `dtype` (read_direct): libhdf5 converts, so
+        # out-of-range numbers saturate and compounds match fields by name
+        return arr if dtype is None else _converted(arr, _element_dtype(self.dtype), dtype)
 
     def read(self, selection: Any = (), out: Optional[np.ndarray] = None,
              threads: Optional[int] = None, io_depth: Union[int, str, None] = None) -> Any:
@@ -463,6 +473,8 @@ class AstypeView(_View):
         self.dtype = dtype
 
     def __getitem__(self, index: Any) -> Any:
+        if split_fields(index)[1]:
+            return self._read_fields(index)
         _check_conversion(self._dataset.dtype, self.dtype)
         data = self._dataset[index]
         if isinstance(data, Empty):
@@ -478,16 +490,45 @@ class AstypeView(_View):
             return convert(data, self.dtype)
         return convert(np.asarray(data), self.dtype)[()]
 
+    def _read_fields(self, index: Any) -> Any:
+        """``ds.astype(compound)[..., "x"]``: as h5py, the named fields of the target
+        compound (one name: that field alone), each converted from the stored field
+        of that name; numpy would cast one field's values into every target field."""
+        names = split_fields(index)[1]
+        _check_fields(names, self.dtype)
+        wanted = (self.dtype.fields[names[0]][0] if len(names) == 1
+                  else np.dtype([(name, self.dtype.fields[name][0]) for name in names]))
+        data = self._dataset[index]  # the stored fields of those names
+        _check_conversion(np.asarray(data).dtype, wanted)
+        converted = convert(np.asarray(data), wanted)
+        return converted if isinstance(data, np.ndarray) else converted[()]
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if copy is False:
             raise ValueError("AstypeView.__array__ received copy=False but memory "
                              "allocation cannot be avoided on read")
         _refuse_empty(self._dataset)
         arr = np.asarray(self[...])
-        return arr if dtype is None else arr.astype(dtype, copy=False)
+        # h5py converts the stored values to `dtype` as libhdf5 does (read_direct)
+        return arr if dtype is None else _converted(arr, _element_dtype(self._dataset.dtype), dtype)
 
     def __len__(self) -> int:
         return len(self._dataset)
+
+
+def _element_dtype(dtype: np.dtype) -> np.dtype:
+    """What a read gives elements of: an array type's element type, else the dtype."""
+    return dtype.base if dtype.subdtype else dtype
+
+
+def _converted(arr: np.ndarray, stored: np.dtype, wanted: Any) -> np.ndarray:
+    """``arr`` (read from data of type ``stored``) as ``wanted``, converted as libhdf5
+    converts and refused where it has no conversion (h5py's ``np.asarray(ds, dtype)``)."""
+    wanted = np.dtype(wanted)
+    if arr.dtype == wanted:
+        return arr
+    _check_conversion(stored, wanted)
+    return np.asarray(convert(arr, wanted))
 
 
 def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
@@ -606,8 +647,9 @@ def _type_name(dtype: np.dtype) -> str:
 def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
     """Refuse what libhdf5 has no conversion for (as h5py's astype does, which numpy
     would do with loss: complex to real drops the imaginary part, bytes parse as
-    numbers): OSError, and TypeError for variable-length strings and sequences to
-    other types and for numpy's unicode strings, as h5py raises."""
+    numbers): OSError, and TypeError for variable-length strings, sequences and
+    references to other types (references read as plain objects) and for numpy's
+    unicode strings, as h5py raises."""
     if wanted.kind == "U":
         # h5py has no HDF5 type for numpy's UCS-4 strings, whatever is stored
         raise TypeError(f"No conversion path for dtype: {wanted!r}")
@@ -621,6 +663,8 @@ def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
             return "vlen"
         if dt.kind == "O" and not dt.metadata:
             return "object"  # numpy's plain object dtype: values given as they are
+        if (dt.metadata or {}).get("ref") is not None:
+            return "reference"
         # complex numbers are {r, i} compounds in the file
         return {"i": "integer", "u": "integer", "b": "bool", "f": "float", "c": "compound",
                 "S": "string", "U": "string"}.get(dt.kind, "other")
@@ -631,13 +675,14 @@ def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
           or have in {"integer", "bool"} and want in numbers
           or have == "float" and want in {"integer", "float"}
           or have in {"string", "vlen-string"} and want == "string"
-          or have in {"vlen", "vlen-string"} and want == "object")
+          or have in {"vlen", "vlen-string", "reference"} and want == "object")
     if ok:
         return
     message = (f"Can't convert {_type_name(stored)} to {_type_name(wanted)}: "
                "no conversion path (h5py and libhdf5 have none either)")
-    if have in {"vlen-string", "vlen"}:
+    if have in {"vlen-string", "vlen", "reference"}:
         # h5py: TypeError ("Operation not defined for data type class") for sequences
+        # and references
         raise TypeError(message)
     raise OSError(message)
 
@@ -662,7 +707,12 @@ class FieldsView(_View):
         return self._read_dtype[self._single] if self._single is not None else self._read_dtype
 
     def __getitem__(self, index: Any) -> Any:
+        _index, names = split_fields(index)
+        # h5py looks field names of an index up among the view's fields, not the dataset's
+        _check_fields(names, self._read_dtype)
         data = self._dataset[index]
+        if names and self._single is None:
+            return data  # those names read, as from the dataset
         if self._single is not None:
             picked = data[self._single]
             return picked.copy() if isinstance(picked, np.ndarray) else picked
@@ -673,7 +723,9 @@ class FieldsView(_View):
             raise ValueError("FieldsView.__array__ received copy=False but memory "
                              "allocation cannot be avoided on read")
         _refuse_empty(self._dataset)
-        arr = np.asarray(self[()])
+        # [...], not [()]: a scalar dataset's field then stays a 0-d array of the
+        # field's type (np.bytes_ would lose the width of a fixed-length string)
+        arr = np.asarray(self[...])
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
@@ -807,11 +859,19 @@ def _is_view_of(target: np.ndarray, base: np.ndarray) -> bool:
 
 
 def _broadcastable(data: Any, shape: tuple[int, ...]) -> Any:
+    """`data`, when it broadcasts onto `shape` (not merely with it: (6, 3) and (3,)
+    broadcast together, yet (6, 3) does not fit into (3,)); else h5py's TypeError.
+    Leading axes of length 1 go, as h5py drops them (also onto a single element)."""
+    have = list(np.shape(data))
+    while len(have) > len(shape) and have[0] == 1:
+        have.pop(0)
     try:
-        np.broadcast_shapes(np.shape(data), shape)
+        fits = np.broadcast_shapes(tuple(have), shape) == tuple(shape)
     except ValueError:
-        raise TypeError(f"Can't broadcast {np.shape(data)} -> {shape}") from None
-    return data
+        fits = False
+    if not fits:
+        raise TypeError(f"Can't broadcast {np.shape(data)} -> {tuple(shape)}")
+    return np.reshape(data, have)
 
 
 def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:

@@ -25,11 +25,19 @@ class DatasetID:
     signatures and must be None (libhdf5 ignores the space there too)."""
 
     def __init__(self, dataset):
+        self._dataset = dataset
         self._obj = dataset._obj
         self._file = dataset.file
-        self.shape: Optional[tuple] = dataset.shape
-        self.dtype: np.dtype = dataset.dtype
         self._table = None
+
+    # asked of the dataset when used, so that `valid` answers also once the file is closed
+    @property
+    def shape(self) -> Optional[tuple]:
+        return self._dataset.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._dataset.dtype
 
     def __repr__(self):
         return f"<h5turbo DatasetID {self._obj.name!r} at address {self._obj.address}>"

@@ -13,7 +13,7 @@ from .base import HLObject
 from .dataset import Dataset
 from .references import Reference
 from .types import (ExternalLink, HardLink, ItemsViewHDF5, KeysViewHDF5, SoftLink,
-                    ValuesViewHDF5, text_name)
+                    ValuesViewHDF5, read_only_error, text_name)
 
 __all__ = ["Group", "Datatype", "wrap", "has_member"]
 
@@ -68,7 +68,7 @@ class Group(HLObject):
         if name not in self:
             return default
         if not getlink:
-            return type(self[name])
+            return _h5py_class(self[name])
         link = self._link(_as_path(name))
         return type(link) if getclass else link
 
@@ -102,6 +102,18 @@ class Group(HLObject):
         elif not np.can_cast(dtype, dset.dtype):
             raise TypeError(f"Datatypes cannot be safely cast (existing {dset.dtype} vs new {dtype})")
         return dset
+
+    # ------------------------------------------------------------------ writing: refused
+    # (h5py raises ValueError for these on a file opened read-only; ReadOnlyError is one)
+
+    def __setitem__(self, name: Any, value: Any) -> None:
+        raise read_only_error(f"{self._file.filename}: storing {name!r} in {self._name}")
+
+    def create_group(self, name: Any, *args, **kwds) -> "Group":
+        raise read_only_error(f"{self._file.filename}: create_group({name!r}) in {self._name}")
+
+    def create_dataset(self, name: Any, *args, **kwds) -> Dataset:
+        raise read_only_error(f"{self._file.filename}: create_dataset({name!r}) in {self._name}")
 
     def __contains__(self, name: Any) -> bool:
         """True when the path's last link exists (h5py: a dangling soft link or an external
@@ -257,13 +269,17 @@ class Datatype(HLObject):
         return f'<HDF5 named type "{name}" (dtype {self.dtype.str})>'
 
 
+def _h5py_class(obj: HLObject) -> type:
+    """The class h5py's get(getclass=True) names: Group, Dataset or Datatype (a sparse
+    matrix group is a Group there, so `cls is h5turbo.Group` holds as in h5py)."""
+    return next(cls for cls in (Dataset, Datatype, Group) if isinstance(obj, cls))
+
+
 # ---------------------------------------------------------------------- links
 
 
 def _read_only_error(what: str):
-    from .file import ReadOnlyError  # file.py imports this module
-
-    return ReadOnlyError(f"{what}: h5turbo only reads; write files with h5turbo.write (or h5py)")
+    return read_only_error(what)
 
 
 def _hard_children(group_obj):

@@ -184,7 +184,8 @@ def _as_entry(entry: Any) -> Any:
         return entry
     if isinstance(entry, (bool, np.bool_)):
         return np.bool_(entry)
-    if isinstance(entry, (list, np.ndarray)) or _is_array_like(entry):
+    # a tuple inside the index is a list of indices, as numpy and h5py take it
+    if isinstance(entry, (list, tuple, np.ndarray)) or _is_array_like(entry):
         return _as_index_array(entry)
     try:
         return operator.index(entry)

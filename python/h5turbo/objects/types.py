@@ -136,6 +136,14 @@ class ItemsViewHDF5(ItemsView):
             yield (name, self._mapping.get(name))
 
 
+def read_only_error(what: str) -> Exception:
+    """The error for an h5py call that would write the file: ReadOnlyError, an OSError
+    and a ValueError, as h5py raises for most writes to a file opened read-only."""
+    from .file import ReadOnlyError  # file.py imports this module (through group.py)
+
+    return ReadOnlyError(f"{what}: h5turbo only reads; write files with h5turbo.write (or h5py)")
+
+
 def text_name(name: Any, error: str) -> str:
     """A name (a path, an attribute's name) as h5py takes it: str, or bytes of UTF-8;
     anything else is a TypeError with the message ``error``."""
