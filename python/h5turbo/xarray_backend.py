@@ -32,7 +32,7 @@ from . import _native
 from .compute.dask import open_cached
 from .objects.dataset import Dataset
 from .objects.file import File
-from .objects.group import Group
+from .objects.group import Datatype, Group, depth_first
 from .objects.special_dtypes import is_hdf5 as _has_hdf5_signature
 from .objects.types import Empty
 from .objects.filters import FILTERS
@@ -165,9 +165,11 @@ class _GroupDims:
         self.children = _dataset_children(group)
         for name, ds in self.children:
             if _is_scale(ds):
-                self.dims[name] = Dim(name, ds.shape[0] if ds.shape else 0,
-                                      bool(ds.maxshape) and ds.maxshape[0] is None,
-                                      _dimid(ds))
+                dim = Dim(name, ds.shape[0] if ds.shape else 0,
+                          bool(ds.maxshape) and ds.maxshape[0] is None, _dimid(ds))
+                if dim.unlimited:
+                    dim.size = max(dim.size, _longest_user(ds))
+                self.dims[name] = dim
         counter.add_phony(self)
 
     def unlabeled_shapes(self) -> Counter:
@@ -177,6 +179,25 @@ class _GroupDims:
             if not _is_scale(ds) and "DIMENSION_LIST" not in ds.attrs and ds.shape:
                 needed |= Counter(ds.shape)
         return needed
+
+
+def _longest_user(scale: Dataset) -> int:
+    """The longest axis, among the variables attached to an unlimited dimension scale (its
+    REFERENCE_LIST), that the scale labels. netCDF-C (and h5netcdf) size an unlimited
+    dimension so, over every group of the file: a variable in a subgroup written further
+    than the variables beside the scale makes the dimension longer in the parent too."""
+    refs = _attr_or(scale, "REFERENCE_LIST", None)
+    if refs is None or getattr(refs, "dtype", None) is None or refs.dtype.names is None:
+        return 0
+    longest = 0
+    for ref, axis in zip(refs[refs.dtype.names[0]], refs[refs.dtype.names[1]]):
+        try:
+            shape = scale.file[ref].shape
+        except (KeyError, ValueError, TypeError, _native.Error):
+            continue  # a reference to nothing (a deleted variable): netCDF skips it too
+        if shape and int(axis) < len(shape):
+            longest = max(longest, shape[int(axis)])
+    return longest
 
 
 def _not_a_variable(ds: Dataset) -> bool:
@@ -307,13 +328,66 @@ class H5TurboArray(BackendArray):
         if f is None and self.path is None:
             raise _native.ClosedError(f"{self.name}: the file (opened from a file object) is closed")
         ds = (f or open_cached(self.path))[self.name]
-        source = ds.asstr() if self.as_str else ds
+        if ds.shape is None:  # h5netcdf fails here too, netCDF-C refuses the whole file
+            raise _native.UnsupportedError(
+                f"{ds.file.filename}: variable {self.name!r} has a null dataspace (an HDF5 "
+                "empty dataset: no shape, no value), which netCDF has no counterpart for; "
+                "leave it out with drop_variables")
+        # UTF-8 for ASCII-labelled strings too, as netCDF-C reads them (h5netcdf decodes
+        # those as ASCII and fails on any other byte)
+        source = ds.asstr("utf-8") if self.as_str else ds
         if tuple(ds.shape) == self.shape:
             return np.asarray(source[key])
-        # shorter than its unlimited dimension: netCDF readers pad with the fill value
-        data = np.asarray(source[...])
-        pad = [(0, want - have) for want, have in zip(self.shape, ds.shape)]
-        return np.pad(data, pad, constant_values=self.dtype.type(_padding_value(ds)))[key]
+        return self._read_padded(ds, source, key)
+
+    def _read_padded(self, ds: Dataset, source, key: tuple) -> np.ndarray:
+        """A selection of a variable shorter than its unlimited dimension: netCDF readers
+        give the fill value past its end. Reads only the stored part the selection
+        covers (a time step of a long variable is one step read, not the variable)."""
+        wanted = [_absolute_indices(k, n) for k, n in zip(key, self.shape)]
+        out = np.empty([idx.size for idx in wanted], dtype=self._read_dtype())
+        out[...] = self.dtype.type(_padding_value(ds))
+        parts = [_StoredPart(idx, have) for idx, have in zip(wanted, ds.shape)]
+        if all(part.positions.size for part in parts):
+            block = np.asarray(source[tuple(part.read for part in parts)])
+            out[np.ix_(*(p.positions for p in parts))] = block[np.ix_(*(p.local for p in parts))]
+        # an integer index drops its axis, as it does in source[key]
+        return out.reshape([idx.size for k, idx in zip(key, wanted) if not _is_integer(k)])
+
+    def _read_dtype(self) -> np.dtype:
+        return np.dtype(object) if self.as_str else self.dtype
+
+
+class _StoredPart:
+    """Of the indices one axis selects, those the dataset stores (below `have`): where
+    they go in the result (positions), the slice that reads them (a strided selection
+    stays strided) and where each lies in what that slice reads (local)."""
+
+    def __init__(self, idx: np.ndarray, have: int):
+        self.positions = np.flatnonzero(idx < have)
+        inside = idx[self.positions]
+        if not inside.size:
+            self.read, self.local = slice(0, 0), inside
+            return
+        lo, hi = int(inside.min()), int(inside.max())
+        steps = np.diff(np.unique(inside))
+        step = int(steps[0]) if steps.size and (steps == steps[0]).all() else 1
+        self.read = slice(lo, hi + 1, step)
+        self.local = (inside - lo) // step
+
+
+def _is_integer(k) -> bool:
+    return isinstance(k, (int, np.integer))
+
+
+def _absolute_indices(k, length: int) -> np.ndarray:
+    """The indices, in order and from 0, that one axis of an outer key selects."""
+    if isinstance(k, slice):
+        return np.arange(length)[k]
+    idx = np.asarray(k).reshape(-1)
+    if idx.dtype == bool:
+        return np.flatnonzero(idx)
+    return np.where(idx < 0, idx + length, idx).astype(np.intp)
 
 
 # netCDF's default fill values (netCDF4.default_fillvals), by numpy type code.
@@ -338,6 +412,45 @@ def _padding_value(ds: Dataset):
 
 
 # ---------------------------------------------------------------------- store
+
+
+def _enum_named(dtype: np.dtype, types_in_scope) -> np.dtype:
+    """An enum variable's dtype with the name of its committed type, as xarray's
+    h5netcdf and netCDF4 engines give it (metadata "enum_name"; to_netcdf writes the type
+    back under that name). Other dtypes pass unchanged. `types_in_scope()` gives the
+    committed types the variable's group sees (asked only for an enum)."""
+    enum = (dtype.metadata or {}).get("enum")
+    if enum is None:
+        return dtype
+    name = _enum_type_name(dtype, enum, types_in_scope())
+    if name is None:  # not a committed type of the group or above: h5netcdf gives no name
+        return dtype
+    return np.dtype(dtype, metadata={"enum": enum, "enum_name": name})
+
+
+def _enum_type_name(dtype: np.dtype, enum: dict, types: dict) -> Optional[str]:
+    """The name of the first committed enum type equal to `dtype` (base type and
+    members, as H5Tequal compares them)."""
+    for name, type_dtype in types.items():
+        if type_dtype.str == dtype.str and (type_dtype.metadata or {}).get("enum") == enum:
+            return name
+    return None
+
+
+def _committed_types(ancestry: list) -> dict:
+    """name -> dtype of the committed datatypes in the groups from the root down, a
+    nearer group's type shadowing one of the same name above it, in h5netcdf's
+    ChainMap order (names in order of first appearance from the root)."""
+    types: dict = {}
+    for group in ancestry:
+        for name in group:
+            try:
+                obj = group[name]
+            except KeyError:  # dangling soft link
+                continue
+            if isinstance(obj, Datatype):
+                types[name] = obj.dtype  # same name: keeps its place, takes the nearer type
+    return types
 
 
 def _filters_encoding(ds: Dataset) -> dict:
@@ -368,16 +481,39 @@ _H5NETCDF_FILTER_KEYS = {"szip": "szip", "bzip2": "bzip2", "lz4": "blosc", "zstd
 
 class _OpenedGroups:
     """Dimensions of the groups opened so far in one file, shared by the stores of one
-    open_datatree call so phony dimensions are numbered once, in opening order."""
+    open_datatree call so phony dimensions are numbered once, in opening order.
+
+    phony_dims="sort" numbers them across the whole file, whichever group is asked for:
+    h5netcdf (like netCDF-C) visits every group on opening the file, depth first in link
+    order, so group="b" names b's phony dimensions after those of an earlier group a."""
 
     def __init__(self, f: File, phony_dims: Optional[str]):
         self.counter = _PhonyCounter(phony_dims, _max_dim_id(f) if phony_dims == "sort" else -1)
         self.groups: dict[str, _GroupDims] = {}
+        if phony_dims == "sort":
+            for path, group, _above in depth_first([("/", f, frozenset())], _subgroups):
+                self.dims_of(path, group)
 
     def dims_of(self, path: str, group: Group) -> _GroupDims:
         if path not in self.groups:
             self.groups[path] = _GroupDims(group, self.counter)
         return self.groups[path]
+
+
+def _subgroups(item: tuple) -> list[tuple]:
+    """(path, group, addresses above it) of each group a group's links lead to, soft links
+    too (as h5netcdf walks them); a link back to a group above is not followed again."""
+    path, group, above = item
+    above = above | {group._key()}
+    out = []
+    for name in group:
+        try:
+            child = group[name]
+        except KeyError:  # dangling soft link
+            continue
+        if isinstance(child, Group) and child._key() not in above:
+            out.append((path.rstrip("/") + "/" + name, child, above))
+    return out
 
 
 class H5TurboStore(AbstractDataStore):
@@ -404,6 +540,8 @@ class H5TurboStore(AbstractDataStore):
         parts = [p for p in group.split("/") if p]
         node = self._file
         maps = [opened.dims_of("/", node)]
+        self._ancestry = [node]  # the groups from the root down to `group`
+        self._types: Optional[dict] = None  # their committed datatypes, when first needed
         for i, part in enumerate(parts):
             path = "/" + "/".join(parts[:i + 1])
             try:
@@ -413,6 +551,7 @@ class H5TurboStore(AbstractDataStore):
             if not isinstance(node, Group):  # a variable: h5netcdf and netCDF4 say so
                 raise OSError(f"group not found: {path}")
             maps.append(opened.dims_of(path, node))
+            self._ancestry.append(node)
         # the datasets read through this store's own File (the dims may come from another)
         self._children = _dataset_children(node)
         self._group = node
@@ -444,8 +583,10 @@ class H5TurboStore(AbstractDataStore):
         home = ds.file
         path = self._path if home is self._file else (
             None if home._fileobj is not None else os.path.realpath(home.filename))
-        array = H5TurboArray(path, ds.name, shape, ds.dtype, as_str=vlen is str, file=home)
-        encoding = {"dtype": str if vlen is str else ds.dtype}
+        # vlen strings of either character set read as str: h5netcdf (decode_vlen_strings)
+        # and netCDF-C (NC_STRING) both decode ASCII-labelled ones too
+        array = H5TurboArray(path, ds.name, shape, ds.dtype, as_str=vlen in (str, bytes), file=home)
+        encoding = {"dtype": str if vlen is str else _enum_named(ds.dtype, self._types_in_scope)}
         chunks = ds.chunks if shape else None
         encoding["contiguous"] = not chunks
         encoding["chunksizes"] = chunks or None
@@ -461,6 +602,12 @@ class H5TurboStore(AbstractDataStore):
         encoding["original_shape"] = shape
         return Variable(dims, indexing.LazilyIndexedArray(array), read_attributes(ds),
                         encoding)
+
+    def _types_in_scope(self) -> dict:
+        """The committed datatypes this group sees, read once per store."""
+        if self._types is None:
+            self._types = _committed_types(self._ancestry)
+        return self._types
 
     def get_variables(self):
         variables = {}
@@ -594,13 +741,9 @@ def _phony_mode(phony_dims: Optional[str]) -> str:
 
 
 def _group_paths(group: Group, path: str) -> list[str]:
-    """The group and its subgroups, depth first in link order (hard links only)."""
-    out = [path]
-    for name in group:
-        link = group.get(name, getlink=True)
-        if type(link).__name__ == "HardLink" and isinstance(group[name], Group):
-            out += _group_paths(group[name], path.rstrip("/") + "/" + name)
-    return out
+    """The group and its subgroups, depth first in link order. Soft (and external) links
+    to groups count, as h5netcdf and netCDF-C list them; a link back up is not followed."""
+    return [p for p, _group, _above in depth_first([(path, group, frozenset())], _subgroups)]
 
 
 def _tree_key(gpath: str, top: str, group: Optional[str]) -> str:
