@@ -142,7 +142,7 @@ pub(crate) fn committed_datatype(ctx: &FormatContext, shared: &SharedMessage) ->
         SharedMessage::ObjectHeader(address) => *address,
         SharedMessage::SharedHeap(id) => {
             let body = ctx.shared_message(crate::format::object_header::msg::DATATYPE, id)?;
-            return Datatype::parse(&body, 0, ctx.sizes());
+            return Datatype::parse(&body, body.address(), ctx.sizes());
         }
     };
     let header = ObjectHeader::read(ctx, address)?;

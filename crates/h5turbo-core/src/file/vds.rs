@@ -502,7 +502,7 @@ pub struct VirtualSources {
 impl VirtualSources {
     pub(super) fn read(file: &File, heap_address: u64, heap_index: u32) -> Result<VirtualSources> {
         let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
-        let mappings = parse_mappings(file.ctx(), &block, heap_address)?;
+        let mappings = parse_mappings(file.ctx(), &block, block.address())?;
         Ok(VirtualSources { mappings, files: Mutex::new(HashMap::new()) })
     }
 

@@ -3,7 +3,7 @@
 
 use super::dataspace::Dataspace;
 use super::datatype::{CharSet, Datatype};
-use super::reader::{ByteReader, Sizes};
+use super::reader::{ByteReader, Located, Sizes};
 use super::shared::{parse_shared_from, SharedMessage};
 use crate::error::{Error, Result};
 
@@ -147,7 +147,7 @@ fn parse_datatype(r: &mut ByteReader, p: &Prefix) -> Result<AttributeDatatype> {
 }
 
 /// The body of a message (type id, heap id) kept in the shared message heap.
-pub type SharedBody<'a> = dyn Fn(u16, &[u8; 8]) -> Result<Vec<u8>> + 'a;
+pub type SharedBody<'a> = dyn Fn(u16, &[u8; 8]) -> Result<Located<Vec<u8>>> + 'a;
 
 /// Message type id of a dataspace (the key of its shared message index).
 const DATASPACE_MESSAGE: u16 = 0x0001;
@@ -159,7 +159,7 @@ fn parse_dataspace(r: &mut ByteReader, p: &Prefix, shared: &SharedBody<'_>) -> R
         return match parse_shared_from(&mut sub)? {
             SharedMessage::SharedHeap(id) => {
                 let body = shared(DATASPACE_MESSAGE, &id).map_err(|e| e.at(at))?;
-                Dataspace::parse_from(&mut ByteReader::new(&body, at, r.sizes()))
+                Dataspace::parse_from(&mut body.reader(r.sizes()))
             }
             SharedMessage::ObjectHeader(_) => Err(Error::unsupported("attribute with a committed dataspace").at(at)),
         };

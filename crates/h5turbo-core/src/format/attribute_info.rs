@@ -8,7 +8,7 @@ use super::btree_v2::BTreeV2;
 use super::checksum::lookup3;
 use super::context::FormatContext;
 use super::fractal_heap::{BlockCache, FractalHeap};
-use super::reader::{ByteReader, Sizes};
+use super::reader::{ByteReader, Located, Sizes};
 use crate::error::{Error, Result};
 
 /// v2 B-tree record types of the two attribute indexes.
@@ -21,14 +21,16 @@ const MESSAGE_SHARED: u8 = 0x02;
 
 /// One entry of an attribute index.
 struct IndexEntry {
-    heap_id: Vec<u8>,
+    /// The heap ID, at its place in the index record.
+    heap_id: Located<Vec<u8>>,
     creation_order: u32,
     /// Name hash (type 8 records only).
     hash: Option<u32>,
 }
 
 /// Raw attribute messages of an object with dense attribute storage, sorted by name
-/// (byte order), each with the heap address to name in errors. Empty when compact.
+/// (byte order), each with its address in the heap (to parse it at, so that its
+/// errors name its place in the file). Empty when compact.
 pub fn dense_attribute_messages(ctx: &FormatContext, info: &AttributeInfo) -> Result<Vec<(Vec<u8>, u64)>> {
     let Some(heap_address) = info.heap_address else { return Ok(Vec::new()) };
     let index_address = info
@@ -37,7 +39,13 @@ pub fn dense_attribute_messages(ctx: &FormatContext, info: &AttributeInfo) -> Re
     let entries = read_index(ctx, index_address, NAME_INDEX)?;
     let mut named = fetch_messages(ctx, heap_address, &entries)?;
     named.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(named.into_iter().map(|(_, message)| (message, heap_address)).collect())
+    Ok(named.into_iter().map(|(_, message)| placed(message)).collect())
+}
+
+/// A message's bytes and address, as the callers take them.
+fn placed(message: Located<Vec<u8>>) -> (Vec<u8>, u64) {
+    let address = message.address();
+    (message.into_bytes(), address)
 }
 
 /// Like [`dense_attribute_messages`], in creation order: from the creation-order index
@@ -62,7 +70,7 @@ pub fn dense_attribute_messages_by_creation_order(
         }
     };
     let named = fetch_messages(ctx, heap_address, &entries)?;
-    Ok(named.into_iter().map(|(_, message)| (message, heap_address)).collect())
+    Ok(named.into_iter().map(|(_, message)| placed(message)).collect())
 }
 
 /// Every entry of the attribute index at `address`, in index order.
@@ -80,11 +88,12 @@ fn read_index(ctx: &FormatContext, address: u64, record_type: u8) -> Result<Vec<
         .at(address));
     }
     let mut entries = Vec::new();
-    index.for_each_record(ctx, &mut |rec| {
-        let mut r = ByteReader::new(rec, address, ctx.sizes());
-        let heap_id = r.bytes(ATTRIBUTE_HEAP_ID_LEN)?.to_vec();
+    index.for_each_located_record(ctx, &mut |rec| {
+        let mut r = rec.reader(ctx.sizes());
+        let heap_id = Located::at(r.address(), r.bytes(ATTRIBUTE_HEAP_ID_LEN)?.to_vec());
+        let flags_at = r.address();
         if r.u8()? & MESSAGE_SHARED != 0 {
-            return Err(crate::unsupported!("shared attribute messages in dense storage").at(address));
+            return Err(crate::unsupported!("shared attribute messages in dense storage").at(flags_at));
         }
         let creation_order = r.u32()?;
         let hash = if record_type == NAME_INDEX { Some(r.u32()?) } else { None };
@@ -95,19 +104,23 @@ fn read_index(ctx: &FormatContext, address: u64, record_type: u8) -> Result<Vec<
 }
 
 /// The messages of `entries` with their names, checked against the indexed hashes.
-fn fetch_messages(ctx: &FormatContext, heap_address: u64, entries: &[IndexEntry]) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+fn fetch_messages(
+    ctx: &FormatContext,
+    heap_address: u64,
+    entries: &[IndexEntry],
+) -> Result<Vec<(Vec<u8>, Located<Vec<u8>>)>> {
     let heap = FractalHeap::open(ctx, heap_address)?;
     let mut cache = BlockCache::new();
     let mut out = Vec::with_capacity(entries.len());
     for entry in entries {
-        let message = heap.get_cached(ctx, &entry.heap_id, &mut cache)?;
-        let name = attribute_message_name(&message, heap_address, ctx.sizes())?.to_vec();
+        let message = heap.get_cached(ctx, entry.heap_id.view(), &mut cache)?;
+        let name = attribute_message_name(&message, message.address(), ctx.sizes())?.to_vec();
         if entry.hash.is_some_and(|h| h != lookup3(&name, 0)) {
             return Err(crate::format_err!(
                 "attribute {:?} does not match its name-index hash",
                 String::from_utf8_lossy(&name)
             )
-            .at(heap_address));
+            .at(message.address()));
         }
         out.push((name, message));
     }

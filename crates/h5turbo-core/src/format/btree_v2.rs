@@ -7,12 +7,15 @@
 
 use super::checksum::verify_trailing;
 use super::context::FormatContext;
-use super::reader::{bytes_needed, ByteReader};
+use super::reader::{bytes_needed, ByteReader, Located};
 use crate::error::{Error, Result};
 use std::cmp::Ordering;
 use super::recent::Recent;
 use std::collections::HashSet;
 use std::sync::Arc;
+
+/// A record's bytes at their place in the file (inside the node that holds it).
+pub type Record<'a> = Located<&'a [u8]>;
 
 /// Signature, version and type before the records of every node.
 const NODE_PREFIX: usize = 6;
@@ -132,6 +135,16 @@ impl BTreeV2 {
     /// Call `f` with the raw bytes of every record, in key order (in-order traversal).
     /// Every node's checksum is verified and every record count cross-checked.
     pub fn for_each_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        self.for_each_located_record(ctx, &mut |record| f(record.bytes()))
+    }
+
+    /// As `for_each_record`, each record with its file address, for decoders whose
+    /// errors must name where the record lies.
+    pub fn for_each_located_record(
+        &self,
+        ctx: &FormatContext,
+        f: &mut dyn FnMut(Record<'_>) -> Result<()>,
+    ) -> Result<()> {
         let Some(root) = self.root else { return Ok(()) };
         let mut visited = HashSet::new();
         self.visit(ctx, root, self.depth, &mut visited, f)
@@ -142,8 +155,8 @@ impl BTreeV2 {
     pub fn find_record(
         &self,
         ctx: &FormatContext,
-        compare: &mut dyn FnMut(&[u8]) -> Result<Ordering>,
-    ) -> Result<Option<Vec<u8>>> {
+        compare: &mut dyn FnMut(Record<'_>) -> Result<Ordering>,
+    ) -> Result<Option<Located<Vec<u8>>>> {
         self.find_record_in(ctx, compare, None)
     }
 
@@ -151,18 +164,18 @@ impl BTreeV2 {
     pub(crate) fn find_record_cached(
         &self,
         ctx: &FormatContext,
-        compare: &mut dyn FnMut(&[u8]) -> Result<Ordering>,
+        compare: &mut dyn FnMut(Record<'_>) -> Result<Ordering>,
         nodes: &NodeCache,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<Located<Vec<u8>>>> {
         self.find_record_in(ctx, compare, Some(nodes))
     }
 
     fn find_record_in(
         &self,
         ctx: &FormatContext,
-        compare: &mut dyn FnMut(&[u8]) -> Result<Ordering>,
+        compare: &mut dyn FnMut(Record<'_>) -> Result<Ordering>,
         nodes: Option<&NodeCache>,
-    ) -> Result<Option<Vec<u8>>> {
+    ) -> Result<Option<Located<Vec<u8>>>> {
         let Some(mut pointer) = self.root else { return Ok(None) };
         let mut depth = self.depth;
         loop {
@@ -179,7 +192,7 @@ impl BTreeV2 {
                 let mid = lo + (hi - lo) / 2;
                 match compare(node.record(mid))? {
                     Ordering::Less => lo = mid + 1,
-                    Ordering::Equal => return Ok(Some(node.record(mid).to_vec())),
+                    Ordering::Equal => return Ok(Some(node.record(mid).copied())),
                     Ordering::Greater => hi = mid,
                 }
             }
@@ -198,7 +211,7 @@ impl BTreeV2 {
         pointer: NodePointer,
         depth: u16,
         visited: &mut HashSet<u64>,
-        f: &mut dyn FnMut(&[u8]) -> Result<()>,
+        f: &mut dyn FnMut(Record<'_>) -> Result<()>,
     ) -> Result<()> {
         let node = self.read_node(ctx, pointer, depth, visited)?;
         for i in 0..node.record_count() {
@@ -257,7 +270,7 @@ impl BTreeV2 {
         r.skip(records * self.record_size)?;
         let children = if depth == 0 { Vec::new() } else { self.read_children(&mut r, records + 1, depth)? };
         check_subtree_total(pointer, &children, what)?;
-        Ok(Node { data, record_size: self.record_size, records, children })
+        Ok(Node { data: Located::at(address, data), record_size: self.record_size, records, children })
     }
 
     /// Bytes of a node at `depth` holding `records` records, checksum included.
@@ -330,7 +343,7 @@ impl NodeCache {
 
 /// A node's bytes with the records located.
 struct Node {
-    data: Vec<u8>,
+    data: Located<Vec<u8>>,
     record_size: usize,
     records: usize,
     children: Vec<NodePointer>,
@@ -341,9 +354,10 @@ impl Node {
         self.records
     }
     /// Record `i` (< record_count(); the node was sized to hold them all when read).
-    fn record(&self, i: usize) -> &[u8] {
+    fn record(&self, i: usize) -> Record<'_> {
         let start = NODE_PREFIX + i * self.record_size;
-        &self.data[start..start + self.record_size]
+        let bytes = &self.data.bytes()[start..start + self.record_size];
+        Located::at(self.data.address() + start as u64, bytes)
     }
 }
 

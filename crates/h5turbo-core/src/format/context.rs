@@ -1,7 +1,7 @@
 //! What every parser needs to read metadata: the byte source, the field widths from
 //! the superblock and the base address that file addresses are relative to.
 
-use super::reader::{ByteReader, Sizes};
+use super::reader::{ByteReader, Located, Sizes};
 use crate::error::{Error, ErrorKind, Result};
 use crate::io::ReadAt;
 use std::cell::RefCell;
@@ -94,8 +94,10 @@ impl FormatContext {
         let _ = self.shared_messages.set(messages);
     }
 
-    /// The body of a message of type `type_id` kept in the shared message heap.
-    pub fn shared_message(&self, type_id: u16, heap_id: &[u8; 8]) -> Result<Vec<u8>> {
+    /// The body of a message of type `type_id` kept in the shared message heap, with
+    /// its address: parse it with `body.reader(sizes)` (or at `body.address()`) so
+    /// that its errors name its place in the heap.
+    pub fn shared_message(&self, type_id: u16, heap_id: &[u8; 8]) -> Result<Located<Vec<u8>>> {
         match self.shared_messages.get() {
             Some(messages) => messages.message(self, type_id, heap_id),
             None => Err(Error::format("a message in the shared message heap, but the file has no shared message table")),

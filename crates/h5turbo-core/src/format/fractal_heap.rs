@@ -11,7 +11,7 @@
 use super::btree_v2::BTreeV2;
 use super::checksum::{metadata_checksum, verify_trailing};
 use super::context::FormatContext;
-use super::reader::{bytes_needed, le_uint, ByteReader, Sizes};
+use super::reader::{bytes_needed, le_uint, ByteReader, Located, Sizes};
 use crate::error::{Error, Result};
 use std::collections::{HashMap, HashSet};
 
@@ -179,45 +179,57 @@ impl FractalHeap {
         self.id_len
     }
 
-    /// The object named by `heap_id`.
-    pub fn get(&self, ctx: &FormatContext, heap_id: &[u8]) -> Result<Vec<u8>> {
-        self.get_cached(ctx, heap_id, &mut BlockCache::new())
+    /// The object named by `heap_id`, an ID whose own place in the file is not known
+    /// (a shared message's): errors in the ID name the heap, and a tiny object, kept
+    /// inside its ID, is placed at the heap.
+    pub fn get(&self, ctx: &FormatContext, heap_id: &[u8]) -> Result<Located<Vec<u8>>> {
+        self.fetch(ctx, Located::at(self.address, heap_id), false, &mut BlockCache::new())
     }
 
-    /// Like [`get`](Self::get), keeping verified direct blocks in `cache` so that many
-    /// objects from the same blocks cost one read and one checksum per block.
-    pub fn get_cached(&self, ctx: &FormatContext, heap_id: &[u8], cache: &mut BlockCache) -> Result<Vec<u8>> {
-        let first = *heap_id.first().ok_or_else(|| Error::format("empty fractal heap ID").at(self.address))?;
+    /// The object named by the ID `heap_id` (as found in a B-tree record, with its
+    /// address), keeping verified direct blocks in `cache` so that many objects from
+    /// the same blocks cost one read and one checksum per block.
+    pub fn get_cached(&self, ctx: &FormatContext, heap_id: Located<&[u8]>, cache: &mut BlockCache) -> Result<Located<Vec<u8>>> {
+        self.fetch(ctx, heap_id, true, cache)
+    }
+
+    /// The object and its file address. `placed`: `heap_id`'s address is the ID's
+    /// own (else the heap's, standing in for it).
+    fn fetch(&self, ctx: &FormatContext, heap_id: Located<&[u8]>, placed: bool, cache: &mut BlockCache) -> Result<Located<Vec<u8>>> {
+        let at = heap_id.address();
+        let first = *heap_id.first().ok_or_else(|| Error::format("empty fractal heap ID").at(at))?;
         if first >> 6 != 0 {
-            return Err(crate::format_err!("fractal heap ID version {} is not 0", first >> 6).at(self.address));
+            return Err(crate::format_err!("fractal heap ID version {} is not 0", first >> 6).at(at));
         }
         match (first >> 4) & 0x3 {
             ID_MANAGED => self.get_managed(ctx, heap_id, cache),
             ID_HUGE => self.get_huge(ctx, heap_id),
-            ID_TINY => self.get_tiny(heap_id),
-            t => Err(crate::format_err!("fractal heap ID has unknown type {}", t).at(self.address)),
+            ID_TINY => self.get_tiny(heap_id, placed),
+            t => Err(crate::format_err!("fractal heap ID has unknown type {}", t).at(at)),
         }
     }
 
-    fn get_tiny(&self, heap_id: &[u8]) -> Result<Vec<u8>> {
+    /// A tiny object: its bytes follow the ID's length field.
+    fn get_tiny(&self, heap_id: Located<&[u8]>, placed: bool) -> Result<Located<Vec<u8>>> {
         let extended = self.id_len.saturating_sub(1) > TINY_LEN_SHORT + 1;
         let (len, start) = if extended {
-            let low = *heap_id.get(1).ok_or_else(|| self.id_error("tiny", heap_id))?;
+            let low = *heap_id.get(1).ok_or_else(|| self.id_error("tiny", &heap_id))?;
             (((heap_id[0] as usize & 0x0f) << 8 | low as usize) + 1, 2)
         } else {
             ((heap_id[0] as usize & 0x0f) + 1, 1)
         };
-        heap_id.get(start..start + len).map(<[u8]>::to_vec).ok_or_else(|| self.id_error("tiny", heap_id))
+        let object = heap_id.slice(start..start + len).ok_or_else(|| self.id_error("tiny", &heap_id))?;
+        Ok(if placed { object.copied() } else { Located::at(heap_id.address(), object.to_vec()) })
     }
 
-    fn get_managed(&self, ctx: &FormatContext, heap_id: &[u8], cache: &mut BlockCache) -> Result<Vec<u8>> {
+    fn get_managed(&self, ctx: &FormatContext, heap_id: Located<&[u8]>, cache: &mut BlockCache) -> Result<Located<Vec<u8>>> {
         if self.filtered {
             return Err(self.filtered_error());
         }
-        let mut r = ByteReader::new(heap_id, self.address, self.sizes);
+        let mut r = heap_id.reader(self.sizes);
         r.skip(1)?;
-        let offset = r.uint(self.heap_offset_width).map_err(|_| self.id_error("managed", heap_id))?;
-        let length = r.uint(self.heap_length_width).map_err(|_| self.id_error("managed", heap_id))?;
+        let offset = r.uint(self.heap_offset_width).map_err(|_| self.id_error("managed", &heap_id))?;
+        let length = r.uint(self.heap_length_width).map_err(|_| self.id_error("managed", &heap_id))?;
         let block = self.block_containing(offset)?;
         let start = offset - block.heap_offset;
         let end = start.checked_add(length).filter(|&e| e <= block.size && start >= self.direct_header_size());
@@ -231,19 +243,19 @@ impl FractalHeap {
         };
         let data = self.direct_block(ctx, block, cache)?;
         data.get(start as usize..end as usize)
-            .map(<[u8]>::to_vec)
+            .map(|bytes| Located::at(block.address + start, bytes.to_vec()))
             .ok_or_else(|| Error::format("fractal heap direct block shorter than its size").at(block.address))
     }
 
-    fn get_huge(&self, ctx: &FormatContext, heap_id: &[u8]) -> Result<Vec<u8>> {
+    fn get_huge(&self, ctx: &FormatContext, heap_id: Located<&[u8]>) -> Result<Located<Vec<u8>>> {
         if self.filtered {
             return Err(self.filtered_error());
         }
-        let mut r = ByteReader::new(heap_id, self.address, self.sizes);
+        let mut r = heap_id.reader(self.sizes);
         r.skip(1)?;
         let (address, length) = match &self.huge {
             HugeAccess::Direct => {
-                let address = r.address_field()?.ok_or_else(|| self.id_error("huge", heap_id))?;
+                let address = r.address_field()?.ok_or_else(|| self.id_error("huge", &heap_id))?;
                 (address, r.length()?)
             }
             HugeAccess::Indirect { key_width, btree } => {
@@ -255,22 +267,22 @@ impl FractalHeap {
                 self.find_huge(ctx, btree, key)?
             }
         };
-        ctx.read(address, length, "huge fractal heap object")
+        Ok(Located::at(address, ctx.read(address, length, "huge fractal heap object")?))
     }
 
     /// Address and length of huge object `key`, from the huge-object B-tree.
     fn find_huge(&self, ctx: &FormatContext, btree: &BTreeV2, key: u64) -> Result<(u64, u64)> {
         let (o, l) = (self.sizes.offset as usize, self.sizes.length as usize);
-        let field = |rec: &[u8], start: usize, len: usize| {
+        let field = |rec: Located<&[u8]>, start: usize, len: usize| {
             rec.get(start..start + len)
                 .map(le_uint)
-                .ok_or_else(|| Error::format("huge-object B-tree record too short").at(btree.address()))
+                .ok_or_else(|| Error::format("huge-object B-tree record too short").at(rec.address()))
         };
         let record = btree.find_record(ctx, &mut |rec| Ok(field(rec, o + l, l)?.cmp(&key)))?;
         let record = record.ok_or_else(|| {
             crate::format_err!("huge fractal heap object {} is not in its B-tree", key).at(btree.address())
         })?;
-        Ok((field(&record, 0, o)?, field(&record, o, l)?))
+        Ok((field(record.view(), 0, o)?, field(record.view(), o, l)?))
     }
 
     /// The direct block whose heap span holds `offset`.
@@ -400,9 +412,9 @@ impl FractalHeap {
         Ok(())
     }
 
-    fn id_error(&self, kind: &str, heap_id: &[u8]) -> Error {
+    fn id_error(&self, kind: &str, heap_id: &Located<&[u8]>) -> Error {
         crate::format_err!("{} fractal heap ID of {} bytes is too short for its contents", kind, heap_id.len())
-            .at(self.address)
+            .at(heap_id.address())
     }
 
     fn filtered_error(&self) -> Error {

@@ -3,7 +3,7 @@
 //! small reference (length, collection address, object index) into one of them.
 
 use super::context::FormatContext;
-use super::reader::ByteReader;
+use super::reader::{ByteReader, Located};
 use crate::error::{Error, Result};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -12,7 +12,8 @@ use std::sync::{Arc, RwLock};
 /// One parsed collection: its bytes and where each object lies in them.
 #[derive(Debug)]
 pub(crate) struct Collection {
-    data: Vec<u8>,
+    /// The whole collection, at its address.
+    data: Located<Vec<u8>>,
     /// (object index, its bytes in `data`), sorted by index.
     objects: Vec<(u16, Range<usize>)>,
 }
@@ -20,9 +21,15 @@ pub(crate) struct Collection {
 impl Collection {
     /// The bytes of object `index`.
     pub(crate) fn object(&self, index: u32) -> Result<&[u8]> {
+        self.located_object(index).map(Located::into_bytes)
+    }
+
+    /// The bytes of object `index` at their address (parse them there, so that their
+    /// errors name the object's place in the file).
+    pub(crate) fn located_object(&self, index: u32) -> Result<Located<&[u8]>> {
         let range = u16::try_from(index).ok().and_then(|i| self.range_of(i));
         range
-            .and_then(|r| self.data.get(r.clone()))
+            .and_then(|r| self.data.slice(r.clone()))
             .ok_or_else(|| Error::format(format!("global heap collection has no object {}", index)))
     }
 
@@ -77,18 +84,19 @@ impl GlobalHeapCache {
         Self::default()
     }
 
-    /// The bytes of object `index` in the collection at `collection_address`.
-    pub fn get(&self, ctx: &FormatContext, collection_address: u64, index: u32) -> Result<Vec<u8>> {
+    /// The bytes of object `index` in the collection at `collection_address`, with
+    /// their own address (where a structure stored in them lies: parse it there).
+    pub fn get(&self, ctx: &FormatContext, collection_address: u64, index: u32) -> Result<Located<Vec<u8>>> {
         let collection = self.collection(ctx, collection_address)?;
-        let bytes = collection.object(index).map_err(|e| e.at(collection_address))?;
-        Ok(bytes.to_vec())
+        let bytes = collection.located_object(index).map_err(|e| e.at(collection_address))?;
+        Ok(bytes.copied())
     }
 
     /// The heap bytes of one stored vlen element (empty for length 0 or no collection).
     pub fn read_vlen(&self, ctx: &FormatContext, raw_element: &[u8]) -> Result<Vec<u8>> {
         let vref = VlenRef::parse(ctx, raw_element)?;
         match vref.collection {
-            Some(addr) if vref.length > 0 => self.get(ctx, addr, vref.index),
+            Some(addr) if vref.length > 0 => self.get(ctx, addr, vref.index).map(Located::into_bytes),
             _ => Ok(Vec::new()),
         }
     }
@@ -144,7 +152,7 @@ fn load_collection(ctx: &FormatContext, address: u64) -> Result<Collection> {
     }
     let data = ctx.read(address, size, "global heap collection")?;
     let objects = index_objects(ctx, &data, address)?;
-    Ok(Collection { data, objects })
+    Ok(Collection { data: Located::at(address, data), objects })
 }
 
 /// Bytes of a collection header (before the first object), and of an object header:
@@ -231,8 +239,9 @@ mod tests {
     fn reads_objects_and_vlen() {
         let ctx = ctx(heap_file());
         let cache = GlobalHeapCache::new();
-        assert_eq!(cache.get(&ctx, 16, 1).unwrap(), b"hello");
-        assert_eq!(cache.get(&ctx, 16, 2).unwrap(), [1, 2, 3, 4, 5, 6, 7, 8]);
+        // each object's data follows the collection's and its own 16-byte headers
+        assert_eq!(cache.get(&ctx, 16, 1).unwrap(), Located::at(48, b"hello".to_vec()));
+        assert_eq!(cache.get(&ctx, 16, 2).unwrap(), Located::at(72, vec![1, 2, 3, 4, 5, 6, 7, 8]));
         assert_eq!(cache.read_vlen(&ctx, &vlen(5, 16, 1)).unwrap(), b"hello");
         assert!(cache.read_vlen(&ctx, &vlen(0, 16, 1)).unwrap().is_empty());
         assert!(cache.read_vlen(&ctx, &vlen(3, u64::MAX, 0)).unwrap().is_empty());
@@ -252,7 +261,7 @@ mod tests {
                 s.spawn(move || {
                     for _ in 0..100 {
                         let want: &[u8] = if i % 2 == 0 { b"hello" } else { &[1, 2, 3, 4, 5, 6, 7, 8] };
-                        assert_eq!(cache.get(ctx, 16, 1 + i % 2).unwrap(), want);
+                        assert_eq!(cache.get(ctx, 16, 1 + i % 2).unwrap().bytes(), want);
                     }
                 });
             }

@@ -21,11 +21,11 @@ pub struct Link {
 }
 
 pub use super::dense_info::LinkInfo;
-use super::btree_v2::BTreeV2;
+use super::btree_v2::{BTreeV2, Record};
 use super::checksum::lookup3;
 use super::context::FormatContext;
 use super::fractal_heap::{BlockCache, FractalHeap};
-use super::reader::{ByteReader, Sizes};
+use super::reader::{ByteReader, Located, Sizes};
 use crate::error::{Error, Result};
 
 /// Link message flag bits.
@@ -101,27 +101,40 @@ fn text(bytes: &[u8]) -> String {
 /// Creation orders are filled in when the group tracks them. Empty for compact groups.
 pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
     let Some((heap, index)) = open_dense_storage(ctx, info)? else { return Ok(Vec::new()) };
-    let (heap_address, index_address) = (heap.address(), index.address());
     let mut records = Vec::new();
-    index.for_each_record(ctx, &mut |rec| {
-        let hash = u32::from_le_bytes([rec[0], rec[1], rec[2], rec[3]]);
-        records.push((hash, rec[4..4 + heap.id_len()].to_vec()));
+    index.for_each_located_record(ctx, &mut |rec| {
+        records.push((name_hash(&rec), rec.address(), heap_id(rec, heap.id_len())?.copied()));
         Ok(())
     })?;
     let mut cache = BlockCache::new();
     let mut links = Vec::with_capacity(records.len());
-    for (hash, id) in records {
-        let message = heap.get_cached(ctx, &id, &mut cache)?;
-        let link = parse_link_message(&message, heap_address, ctx.sizes())?;
+    for (hash, record_address, id) in records {
+        let message = heap.get_cached(ctx, id.view(), &mut cache)?;
+        let link = parse_link_message(&message, message.address(), ctx.sizes())?;
         // A name that was not valid UTF-8 was altered on decoding; its hash cannot match.
         let name_intact = !link.name.contains(char::REPLACEMENT_CHARACTER);
         if name_intact && lookup3(link.name.as_bytes(), 0) != hash {
-            return Err(crate::format_err!("link {:?} does not match its name-index hash", link.name).at(index_address));
+            return Err(crate::format_err!("link {:?} does not match its name-index hash", link.name).at(record_address));
         }
         links.push(link);
     }
     // Name-index (hash) order, libhdf5's "native" order; callers sort as they need.
     Ok(links)
+}
+
+/// The name hash that begins a name-index record (its size was checked on opening).
+fn name_hash(record: &Record<'_>) -> u32 {
+    u32::from_le_bytes([record[0], record[1], record[2], record[3]])
+}
+
+/// The heap ID that follows the hash in a name-index record, at its place.
+fn heap_id<'a>(record: Record<'a>, id_len: usize) -> Result<Located<&'a [u8]>> {
+    let at = record.address();
+    let bytes = record.into_bytes();
+    bytes
+        .get(4..4 + id_len)
+        .map(|id| Located::at(at + 4, id))
+        .ok_or_else(|| Error::format("link name index record is too short for its heap ID").at(at))
 }
 
 /// The heap and the name index of a group's dense link storage; `None` when empty.
@@ -159,13 +172,14 @@ pub fn dense_link(ctx: &FormatContext, info: &LinkInfo, name: &str) -> Result<Op
     let Some((heap, index)) = open_dense_storage(ctx, info)? else { return Ok(None) };
     let hash = lookup3(name.as_bytes(), 0);
     let mut found = None;
+    let mut cache = BlockCache::new();
     index.find_record(ctx, &mut |record| {
-        let stored = u32::from_le_bytes([record[0], record[1], record[2], record[3]]);
+        let stored = name_hash(&record);
         if stored != hash {
             return Ok(stored.cmp(&hash));
         }
-        let message = heap.get(ctx, &record[4..4 + heap.id_len()])?;
-        let link = parse_link_message(&message, heap.address(), ctx.sizes())?;
+        let message = heap.get_cached(ctx, heap_id(record, heap.id_len())?, &mut cache)?;
+        let link = parse_link_message(&message, message.address(), ctx.sizes())?;
         let order = link.name.as_bytes().cmp(name.as_bytes());
         if order == std::cmp::Ordering::Equal {
             found = Some(link);

@@ -2,10 +2,13 @@
 //! link values), read whole because a group's names are all needed together.
 
 use super::context::FormatContext;
+use super::reader::Located;
 use crate::error::{Error, Result};
 
 pub struct LocalHeap {
-    data: Vec<u8>,
+    /// The data segment, at its own address (where a broken string lies).
+    data: Located<Vec<u8>>,
+    /// The heap header's address (errors about the heap as a whole name it).
     address: u64,
 }
 
@@ -27,13 +30,13 @@ impl LocalHeap {
         let data_address = r.required_address("local heap data segment")?;
         // ctx.read checks the size against the file before allocating.
         let data = ctx.read(data_address, data_size, "local heap data segment")?;
-        Ok(LocalHeap { data, address })
+        Ok(LocalHeap { data: Located::at(data_address, data), address })
     }
 
     /// The NUL-terminated string at `offset` in the data segment.
     pub fn string_at(&self, offset: u64) -> Result<String> {
         String::from_utf8(self.bytes_at(offset)?.to_vec())
-            .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.address))
+            .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.data.address() + offset))
     }
 
     /// The NUL-terminated string at `offset`, bytes that are not UTF-8 replaced by
@@ -57,7 +60,7 @@ impl LocalHeap {
         let end = rest
             .iter()
             .position(|&b| b == 0)
-            .ok_or_else(|| Error::format("local heap string is not NUL-terminated").at(self.address))?;
+            .ok_or_else(|| Error::format("local heap string is not NUL-terminated").at(self.data.address() + offset))?;
         Ok(&rest[..end])
     }
 }
@@ -86,7 +89,8 @@ mod tests {
         let heap = LocalHeap::read(&ctx, 0).unwrap();
         assert_eq!(heap.string_at(0).unwrap(), "");
         assert_eq!(heap.string_at(1).unwrap(), "abc");
-        assert!(heap.string_at(5).is_err(), "unterminated");
+        // unterminated: named where the string starts in the data segment (at 32)
+        assert_eq!(heap.string_at(5).unwrap_err().offset(), Some(37));
         assert!(heap.string_at(70).is_err(), "out of range");
         assert!(heap.string_at(u64::MAX).is_err());
     }

@@ -35,4 +35,4 @@ pub mod vds;
 
 pub use context::FormatContext;
 #[cfg_attr(not(feature = "internals"), allow(unused_imports))] // for tests and fuzz targets
-pub use reader::{ByteReader, Sizes};
+pub use reader::{ByteReader, Located, Sizes};

@@ -101,11 +101,14 @@ impl ObjectHeader {
 
 /// Messages kept in the shared message heap (SOHM) replaced by their bodies, so that
 /// every reader of a header sees plain messages; committed (object header) shared
-/// messages stay as they are.
+/// messages stay as they are. A replaced message's address is its body's in the heap,
+/// where its bytes were read and its errors lie.
 fn resolve_shared_heap_messages(ctx: &FormatContext, mut header: ObjectHeader) -> Result<ObjectHeader> {
     for m in header.messages.iter_mut().filter(|m| m.is_shared()) {
         if let SharedMessage::SharedHeap(id) = parse_shared_message(&m.data, m.address, ctx.sizes())? {
-            m.data = ctx.shared_message(m.type_id, &id).map_err(|e| e.at(m.address))?;
+            let body = ctx.shared_message(m.type_id, &id).map_err(|e| e.at(m.address))?;
+            m.address = body.address();
+            m.data = body.into_bytes();
             m.flags &= !MESSAGE_FLAG_SHARED;
         }
     }

@@ -162,6 +162,58 @@ impl<'a> ByteReader<'a> {
     }
 }
 
+/// Bytes copied out of the file together with the file address of their first byte.
+///
+/// Structures read through a copy (a heap object, a B-tree record, a shared message
+/// body) are parsed by a cursor made with [`Located::reader`], so that its errors name
+/// the place in the file, never an offset within the copy. Derefs to the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Located<B> {
+    bytes: B,
+    address: u64,
+}
+
+impl<B: AsRef<[u8]>> Located<B> {
+    /// `bytes`, whose first byte lies at file address `address`.
+    pub fn at(address: u64, bytes: B) -> Self {
+        Located { bytes, address }
+    }
+    /// File address of the first byte.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+    pub fn into_bytes(self) -> B {
+        self.bytes
+    }
+    /// A cursor whose errors name file addresses.
+    pub fn reader(&self, sizes: Sizes) -> ByteReader<'_> {
+        ByteReader::new(self.bytes(), self.address, sizes)
+    }
+    /// The bytes `range` of these, with their own address (None past the end).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> Option<Located<&[u8]>> {
+        let start = range.start as u64;
+        self.bytes().get(range).map(|bytes| Located::at(self.address + start, bytes))
+    }
+    /// The same place, the bytes borrowed.
+    pub fn view(&self) -> Located<&[u8]> {
+        Located::at(self.address, self.bytes())
+    }
+    /// The same place, the bytes copied.
+    pub fn copied(&self) -> Located<Vec<u8>> {
+        Located::at(self.address, self.bytes().to_vec())
+    }
+}
+
+impl<B: AsRef<[u8]>> std::ops::Deref for Located<B> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+}
+
 /// Little-endian unsigned integer from up to 8 bytes.
 pub fn le_uint(b: &[u8]) -> u64 {
     b.iter().rev().fold(0u64, |acc, &x| (acc << 8) | x as u64)
@@ -212,6 +264,17 @@ mod tests {
         assert_eq!(r.u8().unwrap(), b'x');
         let mut r = ByteReader::new(b"abc", 0, Sizes::DEFAULT);
         assert!(r.cstring().is_err());
+    }
+
+    #[test]
+    fn located_bytes_keep_their_file_address() {
+        let block = Located::at(1000, vec![0u8; 16]);
+        let record = block.slice(4..12).unwrap();
+        assert_eq!(record.address(), 1004);
+        let mut r = record.reader(Sizes::DEFAULT);
+        r.u64().unwrap();
+        assert_eq!(r.u8().unwrap_err().offset(), Some(1012));
+        assert!(block.slice(10..20).is_none());
     }
 
     #[test]

@@ -56,8 +56,8 @@ pub struct Region {
 
 /// Read the heap object of a region reference and parse it.
 pub fn read_region(ctx: &FormatContext, heap: &GlobalHeapCache, collection: u64, index: u32) -> Result<Region> {
-    let bytes = heap.get(ctx, collection, index)?;
-    parse_region(ctx, &bytes, collection)
+    let object = heap.get(ctx, collection, index)?;
+    parse_region(ctx, &object, object.address())
 }
 
 /// Selection types of the serialization (H5S_sel_type).

@@ -7,7 +7,7 @@
 
 use super::checksum::verify_trailing;
 use super::fractal_heap::FractalHeap;
-use super::reader::ByteReader;
+use super::reader::{ByteReader, Located};
 use super::FormatContext;
 use crate::error::{Error, Result};
 use std::sync::OnceLock;
@@ -52,8 +52,9 @@ impl SharedMessages {
         Ok(SharedMessages { indexes })
     }
 
-    /// The body of a message of type `type_id` stored under `heap_id`.
-    pub fn message(&self, ctx: &FormatContext, type_id: u16, heap_id: &[u8; 8]) -> Result<Vec<u8>> {
+    /// The body of a message of type `type_id` stored under `heap_id`, with its place
+    /// in the heap (where its errors lie).
+    pub fn message(&self, ctx: &FormatContext, type_id: u16, heap_id: &[u8; 8]) -> Result<Located<Vec<u8>>> {
         // the old fill value message (0x0004) shares the new one's index (0x0005)
         let keyed = if type_id == 0x0004 { 0x0005 } else { type_id };
         let bit = 1u32.checked_shl(u32::from(keyed)).unwrap_or(0);

@@ -7,9 +7,9 @@
 //! records, through [`ChunkRecordSource`] so that it does not depend on how the
 //! tree is traversed.
 
-use super::super::btree_v2::{BTreeV2, NodeCache};
+use super::super::btree_v2::{BTreeV2, NodeCache, Record};
 use super::super::context::FormatContext;
-use super::super::reader::Sizes;
+use super::super::reader::{Located, Sizes};
 use super::fixed_array::element_layout;
 use super::{read_element, ChunkIndex, ChunkLocation, ChunkSink, IndexShape};
 use crate::error::{Error, Result};
@@ -22,6 +22,13 @@ pub trait ChunkRecordSource {
     fn record_type(&self) -> u8;
     fn record_size(&self) -> usize;
     fn for_each_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+
+    /// As `for_each_record`, each record with its file address (errors name it). A
+    /// source that does not know where its records lie (a test's own tree walker)
+    /// places them at address 0.
+    fn for_each_located_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(Record<'_>) -> Result<()>) -> Result<()> {
+        self.for_each_record(ctx, &mut |bytes| f(Located::at(0, bytes)))
+    }
 }
 
 impl ChunkRecordSource for BTreeV2 {
@@ -33,6 +40,9 @@ impl ChunkRecordSource for BTreeV2 {
     }
     fn for_each_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
         BTreeV2::for_each_record(self, ctx, f)
+    }
+    fn for_each_located_record(&self, ctx: &FormatContext, f: &mut dyn FnMut(Record<'_>) -> Result<()>) -> Result<()> {
+        BTreeV2::for_each_located_record(self, ctx, f)
     }
 }
 
@@ -52,9 +62,9 @@ fn collect_records(
     sink: &mut ChunkSink,
 ) -> Result<()> {
     let decoder = RecordDecoder::new(ctx.sizes(), tree.record_type(), tree.record_size(), shape)?;
-    tree.for_each_record(ctx, &mut |record| {
+    tree.for_each_located_record(ctx, &mut |record| {
         let (coords, location) = decoder.decode(record)?;
-        sink.add(&coords, location)
+        sink.add(&coords, location).map_err(|e| e.at(record.address()))
     })
 }
 
@@ -74,6 +84,7 @@ pub fn chunk_index_from_records(
     sink.finish()
 }
 
+#[cfg_attr(not(feature = "internals"), allow(dead_code))] // for tests and fuzz targets
 /// Decode one type-10/11 record of a dataset of rank `rank` (`chunk_bytes`: size of
 /// an unfiltered chunk). `None` location: the record names no allocated chunk.
 pub fn decode_chunk_record(
@@ -83,8 +94,19 @@ pub fn decode_chunk_record(
     rank: usize,
     chunk_bytes: u64,
 ) -> Result<(Vec<u64>, Option<ChunkLocation>)> {
-    let size_bytes = record_size_bytes(record_type, record.len(), sizes, rank)?;
-    let mut r = super::super::reader::ByteReader::new(record, 0, sizes);
+    decode_located_chunk_record(Located::at(0, record), record_type, sizes, rank, chunk_bytes)
+}
+
+/// As `decode_chunk_record`, errors naming the record's place in the file.
+fn decode_located_chunk_record(
+    record: Record<'_>,
+    record_type: u8,
+    sizes: Sizes,
+    rank: usize,
+    chunk_bytes: u64,
+) -> Result<(Vec<u64>, Option<ChunkLocation>)> {
+    let size_bytes = record_size_bytes(record_type, record.len(), sizes, rank).map_err(|e| e.at(record.address()))?;
+    let mut r = record.reader(sizes);
     let location = read_element(&mut r, size_bytes, chunk_bytes)?;
     let coords = (0..rank).map(|_| r.u64()).collect::<Result<Vec<u64>>>()?;
     Ok((coords, location))
@@ -119,9 +141,12 @@ impl RecordDecoder {
         Ok(RecordDecoder { sizes, record_type, rank: shape.rank(), chunk_bytes: shape.chunk_bytes })
     }
 
-    fn decode(&self, record: &[u8]) -> Result<(Vec<u64>, ChunkLocation)> {
-        let (coords, location) = decode_chunk_record(record, self.record_type, self.sizes, self.rank, self.chunk_bytes)?;
-        let location = location.ok_or_else(|| Error::format("v2 B-tree chunk record has an undefined address"))?;
+    fn decode(&self, record: Record<'_>) -> Result<(Vec<u64>, ChunkLocation)> {
+        let at = record.address();
+        let (coords, location) =
+            decode_located_chunk_record(record, self.record_type, self.sizes, self.rank, self.chunk_bytes)?;
+        let location =
+            location.ok_or_else(|| Error::format("v2 B-tree chunk record has an undefined address").at(at))?;
         Ok((coords, location))
     }
 }
@@ -143,15 +168,15 @@ impl Lookup {
 
     pub(super) fn find(&self, ctx: &FormatContext, coords: &[u64]) -> Result<Option<ChunkLocation>> {
         let rank = self.decoder.rank;
-        let mut compare = |record: &[u8]| {
+        let mut compare = |record: Record<'_>| {
             // The scaled coordinates end the record (its size was checked on opening).
             let tail = record.len().checked_sub(8 * rank).and_then(|start| record.get(start..));
-            let tail = tail.ok_or_else(|| Error::format("v2 B-tree chunk record too short"))?;
+            let tail = tail.ok_or_else(|| Error::format("v2 B-tree chunk record too short").at(record.address()))?;
             let scaled = tail.chunks_exact(8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()));
             Ok(scaled.cmp(coords.iter().copied()))
         };
         let record = self.tree.find_record_cached(ctx, &mut compare, &self.nodes)?;
-        record.map(|record| self.decoder.decode(&record).map(|(_, location)| location)).transpose()
+        record.map(|record| self.decoder.decode(record.view()).map(|(_, location)| location)).transpose()
     }
 }
 
