@@ -101,7 +101,8 @@ pub unsafe extern "C" fn h5turbo_file_close(file: *mut h5turbo_file) {
 /// Open the object at `path` ("/", "/group/dataset"; soft and external links followed,
 /// as H5Oopen: an external link's file is found as libhdf5 finds it (HDF5_EXT_PREFIX,
 /// next to this file, the working folder) and held open by the object, whose path is
-/// then its path in that file).
+/// then its path in that file; each target is opened once per file and kept, the 64
+/// most recent, and opened again when it changed on disk).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_open(
     file: *const h5turbo_file,

@@ -1,6 +1,6 @@
 //! Group membership: links from any of the three storages, in h5py's order.
 
-use super::{File, Object, ObjectKind, Walk};
+use super::{Object, ObjectKind, Walk};
 use crate::error::{Error, Result, ResultExt};
 use crate::format::links::{dense_link, dense_link_count, dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
 use crate::format::local_heap::LocalHeap;
@@ -197,11 +197,7 @@ impl Object {
     fn follow_external(&self, path: &str, file_name: &str, target: &str, walk: Walk) -> Result<Object> {
         let link = |e: Error| e.context(format!("external link '{}' to '{}' in '{}'", path, target, file_name));
         let found = self.file.external_link_file(file_name).map_err(link)?;
-        let same = std::fs::canonicalize(&found).ok().zip(std::fs::canonicalize(self.file.path()).ok());
-        let file = match same {
-            Some((a, b)) if a == b => self.file.clone(),
-            _ => File::open(&found).map_err(link)?,
-        };
+        let file = self.file.link_target(&found).map_err(link)?; // opened once per file
         let absolute = if target.starts_with('/') { target.to_string() } else { format!("/{}", target) };
         file.resolve(&absolute, walk).map_err(link)
     }

@@ -10,6 +10,7 @@ mod dataset;
 mod dimension_scales;
 mod external;
 mod group;
+mod link_targets;
 mod lookup;
 mod refs;
 mod vds;
@@ -69,6 +70,8 @@ struct FileInner {
     /// The path libhdf5 gives each object when dereferencing, by object header
     /// address: walked once, on the first dereference (refs.rs).
     object_paths: Mutex<Option<Arc<HashMap<u64, String>>>>,
+    /// The files its external links lead into, opened once and kept (link_targets.rs).
+    link_targets: link_targets::LinkTargets,
 }
 
 /// What an object is, decided by the messages in its header.
@@ -115,6 +118,7 @@ impl File {
             groups: Mutex::new(HashMap::new()),
             group_lookups: Mutex::new(HashMap::new()),
             object_paths: Mutex::new(None),
+            link_targets: link_targets::LinkTargets::default(),
         };
         let file = File { inner: Arc::new(inner) };
         file.root()?; // fail at open, not at first use, if the root group is unreadable
@@ -149,6 +153,7 @@ impl File {
         self.inner.datasets.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.inner.groups.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.inner.object_paths.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.inner.link_targets.clear();
     }
 
     /// The file as it is now, for one a SWMR writer is appending to: its size, superblock,
