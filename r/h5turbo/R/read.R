@@ -11,10 +11,20 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     bit64conversion <- match.arg(bit64conversion)
     threads <- .threads(threads)
     flags <- if (bit64conversion == "double") 2L else 0L
+    if (is.list(index)) index <- .eval_index(index, parent.frame())
     x <- .read_values(file, name, index, threads, flags, compoundAsDataFrame)
     # rhdf5's drop: the values as a vector, without dimensions
     if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
     x
+}
+
+# rhdf5's h5read evaluates index elements that are unevaluated calls or names
+# (index = list(quote(1:10), NULL), as code built for h5read passes them); h5t_read
+# does too, in the caller's frame, where they were written.
+.eval_index <- function(index, env) {
+    for (j in seq_along(index))
+        if (is.call(index[[j]]) || is.name(index[[j]])) index[j] <- list(eval(index[[j]], env))
+    index
 }
 
 # h5t_read's reading, its arguments checked; `info` (C_info's answer) when the caller

@@ -125,8 +125,13 @@ setMethod("dim", "H5TurboSparseMatrixSeed", function(x) x@dim)
 setMethod("dimnames", "H5TurboSparseMatrixSeed", function(x) x@dimnames)
 setMethod("type", "H5TurboSparseMatrixSeed", function(x) x@type)
 setMethod("is_sparse", "H5TurboSparseMatrixSeed", function(x) TRUE)
-setMethod("chunkdim", "H5TurboSparseMatrixSeed",
-          function(x) if (x@compressed == "col") c(x@dim[1L], 1L) else c(1L, x@dim[2L]))
+# Whole compressed columns (rows), no larger than the matrix: a matrix without cells
+# (genes) has empty chunks, else DelayedArray refuses the chunk grid and every block
+# operation (colSums, anyNA, blockApply) fails on it (HDF5Array 1.26's seeds do).
+setMethod("chunkdim", "H5TurboSparseMatrixSeed", function(x) {
+    chunk <- if (x@compressed == "col") c(x@dim[1L], 1L) else c(1L, x@dim[2L])
+    pmin(chunk, x@dim)
+})
 setMethod("path", "H5TurboSparseMatrixSeed", function(object, ...) object@filepath)
 # After the file moved: the group at the new path must be a sparse matrix of the same
 # dimensions, orientation and type.
