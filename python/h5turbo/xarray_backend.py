@@ -24,7 +24,7 @@ import os
 from collections import ChainMap, Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -144,17 +144,18 @@ def _attr_or(obj, name: str, default: Any) -> Any:
         return default
 
 
-def _dataset_children(group: Group) -> list[tuple[str, Dataset]]:
-    """(name, dataset) in link order; groups, datatypes and soft links to nothing left out."""
-    out = []
+def _linked_objects(group: Group) -> Iterator[tuple[str, Any]]:
+    """(name, object) of each link of `group`, in link order; soft links to nothing left out."""
     for name in group:
         try:
-            obj = group[name]
+            yield name, group[name]
         except KeyError:  # dangling soft link
             continue
-        if isinstance(obj, Dataset):
-            out.append((name, obj))
-    return out
+
+
+def _dataset_children(group: Group) -> list[tuple[str, Dataset]]:
+    """(name, dataset) in link order; groups, datatypes and soft links to nothing left out."""
+    return [(name, obj) for name, obj in _linked_objects(group) if isinstance(obj, Dataset)]
 
 
 class _GroupDims:
@@ -443,11 +444,7 @@ def _committed_types(ancestry: list) -> dict:
     ChainMap order (names in order of first appearance from the root)."""
     types: dict = {}
     for group in ancestry:
-        for name in group:
-            try:
-                obj = group[name]
-            except KeyError:  # dangling soft link
-                continue
+        for name, obj in _linked_objects(group):
             if isinstance(obj, Datatype):
                 types[name] = obj.dtype  # same name: keeps its place, takes the nearer type
     return types
@@ -505,15 +502,8 @@ def _subgroups(item: tuple) -> list[tuple]:
     too (as h5netcdf walks them); a link back to a group above is not followed again."""
     path, group, above = item
     above = above | {group._key()}
-    out = []
-    for name in group:
-        try:
-            child = group[name]
-        except KeyError:  # dangling soft link
-            continue
-        if isinstance(child, Group) and child._key() not in above:
-            out.append((path.rstrip("/") + "/" + name, child, above))
-    return out
+    return [(path.rstrip("/") + "/" + name, child, above) for name, child in _linked_objects(group)
+            if isinstance(child, Group) and child._key() not in above]
 
 
 class H5TurboStore(AbstractDataStore):
