@@ -62,9 +62,11 @@ pub fn park_for_good() -> ! {
 }
 
 fn give_up_claim() {
-    TAKING_GIL.fetch_sub(1, Ordering::SeqCst);
-    let _lock = CHANGED.0.lock().unwrap_or_else(|p| p.into_inner());
-    CHANGED.1.notify_all();
+    // only the exit handler waits (looking every 10 ms): no lock taken on every call
+    if TAKING_GIL.fetch_sub(1, Ordering::SeqCst) == 1 && EXITING.load(Ordering::SeqCst) {
+        let _lock = CHANGED.0.lock().unwrap_or_else(|p| p.into_inner());
+        CHANGED.1.notify_all();
+    }
 }
 
 fn wait_for_gil_takers(limit: Duration) {
