@@ -473,8 +473,9 @@ class AstypeView(_View):
         self.dtype = dtype
 
     def __getitem__(self, index: Any) -> Any:
-        if split_fields(index)[1]:
-            return self._read_fields(index)
+        names = split_fields(index)[1]
+        if names:
+            return self._read_fields(index, names)
         _check_conversion(self._dataset.dtype, self.dtype)
         data = self._dataset[index]
         if isinstance(data, Empty):
@@ -490,11 +491,10 @@ class AstypeView(_View):
             return convert(data, self.dtype)
         return convert(np.asarray(data), self.dtype)[()]
 
-    def _read_fields(self, index: Any) -> Any:
+    def _read_fields(self, index: Any, names: list[str]) -> Any:
         """``ds.astype(compound)[..., "x"]``: as h5py, the named fields of the target
         compound (one name: that field alone), each converted from the stored field
         of that name; numpy would cast one field's values into every target field."""
-        names = split_fields(index)[1]
         _check_fields(names, self.dtype)
         wanted = (self.dtype.fields[names[0]][0] if len(names) == 1
                   else np.dtype([(name, self.dtype.fields[name][0]) for name in names]))

@@ -16,13 +16,9 @@ from typing import Any, Optional
 from .. import _native
 from .group import Group, wrap
 from .references import Reference, RegionReference
+from .types import ReadOnlyError
 
 __all__ = ["File", "ReadOnlyError"]
-
-
-class ReadOnlyError(_native.Error, ValueError):
-    """A mode other than 'r' was asked for: h5turbo only reads. A ValueError too, as
-    h5py raises for modes it does not know."""
 
 
 # A file object h5turbo cannot read at all, refused before any read: each is a

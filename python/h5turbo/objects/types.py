@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from .. import _native
+
 __all__ = ["Empty", "HardLink", "SoftLink", "ExternalLink",
            "KeysViewHDF5", "ValuesViewHDF5", "ItemsViewHDF5"]
 
@@ -136,11 +138,13 @@ class ItemsViewHDF5(ItemsView):
             yield (name, self._mapping.get(name))
 
 
-def read_only_error(what: str) -> Exception:
-    """The error for an h5py call that would write the file: ReadOnlyError, an OSError
-    and a ValueError, as h5py raises for most writes to a file opened read-only."""
-    from .file import ReadOnlyError  # file.py imports this module (through group.py)
+class ReadOnlyError(_native.Error, ValueError):
+    """h5turbo only reads: a mode other than 'r', or a call that would write the file.
+    An OSError (h5turbo.Error) and a ValueError, as h5py raises either for those."""
 
+
+def read_only_error(what: str) -> ReadOnlyError:
+    """The error for an h5py call that would write the file."""
     return ReadOnlyError(f"{what}: h5turbo only reads; write files with h5turbo.write (or h5py)")
 
 
