@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
 use std::path::{Path, PathBuf};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
@@ -366,6 +366,10 @@ impl Drop for PyFileSource {
 /// and skip the helper thread (which costs more than a small read).
 static OBJECT_FILES: Mutex<Option<HashMap<PathBuf, usize>>> = Mutex::new(None);
 
+/// How many sources read through Python objects are alive: while none is, a read asks
+/// no lock (every read of every file asks `reads_through_object`).
+static OBJECT_SOURCES: AtomicUsize = AtomicUsize::new(0);
+
 fn note_source(name: &Path, change: isize) {
     let mut files = OBJECT_FILES.lock().unwrap_or_else(|p| p.into_inner());
     let files = files.get_or_insert_with(HashMap::new);
@@ -374,9 +378,13 @@ fn note_source(name: &Path, change: isize) {
     if *count == 0 {
         files.remove(name);
     }
+    OBJECT_SOURCES.store(files.values().sum(), Ordering::SeqCst); // under the lock: exact
 }
 
 fn reads_through_object(file: &Path) -> bool {
+    if OBJECT_SOURCES.load(Ordering::SeqCst) == 0 {
+        return false;
+    }
     OBJECT_FILES.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|files| files.contains_key(file))
 }
 

@@ -103,12 +103,11 @@ fn read_index(ctx: &FormatContext, address: u64, record_type: u8) -> Result<Vec<
     Ok(entries)
 }
 
+/// An attribute's name and its message, where the message lies in the file.
+type NamedMessage = (Vec<u8>, Located<Vec<u8>>);
+
 /// The messages of `entries` with their names, checked against the indexed hashes.
-fn fetch_messages(
-    ctx: &FormatContext,
-    heap_address: u64,
-    entries: &[IndexEntry],
-) -> Result<Vec<(Vec<u8>, Located<Vec<u8>>)>> {
+fn fetch_messages(ctx: &FormatContext, heap_address: u64, entries: &[IndexEntry]) -> Result<Vec<NamedMessage>> {
     let heap = FractalHeap::open(ctx, heap_address)?;
     let mut cache = BlockCache::new();
     let mut out = Vec::with_capacity(entries.len());
