@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import MutableMapping
 from typing import Any
 
-from .types import ItemsViewHDF5, KeysViewHDF5, ValuesViewHDF5, read_only_error, text_name
+from .. import _native
+from .types import (ClosedKeyError, ItemsViewHDF5, KeysViewHDF5, ReadOnlyError, ReadOnlyKeyError,
+                    ValuesViewHDF5, closed_error, read_only_error, text_name)
 from .values import attribute_value
 
 __all__ = ["AttributeManager"]
 
 
-class AttributeManager(Mapping):
-    """``obj.attrs``: attribute name -> value, with the values h5py would give."""
+class AttributeManager(MutableMapping):
+    """``obj.attrs``: attribute name -> value, with the values h5py would give.
+
+    A MutableMapping as h5py's, whose writes the file refuses as h5py refuses them on a
+    file opened read-only, each with the class h5py raises there: so pop, popitem,
+    update, setdefault and clear (which, as h5py's, ends quietly at the first refused
+    delete) behave as h5py's."""
 
     def __init__(self, native_obj, file):
         self._obj = native_obj
         self._file = file
 
     def __getitem__(self, name: str | bytes) -> Any:
-        return attribute_value(self._obj.attr(_attribute_name(name)))
+        try:
+            return attribute_value(self._obj.attr(_attribute_name(name)))
+        except _native.ClosedError:
+            # h5py: KeyError (the attribute cannot be opened), so attrs.get gives None
+            raise closed_error(self._file, ClosedKeyError) from None
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, (str, bytes)):
@@ -32,15 +43,36 @@ class AttributeManager(Mapping):
     def __len__(self) -> int:
         return len(self._obj.attr_names())
 
-    # writing: refused with an OSError, as h5py refuses it on a file opened read-only
+    # writing: refused as h5py refuses it on a file opened read-only. h5py deletes an
+    # existing attribute before creating the new one (the delete fails: KeyError) and
+    # creates a new one straight away (OSError); on a closed file ClosedError (h5py:
+    # RuntimeError or ValueError) comes first.
     def __setitem__(self, name: str | bytes, value: Any) -> None:
-        raise read_only_error(f"{self._file.filename}: setting attribute {name!r} of {self._obj.name}")
+        raise self._write_error(name, "setting")
 
     def create(self, name: str | bytes, data: Any, shape: Any = None, dtype: Any = None) -> None:
-        raise read_only_error(f"{self._file.filename}: creating attribute {name!r} of {self._obj.name}")
+        raise self._write_error(name, "creating")
 
     def modify(self, name: str | bytes, value: Any) -> None:
-        raise read_only_error(f"{self._file.filename}: modifying attribute {name!r} of {self._obj.name}")
+        self._check_open()
+        # h5py modifies an existing attribute in place (OSError) and creates a missing one
+        raise read_only_error(f"{self._where(name)}: modifying attribute")
+
+    def __delitem__(self, name: str | bytes) -> None:
+        self._check_open()
+        raise read_only_error(f"{self._where(name)}: deleting attribute", ReadOnlyKeyError)
+
+    def _write_error(self, name: Any, doing: str) -> Exception:
+        self._check_open()
+        kind = ReadOnlyKeyError if name in self else ReadOnlyError
+        return read_only_error(f"{self._where(name)}: {doing} attribute", kind)
+
+    def _where(self, name: Any) -> str:
+        return f"{self._file._path_text}: {self._obj.name}: {name!r}"
+
+    def _check_open(self) -> None:
+        if self._file.closed:
+            raise closed_error(self._file)
 
     # h5py's views (their repr names the keys); Mapping's would print the manager
     def keys(self) -> KeysViewHDF5:

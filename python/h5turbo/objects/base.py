@@ -7,6 +7,7 @@ from typing import Optional
 
 from .attrs import AttributeManager
 from .references import Reference, RegionReference, make_region, region_points, region_shape
+from .types import closed_error
 
 __all__ = ["HLObject", "RegionProxy", "cached_property"]
 
@@ -37,7 +38,9 @@ class HLObject:
 
     @property
     def parent(self):
-        """The group holding the link this object was reached by."""
+        """The group holding the link this object was reached by; ClosedError (a
+        ValueError, as h5py's) once the file is closed."""
+        self._check_open()
         return self._file[posixpath.dirname(self._name)]
 
     @property
@@ -46,7 +49,9 @@ class HLObject:
 
     @property
     def ref(self) -> Reference:
-        """An object reference to this object (h5py's ``ref``): ``f[obj.ref]`` opens it."""
+        """An object reference to this object (h5py's ``ref``): ``f[obj.ref]`` opens it;
+        ClosedError (a ValueError, as h5py's) once the file is closed."""
+        self._check_open()
         return Reference(self._obj.address)
 
     @property
@@ -70,6 +75,12 @@ class HLObject:
         """False once the file is closed (h5py's 'valid'); never by emptiness."""
         return not self._file.closed
 
+    def _check_open(self) -> None:
+        """ClosedError (an OSError, ValueError and RuntimeError: what h5py raises
+        varies by call) when the file is closed."""
+        if self._file.closed:
+            raise closed_error(self._file)
+
 
 class RegionProxy:
     """h5py's ``obj.regionref`` (its _RegionProxy)."""
@@ -78,6 +89,7 @@ class RegionProxy:
         self.obj = obj
 
     def __getitem__(self, index) -> RegionReference:
+        self.obj._check_open()  # h5py: RuntimeError (ClosedError is one)
         if getattr(self.obj._obj, "kind", None) != "dataset":
             raise TypeError("Region references can only be made to datasets")
         kind, data = make_region(index, self.obj.shape)

@@ -15,7 +15,7 @@ from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
 from .references import RegionReference, region_points, region_shape
 from .selection import IndexMismatchError, ReadPlan, plan_read, split_fields
-from .types import Empty, read_only_error
+from .types import Empty, ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, read_only_error
 from .values import string_encoding
 from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
 
@@ -65,8 +65,19 @@ class Dataset(HLObject):
         read_direct_chunk, get_offset ... (see objects/dataset_id.py)."""
         return DatasetID(self)
 
+    # h5py keeps `shape` and `size` of a dataset in a read-only file once they are asked
+    # (until refresh()), and answers them also once the file is closed; asked first after
+    # that they raise, as `ndim` always does then (h5py: RuntimeError; ClosedError is one).
+    # Internal code asks _stored_shape, which is not asking `shape`.
+
     @cached_property
     def shape(self) -> Optional[tuple[int, ...]]:
+        """None for a null dataspace."""
+        self._check_open()
+        return self._stored_shape
+
+    @cached_property
+    def _stored_shape(self) -> Optional[tuple[int, ...]]:
         return self._obj.shape
 
     @cached_property
@@ -75,11 +86,15 @@ class Dataset(HLObject):
 
     @property
     def ndim(self) -> int:
-        return 0 if self.shape is None else len(self.shape)
+        self._check_open()
+        shape = self._stored_shape
+        return 0 if shape is None else len(shape)
 
-    @property
+    @cached_property
     def size(self) -> Optional[int]:
-        return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+        self._check_open()
+        shape = self._stored_shape
+        return None if shape is None else int(np.prod(shape, dtype=np.int64))
 
     @property
     def nbytes(self) -> int:
@@ -231,12 +246,48 @@ class Dataset(HLObject):
     def __getitem__(self, index: Any) -> Any:
         return self.read(index)
 
+    # ------------------------------------------------------------------ writing: refused
+    # as h5py refuses it on a file opened read-only, with the class h5py raises there
+    # (ReadOnlyError is an OSError and a ValueError); on a closed file ClosedError first
+
     def __setitem__(self, index: Any, value: Any) -> None:
-        # h5py raises OSError writing to a file opened read-only; ReadOnlyError is one
-        raise read_only_error(f"{self._file.filename}: writing into {self._name}")
+        self._check_open()
+        if self._stored_shape is not None:
+            # h5py checks the selection before writing: IndexError out of range,
+            # ValueError for more indices than axes
+            plan_read(split_fields(index)[0], self._stored_shape)
+        raise self._write_error("writing into the dataset")
+
+    def write_direct(self, source: Any, source_sel: Any = None, dest_sel: Any = None) -> None:
+        raise self._write_error("write_direct")
+
+    def resize(self, size: Any, axis: Optional[int] = None) -> None:
+        """h5py's checks of the arguments (TypeError for an unchunked dataset or a shape
+        of another rank, ValueError for a bad axis), then RuntimeError: the file is
+        read-only."""
+        self._check_open()
+        if self.chunks is None:
+            raise TypeError("Only chunked datasets can be resized")
+        new_shape = _resized_shape(self.shape, size, axis)
+        if len(new_shape) != len(self.shape):
+            raise TypeError(f"New shape length ({len(new_shape)}) must match dataset rank ({len(self.shape)})")
+        raise self._write_error(f"resize to {new_shape}", ReadOnlyRuntimeError)
+
+    def make_scale(self, name: str = "") -> None:
+        """Refused: RuntimeError, as h5py on a read-only file (KeyError for a dataset
+        that already is a scale: libhdf5 first deletes its old attributes)."""
+        self._check_open()
+        kind = ReadOnlyKeyError if self.is_scale else ReadOnlyRuntimeError
+        raise self._write_error(f"make_scale({name!r})", kind)
+
+    def _write_error(self, what: str, kind: type = ReadOnlyError) -> Exception:
+        self._check_open()
+        return read_only_error(f"{self._file._path_text}: {self._name}: {what}", kind)
 
     def flush(self) -> None:
-        """Nothing is buffered for writing: nothing to do (h5py's flush, a file read-only)."""
+        """Nothing is buffered for writing: nothing to do (h5py's flush, a file read-only);
+        ClosedError (a ValueError, as h5py's) once the file is closed."""
+        self._check_open()
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if copy is False:
@@ -269,11 +320,13 @@ class Dataset(HLObject):
         if isinstance(selection, RegionReference):
             return _deliver(self._read_region(selection, threads), out)
         nthreads = threads_arg(threads)
-        if self.shape is None:
+        shape = self._stored_shape
+        if shape is None:
+            self._check_open()  # (reading data checks it otherwise)
             return self._read_null(selection, out)
         index, fields = split_fields(selection)
         _check_fields(fields, self.dtype)
-        plan = plan_read(index, self.shape)
+        plan = plan_read(index, shape)
         if fields:
             return _deliver(_select_fields(self._read_plan(plan, nthreads), fields), out)
         if out is None:
@@ -312,16 +365,18 @@ class Dataset(HLObject):
         index, fields = split_fields(selection)
         if fields:
             return None
-        return plan_read(index, self.shape).out_shape + self.dtype.shape
+        return plan_read(index, self._stored_shape).out_shape + self.dtype.shape
 
     def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
         """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection.
 
         As h5py: TypeError at once for an unchunked dataset, ValueError for a region that
-        does not lie inside the dataset."""
+        does not lie inside the dataset or is empty (an axis of length 0 too); a slice's
+        stop of 0, as None, means the end of the axis (h5py's ``stop or length``)."""
+        shape = self.shape  # as h5py: once the file is closed, only if asked before
         if not self.chunks:
             raise TypeError("Chunked dataset required")
-        return _chunk_slices(_chunk_region(sel, self.shape), self.chunks)
+        return _chunk_slices(_chunk_region(sel, shape), self.chunks)
 
     def to_dask(self, chunks: Any = None):
         """A dask array of this dataset, its blocks aligned to the HDF5 chunks.
@@ -473,13 +528,15 @@ class AstypeView(_View):
         self.dtype = dtype
 
     def __getitem__(self, index: Any) -> Any:
+        if self._dataset._stored_shape is None:
+            # h5py reads a null dataspace before any conversion: Empty of the stored
+            # type, whatever the view's (or ValueError for a selection)
+            return self._dataset[index]
         names = split_fields(index)[1]
         if names:
             return self._read_fields(index, names)
         _check_conversion(self._dataset.dtype, self.dtype)
         data = self._dataset[index]
-        if isinstance(data, Empty):
-            return Empty(self.dtype)
         stored = _vlen_base(self._dataset.dtype)
         if stored is not None and _is_one_sequence(data):
             # one element of a sequence dataset: the sequence itself is the value
@@ -887,9 +944,8 @@ def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tupl
 def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
     """The iter_chunks selection as one step-1 range per axis (ints select one element;
     a slice's step is ignored, as by h5py)."""
-    if sel is None:
-        return [range(n) for n in shape]
-    entries = list(sel) if isinstance(sel, tuple) else [sel]
+    # None: the whole dataset, which as in h5py must not be empty (an axis of length 0)
+    entries = [slice(None)] * len(shape) if sel is None else list(sel) if isinstance(sel, tuple) else [sel]
     if len(entries) != len(shape):
         raise ValueError("Invalid selection - selection region must have same rank as dataset")
     return [_chunk_region_axis(entry, n) for entry, n in zip(entries, shape)]
@@ -913,9 +969,23 @@ def _chunk_region_axis(entry: Any, n: int) -> range:
 
 
 def _from_end(bound: Optional[int], n: int, default: int) -> int:
-    if bound is None:
+    # h5py takes `bound or default`: a 0 stop is the end of the axis, as None is
+    if not bound:
         return default
     return int(bound) + n if bound < 0 else int(bound)
+
+
+def _resized_shape(shape: tuple, size: Any, axis: Optional[int]) -> tuple:
+    """The shape ``resize(size, axis)`` asks for, with h5py's argument checks."""
+    if axis is None:
+        return tuple(size)
+    if not 0 <= axis < len(shape):
+        raise ValueError(f"Invalid axis (0 to {len(shape) - 1} allowed)")
+    try:
+        length = int(size)
+    except TypeError:
+        raise TypeError("Argument must be a single int if axis is specified") from None
+    return shape[:axis] + (length,) + shape[axis + 1:]
 
 
 # metadata Dataset keeps after the first use: refresh() forgets it

@@ -10,9 +10,12 @@ machinery:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Union
 
 import numpy as np
+
+from .types import ReadOnlyRuntimeError, read_only_error
 
 __all__ = ["DimensionManager", "DimensionProxy", "is_scale"]
 
@@ -71,6 +74,23 @@ class DimensionProxy:
         if self._axis >= len(labels) or labels[self._axis] is None:
             return ""
         return _text(labels[self._axis])
+
+    @label.setter
+    def label(self, value: Union[str, bytes]) -> None:
+        raise self._write_error(f"setting the label to {value!r}")
+
+    # attaching, detaching, labelling: refused with RuntimeError, as h5py's H5DS calls
+    # fail on a file opened read-only (ClosedError, a ValueError too, once it is closed)
+    def attach_scale(self, dset) -> None:
+        raise self._write_error(f"attach_scale({getattr(dset, 'name', dset)!r})")
+
+    def detach_scale(self, dset) -> None:
+        raise self._write_error(f"detach_scale({getattr(dset, 'name', dset)!r})")
+
+    def _write_error(self, what: str) -> Exception:
+        self._dataset._check_open()
+        return read_only_error(f"{self._dataset.file.filename}: {self._dataset.name}: dimension "
+                               f"{self._axis}: {what}", ReadOnlyRuntimeError)
 
     def _scales(self) -> list:
         """The attached scale datasets, in attachment order (H5DSiterate)."""
@@ -152,3 +172,9 @@ class DimensionManager:
         if not self._dataset:
             return "<Dimensions of closed HDF5 dataset>"
         return f"<Dimensions of HDF5 object at {id(self._dataset)}>"
+
+    def create_scale(self, dset, name: str = "") -> None:
+        """Deprecated in h5py for ``dset.make_scale(name)``, which it calls: refused."""
+        warnings.warn("other_ds.dims.create_scale(ds, name) is deprecated. "
+                      "Use ds.make_scale(name) instead.", DeprecationWarning, stacklevel=2)
+        dset.make_scale(name)

@@ -16,7 +16,7 @@ from typing import Any, Optional
 from .. import _native
 from .group import Group, wrap
 from .references import Reference, RegionReference
-from .types import ReadOnlyError
+from .types import ClosedKeyError, ReadOnlyError, closed_error
 
 __all__ = ["File", "ReadOnlyError"]
 
@@ -135,45 +135,60 @@ class File(Group):
         return cls(io.BytesIO(bytes(file_image)), **kwargs)
 
     # ------------------------------------------------------------------ file properties
+    # Once the file is closed these raise ClosedError (a ValueError), as h5py's do: they
+    # ask libhdf5 about an identifier that is no longer valid.
 
     @property
     def filename(self) -> str:
         """The path it was opened with; for a file object its repr, for driver='ros3'
         the URL (as h5py)."""
-        if self._label is not None:
-            return self._label
-        return os.fspath(self._native_file.path)  # the native side gives a pathlib.Path
+        self._check_open()
+        return self._path_text
 
     @property
     def mode(self) -> str:
+        self._check_open()
         return "r"
 
     @property
     def driver(self) -> str:
         """h5py's name of the driver asked for: 'sec2' by default, 'fileobj' for a file
         object. h5turbo reads every single file the same way (positional reads)."""
+        self._check_open()
         return self._driver
 
     @property
     def libver(self) -> tuple[str, str]:
         """The format version bounds asked for, as h5py reports them (h5py on HDF5 2.0:
         'latest' is 'v200'). They bound what libhdf5 writes: a reader reads all."""
+        self._check_open()
         return self._libver
 
     @property
     def meta_block_size(self) -> int:
         """The ``meta_block_size`` asked for (h5py: libhdf5's default, 2048): it sizes
         metadata blocks libhdf5 allocates when writing; a reader allocates none."""
+        self._check_open()
         return self._meta_block_size
 
     @property
     def swmr_mode(self) -> bool:
         """Whether it was opened with ``swmr=True`` (as h5py): see docs/h5py-compat.md."""
+        self._check_open()
         return self._swmr
 
     @property
     def userblock_size(self) -> int:
+        self._check_open()
         return self._native_file.userblock_size
+
+    @property
+    def attrs(self):
+        """The root group's attributes; KeyError once the file is closed, as h5py (which
+        opens the root group by name for them)."""
+        if self.closed:
+            raise closed_error(self, ClosedKeyError)
+        return super().attrs
 
     @property
     def closed(self) -> bool:
@@ -191,7 +206,9 @@ class File(Group):
             self._owned_fileobj.close()
 
     def flush(self) -> None:
-        """Nothing is buffered for writing: nothing to do (h5py's flush, a file read-only)."""
+        """Nothing is buffered for writing: nothing to do (h5py's flush, a file read-only);
+        ClosedError (a RuntimeError, as h5py's) once the file is closed."""
+        self._check_open()
 
     def __enter__(self) -> "File":
         return self
@@ -205,6 +222,13 @@ class File(Group):
         return f'<HDF5 file "{os.path.basename(self.filename)}" (mode {self.mode})>'
 
     # ------------------------------------------------------------------ internals
+
+    @property
+    def _path_text(self) -> str:
+        """The file as messages name it (what ``filename`` gives while it is open)."""
+        if self._label is not None:
+            return self._label
+        return os.fspath(self._native_file.path)  # the native side gives a pathlib.Path
 
     def _root_native(self):
         return self._obj

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -12,8 +12,9 @@ from .. import _native
 from .base import HLObject
 from .dataset import Dataset
 from .references import Reference
-from .types import (ExternalLink, HardLink, ItemsViewHDF5, KeysViewHDF5, SoftLink,
-                    ValuesViewHDF5, read_only_error, text_name)
+from .types import (ClosedKeyError, ExternalLink, HardLink, ItemsViewHDF5, KeysViewHDF5,
+                    ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, SoftLink, ValuesViewHDF5,
+                    closed_error, read_only_error, text_name)
 
 __all__ = ["Group", "Datatype", "wrap", "has_member"]
 
@@ -43,18 +44,26 @@ def _as_path(name: Any) -> str:
     return text_name(name, f"Accessing a group is done with bytes or str, not {type(name)}")
 
 
-class Group(HLObject):
-    """An HDF5 group: link names map to groups, datasets and committed datatypes."""
+class Group(HLObject, MutableMapping):
+    """An HDF5 group: link names map to groups, datasets and committed datatypes.
+
+    A MutableMapping as h5py's Group, whose writes the file refuses as h5py refuses
+    them on a file opened read-only (each with the class h5py raises there), so pop,
+    popitem, update, setdefault and clear behave as h5py's."""
 
     # ------------------------------------------------------------------ lookup
 
     def __getitem__(self, name: Any) -> HLObject:
-        if isinstance(name, Reference):
-            return self._file._dereference(name)
-        path = _as_path(name)
-        if not path:
-            raise KeyError("Unable to open object: an empty name (use '.' or '/')")
-        return wrap(*self._resolve(path))
+        try:
+            if isinstance(name, Reference):
+                return self._file._dereference(name)
+            path = _as_path(name)
+            if not path:
+                raise KeyError("Unable to open object: an empty name (use '.' or '/')")
+            return wrap(*self._resolve(path))
+        except _native.ClosedError:
+            # h5py: KeyError (the object cannot be opened), so get() gives the default
+            raise closed_error(self._file, ClosedKeyError) from None
 
     def get(self, name: Any, default: Any = None, getclass: bool = False,
             getlink: bool = False) -> Any:
@@ -76,7 +85,7 @@ class Group(HLObject):
         """The group at ``name`` (h5py's require_group on an existing group); TypeError
         when something else is there; creating it is writing: ReadOnlyError."""
         if name not in self:
-            raise _read_only_error(f"require_group({name!r}) would create a group")
+            raise self._write_error(f"require_group({name!r}) would create a group")
         group = self[name]
         if not isinstance(group, Group):
             raise TypeError(f"Incompatible object ({type(group).__name__}) already exists")
@@ -86,7 +95,7 @@ class Group(HLObject):
         """The dataset at ``name`` when its shape (or ``maxshape``, given) and dtype fit,
         with h5py's checks and TypeErrors; creating it is writing: ReadOnlyError."""
         if name not in self:
-            raise _read_only_error(f"require_dataset({name!r}) would create a dataset")
+            raise self._write_error(f"require_dataset({name!r}) would create a dataset")
         shape = (shape,) if isinstance(shape, int) else shape
         dset = self[name]
         if not isinstance(dset, Dataset):
@@ -104,16 +113,48 @@ class Group(HLObject):
         return dset
 
     # ------------------------------------------------------------------ writing: refused
-    # (h5py raises ValueError for these on a file opened read-only; ReadOnlyError is one)
+    # with the class h5py raises on a file opened read-only (a ReadOnlyError, which is an
+    # OSError and a ValueError, or one that is also a KeyError / RuntimeError); on a
+    # closed file with ClosedError (h5py: ValueError), first.
 
     def __setitem__(self, name: Any, value: Any) -> None:
-        raise read_only_error(f"{self._file.filename}: storing {name!r} in {self._name}")
+        raise self._write_error(f"storing {name!r}", _setitem_error_class(value))
+
+    def __delitem__(self, name: Any) -> None:
+        raise self._write_error(f"deleting {name!r}", ReadOnlyKeyError)
 
     def create_group(self, name: Any, *args, **kwds) -> "Group":
-        raise read_only_error(f"{self._file.filename}: create_group({name!r}) in {self._name}")
+        raise self._write_error(f"create_group({name!r})")
 
     def create_dataset(self, name: Any, *args, **kwds) -> Dataset:
-        raise read_only_error(f"{self._file.filename}: create_dataset({name!r}) in {self._name}")
+        raise self._write_error(f"create_dataset({name!r})")
+
+    def create_dataset_like(self, name: Any, other: Any, **kwupdate) -> Dataset:
+        raise self._write_error(f"create_dataset_like({name!r})")
+
+    def create_virtual_dataset(self, name: Any, layout: Any, fillvalue: Any = None) -> Dataset:
+        raise self._write_error(f"create_virtual_dataset({name!r})")
+
+    def build_virtual_dataset(self, name: Any, shape: Any, dtype: Any, maxshape: Any = None,
+                              fillvalue: Any = None):
+        """h5py creates the dataset when its ``with`` block ends (ValueError there on a
+        read-only file); refused here at once, with that class."""
+        raise self._write_error(f"build_virtual_dataset({name!r})")
+
+    def move(self, source: Any, dest: Any) -> None:
+        raise self._write_error(f"move({source!r}, {dest!r})")
+
+    def copy(self, source: Any, dest: Any, name: Any = None, shallow: bool = False,
+             expand_soft: bool = False, expand_external: bool = False,
+             expand_refs: bool = False, without_attrs: bool = False) -> None:
+        """Refused (RuntimeError, as h5py copying inside a read-only file). h5py can also
+        copy into another, writable file: open this one with h5py for that."""
+        raise self._write_error(f"copy({source!r}, {dest!r}) (to copy into another file, "
+                                "open this one with h5py)", ReadOnlyRuntimeError)
+
+    def _write_error(self, what: str, kind: type = ReadOnlyError) -> Exception:
+        self._check_open()
+        return read_only_error(f"{self._file._path_text}: {self._name}: {what}", kind)
 
     def __contains__(self, name: Any) -> bool:
         """True when the path's last link exists (h5py: a dangling soft link or an external
@@ -160,7 +201,10 @@ class Group(HLObject):
         return len(self._obj.links())
 
     def __reversed__(self):
-        """Member names in reverse iteration order (as h5py)."""
+        """Member names in reverse iteration order (as h5py; KeyError on a closed file,
+        as h5py's)."""
+        if self._file.closed:
+            raise closed_error(self._file, ClosedKeyError)
         return reversed(self._link_names())
 
     def keys(self) -> "KeysViewHDF5":
@@ -278,8 +322,16 @@ def _h5py_class(obj: HLObject) -> type:
 # ---------------------------------------------------------------------- links
 
 
-def _read_only_error(what: str):
-    return read_only_error(what)
+def _setitem_error_class(value: Any) -> type:
+    """The class h5py raises storing ``value`` in a read-only file: libhdf5's refusal
+    surfaces differently per kind of object it would create."""
+    if isinstance(value, ExternalLink):
+        return ReadOnlyRuntimeError
+    if isinstance(value, np.dtype):
+        return ReadOnlyKeyError  # committing a named datatype
+    # a hard link to an object or a soft link (h5py: OSError), a dataset (ValueError):
+    # ReadOnlyError is both
+    return ReadOnlyError
 
 
 def _hard_children(group_obj):

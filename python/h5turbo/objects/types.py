@@ -11,7 +11,8 @@ import numpy as np
 from .. import _native
 
 __all__ = ["Empty", "HardLink", "SoftLink", "ExternalLink",
-           "KeysViewHDF5", "ValuesViewHDF5", "ItemsViewHDF5"]
+           "KeysViewHDF5", "ValuesViewHDF5", "ItemsViewHDF5",
+           "ReadOnlyError", "ReadOnlyKeyError", "ReadOnlyRuntimeError", "ClosedKeyError"]
 
 
 class Empty:
@@ -143,9 +144,35 @@ class ReadOnlyError(_native.Error, ValueError):
     An OSError (h5turbo.Error) and a ValueError, as h5py raises either for those."""
 
 
-def read_only_error(what: str) -> ReadOnlyError:
-    """The error for an h5py call that would write the file."""
-    return ReadOnlyError(f"{what}: h5turbo only reads; write files with h5turbo.write (or h5py)")
+# h5py on a file opened with mode 'r' raises what libhdf5's refusal maps to, which
+# depends on the call: these are ReadOnlyErrors that are also that builtin class, so an
+# `except` written for h5py catches them.
+class ReadOnlyKeyError(ReadOnlyError, KeyError):
+    """A write h5py refuses with KeyError on a read-only file: deleting a link or an
+    attribute, replacing an existing attribute, make_scale of a scale."""
+
+
+class ReadOnlyRuntimeError(ReadOnlyError, RuntimeError):
+    """A write h5py refuses with RuntimeError on a read-only file: resize, copy, and
+    the dimension scale calls (make_scale, attach_scale, detach_scale, setting a label)."""
+
+
+def read_only_error(what: str, kind: type = ReadOnlyError) -> ReadOnlyError:
+    """The error for an h5py call that would write the file (``kind``: the ReadOnlyError
+    class that is also what h5py raises there)."""
+    return kind(f"{what}: the file is read-only (h5turbo only reads; write files with "
+                "h5turbo.write or h5py)")
+
+
+class ClosedKeyError(_native.ClosedError, KeyError):
+    """A lookup by name (a link, an attribute) in a closed file: h5py raises KeyError
+    there, as for a name that is not found."""
+
+
+def closed_error(file, kind: type = _native.ClosedError) -> Exception:
+    """The error for using an object of a closed file (an h5turbo.ClosedError, which is
+    also the ValueError or RuntimeError h5py raises; ``kind`` for another class)."""
+    return kind(f"{file._path_text}: the file is closed")
 
 
 def text_name(name: Any, error: str) -> str:
