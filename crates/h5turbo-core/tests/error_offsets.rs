@@ -109,6 +109,12 @@ fn damage_in_leaf(bytes: &mut [u8], leaf: usize, record_size: usize, records: us
     bytes[checksum_at..checksum_at + 4].copy_from_slice(&checksum.to_le_bytes());
 }
 
+/// The error says `says` and names file offset `at`.
+fn assert_reported_at(error: &Error, says: &str, at: usize) {
+    assert!(error.message().contains(says), "{}", error);
+    assert_eq!(error.offset(), Some(at as u64), "{}", error);
+}
+
 fn expect_error<T>(result: Result<T>, what: &str) -> Error {
     match result {
         Ok(_) => panic!("{}: the damage went unnoticed", what),
@@ -127,8 +133,7 @@ fn a_shared_datatype_names_its_place_in_the_shared_message_heap() {
     damage_in_direct_block(&mut bytes, datatype, 0x70); // version 7
     let file = open(bytes, "sohm_all.h5");
     let error = expect_error(file.get("/g0/d0").and_then(|o| o.dataset()), "/g0/d0");
-    assert!(error.message().contains("version 7"), "{}", error);
-    assert_eq!(error.offset(), Some(datatype as u64), "{}", error);
+    assert_reported_at(&error, "version 7", datatype);
 }
 
 /// A link message of a group with dense link storage, read from its fractal heap, is
@@ -152,8 +157,7 @@ fn a_dense_link_message_names_its_place_in_the_heap() {
     let listed = expect_error(group.links(), "listing /plain");
     let looked_up = expect_error(group.link("soft_a"), "looking up /plain/soft_a");
     for error in [listed, looked_up] {
-        assert!(error.message().contains("version 9"), "{}", error);
-        assert_eq!(error.offset(), Some(start as u64), "{}", error);
+        assert_reported_at(&error, "version 9", start);
     }
 }
 
@@ -170,8 +174,7 @@ fn a_dense_attribute_message_names_its_place_in_the_heap() {
     damage_in_direct_block(&mut bytes, start, 9);
     let file = open(bytes, "dense_storage.h5");
     let error = expect_error(file.get("/attr_ds").and_then(|o| o.attribute_names()), "/attr_ds attributes");
-    assert!(error.message().contains("version 9"), "{}", error);
-    assert_eq!(error.offset(), Some(start as u64), "{}", error);
+    assert_reported_at(&error, "version 9", start);
 }
 
 /// A record of an attribute name index (v2 B-tree type 8: heap ID, message flags,
@@ -188,8 +191,7 @@ fn an_attribute_index_record_names_its_place_in_the_leaf() {
     let errors: Vec<Error> =
         ["/attr_holder", "/attr_ds"].iter().filter_map(|o| file.get(o).and_then(|o| o.attribute_names()).err()).collect();
     assert_eq!(errors.len(), 1, "{:?}", errors);
-    assert!(errors[0].message().contains("shared attribute messages"), "{}", errors[0]);
-    assert_eq!(errors[0].offset(), Some(flags as u64), "{}", errors[0]);
+    assert_reported_at(&errors[0], "shared attribute messages", flags);
 }
 
 /// The heap ID in a link name index record (v2 B-tree type 5: name hash, heap ID)
@@ -204,8 +206,7 @@ fn a_link_index_records_heap_id_names_its_place_in_the_leaf() {
     damage_in_leaf(&mut bytes, leaf, record_size, records, heap_id, version_1);
     let file = open(bytes, "dense_storage.h5");
     let error = expect_error(file.get("/plain").and_then(|g| g.links()), "listing /plain");
-    assert!(error.message().contains("heap ID version 1"), "{}", error);
-    assert_eq!(error.offset(), Some(heap_id as u64), "{}", error);
+    assert_reported_at(&error, "heap ID version 1", heap_id);
 }
 
 /// A region reference's selection, kept in a global heap object, is reported inside
