@@ -30,6 +30,10 @@ class FileObjectError(Error):
     is the ``__cause__``), returned fewer bytes than it holds, returned something other
     than bytes (a file opened in text mode), or misreported a byte count."""
 
+class NotBytesError(FileObjectError, TypeError):
+    """A file-like object's read() returned something other than bytes (str, None):
+    also the TypeError h5py raises."""
+
 # Errors of kind NotFound are raised as KeyError, InvalidArgument as ValueError,
 # a missing file as FileNotFoundError, other OS errors as OSError; a Rust panic
 # is caught and raised as Error.

@@ -474,9 +474,13 @@ def test_attribute_names_as_bytes_like_h5py(files):
         key = name.encode()
         assert (key in f.attrs) and (key in h.attrs)
         assert repr(f.attrs[key]) == repr(f.attrs[name])
-    assert b"nope" not in f.attrs and 3 not in f.attrs
-    with pytest.raises(TypeError):
-        f.attrs[3]
+    assert b"nope" not in f.attrs and b"nope" not in h.attrs
+    for key in (3, None):  # a name of another type: TypeError in both, as for attrs[key]
+        for attrs in (h.attrs, f.attrs):
+            with pytest.raises(TypeError):
+                key in attrs
+            with pytest.raises(TypeError):
+                attrs[key]
 
 
 # ------------------------------------------------------------------ dataset metadata

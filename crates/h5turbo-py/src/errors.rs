@@ -2,7 +2,7 @@
 
 use h5turbo_core::prelude::{Error, ErrorKind};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -25,6 +25,9 @@ create_exception!(
 pub struct FileObjectFailure {
     pub message: String,
     pub cause: Option<PyErr>,
+    /// read() returned something other than bytes (str, None): raised as NotBytesError,
+    /// also the TypeError h5py raises for it
+    pub not_bytes: bool,
 }
 
 impl std::fmt::Display for FileObjectFailure {
@@ -42,6 +45,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;
     m.add("ClosedError", closed_error_type(py)?)?;
     m.add("FileObjectError", py.get_type::<FileObjectError>())?;
+    m.add("NotBytesError", not_bytes_type(py)?)?;
     m.add("TooManyLinksError", too_many_links_type(py)?)?;
     Ok(())
 }
@@ -62,6 +66,12 @@ pub fn to_py_err(e: Error) -> PyErr {
         ErrorKind::NotFound => PyKeyError::new_err(msg),
         ErrorKind::InvalidArgument => PyValueError::new_err(msg),
         ErrorKind::Io if interrupted(&e).is_some() => interrupted(&e).unwrap_or_else(|| PyOSError::new_err(msg)),
+        ErrorKind::Io if file_object_failure(&e).is_some_and(|f| f.not_bytes) => {
+            Python::with_gil(|py| match not_bytes_type(py) {
+                Ok(not_bytes) => PyErr::from_type(not_bytes, msg),
+                Err(e) => e,
+            })
+        }
         ErrorKind::Io if file_object_failure(&e).is_some() => {
             let err = FileObjectError::new_err(msg);
             if let Some(cause) = file_object_failure(&e).and_then(|f| f.cause.as_ref()) {
@@ -88,6 +98,17 @@ fn closed_error_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
         exception_type(py, "ClosedError", bases, "The file was closed (also a ValueError and a RuntimeError, as h5py raises).")
     })?;
     Ok(closed.bind(py).clone())
+}
+
+/// A file object's read() gave something other than bytes: a FileObjectError, and the
+/// TypeError h5py raises for it ('expected bytes, str found').
+fn not_bytes_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    static NOT_BYTES: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    let made = NOT_BYTES.get_or_try_init(py, || {
+        let bases = [py.get_type::<FileObjectError>(), py.get_type::<PyTypeError>()];
+        exception_type(py, "NotBytesError", bases, "A file-like object's read() returned something other than bytes (also a TypeError, as h5py raises).")
+    })?;
+    Ok(made.bind(py).clone())
 }
 
 /// A cycle of soft links: a FormatError, and the RuntimeError h5py raises for it.

@@ -520,7 +520,7 @@ fn read_some(py: Python<'_>, obj: &Bound<'_, PyAny>, out: &mut [u8]) -> Result<u
     let want = out.len().min(MAX_PIECE);
     let data = obj.call_method1("read", (want,)).map_err(|e| failure(py, e, format!("read({}) failed", want)))?;
     if data.is_none() {
-        return Err(object_error(format!("read({}) returned None (a non-blocking object with no data ready)", want)));
+        return Err(not_bytes_error(format!("read({}) returned None (a non-blocking object with no data ready)", want)));
     }
     copy_bytes(&data, &mut out[..want], "read()")
 }
@@ -531,7 +531,7 @@ fn copy_bytes(data: &Bound<'_, PyAny>, out: &mut [u8], call: &str) -> Result<usi
     let bytes = data.downcast::<PyBytes>().map(|b| b.as_bytes().to_vec()).or_else(|_| {
         // bytearray, memoryview or any other buffer; not str (a file opened in text mode)
         data.extract::<Vec<u8>>().map_err(|_| {
-            object_error(format!(
+            not_bytes_error(format!(
                 "{} returned {}, not bytes (open the file in binary mode, 'rb')",
                 call,
                 data.get_type().name().map(|n| n.to_string()).unwrap_or_default()
@@ -574,12 +574,18 @@ fn seek_failure(py: Python<'_>, obj: &Bound<'_, PyAny>, err: PyErr, offset: u64)
 
 /// An h5turbo error for a misbehaving object (`_native.FileObjectError`).
 fn object_error(message: String) -> Error {
-    Error::io(std::io::Error::other(FileObjectFailure { message, cause: None }), "file-like object")
+    Error::io(std::io::Error::other(FileObjectFailure { message, cause: None, not_bytes: false }), "file-like object")
+}
+
+/// An h5turbo error for a read call that returned something other than bytes
+/// (`_native.NotBytesError`, also a TypeError).
+fn not_bytes_error(message: String) -> Error {
+    Error::io(std::io::Error::other(FileObjectFailure { message, cause: None, not_bytes: true }), "file-like object")
 }
 
 /// An h5turbo error for a Python exception raised by the object: the exception
 /// becomes the `__cause__` of the error Python sees.
 fn failure(py: Python<'_>, err: PyErr, what: String) -> Error {
     let message = format!("{}: {}", what, err.value(py).repr().map(|r| r.to_string()).unwrap_or_default());
-    Error::io(std::io::Error::other(FileObjectFailure { message, cause: Some(err) }), "file-like object")
+    Error::io(std::io::Error::other(FileObjectFailure { message, cause: Some(err), not_bytes: false }), "file-like object")
 }

@@ -33,8 +33,8 @@ class AttributeManager(MutableMapping):
             raise closed_error(self._file, ClosedKeyError) from None
 
     def __contains__(self, name: object) -> bool:
-        if not isinstance(name, (str, bytes)):
-            return False
+        """TypeError for a name that is not str or bytes (``3 in attrs``), as h5py's,
+        whether the file is open or closed."""
         return _attribute_name(name) in self._obj.attr_names()
 
     def __iter__(self):
@@ -45,8 +45,9 @@ class AttributeManager(MutableMapping):
 
     # writing: refused as h5py refuses it on a file opened read-only. h5py deletes an
     # existing attribute before creating the new one (the delete fails: KeyError) and
-    # creates a new one straight away (OSError); on a closed file ClosedError (h5py:
-    # RuntimeError or ValueError) comes first.
+    # creates a new one straight away (OSError); a name that is not str or bytes is a
+    # TypeError before anything else, then on a closed file ClosedError (h5py:
+    # RuntimeError or ValueError).
     def __setitem__(self, name: str | bytes, value: Any) -> None:
         raise self._write_error(name, "setting")
 
@@ -54,15 +55,18 @@ class AttributeManager(MutableMapping):
         raise self._write_error(name, "creating")
 
     def modify(self, name: str | bytes, value: Any) -> None:
+        _attribute_name(name)
         self._check_open()
         # h5py modifies an existing attribute in place (OSError) and creates a missing one
         raise read_only_error(f"{self._where(name)}: modifying attribute")
 
     def __delitem__(self, name: str | bytes) -> None:
+        _attribute_name(name)
         self._check_open()
         raise read_only_error(f"{self._where(name)}: deleting attribute", ReadOnlyKeyError)
 
     def _write_error(self, name: Any, doing: str) -> Exception:
+        _attribute_name(name)
         self._check_open()
         kind = ReadOnlyKeyError if name in self else ReadOnlyError
         return read_only_error(f"{self._where(name)}: {doing} attribute", kind)

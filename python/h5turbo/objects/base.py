@@ -7,7 +7,7 @@ from typing import Optional
 
 from .attrs import AttributeManager
 from .references import Reference, RegionReference, make_region, region_points, region_shape
-from .types import closed_error
+from .types import ClosedTypeError, closed_error
 
 __all__ = ["HLObject", "RegionProxy", "cached_property"]
 
@@ -34,6 +34,9 @@ class HLObject:
 
     @property
     def file(self):
+        """The File this object is in; ClosedError (a ValueError, as h5py's) once it is
+        closed. Internal code that must reach the File after close uses ``_file``."""
+        self._check_open()
         return self._file
 
     @property
@@ -69,7 +72,16 @@ class HLObject:
         return isinstance(other, HLObject) and self._key() == other._key()
 
     def __hash__(self):
-        return hash(self._key())
+        """Kept from the first call, as h5py keeps the hash libhdf5 gave it: an object
+        hashed while the file was open stays findable in a set or dict after close;
+        hashed first after close it cannot be (h5py: TypeError; ClosedTypeError is one)."""
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            if self._file.closed:
+                raise ClosedTypeError(f"{self._file._path_text}: {self._name}: an object of a closed file "
+                                      "cannot be hashed (h5py neither): hash it while the file is open")
+            cached = self.__dict__["_hash"] = hash(self._key())
+        return cached
 
     def __bool__(self):
         """False once the file is closed (h5py's 'valid'); never by emptiness."""

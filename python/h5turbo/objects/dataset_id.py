@@ -27,7 +27,9 @@ class DatasetID:
     def __init__(self, dataset):
         self._dataset = dataset
         self._obj = dataset._obj
-        self._file = dataset.file
+        # the File itself, not `dataset.file` (which raises once the file is closed): `valid`
+        # must still answer then
+        self._file = dataset._file
         self._table = None
 
     # asked of the dataset when used, so that `valid` answers also once the file is closed

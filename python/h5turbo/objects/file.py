@@ -39,6 +39,11 @@ class ClosedFileObjectError(_native.FileObjectError, ValueError):
     ValueError ('I/O operation on closed file')."""
 
 
+# read() returned something other than bytes (str, None): a FileObjectError that is also
+# the TypeError h5py raises ('expected bytes, str found'), on every read, not only the first
+NotBytesError = _native.NotBytesError
+
+
 # h5py's modes: 'r' reads; the others write (h5turbo.write writes files)
 _WRITE_MODES = ("r+", "w", "w-", "x", "a")
 # h5py's file drivers: these read a whole single file, as h5turbo's positional reads do

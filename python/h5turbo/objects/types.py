@@ -12,7 +12,8 @@ from .. import _native
 
 __all__ = ["Empty", "HardLink", "SoftLink", "ExternalLink",
            "KeysViewHDF5", "ValuesViewHDF5", "ItemsViewHDF5",
-           "ReadOnlyError", "ReadOnlyKeyError", "ReadOnlyRuntimeError", "ClosedKeyError"]
+           "ReadOnlyError", "ReadOnlyKeyError", "ReadOnlyRuntimeError", "ClosedKeyError",
+           "ClosedTypeError"]
 
 
 class Empty:
@@ -167,6 +168,11 @@ def read_only_error(what: str, kind: type = ReadOnlyError) -> ReadOnlyError:
 class ClosedKeyError(_native.ClosedError, KeyError):
     """A lookup by name (a link, an attribute) in a closed file: h5py raises KeyError
     there, as for a name that is not found."""
+
+
+class ClosedTypeError(_native.ClosedError, TypeError):
+    """hash() of an object first asked after its file was closed: h5py raises TypeError
+    there (libhdf5 no longer gives the file number and address the hash is made of)."""
 
 
 def closed_error(file, kind: type = _native.ClosedError) -> Exception:
