@@ -262,7 +262,8 @@ fn check_attribute(t: &mut Tally, rec: &Json, ctx: &FormatContext, heap: &Global
         AttributeDatatype::Shared(shared) => {
             let target = messages(ctx, shared.object_header_address().unwrap());
             let dt = resolve_datatype(ctx, find(&target, MSG_DATATYPE).unwrap());
-            attr.trim_data(&dt).unwrap();
+            let len = attr.value_len(&dt).unwrap();
+            attr.data.truncate(len);
             dt
         }
     };

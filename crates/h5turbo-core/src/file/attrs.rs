@@ -69,7 +69,7 @@ impl Object {
     }
 
     pub fn attribute(&self, name: &str) -> Result<AttributeValue> {
-        let attr = self.attributes()?.iter().find(|a| a.name == name).cloned().ok_or_else(|| {
+        let attr = self.attributes()?.iter().find(|a| a.name == name).ok_or_else(|| {
             Error::not_found(format!("no attribute '{}' on '{}'", name, self.name)).in_file(self.file.path())
         })?;
         self.resolve(attr)
@@ -77,21 +77,22 @@ impl Object {
 
     /// Every attribute, in `attribute_names` order.
     pub fn all_attributes(&self) -> Result<Vec<AttributeValue>> {
-        self.attributes()?.iter().map(|a| self.resolve(a.clone())).collect()
+        self.attributes()?.iter().map(|a| self.resolve(a)).collect()
     }
 
     /// The attribute with its datatype resolved (committed types read) and its data
-    /// trimmed to the value's size.
-    fn resolve(&self, mut attr: Attribute) -> Result<AttributeValue> {
+    /// cut to the value's size. The error's object name is made only on failure: fast5
+    /// readers resolve a dozen attributes per read.
+    fn resolve(&self, attr: &Attribute) -> Result<AttributeValue> {
         let ctx = self.file.ctx();
-        let datatype = match attr.datatype.clone() {
-            AttributeDatatype::Inline(dt) => Ok(dt),
-            AttributeDatatype::Shared(shared) => committed_datatype(ctx, &shared),
+        let (datatype, len) = match &attr.datatype {
+            AttributeDatatype::Inline(dt) => Ok(dt.clone()),
+            AttributeDatatype::Shared(shared) => committed_datatype(ctx, shared),
         }
-        .and_then(|dt| attr.trim_data(&dt).map(|_| dt))
-        .in_object(&format!("{} (attribute '{}')", self.name, attr.name))
-        .in_file(self.file.path())?;
-        Ok(AttributeValue { name: attr.name, datatype, dataspace: attr.dataspace, raw: attr.data })
+        .and_then(|dt| attr.value_len(&dt).map(|len| (dt, len)))
+        .map_err(|e| e.in_object(format!("{} (attribute '{}')", self.name, attr.name)).in_file(self.file.path()))?;
+        let raw = attr.data[..len].to_vec(); // value_len checked len <= data.len()
+        Ok(AttributeValue { name: attr.name.clone(), datatype, dataspace: attr.dataspace.clone(), raw })
     }
 
     /// The attributes, parsed once per object (a failure is not kept: asking again

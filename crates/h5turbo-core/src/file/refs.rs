@@ -28,8 +28,7 @@ impl File {
     pub fn region(&self, collection: u64, index: u32) -> Result<Region> {
         self.check_open()?;
         reference::read_region(self.ctx(), self.global_heap(), collection, index)
-            .in_object(&format!("region reference (heap collection {}, object {})", collection, index))
-            .in_file(self.path())
+            .map_err(|e| e.in_object(format!("region reference (heap collection {}, object {})", collection, index)).in_file(self.path()))
     }
 
     /// The path of every object reached by hard links, built once per file.

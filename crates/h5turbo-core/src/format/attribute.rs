@@ -26,7 +26,7 @@ pub struct Attribute {
     pub dataspace: Dataspace,
     /// Raw element bytes in file layout. Exactly elements x datatype size when the
     /// datatype is inline; for a shared datatype, everything after the dataspace
-    /// (call [`Attribute::trim_data`] once the datatype is resolved).
+    /// (its first [`Attribute::value_len`] bytes once the datatype is resolved).
     pub data: Vec<u8>,
 }
 
@@ -60,20 +60,19 @@ impl Attribute {
         let mut attribute =
             Attribute { name, name_charset: p.charset, datatype, dataspace, data: r.bytes(r.remaining())?.to_vec() };
         if let AttributeDatatype::Inline(dt) = &attribute.datatype {
-            let dt = dt.clone();
-            attribute.trim_data(&dt).map_err(|e| e.at(address))?;
+            let len = attribute.value_len(dt).map_err(|e| e.at(address))?;
+            attribute.data.truncate(len);
         }
         Ok(attribute)
     }
 
-    /// Cut `data` to exactly elements x `datatype.size` bytes; an error if the message
-    /// holds fewer.
-    pub fn trim_data(&mut self, datatype: &Datatype) -> Result<()> {
-        let needed = self
-            .dataspace
+    /// The bytes of the value, elements x `datatype.size`, checked to be in `data`.
+    pub fn value_len(&self, datatype: &Datatype) -> Result<usize> {
+        self.dataspace
             .num_elements()?
             .checked_mul(datatype.size as u64)
             .filter(|&n| n <= self.data.len() as u64)
+            .map(|n| n as usize)
             .ok_or_else(|| {
                 Error::format(format!(
                     "attribute '{}' holds {} data bytes, fewer than its {:?} elements of {} bytes need",
@@ -82,9 +81,7 @@ impl Attribute {
                     self.dataspace.dims,
                     datatype.size
                 ))
-            })?;
-        self.data.truncate(needed as usize);
-        Ok(())
+            })
     }
 }
 

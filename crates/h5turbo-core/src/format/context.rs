@@ -145,28 +145,29 @@ impl FormatContext {
     /// against the file size before anything is allocated.
     pub fn read(&self, addr: u64, len: u64, what: &str) -> Result<Vec<u8>> {
         let abs = self.absolute(addr, len, what)?;
-        let mut buf = vec![0u8; len as usize];
-        if !self.read_from_block(abs, &mut buf).map_err(|e| e.at(addr))? {
-            self.source.read_exact_at(&mut buf, abs).map_err(|e| e.at(addr))?;
+        if let Some(buf) = self.read_from_block(abs, len as usize).map_err(|e| e.at(addr))? {
+            return Ok(buf);
         }
+        let mut buf = vec![0u8; len as usize];
+        self.source.read_exact_at(&mut buf, abs).map_err(|e| e.at(addr))?;
         Ok(buf)
     }
 
-    /// Fill `buf` from this thread's metadata blocks (reading a block first if it is
-    /// not among them; a read across a block boundary takes the end of one and the
-    /// start of the next); false when the read is not small or a block cannot be read
-    /// whole (a file cut short since it was opened: the caller then reads just `buf`
-    /// and reports what fails). A failure of the source itself (the system, a file
+    /// `len` bytes at `abs` from this thread's metadata blocks (reading a block first if
+    /// it is not among them; a read across a block boundary takes the end of one and the
+    /// start of the next), copied once into a buffer not zeroed first; None when the read
+    /// is not small or a block cannot be read whole (a file cut short since it was
+    /// opened: the caller then reads just those bytes and reports what fails). A failure of the source itself (the system, a file
     /// object's exception, Ctrl-C in its read) is the read's error, not retried: a
     /// second read that succeeded would hide it.
-    fn read_from_block(&self, abs: u64, buf: &mut [u8]) -> Result<bool> {
-        if buf.len() as u64 > SMALL_READ || self.source.in_memory() {
-            return Ok(false);
+    fn read_from_block(&self, abs: u64, len: usize) -> Result<Option<Vec<u8>>> {
+        if len as u64 > SMALL_READ || self.source.in_memory() {
+            return Ok(None);
         }
-        let mut fill = |blocks: &mut MetaBlocks| -> Result<bool> {
-            let mut done = 0;
-            while done < buf.len() {
-                let at = abs + done as u64;
+        let fill = |blocks: &mut MetaBlocks| -> Result<Option<Vec<u8>>> {
+            let mut buf = Vec::with_capacity(len);
+            while buf.len() < len {
+                let at = abs + buf.len() as u64;
                 let start = at - at % META_BLOCK;
                 let (block, fresh) = blocks.slot(self.id, start);
                 if fresh {
@@ -177,26 +178,25 @@ impl FormatContext {
                         block.bytes.clear();
                         return match e.kind() {
                             ErrorKind::Io | ErrorKind::Closed => Err(e),
-                            _ => Ok(false),
+                            _ => Ok(None),
                         };
                     }
                 }
                 let from = (at - start) as usize;
-                let take = (buf.len() - done).min(block.bytes.len().saturating_sub(from));
+                let take = (len - buf.len()).min(block.bytes.len().saturating_sub(from));
                 match block.bytes.get(from..from + take) {
-                    Some(bytes) if take > 0 => buf[done..done + take].copy_from_slice(bytes),
-                    _ => return Ok(false),
+                    Some(bytes) if take > 0 => buf.extend_from_slice(bytes),
+                    _ => return Ok(None),
                 }
-                done += take;
             }
-            Ok(true)
+            Ok(Some(buf))
         };
         RECENT_BLOCKS
             .try_with(|cell| match cell.try_borrow_mut() {
                 Ok(mut blocks) => fill(&mut blocks),
-                Err(_) => Ok(false),
+                Err(_) => Ok(None),
             })
-            .unwrap_or(Ok(false))
+            .unwrap_or(Ok(None))
     }
 
     /// Read at least `min_len` and up to `max_len` bytes at `addr`, for a structure

@@ -73,7 +73,7 @@ impl ObjectHeader {
         let header = if prefix.starts_with(b"OHDR") {
             read_v2(ctx, address)?
         } else if prefix.first() == Some(&1) {
-            read_v1(ctx, address)?
+            read_v1(ctx, address, prefix)?
         } else {
             return Err(Error::format("not an object header (neither version 1 nor 'OHDR')").at(address));
         };
@@ -116,8 +116,8 @@ fn resolve_shared_heap_messages(ctx: &FormatContext, mut header: ObjectHeader) -
 }
 
 /// A continuation message: where the next block of messages is, and its length.
-fn continuation(ctx: &FormatContext, m: &HeaderMessage) -> Result<(u64, u64)> {
-    let mut r = m.reader(ctx);
+fn continuation(ctx: &FormatContext, body: &[u8], address: u64) -> Result<(u64, u64)> {
+    let mut r = ctx.reader(body, address);
     let addr = r.required_address("object header continuation")?;
     let len = r.length()?;
     Ok((addr, len))
@@ -136,27 +136,44 @@ impl<'a> Walker<'a> {
         Walker { ctx, seen: HashSet::new(), pending: Vec::new(), messages: Vec::new() }
     }
 
-    fn push_message(&mut self, m: HeaderMessage) -> Result<()> {
+    /// Keep a message (its body copied), follow a continuation, skip NIL padding
+    /// (often most of a version-1 block: not copied).
+    fn push_message(&mut self, head: MessageHead, body: &[u8]) -> Result<()> {
         if self.messages.len() >= MAX_MESSAGES {
-            return Err(Error::format("object header has too many messages").at(m.address));
+            return Err(Error::format("object header has too many messages").at(head.address));
         }
-        match m.type_id {
+        match head.type_id {
             msg::NIL => {}
             msg::CONTINUATION => {
-                let (addr, len) = continuation(self.ctx, &m)?;
+                let (addr, len) = continuation(self.ctx, body, head.address)?;
                 if !self.seen.insert(addr) || self.seen.len() > MAX_BLOCKS {
-                    return Err(Error::format("object header continuation loop").at(m.address));
+                    return Err(Error::format("object header continuation loop").at(head.address));
                 }
                 self.pending.push((addr, len));
             }
-            _ => self.messages.push(m),
+            _ => self.messages.push(HeaderMessage {
+                type_id: head.type_id,
+                flags: head.flags,
+                creation_order: head.creation_order,
+                data: body.to_vec(),
+                address: head.address,
+            }),
         }
         Ok(())
     }
 }
 
-fn read_v1(ctx: &FormatContext, address: u64) -> Result<ObjectHeader> {
-    let prefix = ctx.read(address, 16, "object header")?;
+/// A message's fields before its body (`address` is the body's).
+struct MessageHead {
+    type_id: u16,
+    flags: u8,
+    creation_order: Option<u16>,
+    address: u64,
+}
+
+/// A version-1 header whose first bytes (up to 16, fewer where the file ends) are `prefix`.
+fn read_v1(ctx: &FormatContext, address: u64, prefix: Vec<u8>) -> Result<ObjectHeader> {
+    let prefix = if prefix.len() < 16 { ctx.read(address, 16, "object header")? } else { prefix };
     let mut r = ctx.reader(&prefix, address);
     r.skip(2)?; // version, reserved
     let declared_messages = r.u16()? as usize;
@@ -183,9 +200,8 @@ fn parse_v1_messages(w: &mut Walker, block: &[u8], addr: u64) -> Result<()> {
         let size = r.u16()? as usize;
         let flags = r.u8()?;
         r.skip(3)?;
-        let body_addr = r.address();
-        let data = r.bytes(size)?.to_vec();
-        w.push_message(HeaderMessage { type_id, flags, creation_order: None, data, address: body_addr })?;
+        let address = r.address();
+        w.push_message(MessageHead { type_id, flags, creation_order: None, address }, r.bytes(size)?)?;
     }
     Ok(())
 }
@@ -235,9 +251,8 @@ fn parse_v2_messages(w: &mut Walker, body: &[u8], addr: u64, track_order: bool) 
         let size = r.u16()? as usize;
         let flags = r.u8()?;
         let creation_order = if track_order { Some(r.u16()?) } else { None };
-        let body_addr = r.address();
-        let data = r.bytes(size)?.to_vec();
-        w.push_message(HeaderMessage { type_id, flags, creation_order, data, address: body_addr })?;
+        let address = r.address();
+        w.push_message(MessageHead { type_id, flags, creation_order, address }, r.bytes(size)?)?;
     }
     Ok(())
 }
