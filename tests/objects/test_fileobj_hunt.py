@@ -170,15 +170,18 @@ INTERRUPTED_READ = textwrap.dedent("""
     def interrupt(*_):
         raise KeyboardInterrupt
 
+    CALLS = {"read": lambda d: d.read(threads=2), "sum": lambda d: d.sum(threads=2),
+             "column sums": lambda d: d.sum(axis=0, threads=2), "max": lambda d: d.max(threads=2)}
     obj = Slow(open(sys.argv[1], "rb").read())
+    name, call = sys.argv[2], CALLS[sys.argv[3]]
     with h5turbo.File(obj) as f:
-        dataset = f["chunked"]
+        dataset = f[name]
         dataset.chunks
         obj.slow = True
         signal.signal(signal.SIGALRM, interrupt)
         signal.setitimer(signal.ITIMER_REAL, 0.2)
         try:
-            dataset.read(threads=2)
+            call(dataset)
         except KeyboardInterrupt:
             print("interrupted after", obj.calls)
         else:
@@ -187,14 +190,19 @@ INTERRUPTED_READ = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs signal.setitimer")
-def test_keyboard_interrupt_stops_a_read_the_pool_makes_through_a_slow_object(h5file):
+@pytest.mark.parametrize("name, call", [("chunked", "read"), ("chunked", "sum"), ("chunked", "column sums"),
+                                        ("chunked", "max"), ("strings", "read")])
+def test_keyboard_interrupt_stops_a_read_the_pool_makes_through_a_slow_object(h5file, name, call):
     """Python runs a signal handler in the main thread only; pool threads read the
     chunks: the KeyboardInterrupt came once all 200 chunks were read (h5py reads on the
-    calling thread and stops at once). Now the read stops after the calls in flight."""
-    with h5py.File(h5file, "r") as h:
-        chunks = h["chunked"].id.get_num_chunks()
-    run = subprocess.run([sys.executable, "-c", INTERRUPTED_READ, str(h5file)], capture_output=True, text=True,
-                         timeout=120)
+    calling thread and stops at once). Now the read stops after the calls in flight;
+    so do reductions and reads of variable-length strings (they waited for the end)."""
+    with h5py.File(h5file, "a") as h:
+        h.create_dataset("strings", data=np.array([f"value {i}" for i in range(6000)], dtype=object),
+                         dtype=h5py.string_dtype(), chunks=(30,))
+        chunks = h[name].id.get_num_chunks()
+    run = subprocess.run([sys.executable, "-c", INTERRUPTED_READ, str(h5file), name, call], capture_output=True,
+                         text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     outcome, calls = run.stdout.strip().rsplit(" ", 1)
     assert outcome == "interrupted after"

@@ -464,6 +464,42 @@ SIGINT_SCRIPT = """
 """
 
 
+FIRST_ARRAY_INTERRUPTED = """
+    import sys
+    import numpy as np, numpy.lib
+
+    # numpy's version check, which loading numpy's C API runs, raises KeyboardInterrupt
+    # once armed: as a Ctrl-C landing in it would
+    version_check = numpy.lib.NumpyVersion.__init__
+    armed = False
+
+    def interrupted_check(self, version):
+        if armed:
+            raise KeyboardInterrupt
+        return version_check(self, version)
+
+    numpy.lib.NumpyVersion.__init__ = interrupted_check
+    import h5turbo
+
+    armed = True
+    with h5turbo.File(sys.argv[1], "r") as f:
+        total = f["x"].sum()  # the session's first array made in native code
+        values = f["x"][()]
+    assert total == values.sum(), (total, values.sum())
+    print("ok")
+"""
+
+
+def test_a_ctrl_c_while_numpy_api_would_load_is_not_a_panic(tmp_path):
+    """The numpy crate loaded numpy's C API at the first array made, running numpy's
+    version check; a KeyboardInterrupt raised there made it panic (PanicException with
+    a Rust backtrace, exit 1). The API is now loaded when h5turbo is imported."""
+    path = tmp_path / "x.h5"
+    with h5py.File(path, "w") as h:
+        h["x"] = np.arange(1000.0)
+    assert _child(FIRST_ARRAY_INTERRUPTED, path).split() == ["ok"]
+
+
 @pytest.mark.parametrize("how", ["path", "fileobj"])
 def test_sigint_during_a_read_raises_keyboardinterrupt_and_leaves_the_file_usable(tmp_path, how):
     path = tmp_path / "big.h5"

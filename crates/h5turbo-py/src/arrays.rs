@@ -2,9 +2,21 @@
 
 use h5turbo_core::prelude::AxisSelection;
 use numpy::{PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods, PyArrayDescrMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyImportError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
+
+/// Load numpy's C API now, when the module is imported. The numpy crate loads it on
+/// first use, running Python code (numpy's version check), and panics if that raises:
+/// a Ctrl-C landing there, in the first read or reduction of a session, came out as a
+/// PanicException with a Rust backtrace instead of a KeyboardInterrupt.
+pub(crate) fn load_numpy_api(py: Python<'_>) -> PyResult<()> {
+    py.import("numpy")?; // a missing or broken numpy: its own ImportError
+    let load = std::panic::AssertUnwindSafe(|| unsafe { numpy::PY_ARRAY_API.PyArray_GetNDArrayCVersion(py) });
+    std::panic::catch_unwind(load)
+        .map(|_| ())
+        .map_err(|_| PyImportError::new_err("h5turbo: numpy's C API (numpy.core.multiarray._ARRAY_API) could not be loaded"))
+}
 
 /// Address and length of the bytes of a C-contiguous, writeable numpy array.
 pub(crate) fn writable_buffer(out: &Bound<'_, PyUntypedArray>) -> PyResult<(usize, usize)> {

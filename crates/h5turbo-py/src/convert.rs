@@ -2,6 +2,7 @@
 //! variable-length data, shaped as h5py returns them.
 
 use crate::fork_gate::without_gil;
+use crate::pyfile::interruptible;
 use crate::errors::{guard, to_py_err};
 
 use h5turbo_core::prelude::{AttributeValue, AxisSelection, CharSet, Column, CompoundMember, Dataset, Dataspace, DataspaceKind, Datatype, DatatypeClass, DtypeMetadata, NumpyDtype, Object as CoreObject, ReferenceKind, VlenKind, VlenValue, has_objects, memory_layout, reference, vlen_element_dtype, ResultExt};
@@ -325,10 +326,11 @@ pub fn read_vlen(
     let n = out.len();
     let flat = out.call_method1("reshape", (-1,))?;
     if matches!(ds.datatype.class, DatatypeClass::Compound { .. }) {
-        let columns = without_gil(py, || guard(|| obj.read_vlen_columns(sel, threads))).map_err(to_py_err)?;
+        let columns = interruptible(py, obj.file().path(), || guard(|| obj.read_vlen_columns(sel, threads))).map_err(to_py_err)?;
         return fill_fields(py, &ds.datatype, columns, &flat, n);
     }
-    let values = without_gil(py, || guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
+    // stops at Ctrl-C through a Python file object, as a read of fixed-size data does
+    let values = interruptible(py, obj.file().path(), || guard(|| obj.read_vlen(sel, threads))).map_err(to_py_err)?;
     // an array type's items are trailing axes of `out` (numpy expands sub-array dtypes)
     let (dt, values) = array_items(&ds.datatype, values)?;
     if values.len() != n {

@@ -45,6 +45,7 @@ fn filters() -> Vec<(u16, &'static str, bool, bool)> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    arrays::load_numpy_api(m.py())?;
     errors::register(m)?;
     m.add_class::<file::File>()?;
     m.add_class::<object::Object>()?;

@@ -321,7 +321,8 @@ impl Object {
         let op = reduce::parse_op(op)?;
         let threads = threads_arg(threads);
         let file = self.inner.file().clone();
-        let reduced = without_gil(py, || guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
+        // a reduction through a Python file object stops at Ctrl-C, as a read does
+        let reduced = crate::pyfile::interruptible(py, file.path(), || guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
             .map_err(to_py_err)?;
         reduce::to_py(py, reduced)
     }
