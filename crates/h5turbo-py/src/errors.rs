@@ -55,23 +55,12 @@ pub fn to_py_err(e: Error) -> PyErr {
     match e.kind() {
         ErrorKind::Format => FormatError::new_err(msg),
         ErrorKind::Unsupported => UnsupportedError::new_err(msg),
-        ErrorKind::Closed => Python::with_gil(|py| match closed_error_type(py) {
-            Ok(closed) => PyErr::from_type(closed, msg),
-            Err(e) => e,
-        }),
-        ErrorKind::TooManyLinks => Python::with_gil(|py| match too_many_links_type(py) {
-            Ok(cycle) => PyErr::from_type(cycle, msg),
-            Err(e) => e,
-        }),
+        ErrorKind::Closed => new_err_of(closed_error_type, msg),
+        ErrorKind::TooManyLinks => new_err_of(too_many_links_type, msg),
         ErrorKind::NotFound => PyKeyError::new_err(msg),
         ErrorKind::InvalidArgument => PyValueError::new_err(msg),
         ErrorKind::Io if interrupted(&e).is_some() => interrupted(&e).unwrap_or_else(|| PyOSError::new_err(msg)),
-        ErrorKind::Io if file_object_failure(&e).is_some_and(|f| f.not_bytes) => {
-            Python::with_gil(|py| match not_bytes_type(py) {
-                Ok(not_bytes) => PyErr::from_type(not_bytes, msg),
-                Err(e) => e,
-            })
-        }
+        ErrorKind::Io if file_object_failure(&e).is_some_and(|f| f.not_bytes) => new_err_of(not_bytes_type, msg),
         ErrorKind::Io if file_object_failure(&e).is_some() => {
             let err = FileObjectError::new_err(msg);
             if let Some(cause) = file_object_failure(&e).and_then(|f| f.cause.as_ref()) {
@@ -89,36 +78,47 @@ pub fn to_py_err(e: Error) -> PyErr {
     }
 }
 
+/// An error of one of the classes below (made at first use); the error of making the
+/// class if that failed.
+fn new_err_of(class: for<'py> fn(Python<'py>) -> PyResult<Bound<'py, PyType>>, msg: String) -> PyErr {
+    Python::with_gil(|py| match class(py) {
+        Ok(made) => PyErr::from_type(made, msg),
+        Err(e) => e,
+    })
+}
+
 /// The file was closed: an h5turbo error, and the ValueError or RuntimeError h5py raises
 /// for objects of a closed file (invalid identifiers), so handlers written for h5py work.
 fn closed_error_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static CLOSED: GILOnceCell<Py<PyType>> = GILOnceCell::new();
-    let closed = CLOSED.get_or_try_init(py, || {
-        let bases = [py.get_type::<H5TurboError>(), py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()];
-        exception_type(py, "ClosedError", bases, "The file was closed (also a ValueError and a RuntimeError, as h5py raises).")
-    })?;
-    Ok(closed.bind(py).clone())
+    let bases = [py.get_type::<H5TurboError>(), py.get_type::<PyValueError>(), py.get_type::<PyRuntimeError>()];
+    made_once(py, &CLOSED, "ClosedError", bases, "The file was closed (also a ValueError and a RuntimeError, as h5py raises).")
 }
 
 /// A file object's read() gave something other than bytes: a FileObjectError, and the
 /// TypeError h5py raises for it ('expected bytes, str found').
 fn not_bytes_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static NOT_BYTES: GILOnceCell<Py<PyType>> = GILOnceCell::new();
-    let made = NOT_BYTES.get_or_try_init(py, || {
-        let bases = [py.get_type::<FileObjectError>(), py.get_type::<PyTypeError>()];
-        exception_type(py, "NotBytesError", bases, "A file-like object's read() returned something other than bytes (also a TypeError, as h5py raises).")
-    })?;
-    Ok(made.bind(py).clone())
+    let bases = [py.get_type::<FileObjectError>(), py.get_type::<PyTypeError>()];
+    made_once(py, &NOT_BYTES, "NotBytesError", bases, "A file-like object's read() returned something other than bytes (also a TypeError, as h5py raises).")
 }
 
 /// A cycle of soft links: a FormatError, and the RuntimeError h5py raises for it.
 fn too_many_links_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static TOO_MANY_LINKS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
-    let made = TOO_MANY_LINKS.get_or_try_init(py, || {
-        let bases = [py.get_type::<FormatError>(), py.get_type::<PyRuntimeError>()];
-        exception_type(py, "TooManyLinksError", bases, "A path followed too many soft links, a cycle (also a RuntimeError, as h5py raises).")
-    })?;
-    Ok(made.bind(py).clone())
+    let bases = [py.get_type::<FormatError>(), py.get_type::<PyRuntimeError>()];
+    made_once(py, &TOO_MANY_LINKS, "TooManyLinksError", bases, "A path followed too many soft links, a cycle (also a RuntimeError, as h5py raises).")
+}
+
+/// The class kept in `cell`, made by `exception_type` the first time.
+fn made_once<'py, const N: usize>(
+    py: Python<'py>,
+    cell: &'static GILOnceCell<Py<PyType>>,
+    name: &str,
+    bases: [Bound<'py, PyType>; N],
+    doc: &str,
+) -> PyResult<Bound<'py, PyType>> {
+    Ok(cell.get_or_try_init(py, || exception_type(py, name, bases, doc))?.bind(py).clone())
 }
 
 /// An exception class of several bases (pyo3's `create_exception!` takes one).

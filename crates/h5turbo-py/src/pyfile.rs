@@ -402,6 +402,10 @@ static INTERRUPTION: Mutex<Option<(PathBuf, Py<PyAny>)>> = Mutex::new(None);
 /// another thread (which runs no handlers), go straight to `without_gil`. When a
 /// handler raises, the read ends with that exception (`KeyboardInterrupt` raised as
 /// itself, errors.rs).
+///
+/// Used by the calls whose time grows with the data: reads, reductions, reads of
+/// variable-length data. Lookups of one object or attribute stay on `without_gil`: a
+/// helper thread per call would cost more than most of them take.
 pub fn interruptible<T: Send>(py: Python<'_>, file: &Path, work: impl FnOnce() -> Result<T> + Send) -> Result<T> {
     if !reads_through_object(file) || !is_main_thread(py) {
         return crate::fork_gate::without_gil(py, work);
@@ -574,18 +578,23 @@ fn seek_failure(py: Python<'_>, obj: &Bound<'_, PyAny>, err: PyErr, offset: u64)
 
 /// An h5turbo error for a misbehaving object (`_native.FileObjectError`).
 fn object_error(message: String) -> Error {
-    Error::io(std::io::Error::other(FileObjectFailure { message, cause: None, not_bytes: false }), "file-like object")
+    file_object_error(FileObjectFailure { message, cause: None, not_bytes: false })
 }
 
 /// An h5turbo error for a read call that returned something other than bytes
 /// (`_native.NotBytesError`, also a TypeError).
 fn not_bytes_error(message: String) -> Error {
-    Error::io(std::io::Error::other(FileObjectFailure { message, cause: None, not_bytes: true }), "file-like object")
+    file_object_error(FileObjectFailure { message, cause: None, not_bytes: true })
 }
 
 /// An h5turbo error for a Python exception raised by the object: the exception
 /// becomes the `__cause__` of the error Python sees.
 fn failure(py: Python<'_>, err: PyErr, what: String) -> Error {
     let message = format!("{}: {}", what, err.value(py).repr().map(|r| r.to_string()).unwrap_or_default());
-    Error::io(std::io::Error::other(FileObjectFailure { message, cause: Some(err), not_bytes: false }), "file-like object")
+    file_object_error(FileObjectFailure { message, cause: Some(err), not_bytes: false })
+}
+
+/// `failure` as the core's Io error, to be raised by errors::to_py_err.
+fn file_object_error(failure: FileObjectFailure) -> Error {
+    Error::io(std::io::Error::other(failure), "file-like object")
 }
