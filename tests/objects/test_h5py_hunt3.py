@@ -180,6 +180,19 @@ def test_astype_of_a_null_dataset_gives_the_stored_type(h5file, dtype, index):
     assert isinstance(ours, h5turbo.Empty) and ours.dtype == theirs.dtype == np.dtype("f4")
 
 
+@pytest.mark.parametrize("index", [(), Ellipsis, (Ellipsis,), (Ellipsis, Ellipsis), (slice(None),), 0],
+                         ids=["()", "...", "(...,)", "(..., ...)", "(:,)", "0"])
+def test_a_null_dataset_indexed_as_h5py(h5file, index):
+    # ds[(Ellipsis,)] (how a tuple-building caller writes ds[...]) was "cannot be sliced"
+    h, f = _both(h5file)
+    theirs, their_error = _outcome(lambda: h["null"][index])
+    ours, our_error = _outcome(lambda: f["null"][index])
+    if their_error is not None:
+        assert isinstance(our_error, type(their_error)), (our_error, their_error)
+        return
+    assert isinstance(ours, h5turbo.Empty) and ours.dtype == theirs.dtype
+
+
 # ---------------------------------------------------------------------- iter_chunks
 
 

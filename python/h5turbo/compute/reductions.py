@@ -10,8 +10,24 @@ materialised. Results follow numpy's dtypes and shapes:
 - ``mean``, ``var``, ``std``: float64 for integer data, the data's float type else.
   Variances combine per-chunk (count, mean, M2) with Chan et al.'s formula, so they
   are stable without a second pass.
-- ``min``, ``max``: the dataset dtype; NaN propagates.
-- ``count_nonzero``: a Python int for ``axis=None``, an intp array otherwise.
+- ``min``, ``max``: the dataset dtype; NaN propagates. The sign of a zero result
+  (min of 0.0 and -0.0) is the first one met in storage order; numpy's depends on its
+  SIMD loops (and the axis), so it is not compared.
+- ``count_nonzero``: for ``axis=None`` the type the installed numpy gives (a Python
+  int in NumPy 1.x, an intp scalar in 2.x), an intp array otherwise.
+- ``dtype=``: the engine takes the accumulators it can give exactly (64-bit integer
+  sums of integer data, cast to a narrower integer ``dtype`` afterwards: the same
+  bits modulo 2**bits) and float32/float64 ones, accumulated in float64 as above (a
+  float32 ``var`` of huge integers stays finite where numpy's float32 squares
+  overflow). Every other ``dtype`` (bool, float16, complex, object, an integer
+  ``dtype`` of float data or of a mean/var/std) has numpy's own semantics (wrapping
+  narrow accumulators, platform casts of NaN to integers, ...): the selection is
+  read and numpy reduces it.
+- ``out=``: numpy's rules: the exact result shape, results cast into ``out``
+  unsafely. An ``out`` of another dtype than the result's (a float one for
+  mean/var/std) makes numpy choose another loop: numpy's own reduction then.
+- Empty selections are reduced by numpy itself (its empty results, warnings and
+  min/max errors); ``ddof >= count`` warns as numpy does.
 
 The native path takes selections that are orthogonal blocks keeping every axis
 (slices with positive or negative steps are read forwards; sorted integer lists).
@@ -24,6 +40,8 @@ at one slab.
 
 from __future__ import annotations
 
+import operator
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -44,13 +62,27 @@ SLAB_BYTES = 64 << 20
 
 
 def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 0,
-           keepdims: bool = False, selection: Any = None, threads: int = 0) -> Any:
-    """``numpy.<op>(ds[selection], axis=...)`` without reading the whole selection."""
+           keepdims: bool = False, selection: Any = None, threads: int = 0,
+           out: Optional[np.ndarray] = None) -> Any:
+    """``numpy.<op>(ds[selection], axis=..., out=...)`` without reading the whole
+    selection."""
     if op not in _OPS:
         raise ValueError(f"unknown reduction {op!r}")
+    _check_axis(ds, axis)
+    if out is not None and not isinstance(out, np.ndarray):
+        raise TypeError(f"{_where(ds)}: out must be a numpy array, not {type(out).__name__}")
     block = _native_block(ds, selection)
-    if block is None:
-        return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
+    # An empty block costs nothing to read, and numpy's result for it (empty arrays,
+    # NaN with a warning, or an error for min/max) depends on its version.
+    if block is None or 0 in block[1] or not _native_dtype(op, ds.dtype, dtype, out):
+        return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads, out)
+    return _into(ds, out, _native_reduce(ds, op, block, axis, dtype, ddof, keepdims, threads))
+
+
+def _native_reduce(ds: Any, op: str, block: tuple, axis: Any, dtype: Any, ddof: Any,
+                   keepdims: bool, threads: int) -> Any:
+    """`op` of a non-empty block (from `_native_block`) by the engine, or slab by slab
+    for a virtual dataset, with numpy's result dtype and shape."""
     axes, shape, local = block
     reduced = (tuple(range(len(shape))) if axis is None
                else normalize_axis_tuple(axis, len(shape)))
@@ -65,7 +97,7 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
         try:
             return ds._obj.reduce(list(axes), name, flags, threads)
         except ValueError as exc:  # a bad argument from the native side names neither
-            raise type(exc)(f"{ds.file.filename}: {ds.name}: {exc}") from exc
+            raise type(exc)(f"{_where(ds)}: {exc}") from exc
 
     def finish(values: np.ndarray) -> Any:
         result = np.asarray(values).reshape(kshape)
@@ -77,8 +109,6 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
     element = ds.dtype
     if op == "sum":
         acc = sum_dtype(element) if dtype is None else np.dtype(dtype)
-        if acc.kind not in "biuf":
-            return _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads)
         values = native("sum_float" if acc.kind == "f" else "sum_int")
         return finish(values.astype(acc))
     if op == "mean":
@@ -88,19 +118,87 @@ def reduce(ds: Any, op: str, axis: Any = None, dtype: Any = None, ddof: float = 
             return finish((sums / count).astype(result_type))
     if op in ("var", "std"):
         result_type = float_result_dtype(element) if dtype is None else np.dtype(dtype)
+        # numpy's divisor: an intp count less ddof, whatever ddof's type
+        divisor = np.maximum(np.intp(count) - ddof, 0)
+        if divisor <= 0:
+            warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
         _n, _mean, m2 = native("moments")
         with np.errstate(invalid="ignore", divide="ignore"):
-            var = m2 / max(count - ddof, 0)
+            var = m2 / divisor
             values = np.sqrt(var) if op == "std" else var
         return finish(values.astype(result_type))
     if op in ("min", "max"):
-        if count == 0 and int(np.prod(out_shape)) > 0:
-            name = "minimum" if op == "min" else "maximum"
-            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
         raw = native(op)
         return finish(np.frombuffer(raw, dtype=element.newbyteorder("=")).copy())
     counts = finish(native("count_nonzero").astype(np.intp))
-    return int(counts) if axis is None and not keepdims else counts
+    return _count_total(counts) if axis is None and not keepdims else counts
+
+
+# What np.count_nonzero gives for a count over all axes: int before NumPy 2, intp after.
+_COUNT_TOTAL_TYPE = type(np.count_nonzero(np.zeros(1)))
+
+
+def _count_total(count: Any) -> Any:
+    """A count over all axes as the installed numpy types it."""
+    return _COUNT_TOTAL_TYPE(count)
+
+
+def _where(ds: Any) -> str:
+    """The file and the dataset, for error messages."""
+    return f"{ds.file.filename}: {ds.name}"
+
+
+def _check_axis(ds: Any, axis: Any) -> None:
+    """numpy's TypeError for an axis that is not None, an integer or a tuple of them
+    (a list, a bool, a float)."""
+    for entry in axis if isinstance(axis, tuple) else (() if axis is None else (axis,)):
+        try:
+            if isinstance(entry, (bool, np.bool_)):
+                raise TypeError("a bool is not an axis")
+            operator.index(entry)
+        except TypeError:
+            raise TypeError(f"{_where(ds)}: axis must be None, an integer or a tuple of "
+                            f"integers, not {axis!r}") from None
+
+
+def _native_dtype(op: str, element: np.dtype, dtype: Any, out: Optional[np.ndarray]) -> bool:
+    """Whether the engine gives numpy's result for this dtype= and out= (see the
+    module docstring); else numpy reduces the selection itself."""
+    if out is not None and not _native_out(op, element, dtype, out.dtype):
+        return False
+    if dtype is None:
+        return True
+    acc = np.dtype(dtype)
+    if acc.kind == "f":
+        return acc.itemsize in (4, 8)
+    return op == "sum" and acc.kind in "iu" and element.kind in "biu"
+
+
+def _native_out(op: str, element: np.dtype, dtype: Any, out: np.dtype) -> bool:
+    """Whether numpy's reduction into an array of dtype `out` is the engine's result
+    cast: numpy picks its loop from the data's and out's dtypes together (uint64 data
+    into int64 sums in float64, float data into integers casts NaN...), so only an
+    out of the result's own dtype, or a float one for mean/var/std, is left to the
+    engine."""
+    if op in ("mean", "var", "std"):
+        return out.kind == "f" and out.itemsize in (4, 8)
+    if op == "sum":
+        natural = sum_dtype(element) if dtype is None else np.dtype(dtype)
+    else:
+        natural = element
+    return out.newbyteorder("=") == natural.newbyteorder("=")
+
+
+def _into(ds: Any, out: Optional[np.ndarray], result: Any) -> Any:
+    """numpy's `out=`: the result written into `out` (exactly its shape, cast
+    unsafely as numpy's reductions do), which is returned."""
+    if out is None:
+        return result
+    if out.shape != np.shape(result):
+        raise ValueError(f"{_where(ds)}: out has shape {out.shape}, the reduction's "
+                         f"result {np.shape(result)}")
+    np.copyto(out, result, casting="unsafe")
+    return out
 
 
 def _slab_reduce(ds: Any, name: str, axes: list, shape: tuple, flags: list, threads: int) -> Any:
@@ -110,17 +208,26 @@ def _slab_reduce(ds: Any, name: str, axes: list, shape: tuple, flags: list, thre
     reduced = tuple(d for d, f in enumerate(flags) if f)
     row_bytes = max(1, int(np.prod(shape[1:], dtype=np.int64)) * ds.dtype.itemsize)
     rows = max(1, SLAB_BYTES // row_bytes)
-    start, count, step = axes[0]
+    native_dtype = ds.dtype.newbyteorder("=")
     total = None
     for first in range(0, shape[0], rows):
         n = min(rows, shape[0] - first)
         slab = np.empty((n,) + tuple(shape[1:]), dtype=ds.dtype)
-        ds._obj.read([(start + first * step, n, step)] + list(axes[1:]), slab, threads)
-        part = _slab_partial(name, slab.astype(ds.dtype.newbyteorder("="), copy=False), reduced)
+        ds._obj.read([_rows_of(axes[0], first, n)] + list(axes[1:]), slab, threads)
+        part = _slab_partial(name, slab.astype(native_dtype, copy=False), reduced)
         total = part if total is None else _combine(name, total, part, 0 in reduced)
     if name in ("min", "max"):
         return np.ascontiguousarray(total).tobytes()
     return total
+
+
+def _rows_of(first_axis: Any, first: int, n: int) -> Any:
+    """Rows first .. first + n of the block's first axis, as a native axis selection:
+    a (start, count, step) slice or an array of indices (a sorted list, a mask)."""
+    if isinstance(first_axis, np.ndarray):
+        return first_axis[first:first + n]
+    start, _count, step = first_axis
+    return (start + first * step, n, step)
 
 
 def _slab_partial(name: str, data: np.ndarray, reduced: tuple) -> Any:
@@ -181,12 +288,15 @@ def _order_free(plan: Any) -> bool:
     return True
 
 
-def _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads) -> Any:
+def _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads, out=None) -> Any:
     data = np.asarray(ds.read(() if selection is None else selection,
                               threads=threads if threads else None))
     if op == "count_nonzero":
-        return np.count_nonzero(data, axis=axis, keepdims=keepdims)
+        counts = np.count_nonzero(data, axis=axis, keepdims=keepdims)
+        return _count_total(counts) if axis is None and not keepdims else counts
     kwargs: dict = {"axis": axis, "keepdims": keepdims}
+    if out is not None:
+        kwargs["out"] = out
     if op in ("sum", "mean", "var", "std") and dtype is not None:
         kwargs["dtype"] = dtype
     if op in ("var", "std"):

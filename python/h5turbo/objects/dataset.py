@@ -418,33 +418,33 @@ class Dataset(HLObject):
 
     def sum(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
             selection: Any = None, threads: Optional[int] = None) -> Any:
-        return _into(out, reductions.reduce(self, "sum", axis, dtype, 0, keepdims, selection,
-                                         threads_arg(threads)))
+        return reductions.reduce(self, "sum", axis, dtype, 0, keepdims, selection,
+                                 threads_arg(threads), out)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
              selection: Any = None, threads: Optional[int] = None) -> Any:
-        return _into(out, reductions.reduce(self, "mean", axis, dtype, 0, keepdims, selection,
-                                         threads_arg(threads)))
+        return reductions.reduce(self, "mean", axis, dtype, 0, keepdims, selection,
+                                 threads_arg(threads), out)
 
     def var(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
             selection: Any = None, threads: Optional[int] = None) -> Any:
-        return _into(out, reductions.reduce(self, "var", axis, dtype, ddof, keepdims, selection,
-                                         threads_arg(threads)))
+        return reductions.reduce(self, "var", axis, dtype, ddof, keepdims, selection,
+                                 threads_arg(threads), out)
 
     def std(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
             selection: Any = None, threads: Optional[int] = None) -> Any:
-        return _into(out, reductions.reduce(self, "std", axis, dtype, ddof, keepdims, selection,
-                                         threads_arg(threads)))
+        return reductions.reduce(self, "std", axis, dtype, ddof, keepdims, selection,
+                                 threads_arg(threads), out)
 
     def min(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
             threads: Optional[int] = None) -> Any:
-        return _into(out, reductions.reduce(self, "min", axis, None, 0, keepdims, selection,
-                                         threads_arg(threads)))
+        return reductions.reduce(self, "min", axis, None, 0, keepdims, selection,
+                                 threads_arg(threads), out)
 
     def max(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
             threads: Optional[int] = None) -> Any:
-        return _into(out, reductions.reduce(self, "max", axis, None, 0, keepdims, selection,
-                                         threads_arg(threads)))
+        return reductions.reduce(self, "max", axis, None, 0, keepdims, selection,
+                                 threads_arg(threads), out)
 
     def count_nonzero(self, axis=None, keepdims: bool = False, *, selection: Any = None,
                       threads: Optional[int] = None) -> Any:
@@ -486,7 +486,9 @@ class Dataset(HLObject):
     def _read_null(self, selection: Any, out: Optional[np.ndarray]) -> Empty:
         if out is not None:
             raise TypeError("Empty datasets have no numpy representation")
-        if selection is Ellipsis or (isinstance(selection, tuple) and selection == ()):
+        # h5py: () and ..., also written as a tuple (ds[(Ellipsis,)])
+        if selection is Ellipsis or (isinstance(selection, tuple)
+                                     and (selection == () or (len(selection) == 1 and selection[0] is Ellipsis))):
             return Empty(self.dtype)
         raise ValueError("Empty datasets cannot be sliced")
 
@@ -855,14 +857,6 @@ def _refuse_empty(dataset: Dataset) -> None:
     0-d object array holding the Empty marker."""
     if dataset.shape is None:
         raise TypeError("Empty datasets have no numpy representation")
-
-
-def _into(out: Optional[np.ndarray], result: Any) -> Any:
-    """numpy's `out=`: the result written into `out`, which is returned."""
-    if out is None:
-        return result
-    np.copyto(out, result, casting="same_kind")
-    return out
 
 
 def _check_fields(fields: list[str], dtype: np.dtype) -> None:
