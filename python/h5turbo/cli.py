@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import ast
 import json
+import math
 import signal
 import sys
 import threading
@@ -49,7 +50,11 @@ class CLIError(Exception):
 
 def parse_slice(text: str) -> tuple:
     """A numpy index from its text form, without eval: ``"0:10, ::2"``, ``"5, ..."``,
-    ``"-1"``, ``"[1, 4, 2], :"``, ``"None, 3"``, ``"'field'"`` (a compound field)."""
+    ``"-1"``, ``"[1, 4, 2], :"``, ``"None, 3"``, ``"'field'"`` (a compound field); in
+    parentheses as Python writes a tuple too (``"()"``: h5py's ``ds[()]``, everything)."""
+    stripped = text.strip()
+    if stripped.startswith("(") and stripped.endswith(")"):
+        text = stripped[1:-1]
     items = _split_top_level(text)
     if items == [""]:
         return ()
@@ -110,8 +115,24 @@ def _parse_literal(item: str, whole: str) -> Any:
 # ---------------------------------------------------------------------- JSON conversion
 
 
+def _json_float(x: float) -> Any:
+    """JSON has no NaN or infinities (jq, JavaScript, Go reject Python's NaN token): they
+    are written as the strings float() reads back, "NaN", "Infinity", "-Infinity"."""
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+def dump_json(value: Any, out, **options) -> None:
+    """Strict JSON (allow_nan=False: a NaN that slipped past to_jsonable is a bug, not
+    output) and a final newline."""
+    json.dump(value, out, allow_nan=False, **options)
+    out.write("\n")
+
+
 def to_jsonable(value: Any) -> Any:
-    """numpy values, bytes and HDF5 markers as plain JSON types (complex as [re, im])."""
+    """numpy values, bytes and HDF5 markers as plain JSON types (complex as [re, im];
+    NaN and infinities as the strings "NaN", "Infinity", "-Infinity")."""
     if isinstance(value, np.ndarray):
         if value.dtype.names:
             return [to_jsonable(v) for v in value.ravel()] if value.ndim else to_jsonable(value[()])
@@ -123,7 +144,9 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, np.void):
         return bytes(value).hex()
     if isinstance(value, (complex, np.complexfloating)):
-        return [float(value.real), float(value.imag)]
+        return [_json_float(float(value.real)), _json_float(float(value.imag))]
+    if isinstance(value, (float, np.floating)):
+        return _json_float(float(value))
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Empty):
@@ -203,10 +226,13 @@ def _dataset_line(info: dict) -> str:
 
 
 def _walk(group: Group, seen: dict, depth: int, recursive: bool, emit: Callable) -> None:
-    """Depth first in link order; a group met twice (hard links) is listed once. Listing
-    a member is what tells whether it opens a group to list next."""
+    """Depth first in name order (h5py's visit, h5ls and h5dump order, also for a group
+    that tracks creation order: that order is what iterating it gives); a group met
+    twice (hard links) is listed once. Listing a member is what tells whether it opens
+    a group to list next."""
     def members(group: Group, depth: int):
-        return ((group, name, depth) for name in list(group))
+        # HDF5 orders names by their UTF-8 bytes; Python's str order is the same
+        return ((group, name, depth) for name in sorted(group))
 
     def below(member):
         group, name, depth = member
@@ -297,8 +323,7 @@ def cmd_ls(args, out) -> None:
         else:
             emit(top.name, top.name, 0, _describe_short(top))
         if args.json:
-            json.dump(rows, out, indent=1)
-            out.write("\n")
+            dump_json(rows, out, indent=1)
 
 
 # ---------------------------------------------------------------------- info
@@ -348,8 +373,7 @@ def cmd_info(args, out) -> None:
     with _open(args.file) as f:
         info = describe(_lookup(f, args.path))
     if args.json:
-        json.dump(info, out, indent=1)
-        out.write("\n")
+        dump_json(info, out, indent=1)
     else:
         print("\n".join(_info_text(info)), file=out)
 
@@ -358,27 +382,98 @@ def cmd_info(args, out) -> None:
 
 
 def cmd_cat(args, out) -> None:
-    index = parse_slice(args.slice) if args.slice is not None else Ellipsis
     with _open(args.file) as f:
+        where = f"{args.file}: {args.path}"
+        try:
+            index = parse_slice(args.slice) if args.slice is not None else Ellipsis
+        except CLIError as exc:
+            raise CLIError(f"{where}: {exc}") from None
         ds = _lookup(f, args.path)
         if not isinstance(ds, Dataset):
-            raise CLIError(f"{args.path}: is a {_describe_short(ds)['kind']}, not a dataset")
+            raise CLIError(f"{where} is a {_describe_short(ds)['kind']}, not a dataset")
+        name = ds.name  # (a closed file's dataset has no name)
         if index is Ellipsis and (ds.nbytes or 0) > _PROGRESS_BYTES:
-            print(f"h5turbo: reading {ds.nbytes / 2**20:.0f} MiB of {ds.name} ...",
+            print(f"h5turbo: reading {ds.nbytes / 2**20:.0f} MiB of {name} ...",
                   file=sys.stderr, flush=True)
         try:
             data = ds[index]
         except (IndexError, TypeError, ValueError) as exc:
-            raise CLIError(f"bad selection {args.slice!r} for shape {ds.shape}: {exc}") from None
+            raise CLIError(f"{where}: bad selection {args.slice!r} for shape {ds.shape}: "
+                           f"{exc}") from None
     if args.json:
-        json.dump({"path": ds.name, "shape": list(np.shape(data)),
-                   "dtype": _dtype_text(np.asarray(data).dtype),
+        empty = isinstance(data, Empty)  # a null dataspace: no shape, no values
+        dump_json({"path": name, "shape": None if empty else list(np.shape(data)),
+                   "dtype": _dtype_text(data.dtype if empty else np.asarray(data).dtype),
                    "data": _json_value_fixed(data)}, out)
-        out.write("\n")
         return
-    options = {"threshold": sys.maxsize} if args.all else {}
-    with np.printoptions(**options):
-        print(data if not isinstance(data, np.ndarray) else np.array2string(data), file=out)
+    # floatmode "unique": every float printed with the digits that read back to it
+    # (numpy's default keeps 8 and prints 0.123456789 as 0.12345679)
+    with np.printoptions(floatmode="unique"):
+        if not isinstance(data, np.ndarray):
+            print(data, file=out)
+        elif args.all:
+            _print_all(data, out)
+        else:
+            print(np.array2string(data), file=out)
+
+
+# --all prints blocks of about this many values: numpy's array2string joins the lines of
+# a 1-D array (or of one long row) quadratically (300,000 floats: a minute), and blocks
+# reach a pipe at once.
+_PRINT_BLOCK = 4096
+
+
+def _print_all(data: np.ndarray, out) -> None:
+    """Every value, in numpy's layout, written block by block (numbers formatted as in
+    the whole array; other types aligned within a block)."""
+    element = _whole_array_format(data)
+    options = {"threshold": sys.maxsize}
+    if element is not None:
+        options["formatter"] = {"all": element}
+    _write_nested(data, out, options, 0)
+    out.write("\n")
+
+
+def _write_nested(data: np.ndarray, out, options: dict, depth: int) -> None:
+    """data as numpy prints it inside `depth` brackets: small enough, in one piece;
+    else in blocks of whole items along the first axis, or item by item where one item
+    is itself too big (a long row), so no array2string call sees more than a block."""
+    if data.ndim == 0 or data.size <= _PRINT_BLOCK:
+        out.write(np.array2string(data, prefix=" " * depth, **options))
+        return
+    item_size = data.size // len(data)
+    separator = "\n" * (data.ndim - 1) + " " * (depth + 1)  # numpy's between items
+    if item_size > _PRINT_BLOCK:  # one item per piece, itself written in pieces
+        out.write("[")
+        for i, item in enumerate(data):
+            out.write(separator if i else "")
+            _write_nested(item, out, options, depth + 1)
+        out.write("]")
+        return
+    rows = max(1, _PRINT_BLOCK // max(1, item_size))
+    for start in range(0, len(data), rows):
+        block = np.array2string(data[start:start + rows], prefix=" " * depth, **options)
+        out.write(("[" if start == 0 else separator) + block[1:-1])
+    out.write("]")
+
+
+def _whole_array_format(data: np.ndarray) -> Optional[Callable]:
+    """numpy's element format chosen over the whole array (notation, digits, width), so
+    the blocks print as the whole array would; None where numpy's internals differ (the
+    blocks then choose their own, each value still printed so that it reads back).
+    Plain numbers only: numpy would apply it to each field of a compound."""
+    if data.dtype.kind not in "biufc":
+        return None
+    try:
+        try:  # NumPy 2: the options in a context variable
+            from numpy._core import arrayprint
+            options = arrayprint.format_options.get()
+        except ImportError:  # NumPy 1.x: in a module dict
+            from numpy.core import arrayprint
+            options = arrayprint._format_options
+        return arrayprint._get_format_function(data, **options)
+    except (ImportError, AttributeError, TypeError):
+        return None
 
 
 # ---------------------------------------------------------------------- writing
@@ -421,16 +516,21 @@ def cmd_repack(args, out) -> None:
 
 def cmd_advise(args, out) -> None:
     from .writing.advise import measure, suggest
+    if args.threads is not None and args.threads < 1:  # before it names a temporary file
+        raise CLIError(f"bad --threads {args.threads}: at least 1")
     f = _open(args.file)
     with f:
         ds = _lookup(f, args.path)
         if not isinstance(ds, Dataset) or not ds.shape:
             raise CLIError(f"{args.file}: {args.path} is not an array dataset")
         advice = suggest(ds.shape, ds.dtype, args.pattern)
+        if args.measure and ds.dtype.hasobject:  # h5turbo writes fixed-size elements only
+            raise CLIError(f"{args.file}: {args.path}: --measure needs fixed-size elements, "
+                           f"not {_dtype_text(ds.dtype)} (its candidates are written by h5turbo)")
         if args.measure:
             advice["measured"] = measure(ds, args.pattern, threads=args.threads)
     if args.json:
-        print(json.dumps(to_jsonable(advice)), file=out)
+        dump_json(to_jsonable(advice), out)
         return
     print(f"{args.path} {ds.shape} {ds.dtype}, pattern {args.pattern}: chunks "
           f"{','.join(map(str, advice['chunks']))}, {advice['compression']} level {advice['level']}"
@@ -463,7 +563,21 @@ def _lookup(f: File, path: str):
     try:
         return f[path]
     except KeyError:
-        raise CLIError(f"{f.filename}: no object {path!r}") from None
+        raise CLIError(f"{f.filename}: {_why_missing(f, path)}") from None
+
+
+def _why_missing(f: File, path: str) -> str:
+    """A link that leads nowhere is named as one: 'no object' would hide it exists."""
+    try:
+        link = f.get(path, getlink=True)
+    except (KeyError, _native.Error):
+        link = None
+    if isinstance(link, SoftLink):
+        return f"{path!r} is a soft link to {link.path!r}, which does not exist"
+    if isinstance(link, ExternalLink):
+        return (f"{path!r} is an external link to {link.filename}:{link.path}, "
+                "which cannot be opened")
+    return f"no object {path!r}"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .._native import UnsupportedError
+from .._native import Error, UnsupportedError
 
 __all__ = ["to_dask", "block_shape", "DatasetSource", "sparse_to_dask", "sparse_layout"]
 
@@ -73,51 +73,107 @@ class DatasetSource:
         return (DatasetSource, (self.path, self.name, self.shape, self.dtype))
 
     def __getitem__(self, index: Any) -> np.ndarray:
-        return open_cached(self.path)[self.name].read(index, threads=_task_threads())
+        return self._dataset().read(index, threads=_task_threads())
+
+    def _dataset(self):
+        """The dataset as the array was made from it. A file replaced since then is read
+        as it is now, but one whose dataset changed shape or dtype (or is gone) would give
+        blocks that do not fit the array: a clear error instead."""
+        from ..objects.dataset import Dataset
+
+        obj = open_cached(self.path)[self.name]
+        if not isinstance(obj, Dataset):
+            raise _changed(self.path, self.name, "is no longer a dataset")
+        if obj.shape != self.shape or obj.dtype != self.dtype:
+            raise _changed(self.path, self.name, f"is now {obj.shape} {obj.dtype}, the dask "
+                           f"array was made for {self.shape} {self.dtype}")
+        return obj
 
     def __repr__(self):
         return f"DatasetSource({self.path!r}, {self.name!r})"
 
 
+def _changed(path: str, name: str, what: str) -> Error:
+    return Error(f"{path}: {name} {what}: the file changed after to_dask; make the dask "
+                 "array again")
+
+
 def _task_threads() -> Optional[int]:
     """Dask already runs one task per core: each read decodes on one thread unless the
-    user asks otherwise (H5TURBO_DASK_THREADS), so tasks do not oversubscribe cores."""
+    user asks otherwise (H5TURBO_DASK_THREADS=N; 0: all cores), so tasks do not
+    oversubscribe cores. A value that is no such number is an error, not all cores."""
     value = os.environ.get("H5TURBO_DASK_THREADS", "1")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+    try:
+        threads = int(value)
+    except ValueError:
+        threads = -1
+    if threads < 0:
+        raise ValueError(f"H5TURBO_DASK_THREADS={value!r}: give the threads each dask task "
+                         "decodes on (0: all cores)")
+    return threads or None
 
 
 def block_shape(shape: tuple, dtype: np.dtype, hdf5_chunks: Optional[tuple],
                 chunks: Any = None) -> tuple:
     """Per axis the dask block size: the HDF5 chunk by default; a requested size is
     rounded up to a multiple of the HDF5 chunk so no chunk is split between tasks
-    (-1 or None: the whole axis); 'auto' lets dask pick multiples of the chunks."""
+    (-1 or None: the whole axis); 'auto' or a byte size lets dask pick multiples of the
+    chunks. Every form dask takes is taken: a number, a tuple of them (any entry 'auto'
+    or a byte size), a dict {axis: size} (missing axes whole), explicit block sizes per
+    axis (a tuple of tuples: kept as given)."""
     import dask.array as da
 
+    # dask sizes no blocks of objects (variable-length strings): size them as 8-byte
+    # elements, one pointer each
+    sized = np.dtype("f8") if np.dtype(dtype).hasobject else dtype
     if hdf5_chunks is None:  # contiguous or compact: dask's own choice
         limit = _DEFAULT_BLOCK_BYTES if chunks is None else None
         request = "auto" if chunks is None else chunks
-        # dask sizes no blocks of objects (variable-length strings): size them as
-        # 8-byte elements, one pointer each
-        sized = np.dtype("f8") if np.dtype(dtype).hasobject else dtype
         return da.core.normalize_chunks(request, shape, dtype=sized, limit=limit)
     if chunks is None:
         return da.core.normalize_chunks(hdf5_chunks, shape, dtype=dtype)
-    if isinstance(chunks, str):
-        # dask's size may cut below one chunk: take its block sizes as the request
-        chosen = da.core.normalize_chunks(chunks, shape, dtype=dtype,
-                                          previous_chunks=hdf5_chunks)
-        chunks = tuple(axis[0] if axis else 1 for axis in chosen)
-    requested = (chunks,) * len(shape) if np.isscalar(chunks) else tuple(chunks)
-    if len(requested) != len(shape):
-        raise ValueError(f"chunks {chunks!r} has {len(requested)} entries, the dataset "
-                         f"has {len(shape)} axes")
+    requested = _per_axis_request(chunks, shape)
+    if any(isinstance(r, str) for r in requested):
+        requested = _dask_sizes(requested, shape, sized, hdf5_chunks)
     sizes = tuple(_aligned(r, c, n) for r, c, n in zip(requested, hdf5_chunks, shape))
     return da.core.normalize_chunks(sizes, shape, dtype=dtype)
 
 
-def _aligned(requested: Any, chunk: int, length: int) -> int:
+def _per_axis_request(chunks: Any, shape: tuple) -> tuple:
+    """One entry per axis, as dask's normalize_chunks reads the request."""
+    if isinstance(chunks, dict):  # dask: an axis not named is whole
+        chunks = tuple(chunks.get(axis, None) for axis in range(len(shape)))
+    elif np.isscalar(chunks):
+        chunks = (chunks,) * len(shape)
+    else:
+        chunks = tuple(chunks)
+    if (len(shape) == 1 and len(chunks) > 1
+            and all(isinstance(c, (int, np.integer)) for c in chunks)):
+        chunks = (chunks,)  # dask: block sizes of the one axis
+    if len(chunks) != len(shape):
+        raise ValueError(f"chunks {chunks!r} has {len(chunks)} entries, the dataset "
+                         f"has {len(shape)} axes")
+    return chunks
+
+
+def _dask_sizes(requested: tuple, shape: tuple, dtype: np.dtype, hdf5_chunks: tuple) -> tuple:
+    """dask's block size on the 'auto' / byte-size axes (its size may cut below one
+    chunk; _aligned rounds it up); an axis of length 0 keeps its HDF5 chunk."""
+    import dask.array as da
+
+    chosen = da.core.normalize_chunks(requested, shape, dtype=dtype,
+                                      previous_chunks=hdf5_chunks)
+    return tuple((axis[0] if axis and axis[0] > 0 else chunk) if isinstance(r, str) else r
+                 for r, axis, chunk in zip(requested, chosen, hdf5_chunks))
+
+
+def _aligned(requested: Any, chunk: int, length: int) -> Any:
     if requested is None or requested == -1:
         return max(length, 1)
+    if isinstance(requested, (tuple, list)):  # explicit block sizes: as the user gave them
+        return tuple(requested)
+    if isinstance(requested, float) and requested.is_integer():
+        requested = int(requested)
     if not isinstance(requested, (int, np.integer)) or requested < 1:
         raise ValueError(f"block sizes must be positive integers, -1 or None, not {requested!r}")
     return max(chunk, math.ceil(int(requested) / chunk) * chunk)
@@ -174,6 +230,8 @@ def _major_bounds(indptr: np.ndarray, step: Optional[int], data_chunk: int) -> l
     """Block edges along the compressed axis: every `step` rows/columns when asked,
     else greedily about _SPARSE_BLOCK_NNZ stored values (whole data chunks) a block."""
     major = len(indptr) - 1
+    if major <= 0:  # no rows (CSR) / columns (CSC): one empty block, as the chunks say
+        return [0, 0]
     if step is not None:
         return list(range(0, major, step)) + [major]
     target = max(data_chunk, 1) * max(1, math.ceil(_SPARSE_BLOCK_NNZ / max(data_chunk, 1)))
@@ -190,7 +248,7 @@ def read_sparse_block(path: str, name: str, kind: str, start: int, stop: int, mi
     """One block of rows (CSR) or columns (CSC) as a scipy.sparse matrix."""
     import scipy.sparse
 
-    group = open_cached(path)[name]
+    group = _sparse_group(path, name, kind, stop, minor)
     ptr = group["indptr"].read(np.s_[start:stop + 1], threads=_task_threads()).astype(np.int64)
     lo, hi = int(ptr[0]), int(ptr[-1])
     data = group["data"].read(np.s_[lo:hi], threads=_task_threads())
@@ -198,6 +256,20 @@ def read_sparse_block(path: str, name: str, kind: str, start: int, stop: int, mi
     if kind == "csr":
         return scipy.sparse.csr_matrix((data, indices, ptr - lo), shape=(stop - start, minor))
     return scipy.sparse.csc_matrix((data, indices, ptr - lo), shape=(minor, stop - start))
+
+
+def _sparse_group(path: str, name: str, kind: str, stop: int, minor: int):
+    """The sparse group as the array was made from it, or a clear error when the file
+    changed under it (blocks of another layout or size would not fit the array)."""
+    group = open_cached(path)[name]
+    try:
+        now_kind, shape = sparse_layout(group)
+    except TypeError:
+        raise _changed(path, name, "is no longer a sparse matrix group") from None
+    major, now_minor = shape if now_kind == "csr" else shape[::-1]
+    if now_kind != kind or now_minor != minor or major < stop:
+        raise _changed(path, name, f"is now a {now_kind} matrix {shape}")
+    return group
 
 
 def sparse_to_dask(group, chunks: Optional[int] = None):

@@ -1,0 +1,294 @@
+"""`h5turbo ls/info/cat/advise` against h5py on a file of every dtype: JSON that is strict
+JSON and reads back to h5py's values, text that reads back to them, h5py's visit order,
+and one-line errors that name the file and the object."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import pytest
+
+from support.common import REPO_ROOT
+from h5turbo import cli
+
+COMPOUND = np.dtype([("a", "<i4"), ("b", ">f8"), ("s", "S4"), ("c", "<c16")])
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli_hunt")
+    path = folder / "types.h5"
+    with h5py.File(folder / "other.h5", "w") as f:
+        f["x"] = np.arange(3)
+    with h5py.File(path, "w") as f:
+        f["f8"] = np.array([1.5, np.nan, np.inf, -np.inf, -0.0, 1e-310, np.finfo("f8").max,
+                            0.1, 0.123456789012345, 2 / 3])
+        f["f4"] = np.array([0.1, np.nan, np.finfo("f4").max, 1 / 3], dtype="f4")
+        f["f2"] = np.array([0.1, 65504, -np.inf], dtype="f2")
+        f["u8"] = np.array([0, 2**64 - 1, 2**63], dtype="u8")
+        f["i8"] = np.array([-2**63, 2**63 - 1, -1], dtype="i8")
+        f["be"] = np.arange(6, dtype=">i4").reshape(2, 3)
+        f["bef"] = np.array([[1.25, -2.5], [np.nan, 1e300]], dtype=">f8")
+        f.create_dataset("vstr", dtype=h5py.string_dtype(), data=np.array(
+            ["a", "ßé€ 漢字", "", "tab\there", 'quote"s', "new\nline", "\\back"], dtype=object))
+        f["fstr"] = np.array([b"ab", b"cde", "é".encode()], dtype="S3")
+        f.create_dataset("vlen", dtype=h5py.vlen_dtype("i4"), data=np.array(
+            [np.arange(i, dtype="i4") for i in range(4)], dtype=object))
+        comp = np.zeros(3, COMPOUND)
+        comp["a"], comp["b"], comp["s"], comp["c"] = [1, 2, 3], [np.nan, 1, np.inf], b"hi", 1 + 2j
+        f["comp"] = comp
+        f.create_dataset("enum", data=np.array([0, 1, 2], "u1"),
+                         dtype=h5py.enum_dtype({"R": 0, "G": 1, "B": 2}, basetype="u1"))
+        f["bool"] = np.array([True, False])
+        f["cplx"] = np.array([1 + 2j, complex(np.nan, 1), complex(0, -np.inf)])
+        f["scalar"] = 42
+        f["scalar_nan"] = np.float32(np.nan)
+        f.create_dataset("empty", data=h5py.Empty("f4"))
+        f.create_dataset("zero", shape=(0, 3), dtype="i4")
+        f["long"] = np.arange(10_000, dtype="f8") / 7
+        f["wide"] = np.arange(3 * 2 * 9_000).reshape(3, 2, 9_000) / 3
+        f["big"] = np.arange(600_000, dtype="f8") / 7
+        g = f.create_group("g/sub")
+        g.attrs.update({"a_str": "ünï", "a_arr": np.arange(3), "a_nan": np.nan,
+                        "a_inf": np.array([np.inf, -np.inf]), "a_bytes": np.bytes_(b"xyz")})
+        g.create_dataset("chunked", data=np.arange(100.0).reshape(10, 10), chunks=(3, 4),
+                         compression="gzip", shuffle=True, fillvalue=np.nan)
+        f["soft"] = h5py.SoftLink("/g/sub")
+        f["dangling"] = h5py.SoftLink("/nope")
+        f["ext"] = h5py.ExternalLink("other.h5", "/x")
+        f["ext_missing"] = h5py.ExternalLink("missing.h5", "/x")
+        f["hard"] = f["g/sub/chunked"]
+        f["dt"] = np.dtype("<i4")
+    return path
+
+
+def run(*argv) -> tuple[int, str]:
+    out = io.StringIO()
+    status = cli.main([str(a) for a in argv], out=out)
+    return status, out.getvalue()
+
+
+def _no_constant(name):
+    raise ValueError(f"not JSON: {name}")
+
+
+def run_json(*argv):
+    status, text = run(*argv, "--json")
+    assert status == 0, text
+    return json.loads(text, parse_constant=_no_constant)  # NaN / Infinity are not JSON
+
+
+def _h5py(path, name):
+    with h5py.File(path) as f:
+        return f[name][()]
+
+
+def _from_json(value, dtype: np.dtype):
+    """A JSON value back to numpy with h5py's dtype: rows {field: value} back to tuples,
+    [re, im] back to complex, the strings NaN / Infinity back to floats, text back to
+    UTF-8 bytes."""
+    if isinstance(value, dict):
+        return tuple(_from_json(value[n], dtype.fields[n][0]) for n in dtype.names)
+    if dtype.kind == "c" and isinstance(value, list) and len(value) == 2 \
+            and not isinstance(value[0], list):
+        return complex(float(value[0]), float(value[1]))
+    if isinstance(value, list):
+        return [_from_json(v, dtype) for v in value]
+    return _scalar(value, dtype)
+
+
+def _scalar(value, dtype):
+    if dtype.kind == "f":
+        return float(value)
+    if dtype.kind in "SO" and isinstance(value, str):
+        return value.encode()
+    if dtype.kind == "O":  # a vlen sequence
+        return np.array(value, dtype=h5py.check_vlen_dtype(dtype))
+    return value
+
+
+def _same(got, want, shape=None):
+    """got (from JSON, shaped as the JSON "shape" says: [] has no inner axes) equals want."""
+    want = np.asarray(want)
+    got = np.array(got, dtype=want.dtype)
+    if shape is not None:
+        got = got.reshape(shape)
+    assert got.shape == want.shape
+    for field in want.dtype.names or [None]:
+        np.testing.assert_array_equal(got if field is None else got[field],
+                                      want if field is None else want[field])  # NaN == NaN
+
+
+NUMERIC = ["f8", "f4", "f2", "u8", "i8", "be", "bef", "fstr", "comp", "enum", "bool", "cplx",
+           "scalar", "scalar_nan", "zero", "g/sub/chunked"]
+
+
+@pytest.mark.parametrize("name", NUMERIC)
+def test_cat_json_is_strict_and_reads_back_to_h5py(sample, name):
+    want = _h5py(sample, name)
+    got = run_json("cat", sample, name)
+    with h5py.File(sample) as f:
+        assert got["path"] == f[name].name
+    assert got["shape"] == list(want.shape)
+    _same(_from_json(got["data"], want.dtype), want, got["shape"])
+
+
+@pytest.mark.parametrize("name", ["vstr", "vlen"])
+def test_cat_json_variable_length(sample, name):
+    want = _h5py(sample, name)
+    got = run_json("cat", sample, name)["data"]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(_scalar(g, want.dtype), w)
+
+
+def test_cat_json_of_a_null_dataspace(sample):
+    with h5py.File(sample) as f:
+        want = f["empty"]
+        assert want.shape is None
+        got = run_json("cat", sample, "empty")
+        assert got == {"path": want.name, "shape": None, "dtype": str(want.dtype), "data": None}
+
+
+def _numbers(text: str) -> list[str]:
+    return text.replace("[", " ").replace("]", " ").split()
+
+
+@pytest.mark.parametrize("name", ["f8", "f4", "f2", "bef", "u8", "i8", "g/sub/chunked"])
+def test_cat_text_numbers_read_back_to_h5py(sample, name):
+    """Every printed number reads back (as the dataset's type) to h5py's value."""
+    want = _h5py(sample, name)
+    status, text = run("cat", sample, name)
+    assert status == 0
+    got = np.array([want.dtype.type(t) for t in _numbers(text)], dtype=want.dtype)
+    np.testing.assert_array_equal(got, want.ravel())
+
+
+def test_cat_text_strings_read_back(sample):
+    """Each printed bytes literal reads back to h5py's bytes (non-ASCII, tabs, quotes)."""
+    for name in ("vstr", "fstr"):
+        status, text = run("cat", sample, name)
+        assert status == 0
+        literals = re.findall(r"b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\"", text)
+        assert [ast.literal_eval(t) for t in literals] == list(_h5py(sample, name)), name
+
+
+@pytest.mark.parametrize("name, selection", [
+    ("bef", "1:3"), ("bef", "::-2"), ("bef", "[1, 0, 1]"), ("bef", "-1"), ("bef", "..., 1"),
+    ("bef", "None, 1:"), ("bef", "(1, 0)"), ("bef", "()"), ("scalar", "()"), ("f8", "::3")])
+def test_cat_selections_as_h5py(sample, name, selection):
+    """The selection as Python reads it inside [...] (np.s_), on h5py's values."""
+    want = _h5py(sample, name)[eval("np.s_[" + selection + "]")]  # noqa: S307 (fixed text)
+    got = run_json("cat", sample, name, "--slice", selection)
+    assert got["shape"] == list(np.shape(want))
+    _same(_from_json(got["data"], want.dtype), want)
+
+
+def test_info_json_is_strict_and_equals_h5py(sample):
+    info = run_json("info", sample, "/g/sub")
+    with h5py.File(sample) as f:
+        attrs = f["g/sub"].attrs
+        assert list(info["attrs"]) == list(attrs)
+        for key in attrs:
+            want = np.asarray(attrs[key])
+            _same(_from_json(info["attrs"][key], want.dtype), want)
+        ds = f["g/sub/chunked"]
+        info = run_json("info", sample, "g/sub/chunked")
+        assert np.isnan(float(info["fillvalue"])) and np.isnan(ds.fillvalue)
+        assert info["chunks"] == list(ds.chunks) and info["shape"] == list(ds.shape)
+
+
+def _visit_links(path):
+    with h5py.File(path) as f:
+        names = []
+        f.visit_links(lambda name: names.append("/" + name))
+        return names
+
+
+def test_ls_follows_h5py_visit_order(sample):
+    assert [row["path"] for row in run_json("ls", sample)] == _visit_links(sample)
+
+
+def test_ls_order_of_groups_tracking_creation_order(tmp_path):
+    """h5py visits in name order also where a group iterates in creation order."""
+    path = tmp_path / "tracked.h5"
+    with h5py.File(path, "w", track_order=True) as f:
+        for name in ("z", "a", "m"):
+            group = f.create_group(name, track_order=True)
+            for member in ("9", "1", "5"):
+                group[member] = np.arange(2)
+        f["ä"], f["b"] = 1, 2
+    rows = run_json("ls", path)
+    assert [row["path"] for row in rows] == _visit_links(path)
+    with h5py.File(path) as f:  # info keeps the iteration order, as h5py's keys()
+        assert run_json("info", path, "/")["members"] == list(f.keys())
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["cat", "{f}", "/g"], "{f}: /g is a group, not a dataset"),
+    (["cat", "{f}", "dt"], "{f}: dt is a datatype, not a dataset"),
+    (["cat", "{f}", "dangling"], "{f}: 'dangling' is a soft link to '/nope', which does not exist"),
+    (["info", "{f}", "ext_missing"], "{f}: 'ext_missing' is an external link to missing.h5:/x"),
+    (["cat", "{f}", "/nope"], "{f}: no object '/nope'"),
+    (["cat", "{f}", "be", "--slice", "abc"], "{f}: be: bad index 'abc'"),
+    (["cat", "{f}", "be", "--slice", "0, 9"], "{f}: be: bad selection '0, 9'"),
+    (["cat", "{f}", "be", "--slice", "1:2:0"], "{f}: be: bad selection"),
+    (["cat", "{f}", "scalar", "--slice", "0"], "{f}: scalar: bad selection"),
+    (["advise", "{f}", "vstr", "--pattern", "rows", "--measure"], "{f}: vstr: --measure needs"),
+    (["advise", "{f}", "bef", "--pattern", "rows", "--measure", "--threads", "0"],
+     "bad --threads 0: at least 1"),
+])
+def test_errors_name_file_and_object(sample, capsys, argv, message):
+    status, out = run(*[a.format(f=sample) for a in argv])
+    err = capsys.readouterr().err
+    assert status == 1 and out == ""
+    assert message.format(f=sample) in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_external_link_is_followed_as_h5py_does(sample):
+    got = run_json("cat", sample, "ext")
+    _same(got["data"], _h5py(sample, "ext"))
+
+
+@pytest.mark.parametrize("name", ["long", "wide", "bef", "comp", "vstr"])
+def test_cat_all_prints_every_value_as_numpy(sample, name):
+    """--all prints block by block; the values are numpy's printing of the whole array."""
+    want = _h5py(sample, name)
+    status, text = run("cat", sample, name, "--all")
+    assert status == 0
+    with np.printoptions(floatmode="unique", threshold=sys.maxsize):
+        assert text.split() == np.array2string(want).split()
+    if want.dtype.kind == "f":
+        got = np.array([want.dtype.type(t) for t in _numbers(text)], dtype=want.dtype)
+        np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
+def test_closed_pipe_is_no_traceback(sample):
+    """`h5turbo cat big --all | head -1`: the first line at once, then a quiet exit
+    (600,000 values printed in one piece took numpy minutes: the timeout catches that)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO_ROOT / "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    command = f"{sys.executable} -m h5turbo cat {sample} big --all | head -1"
+    # its own session: a hung pipeline is killed whole, not left running after the test
+    pipeline = subprocess.Popen(["bash", "-c", "set -o pipefail; " + command], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    try:
+        stdout, stderr = pipeline.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(pipeline.pid, signal.SIGKILL)
+        pipeline.communicate()
+        pytest.fail("h5turbo cat --all | head -1 printed no line in 120 s")
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+    first = [float(t) for t in _numbers(stdout)]
+    assert first
+    np.testing.assert_array_equal(first, _h5py(sample, "big")[:len(first)])
