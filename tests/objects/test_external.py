@@ -31,6 +31,8 @@ def test_segments_offsets_and_an_unlimited_tail(in_tmp, libver):
                          external=[("a.bin", 8, 5000), ("b.bin", 0, 2000), ("c.bin", 2, h5py.h5f.UNLIMITED)])
     with h5py.File("ext.h5", "r") as h, h5turbo.File("ext.h5") as f:
         assert f["x"].external == h["x"].external
+        # libhdf5 counts external data as stored (it was 0)
+        assert f["x"].id.get_storage_size() == h["x"].id.get_storage_size() == data.nbytes
         assert f["x"][()].tobytes() == h["x"][()].tobytes() == data.astype(">f8").tobytes()
         for sel in [np.s_[3:40:7, 5], np.s_[16:18], np.s_[[1, 30, 49], 2:29:3], np.s_[49, -1]]:
             assert np.array_equal(f["x"][sel], h["x"][sel])
@@ -59,7 +61,8 @@ def test_short_external_file_reads_zeros_and_the_search_path(in_tmp, monkeypatch
 def test_missing_external_file_is_an_error_naming_it(in_tmp):
     with h5py.File("ext.h5", "w") as f:
         f.create_dataset("x", shape=(4,), dtype="<i2", external=[("nowhere.bin", 0, 8)])
-    with h5turbo.File("ext.h5") as f:
+    with h5py.File("ext.h5", "r") as h, h5turbo.File("ext.h5") as f:
         assert f["x"].shape == (4,) and f["x"].external == [("nowhere.bin", 0, 8)]
+        assert f["x"].id.get_storage_size() == h["x"].id.get_storage_size() == 8  # never written
         with pytest.raises(FileNotFoundError, match="nowhere.bin"):  # h5py: OSError too
             f["x"][()]

@@ -209,6 +209,63 @@ def test_keyboard_interrupt_stops_a_read_the_pool_makes_through_a_slow_object(h5
     assert int(calls) < chunks // 2, f"{calls} of {chunks} chunks read after Ctrl-C"
 
 
+INTERRUPTED_INDEX = textwrap.dedent("""
+    import io, signal, sys, time
+    import h5turbo
+
+    class Counting(io.BytesIO):
+        calls, delay = 0, 0.0
+
+        def readinto(self, buffer):
+            self.calls += 1
+            time.sleep(self.delay)
+            return super().readinto(buffer)
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    data = open(sys.argv[1], "rb").read()
+    CALLS = {"chunks": lambda d: d.id.get_num_chunks(), "storage": lambda d: d.id.get_storage_size(),
+             "chunk table": lambda d: d.id.get_chunk_info(0)}
+
+    def calls_of(call, delay):
+        obj = Counting(data)
+        with h5turbo.File(obj) as f:
+            dataset = f["index"]
+            dataset.chunks
+            obj.calls, obj.delay = 0, delay
+            try:
+                call(dataset)
+            except KeyboardInterrupt:
+                pass
+        return obj.calls
+
+    call = CALLS[sys.argv[2]]
+    whole = calls_of(call, 0.0)
+    signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    print(calls_of(call, 0.02), whole)
+""")
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "setitimer"), reason="needs signal.setitimer")
+@pytest.mark.parametrize("call", ["chunks", "storage", "chunk table"])
+def test_keyboard_interrupt_stops_reading_a_chunk_index_through_a_slow_object(tmp_path, call):
+    """The chunk count, the storage size and the chunk table read the whole chunk index
+    (20,000 chunks, about 50 reads through the object). They read it on the calling
+    thread, where Python runs the handler inside the object's read, so Ctrl-C stops
+    them; an index read by pool threads would need pyfile::interruptible, as reads do."""
+    path = tmp_path / "index.h5"
+    with h5py.File(path, "w") as h:
+        h.create_dataset("index", data=np.arange(20000, dtype="u1"), chunks=(1,))
+    run = subprocess.run([sys.executable, "-c", INTERRUPTED_INDEX, str(path), call], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    interrupted, whole = map(int, run.stdout.split())
+    assert whole >= 20, f"the index took only {whole} reads: too few to tell"
+    assert interrupted < whole // 2, f"{interrupted} of {whole} reads made after Ctrl-C"
+
+
 # ---------------------------------------------------------------------- formats
 
 

@@ -232,6 +232,10 @@ impl Dataset {
                 let index = self.chunk_index(file)?;
                 index.map_or((0, 0), |i| (i.len() as u64, i.stored_bytes()))
             }
+            // external raw data: libhdf5 counts it as stored, written or not
+            Layout::Contiguous { .. } if self.external.is_some() => {
+                (1, self.dataspace.num_elements()?.saturating_mul(self.element_size() as u64))
+            }
             Layout::Contiguous { address: Some(_), size } => (1, *size),
             Layout::Contiguous { address: None, .. } | Layout::Virtual { .. } => (0, 0),
             Layout::Compact { data } => (1, data.len() as u64),

@@ -95,8 +95,18 @@ impl FileHints {
         Some(FileHints { shared, thread: Some(thread), owner: std::process::id() })
     }
 
-    /// The next file the readers will read; returns its number.
+    /// Whether this is a forked copy: the thread is not here, and the lock may have
+    /// been held by it at the fork, for ever. A copy hints nothing and takes no lock.
+    fn forked(&self) -> bool {
+        std::process::id() != self.owner
+    }
+
+    /// The next file the readers will read; returns its number (0 in a forked copy,
+    /// which keeps no count).
     pub fn push(&self, path: PathBuf) -> u64 {
+        if self.forked() {
+            return 0;
+        }
         let mut state = self.shared.lock();
         state.queue.push_back(path);
         let number = state.pushed;
@@ -109,6 +119,9 @@ impl FileHints {
     /// A reader has reached file `file`, `done / of` of the way into it (`done` reads
     /// of `of`, say). Only the farthest point counts.
     pub fn reached(&self, file: u64, done: u64, of: u64) {
+        if self.forked() {
+            return;
+        }
         let mut state = self.shared.lock();
         let (f, d, o) = state.reached;
         // done/of > d/o, compared without division
@@ -124,7 +137,7 @@ impl FileHints {
 
 impl Drop for FileHints {
     fn drop(&mut self) {
-        if std::process::id() != self.owner {
+        if self.forked() {
             return;
         }
         self.shared.lock().closed = true;
@@ -237,6 +250,28 @@ mod tests {
             }
             reached
         })
+    }
+
+    /// A forked child's copy: the lock held (by the parent's thread at the fork) must
+    /// not stop its readers.
+    #[test]
+    fn a_forked_copy_takes_no_lock() {
+        let mut hints = FileHints::start(1 << 20).unwrap();
+        hints.owner = hints.owner.wrapping_add(1); // as seen from a child process
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let held = hints.shared.lock();
+            scope.spawn(|| {
+                hints.push(PathBuf::from("a.fast5"));
+                hints.reached(0, 1, 2);
+                done.send(()).unwrap();
+            });
+            let returned = finished.recv_timeout(Duration::from_secs(10)).is_ok();
+            drop(held);
+            assert!(returned, "push or reached waited for the lock in a forked copy");
+        });
+        assert_eq!(hints.shared.lock().pushed, 0);
+        hints.owner = std::process::id();
     }
 
     #[test]

@@ -65,7 +65,9 @@ test_that("a dimnames scale of the wrong length is refused when the seed is made
     HDF5Array::writeHDF5Array(matrix(1:12, 3L, 4L), f, "m")
     rhdf5::h5write(c("a", "b"), f, "short")
     HDF5Array:::h5setdimscales(f, "m", c("/short", NA), scalename = "dimnames")
-    expect_error(HDF5Array::HDF5Array(f, "m"), "not equal to the extent")
+    # validObject wraps its message to the width, where the temporary path's length
+    # puts the breaks: any space may be a line break
+    expect_error(HDF5Array::HDF5Array(f, "m"), "not\\s+equal\\s+to\\s+the\\s+extent")
     # was accepted: a DelayedMatrix of 3 rows with 2 row names, failing in as.matrix
     expect_error(H5TurboArray(f, "m"), "'/short' holds 2 values for a dimension of extent 3",
                  class = "h5turbo_error_format")
