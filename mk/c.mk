@@ -48,9 +48,9 @@ c-header-check:
 	    echo "$(C_HEADER) is out of date: run make c-header and commit it"; exit 1; }
 
 # The C tests build against an installed copy (pkg-config), as a user's program would.
+# (The crate's Rust unit tests run in rust-test.)
 c-test: c
 	$(MAKE) --no-print-directory c-header-check
-	cargo test -p h5turbo-c --release
 	$(MAKE) --no-print-directory install-c PREFIX=$(abspath $(C_BUILD)/test-prefix)
 	H5TURBO_PREFIX=$(abspath $(C_BUILD)/test-prefix) PYTHON=$(abspath $(PYTHON)) sh $(C_CRATE)/tests/c/run.sh
 

@@ -404,6 +404,10 @@ SIGINT_SCRIPT = """
     import io, os, signal, sys, threading, time
     import h5py, numpy as np, h5turbo
 
+    # Python's Ctrl-C handler, whatever this process inherited: a shell without job
+    # control starts background commands with SIGINT ignored, and Python then keeps it so
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
     path, how = sys.argv[1], sys.argv[2]
     with h5py.File(path, "r") as h:
         expected = h["x"][()]

@@ -47,6 +47,8 @@ test_that("corpus: listings, datasets and attributes match rhdf5", {
     expect_gt(length(files), 50)
     compared <- attrs_compared <- 0
     crashed <- vlen_compounds <- character(0)
+    rhdf5_reference <- rhdf5_references(files)
+    on.exit(unlink(attr(rhdf5_reference, "root"), recursive = TRUE), add = TRUE)
     for (f in files) {
         ref <- rhdf5_reference(f)
         if (is.null(ref$ls)) next
