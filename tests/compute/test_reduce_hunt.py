@@ -324,3 +324,18 @@ def test_numpy_functions_agree(files, name):
                 continue
             op = function.__name__.replace("amin", "min").replace("amax", "max")
             _assert_same(got, want, _tolerance(op, data.dtype, None))
+
+
+@pytest.mark.parametrize("call", [lambda d: d.max(), lambda d: d.sum(axis=0), lambda d: d.mean(axis=(0, 1)),
+                                  lambda d: d.count_nonzero(axis=1)])
+def test_engine_errors_of_a_reduction_name_the_file_and_dataset(tmp_path, call):
+    """A chunk the engine cannot decode (SZ: no decoder here) fails a reduction as it
+    fails a read, with the file and the dataset named (the engine names only the chunk)."""
+    path = tmp_path / "sz.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("d", data=np.zeros((40, 6, 2), np.int8), chunks=(7, 6, 2), **hdf5plugin.SZ(absolute=0.1))
+    with h5turbo.File(path) as f:
+        with pytest.raises(h5turbo.UnsupportedError, match="^" + str(f["d"].file.filename) + ": /d: chunk at"):
+            f["d"][()]
+        with pytest.raises(h5turbo.UnsupportedError, match="^" + str(f["d"].file.filename) + ": /d: chunk at"):
+            call(f["d"])

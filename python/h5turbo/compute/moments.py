@@ -8,7 +8,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["sum_dtype", "float_result_dtype", "merge_moments"]
+__all__ = ["sum_dtype", "float_result_dtype", "merge_moments", "count_total"]
+
+# What np.count_nonzero gives for a count over all axes: int before NumPy 2, intp after.
+_COUNT_TOTAL_TYPE = type(np.count_nonzero(np.zeros(1)))
 
 
 def sum_dtype(dt: np.dtype) -> np.dtype:
@@ -35,3 +38,8 @@ def merge_moments(a: tuple, b: tuple) -> tuple:
         mean = mean_a + delta * (n_b / n)
         m2 = m2_a + m2_b + delta * delta * (n_a * n_b / n)
     return n, mean, m2
+
+
+def count_total(count: Any) -> Any:
+    """A count of nonzeros over all axes, typed as the installed numpy types it."""
+    return _COUNT_TOTAL_TYPE(count)

@@ -51,7 +51,8 @@ except ImportError:  # NumPy 1.x keeps it in numpy.core
     from numpy.core.numeric import normalize_axis_tuple
 
 from ..objects.selection import plan_read
-from .moments import float_result_dtype, merge_moments, sum_dtype
+from .._native import Error
+from .moments import count_total, float_result_dtype, merge_moments, sum_dtype
 
 __all__ = ["reduce"]
 
@@ -96,7 +97,7 @@ def _native_reduce(ds: Any, op: str, block: tuple, axis: Any, dtype: Any, ddof: 
             return _slab_reduce(ds, name, axes, shape, flags, threads)
         try:
             return ds._obj.reduce(list(axes), name, flags, threads)
-        except ValueError as exc:  # a bad argument from the native side names neither
+        except (ValueError, Error) as exc:  # the engine's errors name the chunk, not the file and dataset
             raise type(exc)(f"{_where(ds)}: {exc}") from exc
 
     def finish(values: np.ndarray) -> Any:
@@ -131,16 +132,7 @@ def _native_reduce(ds: Any, op: str, block: tuple, axis: Any, dtype: Any, ddof: 
         raw = native(op)
         return finish(np.frombuffer(raw, dtype=element.newbyteorder("=")).copy())
     counts = finish(native("count_nonzero").astype(np.intp))
-    return _count_total(counts) if axis is None and not keepdims else counts
-
-
-# What np.count_nonzero gives for a count over all axes: int before NumPy 2, intp after.
-_COUNT_TOTAL_TYPE = type(np.count_nonzero(np.zeros(1)))
-
-
-def _count_total(count: Any) -> Any:
-    """A count over all axes as the installed numpy types it."""
-    return _COUNT_TOTAL_TYPE(count)
+    return count_total(counts) if axis is None and not keepdims else counts
 
 
 def _where(ds: Any) -> str:
@@ -293,7 +285,7 @@ def _numpy_reduce(ds, op, axis, dtype, ddof, keepdims, selection, threads, out=N
                               threads=threads if threads else None))
     if op == "count_nonzero":
         counts = np.count_nonzero(data, axis=axis, keepdims=keepdims)
-        return _count_total(counts) if axis is None and not keepdims else counts
+        return count_total(counts) if axis is None and not keepdims else counts
     kwargs: dict = {"axis": axis, "keepdims": keepdims}
     if out is not None:
         kwargs["out"] = out

@@ -5,11 +5,13 @@ ploidy of small integers (allele 0 = reference, 1.. = alternates, -1 = missing).
 matrix: the variants are cut into blocks of whole HDF5 chunk rows, each block is read
 (native reader, one thread) and counted with numpy (which releases the GIL) on a
 thread pool, and at most two blocks per thread are in flight. Results follow
-scikit-allel's ``GenotypeArray`` methods of the same names.
+scikit-allel's ``GenotypeArray`` methods of the same names (the few deliberate
+differences: docs/formats.md).
 """
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable, Optional
@@ -17,6 +19,8 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from .. import _native
+from ..objects.base import HLObject
+from ..objects.dataset import Dataset
 from ._window import in_order
 
 __all__ = ["GenotypeArray"]
@@ -24,6 +28,11 @@ __all__ = ["GenotypeArray"]
 # Bytes of genotypes per block: a few MiB keeps numpy's passes in cache-friendly
 # sizes and the memory at (2 x threads) blocks.
 BLOCK_BYTES = 8 << 20
+
+# Up to this many alleles count_alleles counts each with one numpy pass over a block;
+# above, one bincount pass (a matrix whose largest allele is 10**6 must not take a
+# million passes).
+FEW_ALLELES = 16
 
 
 class GenotypeArray:
@@ -34,11 +43,7 @@ class GenotypeArray:
     """
 
     def __init__(self, dataset: Any, threads: Optional[int] = None, block_variants: Optional[int] = None):
-        shape, dtype = dataset.shape, dataset.dtype
-        if shape is None or len(shape) != 3 or dtype.kind != "i":
-            raise _native.FormatError(
-                f"{dataset.file.filename}: {dataset.name}: not a genotype array (variants x samples x "
-                f"ploidy of signed integers): shape {shape}, dtype {dtype}")
+        _check_genotypes(dataset)
         if block_variants is not None and block_variants < 1:
             raise ValueError(f"block_variants must be positive, not {block_variants}")
         self.dataset = dataset
@@ -66,25 +71,50 @@ class GenotypeArray:
 
     # ------------------------------------------------------------------ counts
 
-    def count_alleles(self, max_allele: Optional[int] = None) -> np.ndarray:
-        """(variants, max_allele + 1) int32: how often each allele is called per variant.
-        max_allele defaults to the largest allele in the data (no columns when every call
-        is missing, as scikit-allel)."""
-        if max_allele is None:
-            max_allele = int(self.dataset.max()) if self.dataset.size else -1
-        n_alleles = max(max_allele, -1) + 1
-        # alleles the stored type can hold (an int8 matrix never calls allele 200: its
-        # column stays 0; np.arange(201, dtype=int8) would wrap to -56 and count those)
-        alleles = np.arange(min(n_alleles, int(np.iinfo(self.dataset.dtype).max) + 1), dtype=self.dataset.dtype)
+    def count_alleles(self, max_allele: Optional[int] = None, subpop: Any = None) -> np.ndarray:
+        """(variants, max_allele + 1) int32: how often each allele is called per variant,
+        over every sample or the samples ``subpop`` lists (indices, a repeat counts twice,
+        as scikit-allel). max_allele defaults to the largest allele in the data (no columns
+        when every call is missing, as scikit-allel); alleles above it are not counted."""
+        samples = _subpop_indices(subpop, self.n_samples)
+        from_data = max_allele is None
+        if from_data:
+            max_allele = self._largest_value()
+        elif int(max_allele) < -1:
+            raise ValueError(f"max_allele must be -1 or more, not {max_allele}")  # allel: negative dimensions
+        n_alleles = max(int(max_allele), -1) + 1
+        self._check_counts_fit(n_alleles, from_data)
+        count = _count_few_alleles if n_alleles <= FEW_ALLELES else _count_many_alleles
 
-        def count(block: np.ndarray) -> np.ndarray:
-            calls = block.reshape(len(block), -1)
-            counts = np.zeros((len(block), n_alleles), np.int32)
-            for column, allele in enumerate(alleles):
-                counts[:, column] = np.count_nonzero(calls == allele, axis=1)
-            return counts
+        def count_block(block: np.ndarray) -> np.ndarray:
+            if samples is not None:
+                block = block[:, samples]
+            return count(block.reshape(len(block), -1), n_alleles)
 
-        return self._per_variant(count, (n_alleles,), np.int32)
+        return self._per_variant(count_block, (n_alleles,), np.int32)
+
+    def _largest_value(self) -> int:
+        """The largest value in the matrix, -1 when it has none (as every call missing),
+        read block by block as the counts are: a chunk that cannot be read is an error
+        naming the file and the dataset (Dataset.max's engine reduction names neither)."""
+        largest = -1
+        for _, value in self._blocks(lambda b: int(b.max()) if b.size else -1):
+            largest = max(largest, value)
+        return largest
+
+    def _check_counts_fit(self, n_alleles: int, from_data: bool) -> None:
+        """Refuse an allele-count matrix larger than the machine's memory before
+        allocating it: a stray allele of 2**40 in the data would otherwise ask for
+        terabytes (scikit-allel: MemoryError) or be killed while filling it."""
+        needed = self.n_variants * n_alleles * np.dtype(np.int32).itemsize
+        if needed <= _physical_memory():
+            return
+        what = f"{self.n_variants} variants x {n_alleles} alleles of counts ({needed / 2**30:.1f} GiB)"
+        if from_data:
+            raise _native.FormatError(
+                f"{self.dataset.file.filename}: {self.dataset.name}: largest allele {n_alleles - 1} "
+                f"would need {what}, more than this machine's memory: pass max_allele")
+        raise MemoryError(f"count_alleles(max_allele={n_alleles - 1}) would need {what}")
 
     def count_alt(self) -> np.ndarray:
         """Per variant (int64): alternate alleles called (values >= 1), over every sample."""
@@ -106,21 +136,24 @@ class GenotypeArray:
         """Called calls whose alleles are all the same alternate."""
         return self._count_calls(lambda b: _is_called(b) & (b[..., 0] > 0) & np.all(b == b[..., :1], axis=2), axis)
 
-    def count_het(self, axis: Optional[int] = None):
-        """Called calls with at least two different alleles."""
-        return self._count_calls(lambda b: _is_called(b) & np.any(b != b[..., :1], axis=2), axis)
+    def count_het(self, allele: Optional[int] = None, axis: Optional[int] = None):
+        """Called calls with at least two different alleles; with ``allele``, only those
+        that carry it (scikit-allel's argument order: ``count_het(1)`` is allele 1)."""
+        def is_het(b: np.ndarray) -> np.ndarray:
+            het = _is_called(b) & np.any(b != b[..., :1], axis=2)
+            return het if allele is None else het & np.any(b == allele, axis=2)
+        return self._count_calls(is_het, axis)
 
     # ------------------------------------------------------------------ blocks
 
-    def _count_calls(self, predicate: Callable[[np.ndarray], np.ndarray], axis: Optional[int]):
-        if axis not in (None, 0, 1):
-            raise ValueError(f"axis must be None, 0 (per sample) or 1 (per variant), not {axis!r}")
+    def _count_calls(self, predicate: Callable[[np.ndarray], np.ndarray], axis: Any):
+        axis = _normalize_axis(axis)
         if axis == 1:
             return self._per_variant(lambda b: np.count_nonzero(predicate(b), axis=1), (), np.int64)
         per_sample = np.zeros(self.n_samples, dtype=np.int64)
         for _, counts in self._blocks(lambda b: np.count_nonzero(predicate(b), axis=0)):
             per_sample += counts
-        return per_sample if axis == 0 else int(per_sample.sum())
+        return per_sample if axis == 0 else per_sample.sum()  # np.int64, as allel's np.sum
 
     def _per_variant(self, fn: Callable[[np.ndarray], np.ndarray], tail: tuple, dtype) -> np.ndarray:
         out = np.empty((self.n_variants,) + tail, dtype=dtype)
@@ -149,3 +182,77 @@ class GenotypeArray:
 
 def _is_called(block: np.ndarray) -> np.ndarray:
     return np.all(block >= 0, axis=2)
+
+
+def _check_genotypes(dataset: Any) -> None:
+    """A typed error naming the file and the object for anything but an open dataset of
+    variants x samples x ploidy (ploidy >= 1) signed integers."""
+    if not isinstance(dataset, Dataset):
+        if isinstance(dataset, HLObject):  # a group, a named type of an h5turbo file
+            raise _native.FormatError(f"{dataset.file.filename}: {dataset.name}: not a genotype array "
+                                      f"(variants x samples x ploidy of signed integers): a {type(dataset).__name__}")
+        kind = type(dataset)
+        raise TypeError(f"GenotypeArray takes an h5turbo Dataset (h5turbo.File(...)[name]), "
+                        f"not {kind.__module__}.{kind.__qualname__}")
+    filename = dataset.file.filename  # ClosedError once the file is closed
+    shape, dtype = dataset.shape, dataset.dtype
+    if shape is None or len(shape) != 3 or shape[2] < 1 or dtype.kind != "i":
+        raise _native.FormatError(
+            f"{filename}: {dataset.name}: not a genotype array (variants x samples x "
+            f"ploidy of signed integers): shape {shape}, dtype {dtype}")
+
+
+def _normalize_axis(axis: Any) -> Optional[int]:
+    """None (every call), 0 (per sample) or 1 (per variant) from what numpy's sum over
+    the (variants, samples) calls takes, as scikit-allel passes it: -2/-1, a tuple."""
+    if isinstance(axis, tuple):
+        if not axis:
+            raise ValueError("axis=() would count nothing: pass None, 0, 1 or (0, 1)")
+        axes = {_normalize_axis(a) for a in axis}
+        if len(axes) != len(axis):
+            raise ValueError(f"repeated axis in {axis!r}")
+        return axes.pop() if len(axes) == 1 else None
+    if axis is None:
+        return None
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) or not -2 <= axis <= 1:
+        raise ValueError(f"axis must be None, 0 (per sample), 1 (per variant), -2, -1 or a tuple, not {axis!r}")
+    return int(axis) % 2
+
+
+def _subpop_indices(subpop: Any, n_samples: int) -> Optional[np.ndarray]:
+    """scikit-allel's subpop check: sample indices, 1-D, in range, not negative."""
+    if subpop is None:
+        return None
+    indices = np.asarray(subpop, dtype=np.int64)
+    if indices.ndim != 1:
+        raise TypeError(f"subpop must be a 1-D sequence of sample indices, not {indices.ndim}-D")
+    if np.any(indices >= n_samples):
+        raise ValueError(f"subpop index out of bounds for {n_samples} samples")
+    if np.any(indices < 0):
+        raise ValueError("subpop: negative indices not supported (as scikit-allel)")
+    return indices
+
+
+def _count_few_alleles(calls: np.ndarray, n_alleles: int) -> np.ndarray:
+    """(rows, n_alleles) int32 counts of calls (rows, calls per row), one pass per allele
+    (n_alleles <= FEW_ALLELES: every allele fits the smallest stored type)."""
+    counts = np.zeros((len(calls), n_alleles), np.int32)
+    for allele in range(n_alleles):
+        counts[:, allele] = np.count_nonzero(calls == allele, axis=1)
+    return counts
+
+
+def _count_many_alleles(calls: np.ndarray, n_alleles: int) -> np.ndarray:
+    """As _count_few_alleles, in one bincount of (row, allele) pairs. Alleles the stored
+    type cannot hold (int8 and max_allele 200) stay 0."""
+    kept = (calls >= 0) & (calls < n_alleles)
+    rows = np.repeat(np.arange(len(calls), dtype=np.int64) * n_alleles, np.count_nonzero(kept, axis=1))
+    pairs = rows + calls[kept]  # calls[kept] is in row order, as the repeated row starts
+    return np.bincount(pairs, minlength=len(calls) * n_alleles).reshape(len(calls), n_alleles).astype(np.int32)
+
+
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not POSIX: no guard
+        return 1 << 62

@@ -1,16 +1,21 @@
 # Where the test data is, and how files are written for the tests.
 
-# The corpus of real files: $H5TURBO_CORPUS, else tests/data/corpus of the repository
-# this package sits in, else the shared folder of the development machines.
-corpus_dir <- function() {
-    candidates <- c(Sys.getenv("H5TURBO_CORPUS"))
+# `path` under each folder from the working directory up (the repository this package
+# sits in, when the tests run from it).
+in_folders_above <- function(path) {
     dir <- normalizePath(getwd(), mustWork = FALSE)
+    found <- character(0)
     for (i in 1:6) {
-        candidates <- c(candidates, file.path(dir, "tests", "data", "corpus"))
+        found <- c(found, file.path(dir, path))
         dir <- dirname(dir)
     }
-    candidates <- c(candidates, "/work/shared/corpus")
-    for (d in candidates) if (nzchar(d) && dir.exists(d)) return(d)
+    found
+}
+
+# The corpus of real files: $H5TURBO_CORPUS, else tests/data/corpus of the repository.
+corpus_dir <- function() {
+    for (d in c(Sys.getenv("H5TURBO_CORPUS"), in_folders_above(file.path("tests", "data", "corpus"))))
+        if (nzchar(d) && dir.exists(d)) return(d)
     NULL
 }
 
@@ -25,9 +30,10 @@ corpus_files <- function(folder = NULL) {
 }
 
 # A Python with h5py (and hdf5plugin for the extra filters): $H5TURBO_PYTHON, else the
-# development machines' venv, else python3.
+# repository's .venv (make setup's), else python3.
 python_bin <- function() {
-    for (p in c(Sys.getenv("H5TURBO_PYTHON"), "/work/main/.venv/bin/python", Sys.which("python3"))) {
+    venvs <- in_folders_above(file.path(".venv", "bin", "python"))
+    for (p in c(Sys.getenv("H5TURBO_PYTHON"), venvs, Sys.which("python3"))) {
         if (nzchar(p) && file.exists(p) &&
             system2(p, c("-c", shQuote("import h5py, numpy")), stdout = FALSE, stderr = FALSE) == 0)
             return(p)
