@@ -268,3 +268,20 @@ def test_unreadable_chunks_are_errors_naming_the_file_and_dataset(tmp_path):
         for count in (g.count_alleles, g.count_alt):
             with pytest.raises(h5turbo.Error, match=r"sz\.h5: /calldata/GT: .*SZ"):
                 count()
+
+
+def test_thread_counts_are_checked_and_bounded(tmp_path):
+    """threads as the rest of h5turbo takes it (None and 0: the default, as read_fast5),
+    a ValueError for what is no positive count; a huge count is bounded (each thread holds
+    two blocks: 10**6 threads asked 16 TB of blocks in flight) and counts as allel."""
+    gt = genotypes((60, 7, 2), np.int8, seed=11)
+    path = write(tmp_path / "gt.h5", gt, chunks=(5, 7, 2))
+    with h5turbo.File(path) as f:
+        ds = f["calldata/GT"]
+        for threads in (-1, True, 1.5, "2", 2**70 * -1):
+            with pytest.raises(ValueError, match="threads"):
+                GenotypeArray(ds, threads=threads)
+        for threads in (None, 0, np.int64(3), 10**6, 2**64):
+            g = GenotypeArray(ds, threads=threads, block_variants=1)
+            assert 1 <= g.threads <= 256
+            np.testing.assert_array_equal(g.count_alleles(), allel_of(gt).count_alleles().values)

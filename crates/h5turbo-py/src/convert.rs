@@ -10,7 +10,7 @@ use numpy::npyffi::{npy_intp, NpyTypes, PyArrayObject, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     py.import("numpy")
@@ -220,13 +220,23 @@ fn object_array(py: Python<'_>, objects: Vec<PyObject>, shape: &[u64], dtype: Op
     Ok(flat.call_method1("reshape", (PyTuple::new(py, shape.iter())?,))?.unbind())
 }
 
+/// A stored string as str, as h5py decodes attributes: UTF-8 with "surrogateescape", so
+/// bytes that are no UTF-8 come back as lone surrogates (`s.encode("utf-8",
+/// "surrogateescape")` gives the stored bytes), not as U+FFFD, which loses them.
+fn decoded_text(py: Python<'_>, bytes: &[u8]) -> PyResult<PyObject> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(PyString::new(py, text).into_any().unbind()),
+        Err(_) => Ok(PyString::from_object(&PyBytes::new(py, bytes), "utf-8", "surrogateescape")?.into_any().unbind()),
+    }
+}
+
 /// One resolved variable-length value as a Python object; `strings_as_str` decodes
 /// vlen strings (h5py does for attributes, not for dataset reads).
 fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: bool) -> PyResult<PyObject> {
     match (value, &dt.class) {
         (VlenValue::String(bytes), _) => {
             if strings_as_str {
-                Ok(String::from_utf8_lossy(bytes).into_owned().into_pyobject(py)?.into_any().unbind())
+                decoded_text(py, bytes)
             } else {
                 Ok(PyBytes::new(py, bytes).into_any().unbind())
             }

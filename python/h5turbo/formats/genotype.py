@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _native
 from ..objects.base import HLObject
-from ..objects.dataset import Dataset
+from ..objects.dataset import Dataset, threads_arg
 from ._window import in_order
 
 __all__ = ["GenotypeArray"]
@@ -34,11 +34,15 @@ BLOCK_BYTES = 8 << 20
 # million passes).
 FEW_ALLELES = 16
 
+# Worker threads at most: 2 blocks each in flight, 4 GiB of blocks at 256.
+MAX_THREADS = 256
+
 
 class GenotypeArray:
     """A read-only genotype dataset (variants, samples, ploidy) of signed integers.
 
-    ``threads``: worker threads (default: ``h5turbo.default_threads()``).
+    ``threads``: worker threads (default, also for 0: ``h5turbo.default_threads()``;
+    at most MAX_THREADS).
     ``block_variants``: variants per block (default: whole chunk rows, about 8 MiB).
     """
 
@@ -47,7 +51,7 @@ class GenotypeArray:
         if block_variants is not None and block_variants < 1:
             raise ValueError(f"block_variants must be positive, not {block_variants}")
         self.dataset = dataset
-        self.threads = threads if threads and threads > 0 else _native.default_threads()
+        self.threads = _pool_size(threads)
         self.block_variants = block_variants or self._default_block()
 
     @property
@@ -163,11 +167,16 @@ class GenotypeArray:
 
     def _blocks(self, fn: Callable[[np.ndarray], Any]):
         """(variant range, fn(block)) for every block, in order, computed on the pool."""
-        ranges = [(s, min(s + self.block_variants, self.n_variants))
-                  for s in range(0, self.n_variants, self.block_variants)]
+        # made as they are taken: a declared (2**40, ...) shape read in blocks of one
+        # variant must not build its list of ranges first
+        starts = range(0, self.n_variants, self.block_variants)
+
+        def ranges():
+            return ((s, min(s + self.block_variants, self.n_variants)) for s in starts)
+
         with ThreadPoolExecutor(self.threads, thread_name_prefix="h5turbo-genotype") as pool:
-            tasks = (partial(self._map_block, fn, r) for r in ranges)
-            yield from zip(ranges, in_order(pool, tasks, 2 * self.threads))
+            tasks = (partial(self._map_block, fn, r) for r in ranges())
+            yield from zip(ranges(), in_order(pool, tasks, 2 * self.threads))
 
     def _map_block(self, fn: Callable[[np.ndarray], Any], variants: tuple[int, int]) -> Any:
         start, stop = variants
@@ -178,6 +187,16 @@ class GenotypeArray:
         rows = max(1, BLOCK_BYTES // row_bytes)
         chunk_rows = (self.dataset.chunks or (1,))[0]
         return max(chunk_rows, rows // chunk_rows * chunk_rows)  # whole chunk rows: no chunk decoded twice
+
+
+def _pool_size(threads: Any) -> int:
+    """Worker threads: the default for None or 0 (as read_fast5), otherwise a positive
+    integer (threads_arg's ValueError for the rest) of at most MAX_THREADS: each thread
+    holds up to two blocks (8 MiB each by default) in memory."""
+    if threads is None or (isinstance(threads, (int, np.integer)) and not isinstance(threads, bool)
+                           and threads == 0):
+        return min(_native.default_threads(), MAX_THREADS)
+    return min(threads_arg(threads), MAX_THREADS)
 
 
 def _is_called(block: np.ndarray) -> np.ndarray:

@@ -15,6 +15,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from .. import _native
 from .types import ReadOnlyRuntimeError, read_only_error
 
 __all__ = ["DimensionManager", "DimensionProxy", "is_scale"]
@@ -44,12 +45,23 @@ def _text(value: Union[str, bytes]) -> Union[str, bytes]:
     """A name as h5py gives it: str when it is UTF-8, else the bytes (h5py's _d); up to
     the first NUL, as a C string is read."""
     if isinstance(value, str):
-        return value.split("\0", 1)[0]
+        # a str with surrogate escapes held bytes that are not UTF-8: h5py gives those
+        try:
+            value = value.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:  # other lone surrogates: no bytes behind them
+            return value.split("\0", 1)[0]
     raw = bytes(value).split(b"\0", 1)[0]
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw
+
+
+class AttachedScaleError(_native.FormatError, RuntimeError):
+    """A DIMENSION_LIST entry names no object the file still has, or one that is no
+    dimension scale (the scale was deleted after being attached, and its space maybe
+    reused): libhdf5's H5DSiterate or H5DSget_scale_name fails there, and h5py raises
+    RuntimeError; this names the file, the dataset and the axis."""
 
 
 class _NoScale(KeyError, IndexError):
@@ -92,29 +104,53 @@ class DimensionProxy:
         return read_only_error(f"{self._dataset.file.filename}: {self._dataset.name}: dimension "
                                f"{self._axis}: {what}", ReadOnlyRuntimeError)
 
-    def _scales(self) -> list:
-        """The attached scale datasets, in attachment order (H5DSiterate)."""
+    def _refs(self) -> list:
+        """The object references DIMENSION_LIST holds for this axis (null ones left out)."""
         if "DIMENSION_LIST" not in self._dataset.attrs:
             return []
         lists = np.asarray(self._dataset.attrs["DIMENSION_LIST"], dtype=object).reshape(-1)
         if self._axis >= len(lists):
             return []
-        file = self._dataset.file
-        return [file[ref] for ref in np.asarray(lists[self._axis], dtype=object).reshape(-1) if ref]
+        return [ref for ref in np.asarray(lists[self._axis], dtype=object).reshape(-1) if ref]
+
+    def _scales(self) -> list:
+        """The attached scale datasets, in attachment order (H5DSiterate)."""
+        return [self._open_scale(ref) for ref in self._refs()]
+
+    def _open_scale(self, ref) -> Any:
+        try:
+            return self._dataset.file[ref]
+        except (_native.FormatError, KeyError) as err:
+            raise self._attached_error("an attached dimension scale is gone", err) from err
+
+    def _attached_error(self, problem: str, detail: object) -> AttachedScaleError:
+        return AttachedScaleError(f"{self._dataset.file.filename}: {self._dataset.name}: dimension "
+                                  f"{self._axis}: {problem} (deleted after it was attached?): {detail}")
+
+    def _name_of(self, scale) -> Union[str, bytes]:
+        """H5DSget_scale_name, which fails for an attached object that is no scale."""
+        if not getattr(scale, "is_scale", False):  # a group or a named type has none
+            raise self._attached_error("an attached object is not a dimension scale",
+                                       getattr(scale, "name", scale))
+        return scale_name(scale)
 
     def __len__(self) -> int:
-        return len(self._scales())
+        """H5DSget_num_scales: counts the attached references without opening them, so a
+        deleted scale still counts, as in h5py."""
+        return len(self._refs())
 
     def __getitem__(self, item: Union[int, str]) -> Any:
         """The scale at position ``item``, or the first one whose name is ``item``."""
-        scales = self._scales()
         if isinstance(item, int):
+            scales = self._scales()
             if not -len(scales) <= item < len(scales):
                 raise _NoScale(f"no dimension scale at position {item}: {len(scales)} attached to this axis")
             return scales[item]
-        # compared as bytes, as h5py compares them: a str or a bytes name finds a scale
-        for scale in scales:
-            if _encoded(scale_name(scale)) == _encoded(item):
+        # compared as bytes, as h5py compares them: a str or a bytes name finds a scale;
+        # in attachment order, opened one by one (H5DSiterate stops at the match), so a
+        # deleted scale or an object that is no scale fails only when met first
+        for scale in map(self._open_scale, self._refs()):
+            if _encoded(self._name_of(scale)) == _encoded(item):
                 return scale
         raise KeyError(item)
 
@@ -123,13 +159,14 @@ class DimensionProxy:
 
     def items(self) -> list:
         """(name, scale dataset) per attached scale."""
-        return [(scale_name(scale), scale) for scale in self._scales()]
+        return [(self._name_of(scale), scale) for scale in self._scales()]
 
     def keys(self) -> list:
         return [name for name, _scale in self.items()]
 
     def values(self) -> list:
-        return self._scales()
+        """The scales (through items(), as h5py: an attached object that is no scale fails)."""
+        return [scale for _name, scale in self.items()]
 
     def _key(self):
         return (type(self), self._dataset._key(), self._axis)

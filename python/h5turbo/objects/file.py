@@ -16,7 +16,7 @@ from typing import Any, Optional
 from .. import _native
 from .group import Group, wrap
 from .references import Reference, RegionReference
-from .types import ClosedKeyError, ReadOnlyError, closed_error
+from .types import ClosedKeyError, DanglingReferenceError, ReadOnlyError, closed_error
 
 __all__ = ["File", "ReadOnlyError"]
 
@@ -246,7 +246,10 @@ class File(Group):
         address = ref.address
         if isinstance(ref, RegionReference):
             address = self._region_of(ref)[0]
-        native_obj, path = self._native_file.dereference(address)
+        try:
+            native_obj, path = self._native_file.dereference(address)
+        except _native.FormatError as err:
+            raise DanglingReferenceError(str(err)) from err
         return wrap(native_obj, self, path)
 
     def _region_of(self, ref: RegionReference):

@@ -25,7 +25,12 @@ _ENCODINGS = {"utf-8": "utf-8", "utf8": "utf-8", "ascii": "ascii"}
 
 
 def _metadata(dt: Any) -> dict:
-    return np.dtype(dt).metadata or {}
+    """The h5py metadata of a dtype (or of what numpy reads as one); {} for anything
+    else, as h5py's checks answer None (False) for what has no dtype metadata."""
+    try:
+        return np.dtype(dt).metadata or {}
+    except TypeError:
+        return {}
 
 
 def string_dtype(encoding: str = "utf-8", length: int | None = None) -> np.dtype:

@@ -170,6 +170,12 @@ class ClosedKeyError(_native.ClosedError, KeyError):
     there, as for a name that is not found."""
 
 
+class DanglingReferenceError(_native.FormatError, KeyError):
+    """An object reference to an address that holds no object (the object was deleted
+    after the reference was made, or the reference is damaged): h5py raises KeyError
+    ("Unable to open object by token") there."""
+
+
 class ClosedTypeError(_native.ClosedError, TypeError):
     """hash() of an object first asked after its file was closed: h5py raises TypeError
     there (libhdf5 no longer gives the file number and address the hash is made of)."""
