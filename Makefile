@@ -41,11 +41,12 @@ test: setup $(TEST_TARGETS)
 .venv/bin/python:
 	python3 -m venv .venv
 
-# --no-compile: Python compiles what is imported when it is first imported; compiling
-# every installed module up front took half of an install (the test dependencies into
-# a new venv: 121 s, 56 s without).
+# pip compiles the bytecode as it installs (half of an install: 121 s, 56 s with
+# --no-compile). Keep it: where PYTHONDONTWRITEBYTECODE is set, as on CI machines, an
+# uncompiled venv compiles every module at every import (import anndata 7.6 s, 2.6 s
+# compiled; scanpy 17 s), in every test process.
 setup: $(PYTHON) system-packages
-	$(PYTHON) -m pip install --quiet --no-compile --editable '.[test]'
+	$(PYTHON) -m pip install --quiet --editable '.[test]'
 
 system-packages:
 	@sh tools/install-system-packages.sh $(APT_PACKAGES)
@@ -68,7 +69,7 @@ py-test:
 # this source tree (with the native module `make setup` built into it) on PYTHONPATH.
 py-test-oldest-numpy: setup $(OLDEST_NUMPY_VENV)/bin/python
 	$(PYTHON) tools/extra-requirements.py test > $(OLDEST_NUMPY_VENV)/test-requirements.txt
-	$(OLDEST_NUMPY_VENV)/bin/python -m pip install --quiet --no-compile -c tests/oldest-numpy.txt numpy \
+	$(OLDEST_NUMPY_VENV)/bin/python -m pip install --quiet -c tests/oldest-numpy.txt numpy \
 	    -r $(OLDEST_NUMPY_VENV)/test-requirements.txt
 	PYTHONPATH=$(CURDIR)/python $(OLDEST_NUMPY_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_PROCESSES) \
 	    $(addprefix --deselect ,$(OLDEST_NUMPY_SKIP)) $(addprefix --ignore=,$(OLDEST_NUMPY_IGNORE)) tests
