@@ -24,7 +24,7 @@ from typing import Any, Union
 import numpy as np
 
 from .. import _native
-from ..objects.dataset import threads_arg
+from ..objects.dataset import pool_threads
 from ..objects.values import attribute_value
 from ..readahead import parse_io_depth
 from ._window import Ready, in_order
@@ -279,9 +279,7 @@ def _check_on_error(on_error: str) -> None:
 
 def _threads(threads: int | None) -> int:
     """A positive thread count, or the default for None (0 too, as before)."""
-    if threads is None or (isinstance(threads, int) and not isinstance(threads, bool) and threads == 0):
-        return _default_threads()
-    return threads_arg(threads)
+    return pool_threads(threads, _default_threads)
 
 
 def _checked_id(read_id: object) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _native
 from ..objects.base import HLObject
-from ..objects.dataset import Dataset, threads_arg
+from ..objects.dataset import Dataset, pool_threads
 from ._window import in_order
 
 __all__ = ["GenotypeArray"]
@@ -190,13 +190,9 @@ class GenotypeArray:
 
 
 def _pool_size(threads: Any) -> int:
-    """Worker threads: the default for None or 0 (as read_fast5), otherwise a positive
-    integer (threads_arg's ValueError for the rest) of at most MAX_THREADS: each thread
-    holds up to two blocks (8 MiB each by default) in memory."""
-    if threads is None or (isinstance(threads, (int, np.integer)) and not isinstance(threads, bool)
-                           and threads == 0):
-        return min(_native.default_threads(), MAX_THREADS)
-    return min(threads_arg(threads), MAX_THREADS)
+    """Worker threads (the default for None or 0, as read_fast5), at most MAX_THREADS:
+    each thread holds up to two blocks (8 MiB each by default) in memory."""
+    return min(pool_threads(threads, _native.default_threads), MAX_THREADS)
 
 
 def _is_called(block: np.ndarray) -> np.ndarray:

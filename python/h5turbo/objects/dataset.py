@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
 import numpy as np
 
@@ -39,6 +39,15 @@ def threads_arg(threads: Optional[int]) -> int:
         raise ValueError(f"threads must be None or a positive integer, not {threads!r}")
     # the engine clamps counts to its maximum; a count past 64 bits must not overflow first
     return min(int(threads), 2**63 - 1)
+
+
+def pool_threads(threads: Any, default: Callable[[], int]) -> int:
+    """A Python pool's size from a `threads` argument: default() for None or 0 (the
+    format readers' convention), else threads_arg's positive count."""
+    if threads is None or (isinstance(threads, (int, np.integer)) and not isinstance(threads, bool)
+                           and threads == 0):
+        return default()
+    return threads_arg(threads)
 
 
 class Dataset(HLObject):
