@@ -29,7 +29,7 @@ OLDEST_NUMPY_IGNORE := tests/filters/test_filters.py tests/robustness/test_cold.
 
 include $(wildcard mk/*.mk)
 
-.PHONY: setup system-packages demo test rust-test py-test py-test-oldest-numpy bench
+.PHONY: setup system-packages demo test test-locks rust-test py-test py-test-oldest-numpy bench
 
 demo: setup
 	$(PYTHON) -m h5turbo.demo
@@ -37,6 +37,19 @@ demo: setup
 # One suite after the other, the Python ones in a process per core. Two suites at a
 # time (make -j2, tried 2026-11-29) took longer on 2 cores than one after the other.
 test: setup $(TEST_TARGETS)
+
+# TEST_DEPS=locked (as .ci/run does): the test dependencies at the versions in tests/locks/,
+# the last set a full `make test` passed with, so that a new release of a reference
+# library (h5netcdf 1.8.3 changed how it reads attributes) cannot fail CI overnight.
+# The default takes the newest releases; after `make test` passes with them,
+# `make test-locks` records them.
+TEST_DEPS ?= newest
+TEST_DEPS_LOCK = $(if $(filter locked,$(TEST_DEPS)),-c tests/locks/newest-numpy.txt)
+OLDEST_NUMPY_LOCK = $(if $(filter locked,$(TEST_DEPS)),-c tests/locks/oldest-numpy.txt)
+
+test-locks:
+	sh tools/write-test-lock.sh $(PYTHON) tests/locks/newest-numpy.txt
+	sh tools/write-test-lock.sh $(OLDEST_NUMPY_VENV)/bin/python tests/locks/oldest-numpy.txt
 
 .venv/bin/python:
 	python3 -m venv .venv
@@ -46,7 +59,7 @@ test: setup $(TEST_TARGETS)
 # uncompiled venv compiles every module at every import (import anndata 7.6 s, 2.6 s
 # compiled; scanpy 17 s), in every test process.
 setup: $(PYTHON) system-packages
-	$(PYTHON) -m pip install --quiet --editable '.[test]'
+	$(PYTHON) -m pip install --quiet --editable '.[test]' $(TEST_DEPS_LOCK)
 
 system-packages:
 	@sh tools/install-system-packages.sh $(APT_PACKAGES)
@@ -69,8 +82,8 @@ py-test:
 # this source tree (with the native module `make setup` built into it) on PYTHONPATH.
 py-test-oldest-numpy: setup $(OLDEST_NUMPY_VENV)/bin/python
 	$(PYTHON) tools/extra-requirements.py test > $(OLDEST_NUMPY_VENV)/test-requirements.txt
-	$(OLDEST_NUMPY_VENV)/bin/python -m pip install --quiet -c tests/oldest-numpy.txt numpy \
-	    -r $(OLDEST_NUMPY_VENV)/test-requirements.txt
+	$(OLDEST_NUMPY_VENV)/bin/python -m pip install --quiet -c tests/oldest-numpy.txt $(OLDEST_NUMPY_LOCK) \
+	    numpy -r $(OLDEST_NUMPY_VENV)/test-requirements.txt
 	PYTHONPATH=$(CURDIR)/python $(OLDEST_NUMPY_VENV)/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_PROCESSES) \
 	    $(addprefix --deselect ,$(OLDEST_NUMPY_SKIP)) $(addprefix --ignore=,$(OLDEST_NUMPY_IGNORE)) tests
 

@@ -85,7 +85,9 @@ def netcdf_attr(value: Any) -> Any:
             value = value.tolist()
     elif isinstance(value, np.bytes_) and len(value) > 1:
         value = bytes(value).decode("utf-8", "surrogateescape")
-    if not np.isscalar(value) and not isinstance(value, (str, bytes)) and len(value) == 1:
+    # Only arrays and lists of one element are unwrapped (h5netcdf 1.8): a reference is
+    # no numpy scalar and has no length.
+    if isinstance(value, (np.ndarray, list)) and len(value) == 1:
         value = value[0]
     return value
 
