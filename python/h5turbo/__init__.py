@@ -24,9 +24,9 @@ from .objects.group import Datatype, Group
 from .objects.references import Reference, RegionReference, ref_dtype, regionref_dtype
 from .objects.types import Empty, ExternalLink, HardLink, SoftLink
 from .objects.special_dtypes import (
-    check_dtype, check_enum_dtype, check_opaque_dtype, check_ref_dtype, check_string_dtype,
-    check_vlen_dtype, enum_dtype, is_hdf5, opaque_dtype, special_dtype, string_dtype, string_info,
-    vlen_dtype,
+    check_complex_dtype, check_dtype, check_enum_dtype, check_opaque_dtype, check_ref_dtype,
+    check_string_dtype, check_vlen_dtype, complex_compat_dtype, enum_dtype, is_hdf5, opaque_dtype,
+    special_dtype, string_dtype, string_info, vlen_dtype,
 )
 from .readahead import io_depth
 from .formats import Fast5Error, Fast5Index, Fast5Read, read_10x_h5, read_fast5, read_h5ad, read_loom
@@ -55,7 +55,7 @@ __all__ = [
     "Reference", "RegionReference", "ref_dtype", "regionref_dtype",
     "string_dtype", "check_string_dtype", "string_info", "vlen_dtype", "check_vlen_dtype",
     "enum_dtype", "check_enum_dtype", "opaque_dtype", "check_opaque_dtype", "check_ref_dtype",
-    "special_dtype", "check_dtype", "is_hdf5",
+    "special_dtype", "check_dtype", "check_complex_dtype", "complex_compat_dtype", "is_hdf5",
     "Error", "FormatError", "UnsupportedError", "ClosedError", "ReadOnlyError",
     "FileObjectError", "TooManyLinksError",
     "default_threads", "io_depth", "__version__",

@@ -82,3 +82,49 @@ def test_is_hdf5_as_h5py(special_file, tmp_path):
         f["x"] = 1
     for path in (special_file, text, with_userblock, tmp_path, tmp_path / "missing.h5"):
         assert h5turbo.is_hdf5(path) == h5py.is_hdf5(path), path
+
+
+_COMPLEX_CANDIDATES = [
+    np.dtype("c8"), np.dtype(">c16"), np.dtype("f8"), np.dtype("i4"),
+    np.dtype([("r", "<f4"), ("i", "<f4")]), np.dtype([("r", ">f8"), ("i", ">f8")]),
+    np.dtype([("re", "<f8"), ("im", "<f8")]), np.dtype([("i", "<f4"), ("r", "<f4")]),
+    np.dtype([("r", "<f4"), ("i", "<f8")]), np.dtype([("r", "<i4"), ("i", "<i4")]),
+    np.dtype([("r", "<f4"), ("i", "<f4"), ("x", "u1")]),
+    np.dtype({"names": ["r", "i"], "formats": ["<f4", "<f4"], "offsets": [0, 8], "itemsize": 16}),
+    np.dtype([("r", "<f8"), ("i", "<f8")], align=True),
+]
+
+
+@pytest.mark.parametrize("names", [("r", "i"), None, ("re", "im")])
+@pytest.mark.parametrize("dt", _COMPLEX_CANDIDATES, ids=str)
+def test_check_complex_dtype_as_h5py(dt, names):
+    """h5py 3.16's helper: a complex dtype, or a packed pair of equal floats named as asked."""
+    assert h5turbo.check_complex_dtype(dt, names=names) == h5py.check_complex_dtype(dt, names=names)
+    assert h5turbo.check_complex_dtype(dt) == h5py.check_complex_dtype(dt)
+
+
+@pytest.mark.parametrize("spec", ["c8", np.complex128, ">c16", "c32", "f8", "i4"], ids=str)
+def test_complex_compat_dtype_as_h5py(spec):
+    try:
+        expected = h5py.complex_compat_dtype(spec)
+    except TypeError as error:
+        with pytest.raises(TypeError, match="not a complex dtype"):
+            h5turbo.complex_compat_dtype(spec)
+        assert "not a complex dtype" in str(error)
+        return
+    assert h5turbo.complex_compat_dtype(spec) == expected
+    assert h5turbo.check_complex_dtype(expected) == np.dtype(spec)
+
+
+def test_complex_compat_dataset_reads_as_its_compound(tmp_path):
+    """A dataset written with the compatible dtype reads back as h5py reads it, and the
+    helper turns it into the complex numbers."""
+    values = np.array([1 + 2j, -3.5 + 0.25j], dtype="c8")
+    path = tmp_path / "compat.h5"
+    with h5py.File(path, "w") as f:
+        f["z"] = values.view(h5py.complex_compat_dtype("c8"))
+    with h5turbo.File(path) as f, h5py.File(path, "r") as ref:
+        got = f["z"][()]
+        assert got.dtype == ref["z"].dtype
+        assert got.tobytes() == ref["z"][()].tobytes()
+        np.testing.assert_array_equal(got.view(h5turbo.check_complex_dtype(got.dtype)), values)

@@ -16,7 +16,7 @@ from .references import Reference, RegionReference
 __all__ = [
     "string_info", "string_dtype", "check_string_dtype", "vlen_dtype", "check_vlen_dtype",
     "enum_dtype", "check_enum_dtype", "opaque_dtype", "check_opaque_dtype", "check_ref_dtype",
-    "special_dtype", "check_dtype", "is_hdf5",
+    "special_dtype", "check_dtype", "check_complex_dtype", "complex_compat_dtype", "is_hdf5",
 ]
 
 string_info = namedtuple("string_info", ["encoding", "length"])
@@ -100,6 +100,32 @@ def check_opaque_dtype(dt: Any) -> bool:
 def check_ref_dtype(dt: Any) -> type | None:
     """Reference or RegionReference for a reference dtype, else None."""
     return _metadata(dt).get("ref")
+
+
+def complex_compat_dtype(spec: Any) -> np.dtype:
+    """The compound of two floats named r and i that stores a complex dtype where the
+    file format has no complex type (HDF5 1.x), as h5py 3.16 makes it."""
+    dt = np.dtype(spec)
+    if dt.kind != "c":
+        raise TypeError(f"{dt!r} is not a complex dtype")
+    part = np.dtype(f"{dt.byteorder}f{dt.itemsize // 2}")
+    return np.dtype([("r", part), ("i", part)])
+
+
+def check_complex_dtype(dt: np.dtype, names: tuple | None = ("r", "i")) -> np.dtype | None:
+    """The complex dtype a dtype stands for: a complex dtype itself, or a packed compound
+    of two floats of one type whose field names are ``names`` (any names for None), as
+    complex_compat_dtype makes; None for anything else (as h5py 3.16)."""
+    if dt.kind == "c":
+        return dt
+    if dt.names is None or len(dt.names) != 2 or (names is not None and dt.names != tuple(names)):
+        return None
+    real, imag = (dt.fields[name] for name in dt.names)
+    part = real[0]
+    if part.kind != "f" or imag[0] != part or (real[1], imag[1]) != (0, part.itemsize) \
+            or dt.itemsize != 2 * part.itemsize:
+        return None
+    return np.dtype(f"{part.byteorder}c{dt.itemsize}")
 
 
 def special_dtype(**kwds: Any) -> np.dtype:
