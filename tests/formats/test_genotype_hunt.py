@@ -60,9 +60,45 @@ def assert_counts_like_allel(g: GenotypeArray, gt: np.ndarray):
         np.testing.assert_array_equal(g.count_het(allele), want.count_het(allele))  # allele is first, as allel
         np.testing.assert_array_equal(g.count_het(allele, 0), want.count_het(allele, 0))
         np.testing.assert_array_equal(g.count_het(allele=allele, axis=1), want.count_het(allele=allele, axis=1))
+    assert_per_call_like_allel(g, want)
     ac = want.count_alleles().values
     np.testing.assert_array_equal(g.count_alt(), ac[:, 1:].sum(axis=1))
     assert_alleles_like_allel(g, want)
+
+
+def assert_per_call_like_allel(g: GenotypeArray, want):
+    """is_*, count_hom, count_call and to_n_alt/to_n_ref against allel's, values and dtypes."""
+    haploid = want.ploidy == 1
+    checks = [("is_called", ()), ("is_missing", ()), ("is_hom_ref", ()), ("is_het", ()), ("is_het", (1,)),
+              ("is_hom", (0,)), ("is_hom", (3,)), ("is_call", ([0] * want.ploidy,)),
+              ("is_call", (list(range(want.ploidy)),))]
+    if not haploid:  # allel takes every haploid call as hom and hom_alt (docs/formats.md)
+        checks += [("is_hom", ()), ("is_hom_alt", ())]
+    for name, args in checks:
+        got, expected = getattr(g, name)(*args), getattr(want, name)(*args)
+        assert got.dtype == expected.dtype == bool and got.shape == expected.shape, name
+        np.testing.assert_array_equal(got, expected, err_msg=f"{name}{args}")
+    if haploid:
+        called_alt = allel.HaplotypeArray(want.values[:, :, 0]).is_alt()
+        np.testing.assert_array_equal(g.is_hom_alt(), called_alt)
+        np.testing.assert_array_equal(g.is_hom(), want.is_called())
+    for axis in AXES:
+        for allele in (None, 0, 2) if not haploid else (0, 2):
+            np.testing.assert_array_equal(g.count_hom(allele, axis), want.count_hom(allele, axis))
+        call = [1] + [0] * (want.ploidy - 1)
+        got, expected = g.count_call(call, axis=axis), want.count_call(call, axis=axis)
+        np.testing.assert_array_equal(got, expected)
+        assert np.asarray(got).dtype == np.asarray(expected).dtype
+    for fill, dtype in ((0, "i1"), (-1, "i1"), (7, np.int32), (-1, ">i2")):
+        for name in ("to_n_alt", "to_n_ref"):
+            got = getattr(g, name)(fill=fill, dtype=dtype)
+            expected = getattr(want, name)(fill=fill, dtype=dtype)
+            assert got.dtype == expected.dtype and got.shape == expected.shape
+            np.testing.assert_array_equal(got, expected, err_msg=f"{name} fill={fill}")
+    with pytest.raises(ValueError, match="ploidy"):
+        g.count_call([0] * (want.ploidy + 1))
+    with pytest.raises(ValueError, match="ploidy"):
+        want.count_call([0] * (want.ploidy + 1))
 
 
 def assert_alleles_like_allel(g: GenotypeArray, want, max_alleles=(-1, 0, 1, 2, 5)):

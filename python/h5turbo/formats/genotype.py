@@ -130,23 +130,66 @@ class GenotypeArray:
 
     def count_missing(self, axis: Optional[int] = None):
         """Calls with any allele missing (< 0); axis as count_called."""
-        return self._count_calls(lambda b: np.any(b < 0, axis=2), axis)
+        return self._count_calls(_is_missing, axis)
+
+    def count_hom(self, allele: Optional[int] = None, axis: Optional[int] = None):
+        """Called calls whose alleles are all the same; with ``allele``, all that allele."""
+        return self._count_calls(partial(_is_hom, allele=allele), axis)
 
     def count_hom_ref(self, axis: Optional[int] = None):
         """Calls whose alleles are all 0."""
-        return self._count_calls(lambda b: np.all(b == 0, axis=2), axis)
+        return self._count_calls(partial(_is_hom, allele=0), axis)
 
     def count_hom_alt(self, axis: Optional[int] = None):
         """Called calls whose alleles are all the same alternate."""
-        return self._count_calls(lambda b: _is_called(b) & (b[..., 0] > 0) & np.all(b == b[..., :1], axis=2), axis)
+        return self._count_calls(_is_hom_alt, axis)
 
     def count_het(self, allele: Optional[int] = None, axis: Optional[int] = None):
         """Called calls with at least two different alleles; with ``allele``, only those
         that carry it (scikit-allel's argument order: ``count_het(1)`` is allele 1)."""
-        def is_het(b: np.ndarray) -> np.ndarray:
-            het = _is_called(b) & np.any(b != b[..., :1], axis=2)
-            return het if allele is None else het & np.any(b == allele, axis=2)
-        return self._count_calls(is_het, axis)
+        return self._count_calls(partial(_is_het, allele=allele), axis)
+
+    def count_call(self, call: Any, axis: Optional[int] = None):
+        """Calls equal to ``call`` (one allele per ploidy, in order)."""
+        return self._count_calls(partial(_is_call, call=self._checked_call(call)), axis)
+
+    # ------------------------------------------------------------------ per call
+    # (variants, samples) arrays, made block by block as the counts are
+
+    def is_called(self) -> np.ndarray:
+        return self._per_call(_is_called, bool)
+
+    def is_missing(self) -> np.ndarray:
+        return self._per_call(_is_missing, bool)
+
+    def is_hom(self, allele: Optional[int] = None) -> np.ndarray:
+        return self._per_call(partial(_is_hom, allele=allele), bool)
+
+    def is_hom_ref(self) -> np.ndarray:
+        return self._per_call(partial(_is_hom, allele=0), bool)
+
+    def is_hom_alt(self) -> np.ndarray:
+        return self._per_call(_is_hom_alt, bool)
+
+    def is_het(self, allele: Optional[int] = None) -> np.ndarray:
+        return self._per_call(partial(_is_het, allele=allele), bool)
+
+    def is_call(self, call: Any) -> np.ndarray:
+        return self._per_call(partial(_is_call, call=self._checked_call(call)), bool)
+
+    def to_n_alt(self, fill: int = 0, dtype: Any = "i1") -> np.ndarray:
+        """Alternate alleles (> 0) in each call; ``fill`` for calls with a missing allele."""
+        return self._per_call(partial(_n_alleles, wanted=np.greater, fill=fill), dtype)
+
+    def to_n_ref(self, fill: int = 0, dtype: Any = "i1") -> np.ndarray:
+        """Reference alleles (0) in each call; ``fill`` for calls with a missing allele."""
+        return self._per_call(partial(_n_alleles, wanted=np.equal, fill=fill), dtype)
+
+    def _checked_call(self, call: Any) -> np.ndarray:
+        call = np.asarray(call)
+        if call.ndim != 1 or len(call) != self.ploidy:
+            raise ValueError(f"invalid call ploidy: {call.tolist()!r} for ploidy {self.ploidy}")
+        return call
 
     # ------------------------------------------------------------------ blocks
 
@@ -158,6 +201,9 @@ class GenotypeArray:
         for _, counts in self._blocks(lambda b: np.count_nonzero(predicate(b), axis=0)):
             per_sample += counts
         return per_sample if axis == 0 else per_sample.sum()  # np.int64, as allel's np.sum
+
+    def _per_call(self, fn: Callable[[np.ndarray], np.ndarray], dtype: Any) -> np.ndarray:
+        return self._per_variant(fn, (self.n_samples,), dtype)
 
     def _per_variant(self, fn: Callable[[np.ndarray], np.ndarray], tail: tuple, dtype) -> np.ndarray:
         out = np.empty((self.n_variants,) + tail, dtype=dtype)
@@ -195,8 +241,42 @@ def _pool_size(threads: Any) -> int:
     return min(pool_threads(threads, _native.default_threads), MAX_THREADS)
 
 
+# What each call is: (variants, samples, ploidy) block -> (variants, samples), as
+# scikit-allel's GenotypeArray.is_* (a missing allele is any negative value).
+
 def _is_called(block: np.ndarray) -> np.ndarray:
     return np.all(block >= 0, axis=2)
+
+
+def _is_missing(block: np.ndarray) -> np.ndarray:
+    return np.any(block < 0, axis=2)
+
+
+def _is_hom(block: np.ndarray, allele: Optional[int]) -> np.ndarray:
+    if allele is None:
+        return (block[..., 0] >= 0) & np.all(block == block[..., :1], axis=2)
+    return np.all(block == allele, axis=2)
+
+
+def _is_hom_alt(block: np.ndarray) -> np.ndarray:
+    return (block[..., 0] > 0) & np.all(block == block[..., :1], axis=2)
+
+
+def _is_het(block: np.ndarray, allele: Optional[int]) -> np.ndarray:
+    het = _is_called(block) & np.any(block != block[..., :1], axis=2)
+    return het if allele is None else het & np.any(block == allele, axis=2)
+
+
+def _is_call(block: np.ndarray, call: np.ndarray) -> np.ndarray:
+    return np.all(block == call, axis=2)
+
+
+def _n_alleles(block: np.ndarray, wanted: Callable, fill: int) -> np.ndarray:
+    """How many alleles of each call are wanted(allele, 0), ``fill`` where one is missing."""
+    counts = np.count_nonzero(wanted(block, 0), axis=2)
+    if fill != 0:
+        counts[_is_missing(block)] = fill
+    return counts
 
 
 def _check_genotypes(dataset: Any) -> None:
