@@ -134,6 +134,9 @@ class Object:
         (scalar), np.bytes_ for fixed-length strings, an object array of str for
         arrays of vlen strings, an h5py-style Empty marker (None dims) for null
         dataspaces -> returned as the tuple ('empty', dtype). KeyError if absent."""
+    def attr_info(self, name: str) -> tuple[Any, Optional[tuple[int, ...]], int]:
+        """(dtype, shape or None for a null dataspace, bytes of the value in the file):
+        what h5py's attrs.get_id(name) answers. KeyError if absent."""
 
     def is_dimension_scale(self) -> bool:
         """H5DSis_scale: a CLASS attribute of fixed-length null-terminated strings

@@ -115,6 +115,21 @@ impl Object {
         convert::attribute_to_py(py, &self.inner, &value)
     }
 
+    /// What h5py's `attrs.get_id(name)` answers without reading the value into Python:
+    /// the attribute's dtype, its shape (None for a null dataspace) and the bytes its
+    /// value takes in the file (libhdf5's H5Aget_storage_size: elements x stored type size).
+    #[allow(clippy::type_complexity)]
+    fn attr_info<'py>(&self, py: Python<'py>, name: &str) -> PyResult<(PyObject, Option<Bound<'py, PyTuple>>, u64)> {
+        let value = without_gil(py, || guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
+        self.check_numpy_dtype(&value.datatype, &format!("{} (attribute '{}')", self.inner.name(), name))?;
+        let shape = match value.dataspace.kind {
+            DataspaceKind::Null => None,
+            _ => Some(PyTuple::new(py, value.dataspace.dims.iter())?),
+        };
+        let elements = guard(|| value.len()).map_err(to_py_err)? as u64;
+        Ok((convert::dtype_of(py, &value.datatype)?, shape, elements * value.datatype.size() as u64))
+    }
+
     /// H5DSis_scale (h5py's `Dataset.is_scale`).
     fn is_dimension_scale(&self, py: Python<'_>) -> PyResult<bool> {
         without_gil(py, || guard(|| self.inner.is_dimension_scale())).map_err(to_py_err)

@@ -10,7 +10,7 @@ from .types import (ClosedKeyError, ItemsViewHDF5, KeysViewHDF5, ReadOnlyError, 
                     ValuesViewHDF5, closed_error, read_only_error, text_name)
 from .values import attribute_value
 
-__all__ = ["AttributeManager"]
+__all__ = ["AttributeManager", "AttrID"]
 
 
 class AttributeManager(MutableMapping):
@@ -31,6 +31,15 @@ class AttributeManager(MutableMapping):
         except _native.ClosedError:
             # h5py: KeyError (the attribute cannot be opened), so attrs.get gives None
             raise closed_error(self._file, ClosedKeyError) from None
+
+    def get_id(self, name: str | bytes) -> "AttrID":
+        """h5py's ``attrs.get_id(name)``, for what code written for h5py asks of it
+        (anndata, h5netcdf and ont-fast5-api ask ``.dtype`` and ``.shape``)."""
+        try:
+            dtype, shape, stored = self._obj.attr_info(_attribute_name(name))
+        except _native.ClosedError:
+            raise closed_error(self._file, ClosedKeyError) from None
+        return AttrID(_attribute_name(name), dtype, shape, stored, self._file)
 
     def __contains__(self, name: object) -> bool:
         """TypeError for a name that is not str or bytes (``3 in attrs``), as h5py's,
@@ -92,6 +101,31 @@ class AttributeManager(MutableMapping):
         if self._file.closed:
             return "<Attributes of closed HDF5 object>"
         return f"<Attributes of HDF5 object at {id(self)}>"
+
+
+class AttrID:
+    """What h5py's AttrID answers about an attribute, with no libhdf5 identifier behind
+    it: ``name`` (bytes, as h5py's), ``dtype``, ``shape`` (None for an empty attribute),
+    ``get_storage_size()`` and ``valid``. The value is ``attrs[name]``."""
+
+    def __init__(self, name: str, dtype, shape: tuple | None, storage_size: int, file):
+        self.name = name.encode("utf-8")
+        self.dtype = dtype
+        self.shape = shape
+        self._storage_size = storage_size
+        self._file = file
+
+    def get_storage_size(self) -> int:
+        """Bytes the value takes in the file: elements x the stored type's size (0 for an
+        empty attribute, where h5py raises RuntimeError)."""
+        return self._storage_size
+
+    @property
+    def valid(self) -> bool:
+        return not self._file.closed
+
+    def __repr__(self) -> str:
+        return f"<h5turbo AttrID {self.name!r}: {self.shape} {self.dtype}>"
 
 
 def _attribute_name(name: object) -> str:
