@@ -417,4 +417,9 @@ def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
         external_file = file._open_external(filename)
     except KeyError as exc:  # the target file is nowhere: say which link wanted it
         raise KeyError(f"{exc.args[0]} (external link '{posixpath.join(name, component)}')") from None
+    except _native.ClosedError:
+        raise
+    except OSError as exc:  # no HDF5 file there (or unreadable): the link leads nowhere, as in h5py
+        raise KeyError(f"{file.filename}: external link '{posixpath.join(name, component)}': its target "
+                       f"file '{filename}' cannot be opened: {exc}") from None
     return external_file._resolve(path, external_hops + 1)

@@ -39,6 +39,12 @@ impl ChunkCache {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// How many of these chunks are kept now (their places in the eviction order unchanged).
+    pub fn count_kept(&self, coords: impl Iterator<Item = Vec<u64>>) -> usize {
+        let inner = self.lock();
+        coords.filter(|c| inner.entries.contains_key(c)).count()
+    }
+
     pub fn get(&self, coords: &[u64]) -> Option<Arc<Vec<u8>>> {
         let mut inner = self.lock();
         inner.clock += 1;
@@ -88,5 +94,16 @@ mod tests {
         cache.insert(vec![4], vec![4; 31]); // larger than the cache: not kept
         assert!(cache.get(&[4]).is_none());
         assert_eq!(cache.lock().bytes, 30);
+    }
+
+    #[test]
+    fn counting_kept_chunks_leaves_the_eviction_order() {
+        let cache = ChunkCache::new(20);
+        cache.insert(vec![0, 0], vec![0; 10]);
+        cache.insert(vec![0, 1], vec![1; 10]);
+        assert_eq!(cache.count_kept([vec![0, 0], vec![0, 1], vec![1, 0]].into_iter()), 2);
+        cache.insert(vec![1, 0], vec![2; 10]); // still evicts [0, 0], the least recently used
+        assert!(cache.get(&[0, 0]).is_none());
+        assert_eq!(cache.count_kept([vec![0, 0], vec![0, 1], vec![1, 0]].into_iter()), 2);
     }
 }

@@ -65,11 +65,11 @@ impl ArraySource<'_> {
 /// thread: 10 gzip chunks of 80 bytes took 33 us through the pool, 7 us without it.
 const INLINE_BYTES: u64 = 64 << 10;
 
-/// Whether `plan` runs on the calling thread rather than the pool: one thread, one
-/// chunk, or (with the default thread count, not one the caller asked for) at most
-/// INLINE_BYTES decoded, where waking the pool (about 25 us) would cost more.
-pub(crate) fn on_calling_thread(requested_threads: usize, threads: pool::Threads, plan: &plan::Plan, chunk_bytes: usize) -> bool {
-    let chunks = plan.chunk_count();
+/// Whether a plan of `chunks` chunks to decode runs on the calling thread rather than
+/// the pool: one thread, one chunk, or (with the default thread count, not one the
+/// caller asked for) at most INLINE_BYTES decoded, where waking the pool (about 25 us)
+/// would cost more.
+pub(crate) fn on_calling_thread(requested_threads: usize, threads: pool::Threads, chunks: usize, chunk_bytes: usize) -> bool {
     let small = requested_threads == 0 && (chunks as u64).saturating_mul(chunk_bytes as u64) <= INLINE_BYTES;
     threads.get() == 1 || chunks <= 1 || small
 }
@@ -103,10 +103,18 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     let cache = src.cache.filter(|c| !unfiltered && fits_in_cache(&plan, geom.chunk_bytes, c));
     // Taken here, on the caller's thread: a per-call window is set there.
     let window = crate::io::read_ahead::window();
-    if on_calling_thread(requested_threads, threads, &plan, geom.chunk_bytes) {
+    if on_calling_thread(requested_threads, threads, chunks_to_decode(&plan, &geom, cache), geom.chunk_bytes) {
         return execute::run(src, &geom, &plan, out, cache, false, window);
     }
     pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true, window))
+}
+
+/// The plan's chunks less those the cache holds decoded: a row loop over cached chunks
+/// only copies, which the calling thread does faster than it could wake the pool.
+fn chunks_to_decode(plan: &plan::Plan, geom: &Geometry, cache: Option<&cache::ChunkCache>) -> usize {
+    let Some(cache) = cache else { return plan.chunk_count() };
+    let stored = plan.batches.iter().flat_map(|b| &b.tasks);
+    plan.chunk_count() - cache.count_kept(stored.map(|task| geom.chunk_coords(task)))
 }
 
 /// A read whose stored chunks fill at most half the cache goes through it: small,

@@ -1,29 +1,36 @@
 //! Raw data in external files (`create_dataset(..., external=[...])`): the dataset's
 //! bytes are the concatenation of segments of other files. Read as libhdf5 reads them:
-//! bytes past the end of an external file are zeros; a missing file is an error.
+//! bytes past the end of an external file are zeros; a missing file is an error for
+//! the reads that need it (each file is opened when a read first touches it, so one
+//! missing file leaves the other segments readable, as in libhdf5).
 
 use crate::error::{Error, Result};
 use crate::format::external::{Segment, UNLIMITED};
 use super::lookup::{find_named_file, NamedFile};
 use crate::io::{FileSource, ReadAt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The segments as one byte source: logical offset 0 is the dataset's first byte.
 pub struct ExternalSource {
     parts: Vec<Part>,
     len: u64,
+    /// The HDF5 file naming the segments' files (their names are relative to it).
+    hdf5_path: PathBuf,
 }
 
 struct Part {
     /// Logical offset of the segment's first byte.
     start: u64,
     size: u64,
-    file: FileSource,
+    name: String,
+    file: OnceLock<FileSource>,
     offset: u64,
 }
 
 impl ExternalSource {
-    /// Open the segments' files (see `find_external`) for a dataset of `needed` bytes.
+    /// The segments (their files found when first read, see `find_named_file`) of a
+    /// dataset of `needed` bytes.
     pub fn open(segments: &[Segment], hdf5_path: &Path, needed: u64) -> Result<ExternalSource> {
         let mut parts = Vec::with_capacity(segments.len());
         let mut start = 0u64;
@@ -32,18 +39,27 @@ impl ExternalSource {
                 break;
             }
             let size = if segment.size == UNLIMITED { needed - start } else { segment.size };
-            let path = find_named_file(NamedFile::ExternalRawData, hdf5_path, &segment.name).ok_or_else(|| {
-                let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-                Error::io(missing, format!("external raw data file '{}'", segment.name))
-            })?;
-            let file = FileSource::open(&path)?;
-            parts.push(Part { start, size, file, offset: segment.offset });
+            let name = segment.name.clone();
+            parts.push(Part { start, size, name, file: OnceLock::new(), offset: segment.offset });
             start = start.checked_add(size).ok_or_else(|| Error::format("external segments overflow 64 bits"))?;
         }
         if start < needed {
             return Err(Error::format(format!("external files hold {} bytes, the dataset needs {}", start, needed)));
         }
-        Ok(ExternalSource { parts, len: needed })
+        Ok(ExternalSource { parts, len: needed, hdf5_path: hdf5_path.to_path_buf() })
+    }
+
+    /// The part's file, opened on first use (a missing file: an I/O error naming it).
+    fn file_of<'a>(&self, part: &'a Part) -> Result<&'a FileSource> {
+        if let Some(file) = part.file.get() {
+            return Ok(file);
+        }
+        let path = find_named_file(NamedFile::ExternalRawData, &self.hdf5_path, &part.name).ok_or_else(|| {
+            let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+            Error::io(missing, format!("external raw data file '{}'", part.name))
+        })?;
+        let opened = FileSource::open(&path)?;
+        Ok(part.file.get_or_init(|| opened))
     }
 }
 
@@ -60,10 +76,13 @@ impl ReadAt for ExternalSource {
             }
             let upto = end.min(part.start + part.size);
             let piece = &mut buf[(at - offset) as usize..(upto - offset) as usize];
-            let in_file = part.offset + (at - part.start);
+            let file = self.file_of(part)?;
+            let in_file = part.offset.saturating_add(at - part.start);
             // past the external file's end: zeros, as libhdf5 reads them
-            let present = part.file.len().saturating_sub(in_file).min(piece.len() as u64) as usize;
-            part.file.read_exact_at(&mut piece[..present], in_file)?;
+            let present = file.len().saturating_sub(in_file).min(piece.len() as u64) as usize;
+            if present > 0 {
+                file.read_exact_at(&mut piece[..present], in_file)?;
+            }
             piece[present..].fill(0);
             at = upto;
         }
@@ -75,7 +94,7 @@ impl ReadAt for ExternalSource {
     }
 
     fn close(&self) {
-        self.parts.iter().for_each(|p| p.file.close());
+        self.parts.iter().filter_map(|p| p.file.get()).for_each(FileSource::close);
     }
 }
 

@@ -1,7 +1,7 @@
 //! Group membership: links from any of the three storages, in h5py's order.
 
 use super::{Object, ObjectKind, Walk};
-use crate::error::{Error, Result, ResultExt};
+use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::format::links::{dense_link, dense_link_count, dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
 use crate::format::local_heap::LocalHeap;
 use crate::format::object_header::msg;
@@ -197,8 +197,22 @@ impl Object {
     fn follow_external(&self, path: &str, file_name: &str, target: &str, walk: Walk) -> Result<Object> {
         let link = |e: Error| e.context(format!("external link '{}' to '{}' in '{}'", path, target, file_name));
         let found = self.file.external_link_file(file_name).map_err(link)?;
-        let file = self.file.link_target(&found).map_err(link)?; // opened once per file
+        // opened once per file; a target that is no HDF5 file (or not one we can open)
+        // breaks the link, as libhdf5's traversal fails: a KeyError to h5py, so get()
+        // gives None and `in` False
+        let file = self.file.link_target(&found).map_err(|e| link(unopenable_target(e, &found)))?;
         let absolute = if target.starts_with('/') { target.to_string() } else { format!("/{}", target) };
         file.resolve(&absolute, walk).map_err(link)
+    }
+}
+
+/// Opening an external link's target file failed: the link leads nowhere (NotFound),
+/// with why in the message.
+fn unopenable_target(e: Error, found: &std::path::Path) -> Error {
+    match e.kind() {
+        ErrorKind::Io | ErrorKind::Format => {
+            Error::not_found(format!("its target file '{}' cannot be opened as HDF5: {}", found.display(), e))
+        }
+        _ => e,
     }
 }

@@ -26,23 +26,35 @@ impl NamedFile {
 
 /// The first existing file among the places libhdf5 looks for `name`, named inside the
 /// file at `naming_file`:
-/// - an absolute name: itself (raw data files: then next to the naming file too);
-/// - else under each folder of the prefix variable (`${ORIGIN}` is the naming file's
-///   folder), then next to the naming file and from the working folder (raw data
-///   files: the working folder first, as libhdf5; next to the naming file last, where
-///   libhdf5 does not look but where the file usually is).
+/// - an absolute name: itself; where it does not exist (a file moved since), its last
+///   component as a relative name, as libhdf5's H5F_prefix_open_file (raw data files:
+///   the absolute name, then next to the naming file);
+/// - a relative name: under each folder of the prefix variable (`${ORIGIN}` is the
+///   naming file's folder), then next to the naming file and from the working folder
+///   (raw data files: the working folder first, as libhdf5; next to the naming file
+///   last, where libhdf5 does not look but where the file usually is).
 pub fn find_named_file(kind: NamedFile, naming_file: &Path, name: &str) -> Option<PathBuf> {
     let named = Path::new(name);
     let origin = origin_of(naming_file);
-    let local = [origin.join(named), named.to_path_buf()];
     let candidates: Vec<PathBuf> = match kind {
         NamedFile::ExternalRawData => {
-            under_prefixes(kind.prefix_variable(), origin, named).into_iter().chain(local.into_iter().rev()).collect()
+            let local = [named.to_path_buf(), origin.join(named)];
+            under_prefixes(kind.prefix_variable(), origin, named).into_iter().chain(local).collect()
         }
-        _ if named.is_absolute() => vec![named.to_path_buf()],
-        _ => under_prefixes(kind.prefix_variable(), origin, named).into_iter().chain(local).collect(),
+        _ if named.is_absolute() => {
+            let moved = named.file_name().map(Path::new);
+            let by_last_component = moved.into_iter().flat_map(|last| relative_candidates(kind, origin, last));
+            std::iter::once(named.to_path_buf()).chain(by_last_component).collect()
+        }
+        _ => relative_candidates(kind, origin, named),
     };
     candidates.into_iter().find(|p| p.is_file())
+}
+
+/// Where a relative name of a link or a virtual source is looked for, in libhdf5's order.
+fn relative_candidates(kind: NamedFile, origin: &Path, named: &Path) -> Vec<PathBuf> {
+    let local = [origin.join(named), named.to_path_buf()];
+    under_prefixes(kind.prefix_variable(), origin, named).into_iter().chain(local).collect()
 }
 
 /// `name` under each folder of the ':'-separated environment variable `var`, where
@@ -60,9 +72,13 @@ fn under_prefixes(var: &str, origin: &Path, name: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// The folder of the naming file (for `${ORIGIN}` and relative names).
+/// The folder of the naming file (for `${ORIGIN}` and relative names); "." for a file
+/// named without a folder (whose parent is the empty path).
 fn origin_of(path: &Path) -> &Path {
-    path.parent().unwrap_or(Path::new("."))
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
 }
 
 #[cfg(test)]
@@ -82,5 +98,25 @@ mod tests {
             assert_eq!(find_named_file(kind, &naming, "missing.h5"), None);
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_moved_absolute_name_is_found_by_its_last_component() {
+        let dir = std::env::temp_dir().join(format!("h5turbo-lookup-moved-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("source.h5"), b"x").unwrap();
+        let naming = dir.join("naming.h5");
+        let moved = "/no/such/folder/source.h5";
+        for kind in [NamedFile::ExternalLink, NamedFile::VirtualSource] {
+            assert_eq!(find_named_file(kind, &naming, moved), Some(dir.join("source.h5")));
+        }
+        assert_eq!(find_named_file(NamedFile::ExternalRawData, &naming, moved), None);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_naming_file_without_a_folder_has_origin_dot() {
+        assert_eq!(origin_of(Path::new("o.h5")), Path::new("."));
+        assert_eq!(origin_of(Path::new("/d/o.h5")), Path::new("/d"));
     }
 }

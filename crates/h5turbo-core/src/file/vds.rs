@@ -24,30 +24,33 @@ use crate::convert::numpy_dtype::has_objects;
 use crate::convert::values::{resolve_vlen_elements, VlenValue};
 use crate::format::reference::Selection;
 use crate::format::vds::{parse_mappings, Mapping, SourceFile};
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::path::{Path, PathBuf};
 
-/// Virtual datasets whose sources are virtual datasets, this deep at most (a cycle of
-/// mappings would otherwise recurse without end).
-const MAX_DEPTH: usize = 8;
+/// Virtual datasets whose sources are virtual datasets, this deep at most (each level
+/// takes some stack; libhdf5 sets no bound). A cycle is found sooner: see `Nesting`.
+const MAX_DEPTH: usize = 64;
+
+/// A virtual dataset being read: its file and where its mappings are stored.
+type Reading = (PathBuf, Option<u64>, u32);
 
 thread_local! {
-    static DEPTH: Cell<usize> = const { Cell::new(0) };
+    static READING: RefCell<Vec<Reading>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Read `sel` of the virtual dataset `ds` (shape `dims`) as raw element bytes.
 pub(super) fn read(
     ds: &Dataset,
     file: &File,
-    (heap_address, heap_index): (u64, u32),
+    (heap_address, heap_index): (Option<u64>, u32),
     dims: &[u64],
     sel: &[AxisSelection],
     out: &mut [u8],
     threads: usize,
 ) -> Result<()> {
-    let _nesting = Nesting::enter()?;
+    let _nesting = Nesting::enter(file, heap_address, heap_index)?;
     if has_objects(&ds.datatype) {
         // Heap ids and region references name the source's file: resolved per mapping.
         return Err(Error::invalid_argument(
@@ -89,12 +92,12 @@ pub(super) fn read(
 pub(super) fn read_vlen(
     ds: &Dataset,
     file: &File,
-    (heap_address, heap_index): (u64, u32),
+    (heap_address, heap_index): (Option<u64>, u32),
     dims: &[u64],
     sel: &[AxisSelection],
     threads: usize,
 ) -> Result<Vec<VlenValue>> {
-    let _nesting = Nesting::enter()?;
+    let _nesting = Nesting::enter(file, heap_address, heap_index)?;
     for (axis, (s, &len)) in sel.iter().zip(dims).enumerate() {
         s.validate(len, axis)?;
     }
@@ -120,24 +123,32 @@ pub(super) fn read_vlen(
     Ok(out)
 }
 
-/// Virtual datasets read while reading a virtual dataset, on this thread: bounded, and
-/// restored however the read ends (a panic is caught at the bindings).
-struct Nesting(usize);
+/// The virtual datasets being read on this thread, each reading the next through a
+/// mapping: a dataset met again is a cycle of mappings (libhdf5 would recurse until it
+/// crashes), and the chain is bounded. Restored however the read ends (a panic is
+/// caught at the bindings).
+struct Nesting;
 
 impl Nesting {
-    fn enter() -> Result<Nesting> {
-        let depth = DEPTH.with(|d| d.get());
-        if depth >= MAX_DEPTH {
-            return Err(Error::format(format!("virtual datasets nested more than {} deep (a cycle of mappings?)", MAX_DEPTH)));
-        }
-        DEPTH.with(|d| d.set(depth + 1));
-        Ok(Nesting(depth))
+    fn enter(file: &File, heap_address: Option<u64>, heap_index: u32) -> Result<Nesting> {
+        let this: Reading = (file.path().to_path_buf(), heap_address, heap_index);
+        READING.with(|reading| {
+            let mut reading = reading.borrow_mut();
+            if reading.contains(&this) {
+                return Err(Error::format("virtual dataset mappings form a cycle: the dataset is its own source"));
+            }
+            if reading.len() >= MAX_DEPTH {
+                return Err(Error::unsupported(format!("virtual datasets nested more than {} deep", MAX_DEPTH)));
+            }
+            reading.push(this);
+            Ok(Nesting)
+        })
     }
 }
 
 impl Drop for Nesting {
     fn drop(&mut self) {
-        DEPTH.with(|d| d.set(self.0));
+        READING.with(|reading| reading.borrow_mut().pop());
     }
 }
 
@@ -453,7 +464,11 @@ fn indices_selection(indices: Vec<u64>) -> AxisSelection {
 /// Put the read values (row-major over `landing`'s axes) at their output elements:
 /// element offset `base` plus one landing offset per axis.
 fn scatter(values: &[u8], landing: &[Vec<usize>], base: usize, element: usize, out: &mut [u8]) {
-    let Some((last, outer)) = landing.split_last() else { return };
+    let Some((last, outer)) = landing.split_last() else {
+        // a scalar source: its one value lands at `base`
+        out[base * element..(base + 1) * element].copy_from_slice(&values[..element]);
+        return;
+    };
     // the last axis lands on consecutive elements when its offsets step by one
     let contiguous = last.windows(2).all(|w| w[1] == w[0] + 1);
     let row = last.len() * element;
@@ -500,9 +515,14 @@ pub struct VirtualSources {
 }
 
 impl VirtualSources {
-    pub(super) fn read(file: &File, heap_address: u64, heap_index: u32) -> Result<VirtualSources> {
-        let block = file.global_heap().get(file.ctx(), heap_address, heap_index)?;
-        let mappings = parse_mappings(file.ctx(), &block, block.address())?;
+    pub(super) fn read(file: &File, heap_address: Option<u64>, heap_index: u32) -> Result<VirtualSources> {
+        let mappings = match heap_address {
+            Some(address) => {
+                let block = file.global_heap().get(file.ctx(), address, heap_index)?;
+                parse_mappings(file.ctx(), &block, block.address())?
+            }
+            None => Vec::new(), // no mappings stored: every element is the fill value
+        };
         Ok(VirtualSources { mappings, files: Mutex::new(HashMap::new()) })
     }
 
@@ -521,9 +541,17 @@ impl VirtualSources {
                 None => return Ok(None),
             },
         };
+        // a source path that leads to no dataset (a group, a path through a dataset) is
+        // a broken mapping: libhdf5 fails the read (h5py: OSError)
+        let broken = |why: String| Error::format(format!("source '{}': {}", mapping.dataset, why)).in_file(source_file.path());
         match source_file.get(&mapping.dataset) {
-            Ok(obj) => Ok(Some((source_file.clone(), obj.dataset()?))),
+            Ok(obj) => match obj.dataset() {
+                Ok(source) => Ok(Some((source_file.clone(), source))),
+                Err(e) if e.kind() == ErrorKind::InvalidArgument => Err(broken(e.message().to_string())),
+                Err(e) => Err(e),
+            },
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            Err(e) if e.kind() == ErrorKind::InvalidArgument => Err(broken(e.message().to_string())),
             Err(e) => Err(e),
         }
     }

@@ -33,8 +33,9 @@ pub enum Layout {
     Contiguous { address: Option<u64>, size: u64 },
     Chunked(ChunkedLayout),
     /// A virtual dataset: its mappings are the global heap object named here (see
-    /// `format::vds`).
-    Virtual { heap_address: u64, heap_index: u32 },
+    /// `format::vds`); no address when it has no mappings (an empty VirtualLayout:
+    /// every element is the fill value).
+    Virtual { heap_address: Option<u64>, heap_index: u32 },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,7 +154,7 @@ fn parse_v3_to_v5(r: &mut ByteReader, version: u8) -> Result<Layout> {
         CLASS_CHUNKED if version == 3 => parse_chunked_v3(r),
         CLASS_CHUNKED => parse_chunked_v4(r, version),
         CLASS_VIRTUAL if version >= 4 => {
-            let heap_address = r.required_address("virtual dataset mappings")?;
+            let heap_address = r.address_field()?;
             let heap_index = r.u32()?;
             Ok(Layout::Virtual { heap_address, heap_index })
         }
