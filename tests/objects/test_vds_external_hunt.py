@@ -766,9 +766,6 @@ def test_extendible_external_storage(in_tmp):
             (h["x"].shape, h["x"].maxshape, h["x"].external, h["x"].chunks)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): get_storage_size() of external storage grown by set_extent: "
-                   "libhdf5 gives the contiguous size stored in the layout message (24 here), h5turbo "
-                   "(file/dataset.rs Dataset::storage) computes elements x size of the current shape (84)")
 def test_storage_size_of_grown_external_storage(in_tmp):
     _extendible_external(in_tmp / "g.h5")
     with h5py.File("g.h5", "r") as h, h5turbo.File("g.h5") as f:

@@ -232,10 +232,9 @@ impl Dataset {
                 let index = self.chunk_index(file)?;
                 index.map_or((0, 0), |i| (i.len() as u64, i.stored_bytes()))
             }
-            // external raw data: libhdf5 counts it as stored, written or not
-            Layout::Contiguous { .. } if self.external.is_some() => {
-                (1, self.dataspace.num_elements()?.saturating_mul(self.element_size() as u64))
-            }
+            // external raw data: libhdf5 counts it as stored, written or not, at the size
+            // its layout message records (not grown by a later set_extent)
+            Layout::Contiguous { size, .. } if self.external.is_some() => (1, *size),
             Layout::Contiguous { address: Some(_), size } => (1, *size),
             Layout::Contiguous { address: None, .. } | Layout::Virtual { .. } => (0, 0),
             Layout::Compact { data } => (1, data.len() as u64),
