@@ -358,6 +358,10 @@ class Dataset(HLObject):
             raise TypeError("Array must be C-contiguous and writable")
         source = Ellipsis if source_sel is None else source_sel
         target = dest if dest_sel is None else dest[dest_sel]
+        if not isinstance(target, np.ndarray):
+            # one element (integer dest_sel): numpy gives a scalar, not a view, whose
+            # dtype may be narrower than dest's (np.bytes_ of what the slot held)
+            target = np.empty((), dtype=dest.dtype)
         if (_is_view_of(target, dest) and target.flags.c_contiguous and target.dtype == self.dtype
                 and self._selection_shape(source) == target.shape):
             self.read(source, out=target, threads=threads)
@@ -610,6 +614,8 @@ def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
         return _convert_sequences(data, wanted)
     if _is_record(data.dtype) and _is_record(wanted) and (data.dtype.names or wanted.names):
         return _convert_records(data, wanted)
+    if wanted.kind == "S" and data.dtype.kind == "S" and wanted.itemsize != data.dtype.itemsize:
+        return _cut_at_nul(data).astype(wanted)
     if wanted.kind not in "iu" or data.dtype.kind not in "iuf":
         return data.astype(wanted)
     low, high = np.iinfo(wanted).min, np.iinfo(wanted).max
@@ -620,9 +626,26 @@ def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
         return clipped.astype(wanted)
     with np.errstate(invalid="ignore", over="ignore"):
         out = data.astype(wanted)
-        out[data > float(high)] = high
+        if data.dtype.isnative and wanted.isnative:
+            # libhdf5's hardware conversion: clipped above (double)MAX, which for 64-bit
+            # targets is 2**63 itself, then the processor's cast (NaN as numpy casts it)
+            out[data > float(high)] = high
+        else:
+            # its software conversion (either side in the other byte order): clipped
+            # from high + 1 (a power of two, exact in floating point) on, NaN is 0
+            out[data >= float(high) + 1] = high
+            out[np.isnan(data)] = 0
         out[data < float(low)] = low
     return out
+
+
+def _cut_at_nul(data: np.ndarray) -> np.ndarray:
+    """Fixed-length strings ended at their first NUL byte, as libhdf5 converts a string
+    to one of another length (a plain read keeps the bytes after it)."""
+    size = data.dtype.itemsize
+    raw = np.ascontiguousarray(data).reshape(-1).view(np.uint8).reshape(-1, size).copy()
+    raw[np.cumsum(raw == 0, axis=1) > 0] = 0
+    return raw.reshape(-1).view(data.dtype).reshape(data.shape)
 
 
 def _is_record(dtype: np.dtype) -> bool:
