@@ -222,3 +222,4 @@ print(next(int(line.split()[1]) // 1024 for line in open("/proc/self/status") if
     message, resident_mb = out.strip().rsplit("\n", 1)
     assert "/obsm/array: chunk at [0, 0]" in message, out
     assert int(resident_mb) < 1024, out
+

@@ -34,6 +34,7 @@ pub fn zeroed_vec<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
         return Ok(Vec::new());
     }
     let layout = std::alloc::Layout::array::<T>(n).map_err(|_| err())?;
+    check_fits_in_memory(layout.size() as u64, what)?;
     // Zeroed allocation (as vec![0; n]) keeps untouched pages unbacked; unlike it, a
     // failure is reported. SAFETY: `layout` has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
@@ -43,6 +44,49 @@ pub fn zeroed_vec<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
     // SAFETY: `ptr` came from the global allocator with `layout` (n values of T, T's
     // alignment) and holds n zero values (all-zero bytes are zero for every Zero type).
     Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), n, n) })
+}
+
+/// More bytes than the machine has are refused before asking the allocator: with the
+/// kernel's overcommit the allocation would succeed, and filling it (with a fill value,
+/// say: a dataset of 2^36 elements that stores no chunk) would run until the
+/// out-of-memory killer ends the host program.
+fn check_fits_in_memory(bytes: u64, what: &str) -> Result<()> {
+    let memory = physical_memory();
+    if bytes <= memory {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    Err(Error::format(format!(
+        "cannot allocate {}: {:.1} GiB, more than this machine's memory and swap ({:.1} GiB)",
+        what,
+        gib(bytes),
+        gib(memory)
+    )))
+}
+
+/// The machine's memory and swap in bytes, as the kernel's overcommit heuristic counts
+/// them (no bound where the system cannot say).
+fn physical_memory() -> u64 {
+    static MEMORY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *MEMORY.get_or_init(|| system_memory().unwrap_or(u64::MAX))
+}
+
+#[cfg(target_os = "linux")]
+fn system_memory() -> Option<u64> {
+    // SAFETY: sysinfo fills the struct it is given; zeroed is a valid start.
+    let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+    if unsafe { libc::sysinfo(&mut info) } != 0 {
+        return None;
+    }
+    let unit = u64::from(info.mem_unit.max(1));
+    (info.totalram as u64).checked_add(info.totalswap as u64)?.checked_mul(unit)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn system_memory() -> Option<u64> {
+    // SAFETY: sysconf only reads system configuration.
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    (pages > 0 && page_size > 0).then(|| (pages as u64).saturating_mul(page_size as u64))
 }
 
 /// `n` elements of `element_size` bytes each, zeroed; an overflowing or unobtainable
@@ -68,5 +112,14 @@ mod tests {
         assert_eq!(zeroed_elements(2, 3, "x").unwrap(), vec![0u8; 6]);
         assert_eq!(zeroed_vec::<i16>(3, "x").unwrap(), vec![0i16; 3]);
         assert!(zeroed_vec::<i16>(usize::MAX / 2, "x").is_err());
+    }
+
+    // Found by fuzzing the C library: 2^36 elements of an unwritten dataset were
+    // allocated (overcommit) and filled until the out-of-memory killer came.
+    #[test]
+    fn more_than_the_machine_holds_is_refused_before_allocating() {
+        let too_much = physical_memory().saturating_add(1 << 20);
+        let err = zeroed(usize::try_from(too_much).unwrap_or(usize::MAX), "a huge read").unwrap_err();
+        assert!(err.to_string().contains("more than this machine's memory and swap"), "{}", err);
     }
 }

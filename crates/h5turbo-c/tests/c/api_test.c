@@ -672,8 +672,10 @@ static void test_fast5_errors(const char *fast5_dir, const char *broken) {
     CHECK(h5turbo_fast5_open(NULL, 1, 1, 0, &f5) == H5TURBO_E_INVALID, "NULL paths");
 }
 
-/* A read whose Signal claims 2^50 samples, between two good ones: it fails alone, with
- * an error naming it, on every thread count (never an abort). */
+/* A read whose Signal claims 2^40 samples (2 TiB, more than any test machine's memory
+ * and swap), between two good ones: it fails alone, at once, with an error naming it, on
+ * every thread count (never an abort, never an allocation filled until the out-of-memory
+ * killer comes). */
 static void test_fast5_huge_signal(const char *path) {
     for (int threads = 1; threads <= 2; threads++) {
         const char *paths[] = {path};

@@ -6,7 +6,7 @@ dtypes in both byte orders, chunk shapes that do not divide the shape, every fil
 Debian's libhdf5 reads (gzip, shuffle, fletcher32, szip where built in, scale-offset,
 n-bit), compounds, enums, strings, attributes, scalars and empty datasets, and
 groups with creation order tracked. FAST5_OUT: a multi-read fast5 file whose second
-read's Signal claims 2^50 samples (no chunk stored), between two good reads.
+read's Signal claims 2^40 samples (no chunk stored), between two good reads.
 OUTDIR/many_fast5: 150 small multi-read files (gzip signals), 3 reads each, every
 read id its own: more files than h5turbo_fast5_get_batch opens at once.
 OUTDIR/damaged: files broken on purpose for api_test's messages (not compared with
@@ -187,7 +187,10 @@ def structures_file(path):
 
 
 def huge_signal_fast5(path):
-    """Reads read_a, read_b, read_c: the middle one's signal cannot be allocated."""
+    """Reads read_a, read_b, read_c: the middle one's signal cannot be allocated. It
+    claims 2^40 samples (2 TiB, no chunk stored): room in the address space, so with the
+    kernel's overcommit an allocation would succeed and its filling exhaust the machine;
+    the library refuses sizes past its memory and swap before allocating."""
     with h5py.File(path, "w") as f:
         f.attrs["file_type"] = "multi-read"
         for i, name in enumerate(["a", "b", "c"]):
@@ -196,7 +199,7 @@ def huge_signal_fast5(path):
             raw.attrs["read_id"] = np.bytes_(name)
             raw.attrs["read_number"] = np.int32(i)
             if name == "b":
-                raw.create_dataset("Signal", shape=(2**50,), dtype="<i2", chunks=(1024,))
+                raw.create_dataset("Signal", shape=(2**40,), dtype="<i2", chunks=(1024,))
             else:
                 raw.create_dataset("Signal", data=np.arange(100 * (i + 1), dtype="<i2"))
             channel = read.create_group("channel_id")
