@@ -291,3 +291,18 @@ def expect_same(exp, turbo_fn, files=None) -> str | None:
     if files is not None:
         return reference_difference(exp, files[0], got, files[1])
     return difference(exp, got)
+
+
+# --------------------------------------------------------------------------- selections
+
+def selection_summary(space) -> tuple:
+    """What both h5py's dataspace and h5turbo's VirtualSelection answer about a
+    selection: its type, and for points and hyperslabs its count and bounds, and
+    whether (and how) it is one regular hyperslab."""
+    kind = space.get_select_type()
+    out = [kind]
+    if kind in (1, 2):
+        out += [space.get_select_npoints(), space.get_select_bounds()]
+    if kind == 2:
+        out += [space.is_regular_hyperslab(), space.is_regular_hyperslab() and space.get_regular_hyperslab()]
+    return tuple(out)
