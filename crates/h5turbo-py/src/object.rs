@@ -127,7 +127,9 @@ impl Object {
             _ => Some(PyTuple::new(py, value.dataspace.dims.iter())?),
         };
         let elements = guard(|| value.len()).map_err(to_py_err)? as u64;
-        Ok((convert::dtype_of(py, &value.datatype)?, shape, elements * value.datatype.size() as u64))
+        // saturating: a damaged dataspace may claim more elements than bytes can count
+        let stored = elements.saturating_mul(value.datatype.size() as u64);
+        Ok((convert::dtype_of(py, &value.datatype)?, shape, stored))
     }
 
     /// H5DSis_scale (h5py's `Dataset.is_scale`).
