@@ -6,6 +6,7 @@ and the typed errors for what is not a genotype matrix."""
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import h5py
 import hdf5plugin
@@ -258,7 +259,7 @@ def test_closed_file(tmp_path):
         g = GenotypeArray(ds)
     with pytest.raises(h5turbo.ClosedError):
         GenotypeArray(ds)
-    for count in (g.count_alt, g.count_alleles, g.count_called):
+    for count in (g.count_alt, g.count_alleles, g.count_called, g.count_hom, g.is_het, g.to_n_alt):
         with pytest.raises(h5turbo.ClosedError):
             count()
 
@@ -301,7 +302,7 @@ def test_unreadable_chunks_are_errors_naming_the_file_and_dataset(tmp_path):
         np.testing.assert_array_equal(f["calldata/GT"][()], gt)  # libhdf5 reads it back
     with h5turbo.File(path) as f:
         g = GenotypeArray(f["calldata/GT"], threads=2)
-        for count in (g.count_alleles, g.count_alt):
+        for count in (g.count_alleles, g.count_alt, g.is_called, g.to_n_ref, partial(g.count_call, [0, 1])):
             with pytest.raises(h5turbo.Error, match=r"sz\.h5: /calldata/GT: .*SZ"):
                 count()
 
