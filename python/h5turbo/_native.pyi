@@ -117,8 +117,9 @@ class Object:
     def links(self) -> list[Tuple[str, str, Any]]:
         """(name, link_kind, target) in h5py iteration order (creation order when
         the group tracks it, else name order). link_kind is 'hard' (target: object
-        header address), 'soft' (target: path str) or 'external' (target:
-        (file, path))."""
+        header address), 'soft' (target: path str), 'external' (target:
+        (file, path)) or 'unreadable' (target: what is wrong with it: a
+        user-defined link, an external link value that cannot be read)."""
     def link(self, name: str) -> Optional[Tuple[str, str, Any]]:
         """The link ``name`` as links() gives it, None when there is none (one
         lookup, whatever the size of the group)."""
@@ -168,6 +169,10 @@ class Object:
         data) each, selections as File.region gives them; None for other layouts."""
     @property
     def chunks(self) -> Optional[Tuple[int, ...]]: ...
+    @property
+    def string_padding(self) -> Optional[str]:
+        """'nullterm', 'nullpad' or 'spacepad' for a fixed-length string dataset;
+        None for other types."""
     @property
     def chunk_index(self) -> Optional[str]:
         """'btree_v1', 'single_chunk', 'implicit', 'fixed_array',

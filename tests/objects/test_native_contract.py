@@ -25,6 +25,11 @@ def path(tmp_path_factory):
         f["soft"] = h5py.SoftLink("/g/y")
         f["ext"] = h5py.ExternalLink("elsewhere.h5", "/z")
         f.attrs["empty"] = h5py.Empty("i2")
+        f["fixed"] = np.array([b"ab"], "S4")
+        spaced = h5py.h5t.C_S1.copy()
+        spaced.set_size(4)
+        spaced.set_strpad(h5py.h5t.STR_SPACEPAD)
+        h5py.h5d.create(f.id, b"spaced", spaced, h5py.h5s.create_simple((1,))).close()
     return str(path)
 
 
@@ -89,3 +94,8 @@ def test_read_rejects_what_the_contract_excludes(native, path, selection, out):
 
 def test_default_threads(native):
     assert native.default_threads() >= 1
+
+
+def test_string_padding(native, path):
+    f = native.File(path)
+    assert [f.get(name).string_padding for name in ("fixed", "spaced", "x")] == ["nullpad", "spacepad", None]

@@ -205,6 +205,14 @@ class Object:
         return self._h5().chunks
 
     @property
+    def string_padding(self):
+        tid = self._h5().id.get_type()
+        if not isinstance(tid, h5py.h5t.TypeStringID) or tid.is_variable_str():
+            return None
+        return {h5py.h5t.STR_NULLTERM: "nullterm", h5py.h5t.STR_NULLPAD: "nullpad",
+                h5py.h5t.STR_SPACEPAD: "spacepad"}[tid.get_strpad()]
+
+    @property
     def chunk_index(self):
         # h5py exposes no chunk index type; the package does not use it
         return None

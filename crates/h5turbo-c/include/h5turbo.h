@@ -702,7 +702,9 @@ int h5turbo_group_members(const h5turbo_object *group, char ***names, size_t *co
 
 /**
  * The kind of the link `name` in a group: H5TURBO_LINK_HARD, _SOFT or _EXTERNAL
- * (walkers that visit each object once, as H5Ovisit, follow hard links only).
+ * (walkers that visit each object once, as H5Ovisit, follow hard links only);
+ * H5TURBO_E_UNSUPPORTED for a link that cannot be read (a user-defined link, an
+ * external link value libhdf5 wrote past 64 KiB), which its group still lists.
  */
 int h5turbo_link_kind(const h5turbo_object *group, const char *name, int *kind);
 

@@ -204,7 +204,9 @@ pub unsafe extern "C" fn h5turbo_group_members(
 }
 
 /// The kind of the link `name` in a group: H5TURBO_LINK_HARD, _SOFT or _EXTERNAL
-/// (walkers that visit each object once, as H5Ovisit, follow hard links only).
+/// (walkers that visit each object once, as H5Ovisit, follow hard links only);
+/// H5TURBO_E_UNSUPPORTED for a link that cannot be read (a user-defined link, an
+/// external link value libhdf5 wrote past 64 KiB), which its group still lists.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_link_kind(group: *const h5turbo_object, name: *const c_char, kind: *mut c_int) -> c_int {
     guard_put_in(group, kind, "kind", || {
@@ -215,6 +217,9 @@ pub unsafe extern "C" fn h5turbo_link_kind(group: *const h5turbo_object, name: *
             LinkTarget::Hard(_) => H5TURBO_LINK_HARD,
             LinkTarget::Soft(_) => H5TURBO_LINK_SOFT,
             LinkTarget::External { .. } => H5TURBO_LINK_EXTERNAL,
+            LinkTarget::Unreadable { problem, .. } => {
+                return Err(Error::unsupported(format!("link '{}': {}", name, problem)).in_object(group.name()).in_file(group.file().path()))
+            }
         })
     })
 }

@@ -63,9 +63,10 @@ pub fn dtype_of(py: Python<'_>, dt: &Datatype) -> PyResult<PyObject> {
         (DatatypeClass::Compound { members }, NumpyDtype::Structured { fields, itemsize }) => {
             compound_dtype(py, members, fields, *itemsize)
         }
-        (DatatypeClass::Array { .. }, NumpyDtype::SubArray { shape, .. }) => {
-            let base = dtype_of(py, innermost_base(dt))?;
-            Ok(numpy(py)?.getattr("dtype")?.call1(((base, PyTuple::new(py, shape.iter())?),))?.unbind())
+        (DatatypeClass::Array { dims, base }, NumpyDtype::SubArray { .. }) => {
+            // an array of arrays nests as in h5py: dtype((dtype(('>u2', (2,))), (3,)))
+            let base = dtype_of(py, base)?;
+            Ok(numpy(py)?.getattr("dtype")?.call1(((base, PyTuple::new(py, dims.iter())?),))?.unbind())
         }
         (DatatypeClass::Opaque { .. }, NumpyDtype::Simple(_))
             if matches!(dt.h5py_metadata(), Some(DtypeMetadata::NumpyOpaque)) =>
@@ -100,13 +101,6 @@ fn compound_dtype(py: Python<'_>, members: &[CompoundMember], fields: &[(String,
 }
 
 /// The element type under (possibly nested) array types.
-fn innermost_base(dt: &Datatype) -> &Datatype {
-    match &dt.class {
-        DatatypeClass::Array { base, .. } => innermost_base(base),
-        _ => dt,
-    }
-}
-
 fn with_metadata(py: Python<'_>, dtype: &Bound<'_, PyAny>, key: &str, value: Bound<'_, PyAny>) -> PyResult<PyObject> {
     let metadata = PyDict::new(py);
     metadata.set_item(key, value)?;

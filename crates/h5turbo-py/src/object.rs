@@ -35,7 +35,12 @@ impl Object {
             return Ok(dtypes);
         }
         let expected = convert::dtype_of(py, &ds.datatype)?;
-        let base = expected.bind(py).getattr("base")?.unbind();
+        // the innermost element type: an array of arrays nests its dtypes
+        let mut base = expected.bind(py).clone();
+        while !base.getattr("subdtype")?.is_none() {
+            base = base.getattr("base")?;
+        }
+        let base = base.unbind();
         Ok(self.read_dtype.get_or_init(|| (expected, base)))
     }
 
@@ -212,6 +217,21 @@ impl Object {
         ds.chunk_dims().map(|c| PyTuple::new(py, c.iter())).transpose()
     }
 
+    /// How a fixed-length string dataset's values end ('nullterm', 'nullpad',
+    /// 'spacepad'); None for other types. Conversions to another length follow it.
+    #[getter]
+    fn string_padding(&self) -> PyResult<Option<&'static str>> {
+        use h5turbo_core::prelude::{DatatypeClass, StringPadding};
+        Ok(match &self.dataset()?.datatype.class {
+            DatatypeClass::String { padding, .. } => Some(match padding {
+                StringPadding::NullTerminate => "nullterm",
+                StringPadding::NullPad => "nullpad",
+                StringPadding::SpacePad => "spacepad",
+            }),
+            _ => None,
+        })
+    }
+
     #[getter]
     fn chunk_index(&self) -> PyResult<Option<&'static str>> {
         Ok(self.dataset()?.chunk_index_type())
@@ -345,12 +365,14 @@ impl Object {
     }
 }
 
-/// A link as Python sees it: (name, "hard" | "soft" | "external", address | path | (file, path)).
+/// A link as Python sees it: (name, "hard" | "soft" | "external" | "unreadable", address
+/// | path | (file, path) | what is wrong with it).
 fn link_tuple(py: Python<'_>, link: Link) -> PyResult<Bound<'_, PyTuple>> {
     let (kind, target) = match link.target {
         LinkTarget::Hard(a) => ("hard", a.into_pyobject(py)?.into_any()),
         LinkTarget::Soft(p) => ("soft", p.into_pyobject(py)?.into_any()),
         LinkTarget::External { file, path } => ("external", (file, path).into_pyobject(py)?.into_any()),
+        LinkTarget::Unreadable { problem, .. } => ("unreadable", problem.into_pyobject(py)?.into_any()),
     };
     PyTuple::new(py, [link.name.into_pyobject(py)?.into_any(), kind.into_pyobject(py)?.into_any(), target])
 }

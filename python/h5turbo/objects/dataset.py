@@ -93,6 +93,12 @@ class Dataset(HLObject):
     def dtype(self) -> np.dtype:
         return self._obj.dtype
 
+    @cached_property
+    def _spacepad(self) -> bool:
+        """Fixed strings padded with spaces, which conversions to another length keep
+        whole (null-terminated and null-padded ones end at their first NUL there)."""
+        return self._obj.string_padding == "spacepad"
+
     @property
     def ndim(self) -> int:
         self._check_open()
@@ -308,7 +314,8 @@ class Dataset(HLObject):
         arr = np.asarray(self.read(Ellipsis))
         # h5py reads into an array of `dtype` (read_direct): libhdf5 converts, so
         # out-of-range numbers saturate and compounds match fields by name
-        return arr if dtype is None else _converted(arr, _element_dtype(self.dtype), dtype)
+        # an array type's elements convert one by one, where h5py raises OSError
+        return arr if dtype is None else _converted(arr, _element_dtype(self.dtype), dtype, self._spacepad)
 
     def read(self, selection: Any = (), out: Optional[np.ndarray] = None,
              threads: Optional[int] = None, io_depth: Union[int, str, None] = None) -> Any:
@@ -340,8 +347,7 @@ class Dataset(HLObject):
             return _deliver(_select_fields(self._read_plan(plan, nthreads), fields), out)
         if out is None:
             return self._read_plan(plan, nthreads)
-        element = self.dtype.base if self.dtype.subdtype else self.dtype
-        trailing = self.dtype.shape
+        element, trailing = _element_dtype(self.dtype), _array_shape(self.dtype)
         direct = plan.local is None and isinstance(out, np.ndarray) and out.dtype == element
         if direct:
             _check_out(out, plan.out_shape + trailing, element)
@@ -367,10 +373,11 @@ class Dataset(HLObject):
             self.read(source, out=target, threads=threads)
             return
         data = self.read(source, threads=threads)
-        if data.dtype != target.dtype:
-            # what was read: a field's type with field names, the element type of an array type
+        if data.dtype != target.dtype and data.size > 0:  # nothing read: no conversion
+            # what was read: a field's type with field names, the element type of an
+            # array type (converted element by element, where h5py raises TypeError)
             _check_conversion(data.dtype, target.dtype)
-            data = convert(data, target.dtype)
+            data = convert(data, target.dtype, self._spacepad)
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
 
     def _selection_shape(self, selection: Any) -> Optional[tuple]:
@@ -378,7 +385,7 @@ class Dataset(HLObject):
         index, fields = split_fields(selection)
         if fields:
             return None
-        return plan_read(index, self._stored_shape).out_shape + self.dtype.shape
+        return plan_read(index, self._stored_shape).out_shape + _array_shape(self.dtype)
 
     def iter_chunks(self, sel: Any = None) -> Iterator[tuple[slice, ...]]:
         """Per stored chunk meeting ``sel`` (slices or ints), the slices of that intersection.
@@ -550,6 +557,10 @@ class AstypeView(_View):
         names = split_fields(index)[1]
         if names:
             return self._read_fields(index, names)
+        shape = self._dataset._selection_shape(index)
+        if shape is not None and 0 in shape and self.dtype.kind != "U":
+            # nothing to read, nothing to convert: libhdf5 looks for no conversion path
+            return np.zeros(shape, _element_dtype(self.dtype))
         _check_conversion(self._dataset.dtype, self.dtype)
         data = self._dataset[index]
         stored = _vlen_base(self._dataset.dtype)
@@ -559,9 +570,11 @@ class AstypeView(_View):
             return data if base is None else convert(_relabel(data, stored), base)
         if stored is not None and isinstance(data, np.ndarray) and _vlen_base(self.dtype) is not None:
             data = _relabelled_sequences(data, stored)
+        # an array type converts element by element (the read has the array's axes)
+        wanted = _element_dtype(self.dtype)
         if isinstance(data, np.ndarray):
-            return convert(data, self.dtype)
-        return convert(np.asarray(data), self.dtype)[()]
+            return convert(data, wanted, self._dataset._spacepad)
+        return convert(np.asarray(data), wanted, self._dataset._spacepad)[()]
 
     def _read_fields(self, index: Any, names: list[str]) -> Any:
         """``ds.astype(compound)[..., "x"]``: as h5py, the named fields of the target
@@ -582,59 +595,156 @@ class AstypeView(_View):
         _refuse_empty(self._dataset)
         arr = np.asarray(self[...])
         # h5py converts the stored values to `dtype` as libhdf5 does (read_direct)
-        return arr if dtype is None else _converted(arr, _element_dtype(self._dataset.dtype), dtype)
+        return arr if dtype is None else _converted(arr, _element_dtype(self._dataset.dtype), dtype,
+                                                    self._dataset._spacepad)
 
     def __len__(self) -> int:
         return len(self._dataset)
 
 
 def _element_dtype(dtype: np.dtype) -> np.dtype:
-    """What a read gives elements of: an array type's element type, else the dtype."""
-    return dtype.base if dtype.subdtype else dtype
+    """What a read gives elements of: an array type's element type (the innermost of
+    an array of arrays), else the dtype."""
+    while dtype.subdtype is not None:
+        dtype = dtype.subdtype[0]
+    return dtype
 
 
-def _converted(arr: np.ndarray, stored: np.dtype, wanted: Any) -> np.ndarray:
+def _array_shape(dtype: np.dtype) -> tuple[int, ...]:
+    """The axes an array type adds to a read (an array of arrays: both's, outer first)."""
+    shape: tuple[int, ...] = ()
+    while dtype.subdtype is not None:
+        dtype, dims = dtype.subdtype
+        shape += dims
+    return shape
+
+
+def _converted(arr: np.ndarray, stored: np.dtype, wanted: Any, spacepad: bool = False) -> np.ndarray:
     """``arr`` (read from data of type ``stored``) as ``wanted``, converted as libhdf5
     converts and refused where it has no conversion (h5py's ``np.asarray(ds, dtype)``)."""
     wanted = np.dtype(wanted)
     if arr.dtype == wanted:
         return arr
     _check_conversion(stored, wanted)
-    return np.asarray(convert(arr, wanted))
+    return np.asarray(convert(arr, wanted, spacepad))
 
 
-def convert(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+def convert(data: np.ndarray, wanted: np.dtype, spacepad: bool = False) -> np.ndarray:
     """`data` as `wanted`, converted as libhdf5 converts (h5py's astype and read_direct):
     integers saturate at the target's range instead of wrapping, floats beyond it (and
     infinities) become its minimum or maximum, compound fields are matched by name
     (a field the data lacks stays zero; complex numbers are {r, i} compounds),
-    sequences convert element by element. Everything else as numpy casts."""
+    sequences convert element by element, fixed strings end at their first NUL unless
+    space-padded (`spacepad`: the stored strings' padding). Everything else as numpy
+    casts."""
     wanted = np.dtype(wanted)
     if _vlen_base(wanted) is not None and data.dtype.kind == "O":
-        return _convert_sequences(data, wanted)
+        stored = _vlen_base(data.dtype)  # a compound's member keeps its stored type here
+        return _convert_sequences(data if stored is None else _relabelled_sequences(data, stored), wanted)
     if _is_record(data.dtype) and _is_record(wanted) and (data.dtype.names or wanted.names):
         return _convert_records(data, wanted)
     if wanted.kind == "S" and data.dtype.kind == "S" and wanted.itemsize != data.dtype.itemsize:
-        return _cut_at_nul(data).astype(wanted)
+        return (data if spacepad else _cut_at_nul(data)).astype(wanted)
+    if wanted.kind == "f" and data.dtype.kind in "iuf":
+        return _to_float(data, wanted)
     if wanted.kind not in "iu" or data.dtype.kind not in "iuf":
         return data.astype(wanted)
-    low, high = np.iinfo(wanted).min, np.iinfo(wanted).max
     if data.dtype.kind in "iu":
-        have = np.iinfo(data.dtype)
-        # both bounds held by the source type, so the clip is exact
-        clipped = np.clip(data, data.dtype.type(max(have.min, low)), data.dtype.type(min(have.max, high)))
-        return clipped.astype(wanted)
-    with np.errstate(invalid="ignore", over="ignore"):
-        out = data.astype(wanted)
-        if data.dtype.isnative and wanted.isnative:
+        return _int_to_int(data, wanted)
+    return _float_to_int(data, wanted)
+
+
+def _both_native(data: np.ndarray, wanted: np.dtype) -> bool:
+    """libhdf5 converts with C casts (its hardware path) only between native types;
+    either side in the other byte order takes its software conversion."""
+    return data.dtype.isnative and wanted.isnative
+
+
+def _to_float(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    with np.errstate(all="ignore"):  # h5py is silent about overflow
+        out = np.asarray(data.astype(wanted))
+        if _both_native(data, wanted) and (data.dtype.kind in "iu" or wanted.itemsize < data.dtype.itemsize):
+            # libhdf5's hardware path: beyond the target's maximum is infinity, also
+            # where rounding to nearest would have given the maximum
+            top = float(np.finfo(wanted).max)
+            out[data > top] = np.inf
+            out[data < -top] = -np.inf
+        elif not _both_native(data, wanted) and data.dtype.kind == "f" and data.dtype.itemsize != wanted.itemsize:
+            _as_software_conversion(data, out)
+    return out
+
+
+def _as_software_conversion(data: np.ndarray, out: np.ndarray) -> None:
+    """Make numpy's cast of floats `data` to floats of another size (`out`) what
+    libhdf5's software conversion gives (either side in the other byte order): ties
+    round away from zero, a value whose rounding alone passes the maximum is the
+    maximum, and NaN has every mantissa bit set."""
+    wanted = out.dtype
+    if wanted.itemsize < data.dtype.itemsize:
+        finite = np.isfinite(data) & np.isfinite(out)
+        away = np.nextafter(out, np.copysign(np.inf, data).astype(wanted))
+        exact_out, exact_away = out.astype(data.dtype), away.astype(data.dtype)
+        tie = finite & (exact_out != data) & (np.abs(data - exact_out) == np.abs(exact_away - data))
+        out[tie] = away[tie]
+        # libhdf5 rounds the mantissa after choosing the exponent: a carry past the
+        # largest exponent gives the maximum, not infinity
+        # (2**maxexp, where the exponent no longer fits, held by the wider source type)
+        top, limit = np.finfo(wanted).max, np.ldexp(np.ones((), data.dtype), np.finfo(wanted).maxexp)
+        rounded_over = np.isfinite(data) & np.isinf(out) & (np.abs(data) < limit)
+        out[rounded_over] = np.copysign(top, data[rounded_over])
+    nan = np.isnan(data)
+    if not nan.any():
+        return
+    if wanted.itemsize == 16:  # the x87 long double: 64 mantissa bits, 15 exponent bits, sign
+        if np.finfo(wanted).nmant != 63:
+            return  # another platform's long double: left as numpy casts it
+        raw = out.reshape(-1).view(np.uint8).reshape(-1, 16)
+        flat = nan.reshape(-1)
+        raw[flat, :9] = 0xFF
+        raw[flat, 9] = 0x7F | (np.signbit(data.reshape(-1)[flat]).astype(np.uint8) << 7)
+        return
+    bits = out.view(f"{wanted.byteorder}u{wanted.itemsize}")
+    mantissa_and_exponent = (1 << (8 * wanted.itemsize - 1)) - 1
+    sign = np.signbit(data[nan]).astype(bits.dtype) << (8 * wanted.itemsize - 1)
+    bits[nan] = sign | bits.dtype.type(mantissa_and_exponent)
+
+
+def _int_to_int(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    # saturating always: libhdf5 (h5py) swaps the bytes only, without saturating, for a
+    # same-size pair of other sign and byte order ('<i2' -1 as '>u2' is 65535), a
+    # quirk not copied (docs/h5py-compat.md)
+    low, high = np.iinfo(wanted).min, np.iinfo(wanted).max
+    have = np.iinfo(data.dtype)
+    # both bounds held by the source type, so the clip is exact; a 0-d array stays one
+    clipped = np.asarray(np.clip(data, data.dtype.type(max(have.min, low)), data.dtype.type(min(have.max, high))))
+    return clipped.astype(wanted)
+
+
+def _float_to_int(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    low, high = np.iinfo(wanted).min, np.iinfo(wanted).max
+    with np.errstate(all="ignore"):
+        if _both_native(data, wanted) and data.dtype.itemsize == 2 and float(np.float16(high)) == np.inf:
+            # libhdf5 checks a float16 against the target's maximum as a float16, which
+            # is infinity from 16-bit unsigned on: no check applies, the C cast decides
+            # (numpy's cast is that cast)
+            return data.astype(wanted)
+        out = np.asarray(data.astype(wanted))
+        if _both_native(data, wanted):
             # libhdf5's hardware conversion: clipped above (double)MAX, which for 64-bit
-            # targets is 2**63 itself, then the processor's cast (NaN as numpy casts it)
-            out[data > float(high)] = high
+            # targets is 2**63 itself (a long double holds MAX exactly), then the
+            # processor's cast (NaN as numpy casts it, but 0 for 32-bit unsigned)
+            top = data.dtype.type(high) if data.dtype.itemsize > 8 else float(high)
+            out[data > top] = high
+            if wanted.kind == "u" and wanted.itemsize == 4:
+                out[np.isnan(data)] = 0
         else:
             # its software conversion (either side in the other byte order): clipped
-            # from high + 1 (a power of two, exact in floating point) on, NaN is 0
+            # from high + 1 (a power of two, exact in floating point) on, NaN is 0,
+            # and a negative value above -0.5 is the minimum of a signed target
             out[data >= float(high) + 1] = high
             out[np.isnan(data)] = 0
+            if wanted.kind == "i":
+                out[(data < 0) & (data > -0.5)] = low
         out[data < float(low)] = low
     return out
 
@@ -672,6 +782,8 @@ def _convert_records(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
     out = np.zeros(data.shape, target)
     for name in target.names:
         if name in data.dtype.names:
+            # libhdf5 converts a compound only where it can convert each member
+            _check_conversion(data.dtype.fields[name][0], target.fields[name][0])
             # an array field: data[name] has its axes already, convert the elements
             out[name] = convert(data[name], target.fields[name][0].base)
     if wanted.kind != "c":
@@ -735,6 +847,11 @@ def _type_name(dtype: np.dtype) -> str:
     return str(dtype)
 
 
+def _charset(dtype: np.dtype) -> str:
+    """A fixed string dtype's character set, as h5py marks it (plain 'S' is ASCII)."""
+    return (dtype.metadata or {}).get("h5py_encoding", "ascii")
+
+
 def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
     """Refuse what libhdf5 has no conversion for (as h5py's astype does, which numpy
     would do with loss: complex to real drops the imaginary part, bytes parse as
@@ -744,6 +861,12 @@ def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
     if wanted.kind == "U":
         # h5py has no HDF5 type for numpy's UCS-4 strings, whatever is stored
         raise TypeError(f"No conversion path for dtype: {wanted!r}")
+    if stored.subdtype is not None or wanted.subdtype is not None:
+        # an array type converts to an array type of the same dimensions only
+        if stored.shape != wanted.shape:
+            raise OSError(f"Can't convert {stored} to {wanted}: no conversion path (libhdf5 converts "
+                          "array types only to array types of the same dimensions)")
+        stored, wanted = stored.base, wanted.base
 
     def kind(dt: np.dtype) -> str:
         if dt.names is not None:
@@ -767,6 +890,10 @@ def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
           or have == "float" and want in {"integer", "float"}
           or have in {"string", "vlen-string"} and want == "string"
           or have in {"vlen", "vlen-string", "reference"} and want == "object")
+    if ok and have == want == "string" and stored.itemsize != wanted.itemsize and _charset(stored) != _charset(wanted):
+        # libhdf5 converts fixed strings between character sets only where it copies them
+        raise OSError(f"Can't convert {_charset(stored)} strings to {_charset(wanted)} ones of another length: "
+                      "no conversion path (h5py and libhdf5 have none either)")
     if ok:
         return
     message = (f"Can't convert {_type_name(stored)} to {_type_name(wanted)}: "

@@ -364,8 +364,11 @@ def _has_link(group_obj, name: str) -> bool:
         return group_obj.link(name) is not None
     except _native.ClosedError:
         raise
-    except _native.Error:  # an external link the native side does not follow
-        return True
+    except _native.Error:
+        # an external link the native side does not follow, a target that cannot be
+        # opened: a link all the same if the group lists it (a lookup that fails, on
+        # a damaged index say, raises from here)
+        return group_obj.link(name) is not None
     return True
 
 
@@ -378,6 +381,8 @@ def _find_link(group_obj, name: str):
 
 
 def _link_value(kind: str, target: Any):
+    if kind == "unreadable":  # h5py: "Unknown link type" (TypeError) for a user-defined one
+        raise TypeError(f"the link cannot be read: {target}")
     if kind == "soft":
         return SoftLink(target)
     if kind == "external":

@@ -14,6 +14,8 @@ __all__ = ["VDSmap", "VirtualSelection", "virtual_sources"]
 
 # libhdf5's H5S_sel_type values, as h5py's get_select_type() returns them
 _SELECT_TYPES = {"none": 0, "points": 1, "regular": 2, "blocks": 2, "all": 3}
+# a regular hyperslab's unlimited count or block, as libhdf5's H5S_UNLIMITED
+UNLIMITED = 2**64 - 1
 
 
 class VirtualSelection:
@@ -40,7 +42,12 @@ class VirtualSelection:
             raise ValueError(f"a {self.kind} selection is no regular hyperslab")
         return tuple(tuple(int(v) for v in part) for part in self.data)
 
+    def _unlimited(self) -> bool:
+        return self.kind == "regular" and any(v == UNLIMITED for part in self.data[2:] for v in part)
+
     def get_select_npoints(self) -> Optional[int]:
+        if self._unlimited():
+            raise RuntimeError("an unlimited selection has no number of points until its source is opened")
         if self.kind == "none":
             return 0
         if self.kind == "all":
@@ -55,6 +62,8 @@ class VirtualSelection:
 
     def get_select_bounds(self) -> tuple:
         """((low per axis), (high per axis)), inclusive, as h5py's."""
+        if self._unlimited():
+            raise RuntimeError("an unlimited selection has no bounds until its source is opened")
         if self.kind == "all":
             if self.shape is None:
                 raise ValueError("the extent of this selection is not stored")

@@ -69,17 +69,21 @@ fn full_width(size: usize, bit_offset: u16, precision: u16) -> bool {
 }
 
 /// IEEE half, single and double in their own size: what numpy stores for f2, f4, f8
-/// (and the platform's long double for f16).
+/// (and the platform's long double for f16). The normalization counts: the same
+/// fields with the leading bit stored rather than implied hold other numbers.
 fn numpy_float_layout(l: &FloatLayout, size: usize) -> bool {
-    let (precision, sign, exp_loc, exp_size, mant_size, bias) = match size {
-        2 => (16, 15, 10, 5, 10, 15),
-        4 => (32, 31, 23, 8, 23, 127),
-        8 => (64, 63, 52, 11, 52, 1023),
+    const IMPLIED: u8 = 2; // the file format's normalization field
+    const STORED: u8 = 0;
+    let (precision, sign, exp_loc, exp_size, mant_size, bias, normalization) = match size {
+        2 => (16, 15, 10, 5, 10, 15, IMPLIED),
+        4 => (32, 31, 23, 8, 23, 127, IMPLIED),
+        8 => (64, 63, 52, 11, 52, 1023, IMPLIED),
         // x87 extended precision in 16 bytes: numpy's long double on x86 (h5py '<f16').
-        16 if cfg!(any(target_arch = "x86_64", target_arch = "x86")) => (80, 79, 64, 15, 64, 16383),
+        16 if cfg!(any(target_arch = "x86_64", target_arch = "x86")) => (80, 79, 64, 15, 64, 16383, STORED),
         _ => return false,
     };
     l.order != ByteOrder::Vax
+        && l.normalization == normalization
         && l.bit_offset == 0
         && l.precision == precision
         && (l.sign_location, l.exponent_location, l.exponent_size) == (sign, exp_loc, exp_size)

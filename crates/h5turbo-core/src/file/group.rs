@@ -166,6 +166,10 @@ impl Object {
         let path = self.child_path(name);
         match link.target {
             LinkTarget::Hard(address) => self.file.object_at(address, path),
+            LinkTarget::Soft(target) if target.is_empty() => {
+                // libhdf5 refuses it ("invalid link length"): it names nothing, not the group
+                Err(Error::not_found(format!("soft link '{}' has an empty value and leads nowhere", path)).in_file(self.file.path()))
+            }
             LinkTarget::Soft(target) => {
                 let absolute = if target.starts_with('/') {
                     target
@@ -183,6 +187,9 @@ impl Object {
             }
             LinkTarget::External { file, path: target } if walk.external => {
                 self.follow_external(&path, &file, &target, walk.next_hop())
+            }
+            LinkTarget::Unreadable { problem, .. } => {
+                Err(Error::not_found(format!("link '{}' cannot be followed: {}", path, problem)).in_file(self.file.path()))
             }
             LinkTarget::External { file, path: target } => Err(Error::unsupported(format!(
                 "'{}' is an external link to '{}' in file '{}'; external links are not followed",

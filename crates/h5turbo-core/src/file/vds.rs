@@ -22,7 +22,7 @@ use crate::engine::AxisSelection;
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::convert::numpy_dtype::has_objects;
 use crate::convert::values::{resolve_vlen_elements, VlenValue};
-use crate::format::reference::Selection;
+use crate::format::reference::{Selection, UNLIMITED};
 use crate::format::vds::{parse_mappings, Mapping, SourceFile};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -328,6 +328,9 @@ fn axis_runs(selection: &Selection, dims: &[u64], side: &str) -> Result<Option<V
             if start.len() != dims.len() {
                 return Err(rank_error(start.len()));
             }
+            if count.iter().chain(block).any(|&v| v == UNLIMITED) {
+                return Err(Error::unsupported(format!("an unlimited {} selection (a mapping that grows with its source)", side)));
+            }
             // a single block's stride is meaningless (libhdf5 stores 1): its block spans it
             (0..dims.len())
                 .map(|d| {
@@ -416,7 +419,7 @@ fn plan(
     let (v_axes, s_axes) = (spread_axes(&virtual_runs), spread_axes(&source_runs));
     let v_lens: Vec<u64> = v_axes.iter().map(|&d| virtual_runs[d].len()).collect();
     let s_lens: Vec<u64> = s_axes.iter().map(|&d| source_runs[d].len()).collect();
-    if v_lens != s_lens {
+    if v_lens != s_lens && !pairs_in_order(&virtual_runs, &covered, &v_lens, &s_lens) {
         let (v, s): (u64, u64) = (virtual_runs.iter().map(Axis::len).product(), source_runs.iter().map(Axis::len).product());
         if v != s {
             return Err(Error::format(format!("mapping selects {} virtual and {} source elements", v, s)));
@@ -449,6 +452,19 @@ fn plan(
         .map(|d| covered[d][0].0 as usize * request.strides[d])
         .sum();
     Ok(Some(Piece { file: source_file, source, selection: source_sel, landing, base }))
+}
+
+/// Whether a mapping whose source selection holds another number of elements than its
+/// virtual one (a source dataset of another size than declared, mapped with the 'all'
+/// selection) can still serve this request, as libhdf5 serves it: the selections'
+/// elements pair in order, so a part of the mapping whose elements all have a partner
+/// reads, while a read of the whole mapping fails. Along one spread axis each only:
+/// pairing across axes of different lengths would need point selections in the source.
+fn pairs_in_order(virtual_runs: &[Axis], covered: &[Vec<(u64, u64)>], v_lens: &[u64], s_lens: &[u64]) -> bool {
+    let ([v_len], [s_len]) = (v_lens, s_lens) else { return false };
+    let whole = virtual_runs.iter().zip(covered).all(|(run, pairs)| pairs.len() as u64 == run.len());
+    let partnered = covered.iter().flatten().all(|&(_, k)| k < *s_len.min(v_len));
+    !whole && partnered
 }
 
 /// Strictly increasing indices as an engine selection (a range when evenly spaced).
@@ -544,13 +560,19 @@ impl VirtualSources {
         // a source path that leads to no dataset (a group, a path through a dataset) is
         // a broken mapping: libhdf5 fails the read (h5py: OSError)
         let broken = |why: String| Error::format(format!("source '{}': {}", mapping.dataset, why)).in_file(source_file.path());
-        match source_file.get(&mapping.dataset) {
+        // through external links in the source file too, as libhdf5 follows them
+        match source_file.get_following_external(&mapping.dataset) {
             Ok(obj) => match obj.dataset() {
-                Ok(source) => Ok(Some((source_file.clone(), source))),
+                Ok(source) => Ok(Some((obj.file().clone(), source))),
                 Err(e) if e.kind() == ErrorKind::InvalidArgument => Err(broken(e.message().to_string())),
                 Err(e) => Err(e),
             },
-            Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+            // a missing dataset reads as fill, a missing group on its way fails (libhdf5:
+            // "component not found")
+            Err(e) if e.kind() == ErrorKind::NotFound => match missing_group_on_the_way(&source_file, &mapping.dataset) {
+                Some(group) => Err(broken(format!("no group '{}' in the source file", group))),
+                None => Ok(None),
+            },
             Err(e) if e.kind() == ErrorKind::InvalidArgument => Err(broken(e.message().to_string())),
             Err(e) => Err(e),
         }
@@ -568,6 +590,13 @@ impl VirtualSources {
     }
 }
 
+/// The group path of `dataset` (a path that was not found in `file`) when that group
+/// does not exist either.
+fn missing_group_on_the_way(file: &File, dataset: &str) -> Option<String> {
+    let (group, _) = dataset.trim_end_matches('/').rsplit_once('/')?;
+    let group = if group.is_empty() { "/" } else { group };
+    matches!(file.get_following_external(group), Err(e) if e.kind() == ErrorKind::NotFound).then(|| group.to_string())
+}
 
 #[cfg(test)]
 mod tests {

@@ -43,6 +43,12 @@ const FILTER_SHUFFLE: u8 = 1;
 const FILTER_BITSHUFFLE: u8 = 2;
 const FILTER_DELTA: u8 = 3;
 const FILTER_TRUNC_PREC: u8 = 4;
+/// Byte delta (c-blosc2's bytedelta plugin): each byte stream of a shuffled block
+/// delta-coded. 34 is its first version, whose SIMD builds restart the running sum for
+/// the bytes after a stream's last whole 16; builds without SIMD (hdf5plugin's, which
+/// h5py reads with) do not, and neither does this reader, so that it reads as h5py.
+const FILTER_BYTEDELTA_FIRST: u8 = 34;
+const FILTER_BYTEDELTA: u8 = 35;
 
 /// Frame header fields at fixed offsets (README_CFRAME_FORMAT in c-blosc2).
 const FRAME_MAGIC: &[u8] = b"b2frame\0";
@@ -159,13 +165,15 @@ fn parse_b2nd(content: &[u8]) -> Result<NdLayout> {
         return Err(bad("too few fields"));
     }
     r.int().ok_or_else(|| bad("version"))?;
-    let ndim = r.int().filter(|n| (1..=8).contains(n)).ok_or_else(|| bad("rank"))? as usize;
+    // c-blosc2 writes b2nd frames up to its limit of 16 dimensions (plain frames above)
+    let ndim = r.int().filter(|n| (1..=16).contains(n)).ok_or_else(|| bad("rank"))? as usize;
     let mut dims = |what: &str| -> Result<Vec<usize>> {
-        let n = r.array_len().ok_or_else(|| bad(what))?;
-        if n != ndim {
+        // c-blosc2 marks each list as a msgpack fixarray, 0x90 + rank, also where that
+        // overflows into another tag (rank 16: 0xa0); its reader skips the byte
+        if r.byte() != Some(0x90u8.wrapping_add(ndim as u8)) {
             return Err(bad(what));
         }
-        (0..n)
+        (0..ndim)
             .map(|_| r.int().filter(|&d| d >= 0).and_then(|d| usize::try_from(d).ok()).ok_or_else(|| bad(what)))
             .collect()
     };
@@ -175,8 +183,9 @@ fn parse_b2nd(content: &[u8]) -> Result<NdLayout> {
     if block_shape.contains(&0) || chunk_shape.contains(&0) {
         return Err(bad("zero-sized chunk or block"));
     }
-    // Blocks lie inside chunks (c-blosc2 never writes otherwise); this also bounds the
-    // block-padded chunk we decode into to less than 2^rank times the real one.
+    // Blocks lie inside chunks (c-blosc2 never writes otherwise); the block-padded chunk
+    // we decode into is then less than 2^rank times the real one, and is allocated only
+    // once the chunk's own header has said that size (decode).
     if block_shape.iter().zip(&chunk_shape).any(|(b, c)| b > c) {
         return Err(bad("block larger than the chunk"));
     }
@@ -465,11 +474,31 @@ fn decode_block(
                 let reference = if at == 0 { None } else { Some(&dst[..at]) };
                 undo_delta(cur, reference, h.type_size);
             }
+            FILTER_BYTEDELTA_FIRST | FILTER_BYTEDELTA => {
+                let streams = if h.filters_meta[i] == 0 { h.type_size } else { usize::from(h.filters_meta[i]) };
+                undo_bytedelta(cur, streams);
+            }
             f => return Err(crate::unsupported!("blosc2: filter {} in the chunk's pipeline", f)),
         }
     }
     dst[at..at + len].copy_from_slice(cur);
     Ok(())
+}
+
+/// Undo byte delta in place: `streams` equal byte streams (bytes past the last whole
+/// stream are left as they are), each the running sum of its bytes.
+fn undo_bytedelta(block: &mut [u8], streams: usize) {
+    let stream_len = block.len() / streams.max(1);
+    if stream_len == 0 {
+        return;
+    }
+    for stream in block.chunks_exact_mut(stream_len).take(streams) {
+        let mut sum = 0u8;
+        for b in stream.iter_mut() {
+            sum = sum.wrapping_add(*b);
+            *b = sum;
+        }
+    }
 }
 
 fn decode_streams(
@@ -691,6 +720,11 @@ pub fn decode(src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
         // Blocks are whole slabs of the chunk: the tiled order is already C order.
         return decode_frame_chunk(&frame, offset, item, dst, ctx);
     }
+    if let Some(stored) = frame.chunk_nbytes(offset) {
+        if stored != ext_bytes {
+            return Err(crate::format_err!("blosc2: chunk holds {} bytes, its b2nd blocks {}", stored, ext_bytes));
+        }
+    }
     let mut tiled = std::mem::take(&mut ctx.tiles);
     tiled.resize(ext_bytes, 0);
     let result = decode_frame_chunk(&frame, offset, item, &mut tiled, ctx).and_then(|()| untile(&tiled, nd, item, dst));
@@ -699,6 +733,25 @@ pub fn decode(src: &[u8], dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
 }
 
 /// The one chunk of the frame, stored at `offset` after the header or special.
+impl Frame<'_> {
+    /// The data chunk at `offset` (None for a special offset, which stores none).
+    fn chunk_at(&self, offset: u64) -> Result<Option<&[u8]>> {
+        if offset & SPECIAL_OFFSET != 0 {
+            return Ok(None);
+        }
+        let at = usize::try_from(offset).ok().and_then(|o| o.checked_add(self.header_len));
+        at.filter(|&a| a < self.header_len + self.data_len)
+            .and_then(|a| self.bytes.get(a..self.header_len + self.data_len))
+            .map(Some)
+            .ok_or_else(|| crate::format_err!("blosc2: chunk offset {} outside the frame's data", offset))
+    }
+
+    /// The decoded size the chunk at `offset` declares, where its header can be read.
+    fn chunk_nbytes(&self, offset: u64) -> Option<usize> {
+        ChunkHeader::parse(self.chunk_at(offset).ok()??).ok().map(|h| h.nbytes)
+    }
+}
+
 fn decode_frame_chunk(frame: &Frame<'_>, offset: u64, item: usize, dst: &mut [u8], ctx: &mut Contexts) -> Result<()> {
     if offset & SPECIAL_OFFSET != 0 {
         let kind = (offset >> 56) as u8 & 0x7F;
@@ -708,17 +761,28 @@ fn decode_frame_chunk(frame: &Frame<'_>, offset: u64, item: usize, dst: &mut [u8
             k => Err(crate::format_err!("blosc2: unknown special chunk offset kind {}", k)),
         };
     }
-    let at = usize::try_from(offset).ok().and_then(|o| o.checked_add(frame.header_len));
-    let chunk = at
-        .filter(|&a| a < frame.header_len + frame.data_len)
-        .and_then(|a| frame.bytes.get(a..frame.header_len + frame.data_len))
-        .ok_or_else(|| crate::format_err!("blosc2: chunk offset {} outside the frame's data", offset))?;
+    let chunk = frame.chunk_at(offset)?.ok_or_else(|| crate::format_err!("blosc2: special chunk offset {}", offset))?;
     decode_chunk(chunk, dst, ctx)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytedelta_is_a_running_sum_per_stream() {
+        // 3 streams of 21 bytes and 2 bytes past the last stream, left as they are
+        let original: Vec<u8> = (0u8..65).map(|x| x.wrapping_mul(91).wrapping_add(7)).collect();
+        let mut coded = original.clone();
+        for s in 0..3 {
+            let stream = &original[s * 21..(s + 1) * 21];
+            for k in 1..21 {
+                coded[s * 21 + k] = stream[k].wrapping_sub(stream[k - 1]);
+            }
+        }
+        undo_bytedelta(&mut coded, 3);
+        assert_eq!(coded, original);
+    }
 
     #[test]
     fn delta_round_trip_matches_the_c_definition() {

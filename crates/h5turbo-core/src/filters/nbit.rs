@@ -24,11 +24,16 @@ const ORDER_BE: u32 = 1;
 const MAX_DEPTH: usize = 16;
 
 pub fn check(cd: &[u32]) -> Result<()> {
-    if cd.len() < 5 || cd[0] as usize != cd.len() {
-        return Err(crate::format_err!("nbit: client data holds {} values but announces {:?}", cd.len(), cd.first()));
+    // [count of values, "stored as is" flag, elements, ...]: libhdf5 writes only the
+    // first three for types it does not pack (enums, strings, references)
+    if cd.len() < 3 || cd[0] as usize != cd.len() {
+        return Err(crate::format_err!("nbit: {} client data values, where the first says {:?}", cd.len(), cd.first()));
     }
     if cd[1] != 0 {
         return Ok(());
+    }
+    if cd.len() < 5 {
+        return Err(crate::format_err!("nbit: {} client data values describe no datatype", cd.len()));
     }
     if cd[4] == 0 {
         return Err(crate::format_err!("nbit: datatype size 0"));
@@ -255,8 +260,12 @@ mod tests {
         assert!(check(&[6, 0, 2, 9, 2, 0]).is_err());
         assert!(check(&[8, 0, 2, COMPOUND, 4, 1, 2, ATOMIC]).is_err());
         assert!(decode(&[0; 4], &mut out, &[8, 0, 3, ATOMIC, 2, ORDER_LE, 12, 2]).is_err());
-        // "Stored as is".
+        // "Stored as is", with the type described or (enums, strings: libhdf5 writes
+        // three values) not
         decode(&[1, 2, 3, 4], &mut out, &[5, 1, 2, ATOMIC, 2]).unwrap();
         assert_eq!(out, [1, 2, 3, 4]);
+        decode(&[5, 6, 7, 8], &mut out, &[3, 1, 2]).unwrap();
+        assert_eq!(out, [5, 6, 7, 8]);
+        assert!(check(&[3, 0, 2]).is_err() && check(&[2, 1]).is_err());
     }
 }

@@ -10,6 +10,10 @@ pub enum LinkTarget {
     Soft(String),
     /// An object in another file.
     External { file: String, path: String },
+    /// A link that cannot be followed: a user-defined class, or an external link
+    /// whose value cannot be read (libhdf5 writes values past 64 KiB with their
+    /// length wrapped). It breaks itself only, as in libhdf5: its group still lists it.
+    Unreadable { class: u8, problem: String },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,9 +77,17 @@ fn parse_link_target(r: &mut ByteReader, link_type: u8) -> Result<LinkTarget> {
         LINK_EXTERNAL => {
             let len = r.u16()? as usize;
             let at = r.address();
-            parse_external_value(ByteReader::new(r.bytes(len)?, at, r.sizes()))
+            let value = ByteReader::new(r.bytes(len)?, at, r.sizes());
+            Ok(parse_external_value(value).unwrap_or_else(|e| LinkTarget::Unreadable {
+                class: LINK_EXTERNAL,
+                problem: format!("its external link value cannot be read: {}", e.message()),
+            }))
         }
-        t if t > LINK_EXTERNAL => Err(crate::unsupported!("user-defined link type {}", t).at(r.address())),
+        t if t > LINK_EXTERNAL => {
+            let len = r.u16()? as usize; // user-defined values are length-prefixed, as external ones
+            r.bytes(len)?;
+            Ok(LinkTarget::Unreadable { class: t, problem: format!("it is a user-defined link (class {})", t) })
+        }
         t => Err(crate::format_err!("link type {} is reserved", t).at(r.address())),
     }
 }
@@ -235,12 +247,23 @@ mod tests {
         }
         let reserved = message(LINK_HAS_TYPE, &[5], b"s", &[0, 0]);
         assert_eq!(parse_link_message(&reserved, 0, Sizes::DEFAULT).unwrap_err().kind(), crate::ErrorKind::Format);
-        let user = message(LINK_HAS_TYPE, &[65], b"s", &[0, 0]);
-        assert_eq!(parse_link_message(&user, 0, Sizes::DEFAULT).unwrap_err().kind(), crate::ErrorKind::Unsupported);
         let empty_name = message(0, &[], b"", &1u64.to_le_bytes());
         assert!(parse_link_message(&empty_name, 0, Sizes::DEFAULT).is_err());
+        // a value longer than the message is the message's damage
+        let overrun = message(LINK_HAS_TYPE, &[LINK_EXTERNAL], b"e", &[9, 0, 0, b'f', 0]);
+        assert!(parse_link_message(&overrun, 0, Sizes::DEFAULT).is_err());
+    }
+
+    #[test]
+    fn links_that_cannot_be_followed_still_parse() {
+        // a user-defined class, and an external value without its path (libhdf5 wraps
+        // the length of values past 64 KiB): the link is listed, and broken alone
+        let user = message(LINK_HAS_TYPE, &[65], b"s", &[2, 0, 7, 7]);
+        let target = parse_link_message(&user, 0, Sizes::DEFAULT).unwrap().target;
+        assert!(matches!(target, LinkTarget::Unreadable { class: 65, .. }), "{:?}", target);
         let bad_external = message(LINK_HAS_TYPE, &[LINK_EXTERNAL], b"e", &[3, 0, 0, b'f', 0]);
-        assert!(parse_link_message(&bad_external, 0, Sizes::DEFAULT).is_err());
+        let target = parse_link_message(&bad_external, 0, Sizes::DEFAULT).unwrap().target;
+        assert!(matches!(target, LinkTarget::Unreadable { class: LINK_EXTERNAL, .. }), "{:?}", target);
     }
 
     #[test]

@@ -80,6 +80,25 @@ pub fn parse_region(ctx: &FormatContext, bytes: &[u8], at: u64) -> Result<Region
 /// A serialized dataspace selection (libhdf5's H5S_SELECT_SERIALIZE bytes), as region
 /// references and virtual dataset mappings store them.
 pub fn parse_selection(r: &mut ByteReader) -> Result<Selection> {
+    parse(r, Unlimited::Refused)
+}
+
+/// A virtual dataset mapping's selection, where a regular hyperslab's count or block
+/// may be unlimited (`UNLIMITED`): the mapping grows with its source. Listed, not read.
+pub fn parse_virtual_selection(r: &mut ByteReader) -> Result<Selection> {
+    parse(r, Unlimited::Allowed)
+}
+
+/// A regular hyperslab count or block that is unlimited, as `Selection::Regular` holds it.
+pub const UNLIMITED: u64 = u64::MAX;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unlimited {
+    Refused,
+    Allowed,
+}
+
+fn parse(r: &mut ByteReader, unlimited: Unlimited) -> Result<Selection> {
     let kind = r.u32()?;
     let version = r.u32()?;
     let selection = match kind {
@@ -91,7 +110,7 @@ pub fn parse_selection(r: &mut ByteReader) -> Result<Selection> {
             if kind == SEL_NONE { Selection::None } else { Selection::All }
         }
         SEL_POINTS => points(r, version)?,
-        SEL_HYPERSLABS => hyperslabs(r, version)?,
+        SEL_HYPERSLABS => hyperslabs(r, version, unlimited)?,
         k => return Err(r.error(format!("unknown selection type {}", k))),
     };
     Ok(selection)
@@ -118,7 +137,7 @@ fn points(r: &mut ByteReader, version: u32) -> Result<Selection> {
 
 /// Hyperslabs: v1 irregular blocks in 4-byte fields; v2 regular only, 8-byte fields;
 /// v3 regular or irregular with an encode size.
-fn hyperslabs(r: &mut ByteReader, version: u32) -> Result<Selection> {
+fn hyperslabs(r: &mut ByteReader, version: u32, unlimited: Unlimited) -> Result<Selection> {
     match version {
         1 => {
             r.skip(8)?; // reserved, length
@@ -132,13 +151,13 @@ fn hyperslabs(r: &mut ByteReader, version: u32) -> Result<Selection> {
             if flags & HYPER_REGULAR == 0 {
                 return Err(r.error("version 2 hyperslab selection that is not regular"));
             }
-            regular(r, rank, 8)
+            regular(r, rank, 8, unlimited)
         }
         3 => {
             let flags = r.u8()?;
             let size = encode_size(r)?;
             let rank = rank(r)?;
-            if flags & HYPER_REGULAR != 0 { regular(r, rank, size) } else { blocks(r, rank, size) }
+            if flags & HYPER_REGULAR != 0 { regular(r, rank, size, unlimited) } else { blocks(r, rank, size) }
         }
         v => Err(r.error(format!("hyperslab selection version {} is not supported", v))),
     }
@@ -161,7 +180,7 @@ fn blocks(r: &mut ByteReader, rank: usize, size: usize) -> Result<Selection> {
     Ok(Selection::Blocks { rank, starts, ends })
 }
 
-fn regular(r: &mut ByteReader, rank: usize, size: usize) -> Result<Selection> {
+fn regular(r: &mut ByteReader, rank: usize, size: usize, unlimited: Unlimited) -> Result<Selection> {
     let (mut start, mut stride, mut count, mut block) = (vec![], vec![], vec![], vec![]);
     for _ in 0..rank {
         start.push(r.uint(size)?);
@@ -170,7 +189,12 @@ fn regular(r: &mut ByteReader, rank: usize, size: usize) -> Result<Selection> {
         block.push(r.uint(size)?);
     }
     if count.iter().chain(&block).any(|&v| is_undefined(v, size)) {
-        return Err(Error::unsupported("a selection with an unlimited hyperslab count or block"));
+        if unlimited == Unlimited::Refused {
+            return Err(Error::unsupported("a selection with an unlimited hyperslab count or block"));
+        }
+        for v in count.iter_mut().chain(block.iter_mut()).filter(|v| is_undefined(**v, size)) {
+            *v = UNLIMITED;
+        }
     }
     Ok(Selection::Regular { start, stride, count, block })
 }

@@ -8,7 +8,7 @@
 
 use super::checksum::verify_trailing;
 use super::reader::ByteReader;
-use super::reference::{parse_selection, Selection};
+use super::reference::{parse_virtual_selection, Selection};
 use super::FormatContext;
 use crate::error::{Error, Result};
 
@@ -82,8 +82,8 @@ fn mapping(r: &mut ByteReader, version: u8, earlier: &[Mapping]) -> Result<Mappi
     } else {
         text(r, "source dataset name")?
     };
-    let source_selection = parse_selection(r)?;
-    let virtual_selection = parse_selection(r)?;
+    let source_selection = parse_virtual_selection(r)?;
+    let virtual_selection = parse_virtual_selection(r)?;
     Ok(Mapping { file, dataset, source_selection, virtual_selection })
 }
 
@@ -181,6 +181,27 @@ mod tests {
         b[at] = 2;
         let e = parse_mappings(&ctx(), &sealed(b), 0).unwrap_err();
         assert!(e.to_string().contains("shared with mapping 2"), "{}", e);
+    }
+
+    #[test]
+    fn unlimited_mappings_are_listed_where_region_references_refuse_them() {
+        let mut b = vec![0u8];
+        b.extend(1u64.to_le_bytes());
+        b.extend(b"s.h5\0d\0");
+        b.extend(regular(0, 1, u16::MAX, 1));
+        b.extend(regular(2, 4, u16::MAX, 2));
+        let maps = parse_mappings(&ctx(), &sealed(b), 0).unwrap();
+        let unlimited = |start, stride, block| Selection::Regular {
+            start: vec![start],
+            stride: vec![stride],
+            count: vec![crate::format::reference::UNLIMITED],
+            block: vec![block],
+        };
+        assert_eq!((&maps[0].source_selection, &maps[0].virtual_selection), (&unlimited(0, 1, 1), &unlimited(2, 4, 2)));
+        let bytes = regular(0, 1, u16::MAX, 1);
+        let mut r = ByteReader::new(&bytes, 0, ctx().sizes());
+        let e = crate::format::reference::parse_selection(&mut r).unwrap_err();
+        assert_eq!(e.kind(), crate::error::ErrorKind::Unsupported);
     }
 
     #[test]

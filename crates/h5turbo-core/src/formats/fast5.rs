@@ -708,7 +708,7 @@ fn read_links(group: &Object) -> Result<Vec<(String, Option<u64>)>> {
         .into_iter()
         .map(|l| match l.target {
             LinkTarget::Hard(address) => (l.name, Some(address)),
-            LinkTarget::Soft(_) | LinkTarget::External { .. } => (l.name, None),
+            LinkTarget::Soft(_) | LinkTarget::External { .. } | LinkTarget::Unreadable { .. } => (l.name, None),
         })
         .collect())
 }
