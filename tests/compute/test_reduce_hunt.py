@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import h5turbo
+from support.h5compare import outcome as _outcome
 
 OPS = ("sum", "mean", "var", "std", "min", "max", "count_nonzero")
 FLOAT_OPS = ("sum", "mean", "var", "std")
@@ -89,16 +90,6 @@ def files(tmp_path_factory):
     _write(path)
     with h5py.File(path, "r") as reference, h5turbo.File(path) as ours:
         yield reference, ours
-
-
-def _outcome(call):
-    """(result, exception) of `call`, numpy's warnings silenced."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            return call(), None
-        except Exception as exc:  # noqa: BLE001 - the type is what is compared
-            return None, exc
 
 
 def _assert_same(got, want, tol: float = 0.0) -> None:

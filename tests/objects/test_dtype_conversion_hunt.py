@@ -25,6 +25,7 @@ import numpy as np
 import pytest
 
 import h5turbo
+from support.h5compare import outcome as _outcome
 
 # ---------------------------------------------------------------------- numbers
 
@@ -91,15 +92,6 @@ def _key(arr: np.ndarray, i: int):
         return bool(x.view(np.uint8)[0])
     raw = x.tobytes()
     return raw[:10] if arr.dtype.kind == "f" and arr.dtype.itemsize == 16 else raw
-
-
-def _outcome(fn):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(), None
-    except Exception as exc:  # noqa: BLE001 -- compared with what h5py raised
-        return None, exc
 
 
 @pytest.fixture(scope="module")

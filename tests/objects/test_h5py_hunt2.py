@@ -6,7 +6,6 @@ read_direct's broadcasting, and the refusal of writes on a file opened read-only
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import h5py
@@ -15,6 +14,7 @@ import pytest
 
 import h5turbo
 from support.common import corpus_dir
+from support.h5compare import outcome as _outcome
 
 COMPOUND = np.dtype([("x", "i4"), ("y", "f8"), ("s", "S5")])
 
@@ -36,16 +36,6 @@ def h5file(tmp_path_factory) -> Path:
 
 def _both(path: Path):
     return h5py.File(path, "r"), h5turbo.File(path, "r")
-
-
-def _outcome(fn):
-    """(value, None) or (None, exception), numpy's cast warnings silenced."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return fn(), None
-    except Exception as exc:  # noqa: BLE001 -- compared with what h5py raised
-        return None, exc
 
 
 def _assert_same(expected_fn, got_fn):

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import h5turbo
+from support.h5compare import outcome as _outcome
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +36,6 @@ def h5file(tmp_path_factory) -> Path:
         f["c"].dims[0].attach_scale(f["scale"])
         f["c"].dims[1].label = "columns"
     return path
-
-
-def _outcome(call):
-    """(value, None) or (None, the exception) of ``call()``."""
-    try:
-        return call(), None
-    except Exception as exc:  # noqa: BLE001 - the exception is what is compared
-        return None, exc
 
 
 def _assert_refused_alike(h, f, call, says: str, kind=h5turbo.Error):

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from support.common import import_h5turbo
+from support.h5compare import outcome as _outcome
 
 h5turbo = import_h5turbo()
 
@@ -409,13 +410,6 @@ def _same_fill(want, got):
                 return f"field {field}: {diff}"
         return None
     return _same(want, got)
-
-
-def _outcome(fn):
-    try:
-        return fn(), None
-    except Exception as exc:  # compared by type below
-        return None, exc
 
 
 def _compare(fn_ref, fn_got, tag, problems, equal=_same):
