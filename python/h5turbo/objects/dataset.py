@@ -363,6 +363,8 @@ class Dataset(HLObject):
         if not isinstance(dest, np.ndarray) or not dest.flags.c_contiguous or not dest.flags.writeable:
             raise TypeError("Array must be C-contiguous and writable")
         source = Ellipsis if source_sel is None else source_sel
+        if any(e is None for e in (source if isinstance(source, tuple) else (source,))):
+            raise TypeError("Selection can't process None (no newaxis in a read_direct source)")
         target = dest if dest_sel is None else dest[dest_sel]
         if not isinstance(target, np.ndarray):
             # one element (integer dest_sel): numpy gives a scalar, not a view, whose
@@ -537,9 +539,14 @@ class _View:
         """Rows of the first axis. Without this Python would iterate by indexing until
         an IndexError, which a scalar dataset raises at once: an empty iteration."""
         if not self.shape:
-            raise TypeError("Can't iterate over a scalar dataset")
+            raise _ScalarIterationError("Can't iterate over a scalar dataset")
         for i in range(self.shape[0]):
             yield self[i]
+
+
+class _ScalarIterationError(TypeError, ValueError):
+    """Iterating a view of a scalar dataset: a TypeError as iterating the dataset, and
+    the ValueError h5py's views raise (their first row is an illegal index)."""
 
 
 class AstypeView(_View):
@@ -858,8 +865,9 @@ def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
     numbers): OSError, and TypeError for variable-length strings, sequences and
     references to other types (references read as plain objects) and for numpy's
     unicode strings, as h5py raises."""
-    if wanted.kind == "U":
-        # h5py has no HDF5 type for numpy's UCS-4 strings, whatever is stored
+    if wanted.kind == "U" or wanted.kind in "Mm" and stored != wanted:
+        # h5py has no HDF5 type for numpy's UCS-4 strings, whatever is stored, nor for
+        # dates (but those it stored as opaque data convert to themselves)
         raise TypeError(f"No conversion path for dtype: {wanted!r}")
     if stored.subdtype is not None or wanted.subdtype is not None:
         # an array type converts to an array type of the same dimensions only
@@ -925,6 +933,8 @@ class FieldsView(_View):
         return self._read_dtype[self._single] if self._single is not None else self._read_dtype
 
     def __getitem__(self, index: Any) -> Any:
+        if not self._names:
+            raise ValueError("a view of no field has no values (h5py: 'Size must be positive')")
         _index, names = split_fields(index)
         # h5py looks field names of an index up among the view's fields, not the dataset's
         _check_fields(names, self._read_dtype)
@@ -1072,16 +1082,28 @@ def _broadcastable(data: Any, shape: tuple[int, ...]) -> Any:
     """`data`, when it broadcasts onto `shape` (not merely with it: (6, 3) and (3,)
     broadcast together, yet (6, 3) does not fit into (3,)); else h5py's TypeError.
     Leading axes of length 1 go, as h5py drops them (also onto a single element)."""
+    nothing = np.size(data) == 0 == np.prod(shape)
     have = list(np.shape(data))
-    while len(have) > len(shape) and have[0] == 1:
+    # (reading nothing into nothing, h5py drops leading axes of length 0 too)
+    while len(have) > len(shape) and (have[0] == 1 or nothing and have[0] == 0):
         have.pop(0)
     try:
         fits = np.broadcast_shapes(tuple(have), shape) == tuple(shape)
     except ValueError:
         fits = False
+    if not fits and (np.size(data) == 0) != (np.prod(shape) == 0):
+        # libhdf5 refuses it as selections of different sizes (h5py: OSError)
+        raise _CountMismatchError(f"Can't read {np.size(data)} elements into {int(np.prod(shape))}: "
+                                  f"{np.shape(data)} -> {tuple(shape)}")
     if not fits:
         raise TypeError(f"Can't broadcast {np.shape(data)} -> {tuple(shape)}")
-    return np.reshape(data, have)
+    return np.zeros(shape, np.asarray(data).dtype) if nothing else np.reshape(data, have)
+
+
+class _CountMismatchError(TypeError, OSError):
+    """read_direct of a selection into a destination selection of another number of
+    elements, one of them empty: a TypeError as other shapes that do not broadcast, and
+    the OSError h5py raises there."""
 
 
 def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:

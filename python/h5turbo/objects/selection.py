@@ -184,13 +184,44 @@ def _as_entry(entry: Any) -> Any:
         return entry
     if isinstance(entry, (bool, np.bool_)):
         return np.bool_(entry)
-    # a tuple inside the index is a list of indices, as numpy and h5py take it
-    if isinstance(entry, (list, tuple, np.ndarray)) or _is_array_like(entry):
+    if _is_multi_block_slice(entry):
+        return _MultiBlock(entry)
+    # a tuple inside the index is a list of indices, as numpy and h5py take it; so is
+    # any other sequence of integers (range, array.array, memoryview)
+    if isinstance(entry, (list, tuple, np.ndarray, range, memoryview)) or _is_array_like(entry) \
+            or _is_integer_buffer(entry):
         return _as_index_array(entry)
     try:
         return operator.index(entry)
     except TypeError:
         raise InvalidIndexError(_INVALID_INDEX) from None
+
+
+def _is_integer_buffer(entry: Any) -> bool:
+    """An array.array (of integers or not: _as_index_array refuses floats)."""
+    return type(entry).__module__ == "array" and type(entry).__name__ == "array"
+
+
+def _is_multi_block_slice(entry: Any) -> bool:
+    # h5py's MultiBlockSlice, recognised without importing h5py
+    return type(entry).__name__ == "MultiBlockSlice" and hasattr(entry, "indices")
+
+
+@dataclass(frozen=True)
+class _MultiBlock:
+    """An h5py MultiBlockSlice (`count` blocks of `block` indices, `stride` apart),
+    resolved once its axis length is known. Like a slice it selects along its axis,
+    no advanced indexing."""
+
+    slice: Any
+
+    def resolve(self, n: int) -> "_Item":
+        start, stride, count, block = self.slice.indices(n)  # h5py's ValueError past the end
+        if count > 1 and block > stride:
+            raise ValueError(f"blocks of {block} overlap at stride {stride}")
+        starts = start + stride * np.arange(count, dtype=np.int64)
+        indices = (starts[:, None] + np.arange(block, dtype=np.int64)).reshape(-1)
+        return _Item("slice", slice(None), [_axis_selection(indices)], [len(indices)])
 
 
 def _is_array_like(entry: Any) -> bool:
@@ -201,8 +232,9 @@ def _as_index_array(entry: Any) -> Any:
     arr = np.asarray(entry)
     if arr.dtype == np.bool_:
         return arr if arr.ndim else np.bool_(arr[()])
-    if arr.size == 0 and arr.dtype.kind not in "iu":
-        # numpy treats an empty list as an empty integer index
+    if arr.size == 0 and arr.dtype.kind not in "iu" and isinstance(entry, (list, tuple)):
+        # numpy treats an empty list as an empty integer index (an empty float array
+        # is no index)
         arr = arr.astype(np.intp)
     if arr.dtype.kind not in "iu":
         raise InvalidIndexError(_INVALID_INDEX)
@@ -256,6 +288,8 @@ def _resolve_entry(entry: Any, first_axis: int, dims: tuple[int, ...]) -> _Item:
         return _Item("bool0", entry, [], [], adv_shape=(1,) if entry else (0,))
     if isinstance(entry, slice):
         return _resolve_slice(entry, dims[0])
+    if isinstance(entry, _MultiBlock):
+        return entry.resolve(dims[0])
     if isinstance(entry, np.ndarray) and entry.dtype == np.bool_:
         return _resolve_mask(entry, first_axis, dims)
     if isinstance(entry, np.ndarray):
