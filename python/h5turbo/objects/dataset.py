@@ -13,8 +13,8 @@ from ..compute import reductions
 from .base import HLObject, cached_property
 from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
-from .references import RegionReference, region_points, region_shape
-from .selection import IndexMismatchError, ReadPlan, plan_read, split_fields
+from .references import RegionReference, region_points, region_shape, regular_axes
+from .selection import IndexMismatchError, ReadPlan, axis_selection, plan_read, split_fields
 from .types import Empty, ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, read_only_error
 from .values import string_encoding
 from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
@@ -333,8 +333,12 @@ class Dataset(HLObject):
         if io_depth is not None:
             with readahead.io_depth(io_depth):
                 return self.read(selection, out, threads)
-        if isinstance(selection, RegionReference):
-            return _deliver(self._read_region(selection, threads), out)
+        region = _region_of_selection(selection)
+        if region is not None:
+            ref, fields = region
+            _check_fields(fields, self.dtype)
+            data = self._read_region(ref, threads)
+            return _deliver(_select_fields(data, fields) if fields else data, out)
         nthreads = threads_arg(threads)
         shape = self._stored_shape
         if shape is None:
@@ -383,7 +387,10 @@ class Dataset(HLObject):
         dest[Ellipsis if dest_sel is None else dest_sel] = _broadcastable(data, target.shape)
 
     def _selection_shape(self, selection: Any) -> Optional[tuple]:
-        """The shape ``self[selection]`` has (None with field names: they change it)."""
+        """The shape ``self[selection]`` has (None with field names, which change it,
+        and for a region reference, known once its region is read)."""
+        if _region_of_selection(selection) is not None:
+            return None
         index, fields = split_fields(selection)
         if fields:
             return None
@@ -486,24 +493,57 @@ class Dataset(HLObject):
 
     def _read_region(self, ref: RegionReference, threads: Optional[int]) -> np.ndarray:
         """``ds[regref]``: the referenced selection, shaped as h5py shapes it (points and
-        irregular hyperslab unions 1-d, in HDF5's order). Reads only its bounding box."""
+        irregular hyperslab unions 1-d, in HDF5's order). Reads what it selects: a
+        regular hyperslab as one orthogonal read, points by their bounding box when
+        that is small, else row by row."""
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")
         address, kind, data = self._file._region_of(ref)
         if address != self._obj.address:
             raise ValueError("Region reference must point to this dataset")
-        if self.shape is None:
-            return Empty(self.dtype)
+        if self.shape is None or not self.shape and kind == "none":
+            return Empty(self.dtype)  # (h5py: a scalar's empty selection too)
+        if kind == "regular" and self.shape:
+            axes = regular_axes(data, self.shape)
+            if any(len(a) == 0 for a in axes):
+                return np.zeros(tuple(len(a) for a in axes), dtype=self.dtype)
+            return self._read_axes(axes, threads)
         index = region_points(kind, data, self.shape)
         if index is None:
             return self.read(Ellipsis, threads=threads)
         shape = region_shape(kind, index, self.shape)
         if len(index[0]) == 0:
             return np.zeros(shape, dtype=self.dtype)
+        return self._read_points(index, threads).reshape(shape + _array_shape(self.dtype))
+
+    def _read_axes(self, axes: list, threads: Optional[int]) -> np.ndarray:
+        """The product of sorted index arrays, one per axis: an orthogonal read (which
+        one numpy-style index with several arrays would not be)."""
+        plan = ReadPlan(axes=tuple(axis_selection(a) for a in axes), read_shape=tuple(len(a) for a in axes),
+                        local=None, out_shape=tuple(len(a) for a in axes), scalar_result=False)
+        return self._read_plan(plan, threads_arg(threads))
+
+    def _read_points(self, index: tuple, threads: Optional[int]) -> np.ndarray:
+        """The elements at coordinates `index` (one array per axis), in that order."""
+        n = len(index[0])
         lows = [int(i.min()) for i in index]
-        box = tuple(slice(lo, int(i.max()) + 1) for lo, i in zip(lows, index))
-        block = self.read(box, threads=threads)
-        return block[tuple(i - lo for i, lo in zip(index, lows))].reshape(shape)
+        box = [int(i.max()) + 1 - lo for i, lo in zip(index, lows)]
+        if int(np.prod(box, dtype=object)) <= max(4 * n, 1 << 16):
+            block = self.read(tuple(slice(lo, lo + k) for lo, k in zip(lows, box)), threads=threads)
+            return block[tuple(i - lo for i, lo in zip(index, lows))]
+        # far apart: one read per run of points sharing all but the last coordinate
+        order = np.lexsort(index[::-1])
+        coords = np.stack([i[order] for i in index], axis=1)
+        breaks = np.flatnonzero((coords[1:, :-1] != coords[:-1, :-1]).any(axis=1)) + 1
+        pieces = []
+        for run in np.split(coords, breaks):
+            columns, back = np.unique(run[:, -1], return_inverse=True)
+            row = tuple(int(c) for c in run[0, :-1])
+            pieces.append(np.asarray(self.read(row + (columns,), threads=threads))[back.reshape(-1)])
+        values = np.concatenate(pieces)
+        out = np.empty_like(values)
+        out[order] = values
+        return out
 
     def _read_null(self, selection: Any, out: Optional[np.ndarray]) -> Empty:
         if out is not None:
@@ -607,6 +647,19 @@ class AstypeView(_View):
 
     def __len__(self) -> int:
         return len(self._dataset)
+
+
+def _region_of_selection(selection: Any) -> Optional[tuple]:
+    """(region reference, field names) when `selection` is a region reference, alone,
+    in a tuple, or with field names (``ds[ref, 'x']``, as h5py takes them); else None."""
+    if isinstance(selection, RegionReference):
+        return selection, []
+    if not isinstance(selection, tuple):
+        return None
+    refs = [e for e in selection if isinstance(e, RegionReference)]
+    if len(refs) != 1 or any(not isinstance(e, (str, RegionReference)) for e in selection):
+        return None
+    return refs[0], [e for e in selection if isinstance(e, str)]
 
 
 def _element_dtype(dtype: np.dtype) -> np.dtype:

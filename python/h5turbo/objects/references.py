@@ -104,7 +104,8 @@ regionref_dtype = np.dtype("O", metadata={"ref": RegionReference})
 def region_points(kind: str, data, shape: tuple[int, ...]):
     """The selection of a region reference over a dataset of ``shape``, as what numpy
     indexing of that array takes to give the selected elements in HDF5's order (a 1-d
-    result): ``None`` for all, an index tuple of coordinate arrays otherwise."""
+    result): ``None`` for all, an index tuple of coordinate arrays otherwise. Memory
+    follows the selected elements, never the dataset's size."""
     if kind == "all":
         return None
     if kind == "none":
@@ -113,9 +114,18 @@ def region_points(kind: str, data, shape: tuple[int, ...]):
         coords = np.asarray(data, dtype=np.uint64).reshape(-1, len(shape))
         _check_inside(coords.max(axis=0) if len(coords) else None, shape)
         return tuple(coords[:, axis].astype(np.intp) for axis in range(len(shape)))
-    mask = _hyperslab_mask(kind, data, shape)
-    # Hyperslab elements come in increasing offset order, which is C order: nonzero's.
-    return np.nonzero(mask)
+    if kind == "regular":
+        grids = np.meshgrid(*regular_axes(data, shape), indexing="ij")
+        return tuple(g.reshape(-1) for g in grids)
+    if kind == "blocks":
+        return _block_union_points(data, shape)
+    raise ValueError(f"unknown selection kind {kind!r}")
+
+
+def regular_axes(data, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """The indices a regular hyperslab selects along each axis (it selects their
+    product, in C order)."""
+    return [_regular_axis(*per_axis, length) for *per_axis, length in zip(*data, shape)]
 
 
 def region_shape(kind: str, index, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -124,6 +134,8 @@ def region_shape(kind: str, index, shape: tuple[int, ...]) -> tuple[int, ...]:
     of selected indices along each axis."""
     if kind == "all":
         return shape
+    if not shape:
+        return ()  # a scalar dataset: nothing or its element
     n = len(index[0])
     if kind == "points":
         return (n,)
@@ -134,19 +146,19 @@ def region_shape(kind: str, index, shape: tuple[int, ...]) -> tuple[int, ...]:
     return guess if int(np.prod(guess)) == n else (n,)
 
 
-def _hyperslab_mask(kind: str, data, shape: tuple[int, ...]) -> np.ndarray:
-    mask = np.zeros(shape, dtype=bool)
-    if kind == "blocks":
-        starts, ends = (np.asarray(a, dtype=np.uint64).reshape(-1, len(shape)) for a in data)
-        _check_inside(ends.max(axis=0) if len(ends) else None, shape)
-        for start, end in zip(starts, ends):
-            mask[tuple(slice(int(s), int(e) + 1) for s, e in zip(start, end))] = True
-        return mask
-    if kind == "regular":
-        axes = [_regular_axis(*per_axis, length) for *per_axis, length in zip(*data, shape)]
-        mask[np.ix_(*axes)] = True
-        return mask
-    raise ValueError(f"unknown selection kind {kind!r}")
+def _block_union_points(data, shape: tuple[int, ...]) -> tuple:
+    """The elements of a union of boxes (each start..end inclusive), each once, in C
+    order (HDF5's order for hyperslabs)."""
+    starts, ends = (np.asarray(a, dtype=np.uint64).reshape(-1, len(shape)) for a in data)
+    _check_inside(ends.max(axis=0) if len(ends) else None, shape)
+    pieces = []
+    for start, end in zip(starts, ends):
+        axes = [np.arange(int(s), int(e) + 1, dtype=np.intp) for s, e in zip(start, end)]
+        pieces.append(np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1))
+    if not pieces:
+        return tuple(np.zeros(0, dtype=np.intp) for _ in shape)
+    coords = np.unique(np.concatenate(pieces), axis=0)  # sorted rows: C order, overlaps once
+    return tuple(coords[:, axis] for axis in range(len(shape)))
 
 
 def _regular_axis(start: int, stride: int, count: int, block: int, length: int) -> np.ndarray:
@@ -159,9 +171,14 @@ def _regular_axis(start: int, stride: int, count: int, block: int, length: int) 
     return np.unique(offsets.reshape(-1))
 
 
+class RegionOutsideError(ValueError, OSError):
+    """A region reference that reaches past its dataset's extent (the dataset shrank
+    since): a ValueError, and the OSError h5py raises reading it."""
+
+
 def _check_inside(maxima, shape) -> None:
     if maxima is not None and any(int(m) >= n for m, n in zip(maxima, shape)):
-        raise ValueError(f"region reference selects outside the dataset's shape {shape}")
+        raise RegionOutsideError(f"region reference selects outside the dataset's shape {shape}")
 
 
 # ---------------------------------------------------------------------- making regions
@@ -175,6 +192,8 @@ def make_region(index, shape: tuple[int, ...]) -> tuple[str, object]:
     ends: one block per run of consecutive indices per axis, crossed) when an axis has
     an index list, which must increase, as h5py requires."""
     entries = list(index) if isinstance(index, tuple) else [index]
+    if sum(e is Ellipsis for e in entries) > 1:
+        raise ValueError("Only one ellipsis may be used.")
     if not shape or all(e is Ellipsis for e in entries):
         if shape is None:
             raise TypeError("Empty datasets have no region references")
@@ -183,7 +202,8 @@ def make_region(index, shape: tuple[int, ...]) -> tuple[str, object]:
         return ("all", None)
     mask = _full_mask(entries, shape)
     if mask is not None:
-        return ("points", np.argwhere(mask).astype(np.uint64))
+        # a mask selecting nothing is no points selection but none (h5py: shape (0, 0))
+        return ("points", np.argwhere(mask).astype(np.uint64)) if mask.any() else ("none", None)
     axes = [_axis(entry, n) for entry, n in zip(_expand_ellipsis(entries, len(shape)), shape)]
     if any(len(indices) == 0 for _, indices in axes):
         return ("none", None)

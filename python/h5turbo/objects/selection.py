@@ -221,7 +221,7 @@ class _MultiBlock:
             raise ValueError(f"blocks of {block} overlap at stride {stride}")
         starts = start + stride * np.arange(count, dtype=np.int64)
         indices = (starts[:, None] + np.arange(block, dtype=np.int64)).reshape(-1)
-        return _Item("slice", slice(None), [_axis_selection(indices)], [len(indices)])
+        return _Item("slice", slice(None), [axis_selection(indices)], [len(indices)])
 
 
 def _is_array_like(entry: Any) -> bool:
@@ -328,7 +328,7 @@ def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
     inverse = inverse.reshape(arr.shape)
     identity = arr.ndim == 1 and np.array_equal(unique, idx)  # already sorted and unique
     return _Item(
-        "array", inverse, [_axis_selection(unique)], [len(unique)],
+        "array", inverse, [axis_selection(unique)], [len(unique)],
         adv_shape=arr.shape, identity=identity,
     )
 
@@ -346,7 +346,7 @@ def _resolve_mask(mask: np.ndarray, first_axis: int, dims: tuple[int, ...]) -> _
     if mask.ndim == 1:
         hits = np.flatnonzero(mask)
         return _Item(
-            "array", np.arange(len(hits)), [_axis_selection(hits)], [len(hits)],
+            "array", np.arange(len(hits)), [axis_selection(hits)], [len(hits)],
             adv_shape=(len(hits),), identity=True,
         )
     return _resolve_mask_box(mask)
@@ -366,7 +366,7 @@ def _resolve_mask_box(mask: np.ndarray) -> _Item:
     )
 
 
-def _axis_selection(sorted_unique: np.ndarray) -> Any:
+def axis_selection(sorted_unique: np.ndarray) -> Any:
     """A sorted unique index list as native AxisSelection: a range when it is evenly spaced."""
     if len(sorted_unique) == 0:
         return (0, 0, 1)

@@ -170,10 +170,11 @@ class ClosedKeyError(_native.ClosedError, KeyError):
     there, as for a name that is not found."""
 
 
-class DanglingReferenceError(_native.FormatError, KeyError):
+class DanglingReferenceError(_native.FormatError, KeyError, RuntimeError):
     """An object reference to an address that holds no object (the object was deleted
     after the reference was made, or the reference is damaged): h5py raises KeyError
-    ("Unable to open object by token") there."""
+    ("Unable to open object by token") there, and RuntimeError where it asks the
+    dataspace of a region reference's dataset (regionref.selection / shape)."""
 
 
 class ClosedTypeError(_native.ClosedError, TypeError):

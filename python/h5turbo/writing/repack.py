@@ -361,7 +361,10 @@ def _remap(value, fin, fout):
     if isinstance(value, h5py.Reference) and not isinstance(value, h5py.RegionReference):
         if not value:
             return h5py.Reference()
-        name = fin[value].name
+        try:
+            name = fin[value].name
+        except KeyError:  # a dangling reference (its object deleted): null, as unreachable ones
+            return h5py.Reference()
         return fout[name].ref if name and name in fout else h5py.Reference()
     if isinstance(value, h5py.RegionReference):
         return _remap_region(value, fin, fout)
@@ -403,7 +406,10 @@ def _remap_region(ref, fin, fout):
     import h5py
     if not ref:
         return h5py.RegionReference()
-    source = fin[ref]
+    try:
+        source = fin[ref]
+    except KeyError:  # its dataset deleted
+        return h5py.RegionReference()
     name = source.name
     if not name or name not in fout or not isinstance(fout[name], h5py.Dataset):
         return h5py.RegionReference()
