@@ -528,13 +528,16 @@ class Dataset(HLObject):
         n = len(index[0])
         lows = [int(i.min()) for i in index]
         box = [int(i.max()) + 1 - lo for i, lo in zip(index, lows)]
-        if int(np.prod(box, dtype=object)) <= max(4 * n, 1 << 16):
-            block = self.read(tuple(slice(lo, lo + k) for lo, k in zip(lows, box)), threads=threads)
-            return block[tuple(i - lo for i, lo in zip(index, lows))]
-        # far apart: one read per run of points sharing all but the last coordinate
         order = np.lexsort(index[::-1])
         coords = np.stack([i[order] for i in index], axis=1)
         breaks = np.flatnonzero((coords[1:, :-1] != coords[:-1, :-1]).any(axis=1)) + 1
+        # the bounding box when reading it costs less than a read per row (about what
+        # 64 Ki elements cost) and it fits in 256 MiB; else one read per row of points
+        box_elements = int(np.prod(box, dtype=object))
+        rows = len(breaks) + 1
+        if box_elements <= max(4 * n, rows << 16) and box_elements * self.dtype.itemsize <= 1 << 28:
+            block = self.read(tuple(slice(lo, lo + k) for lo, k in zip(lows, box)), threads=threads)
+            return block[tuple(i - lo for i, lo in zip(index, lows))]
         pieces = []
         for run in np.split(coords, breaks):
             columns, back = np.unique(run[:, -1], return_inverse=True)
