@@ -23,9 +23,12 @@ OLDEST_NUMPY_VENV := .venv-oldest-numpy
 OLDEST_NUMPY_SKIP := "tests/write/test_repack.py::test_repack_corpus_file[jhdf/tiny_huge_1d_over_maxint.hdf5]" \
 	tests/bench/test_bench.py::test_quick_preset_end_to_end
 # Whole modules whose subject NumPy's version does not touch (decoded bytes, the page
-# cache, processes and signals; ~95 s of CI) run under the current NumPy only.
-OLDEST_NUMPY_IGNORE := tests/filters/test_filters.py tests/robustness/test_cold.py \
-	tests/robustness/test_lifecycle_hunt.py
+# cache, processes and signals; ~95 s of CI) run under the current NumPy only, and the
+# indexing hunt, whose reference model of numpy's indexing is NumPy 2's (the selection
+# tests, objects/test_selection.py and the h5py hunts, cover indexing under NumPy 1).
+OLDEST_NUMPY_IGNORE := tests/filters/test_filters.py tests/filters/test_filters_hunt.py \
+	tests/robustness/test_cold.py tests/robustness/test_lifecycle_hunt.py \
+	tests/objects/test_indexing_hunt.py
 
 include $(wildcard mk/*.mk)
 

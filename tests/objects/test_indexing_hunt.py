@@ -313,11 +313,21 @@ def _index_id(index):
 
 
 
+def _python_bool_in(index) -> bool:
+    """A True/False (Python's or numpy's) in the index, which h5py takes as an integer
+    (Python's always, numpy's with NumPy 1) or refuses, and h5turbo, deliberately, as
+    numpy's 0-d mask."""
+    entries = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(e, (bool, np.bool_)) for e in entries)
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_hand_written_indexes_like_h5py(files, name):
     shape = files[0][name].shape
     problems = []
     for index in hand_indexes(shape):
+        if _python_bool_in(index):
+            continue  # h5py's integer (or, with NumPy 2, refusal): the deliberate xfail below
         problem = check_index(files, name, index)
         if problem:
             problems.append(f"{name}[{_index_id(index)}]: {problem}")
@@ -567,6 +577,8 @@ def test_astype_indexes_like_h5py(files, name):
     problems = []
     indexes = [(), Ellipsis] + [random_index(rng, shape) for _ in range(40)]
     for k, index in enumerate(indexes):
+        if _python_bool_in(index):
+            continue  # h5py's integer (or, with NumPy 2, refusal): the deliberate xfail below
         dt = ASTYPES[k % len(ASTYPES)]
         problem = compare(lambda: h[name].astype(dt)[index], lambda: t[name].astype(dt)[index],
                           lambda: h5py_semantics(h[name].astype(dt)[...], index))
@@ -583,6 +595,8 @@ def test_fields_indexes_like_h5py(files, name, fields):
     rng = np.random.default_rng(13 + sum(map(ord, name)) + len(fields))
     problems = []
     for index in [(), Ellipsis] + [random_index(rng, shape) for _ in range(30)]:
+        if _python_bool_in(index):
+            continue  # h5py's integer (or, with NumPy 2, refusal): the deliberate xfail below
         names = [fields] if isinstance(fields, str) else list(fields)
         entries = index if isinstance(index, tuple) else (index,)
         problem = compare(lambda: h[name].fields(fields)[index], lambda: t[name].fields(fields)[index],
@@ -810,6 +824,8 @@ def test_random_indexes_of_chunk_indexes_and_strings_like_h5py(latest, name):
             return h5py_semantics(full, index)
     problems, answered = [], 0
     for index in [(), Ellipsis] + [random_index(rng, shape) for _ in range(RANDOM_DRAWS)]:
+        if _python_bool_in(index):
+            continue  # h5py's integer (or, with NumPy 2, refusal): the deliberate xfail below
         problem = compare(lambda: h[name][index], lambda: t[name][index], lambda: reference(index))
         if problem:
             problems.append(f"{name}[{index!r}]: {problem}")
@@ -825,6 +841,8 @@ def test_asstr_indexes_like_h5py(latest, name):
     rng = np.random.default_rng(5)
     problems = []
     for index in [(), Ellipsis] + [random_index(rng, shape) for _ in range(60)]:
+        if _python_bool_in(index):
+            continue  # h5py's integer (or, with NumPy 2, refusal): the deliberate xfail below
         problem = compare(lambda: h[name].asstr()[index], lambda: t[name].asstr()[index],
                           lambda: h5py_semantics(h[name].asstr()[...], index))
         if problem:
