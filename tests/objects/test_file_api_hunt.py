@@ -135,10 +135,6 @@ def test_relative_paths_are_reported_as_given(folder, monkeypatch, relative):
         assert (f.filename, repr(f)) == (h.filename, repr(h))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: File.filename is not the path as given: the native "
-                   "side's pathlib.Path folds './' and '//' (h5turbo.File('./a.h5').filename is "
-                   "'a.h5', File('w//a.h5') gives 'w/a.h5', '/d/./a.h5' gives '/d/a.h5'; h5py "
-                   "gives the name as passed: './a.h5', 'w//a.h5', '/d/./a.h5')")
 @pytest.mark.parametrize("relative", ["./a.h5", "sub//../a.h5", "{folder}/./a.h5", "{folder}//a.h5"])
 def test_paths_with_dot_and_double_slash_are_reported_as_given(folder, monkeypatch, relative):
     monkeypatch.chdir(folder)
@@ -269,10 +265,6 @@ def test_more_bad_arguments_fail_as_in_h5py(folder, kwargs, error):
             library.File(folder / "a.h5", "r", **kwargs)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: libver with low > high is accepted and reported "
-                   "reversed: h5turbo.File(p, libver=('latest', 'earliest')).libver is "
-                   "('v200', 'earliest'); h5py: ValueError 'Invalid (low,high) combination of "
-                   "library version bound' (objects/file.py _libver_bounds)")
 @pytest.mark.parametrize("libver", [("latest", "earliest"), ("v112", "v110"), ("v110", "v108")])
 def test_reversed_libver_bounds_are_a_value_error_as_h5py(folder, libver):
     with pytest.raises(ValueError, match="Invalid"):
@@ -281,11 +273,6 @@ def test_reversed_libver_bounds_are_a_value_error_as_h5py(folder, libver):
         h5turbo.File(folder / "a.h5", "r", libver=libver)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: a meta_block_size h5py cannot pass to libhdf5 "
-                   "(negative, or over 2**64-1) is accepted and reported: "
-                   "h5turbo.File(p, meta_block_size=-5).meta_block_size == -5; h5py: "
-                   "OverflowError (\"can't convert negative value to size_t\"); objects/file.py "
-                   "File.__init__ takes int(meta_block_size) unchecked")
 @pytest.mark.parametrize("size", [-1, -5, 2**64, 2**70])
 def test_meta_block_size_out_of_range_is_an_overflow_error_as_h5py(folder, size):
     with pytest.raises(OverflowError):
@@ -312,10 +299,6 @@ def test_two_handles_on_one_file_are_equal_and_hash_alike(folder):
         assert a == b  # h5py compares closed handles by their (invalid) id: equal
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): two Files on one file reached by two hard "
-                   "links are not equal: h5turbo.File('a.h5') == h5turbo.File('hard.h5') is False "
-                   "(identity is os.path.realpath); h5py: True (libhdf5 knows the file by device "
-                   "and inode)")
 def test_handles_through_a_hard_link_are_equal_as_h5py(folder):
     with h5py.File(folder / "a.h5") as h1, h5py.File(folder / "hard.h5") as h2:
         assert h1 == h2
@@ -323,10 +306,6 @@ def test_handles_through_a_hard_link_are_equal_as_h5py(folder):
         assert f1 == f2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): two Files opened on one file object are "
-                   "equal: b = io.BytesIO(data); h5turbo.File(b) == h5turbo.File(b) is True "
-                   "(identity is id(fileobj)); h5py: False (each open of a file object is a file "
-                   "of its own)")
 def test_two_files_on_one_file_object_are_not_equal_as_h5py(folder):
     data = (folder / "a.h5").read_bytes()
     buf = io.BytesIO(data)
@@ -404,11 +383,6 @@ def test_names_at_the_root_as_h5py(folder, name):
             assert type(f.get(name, getlink=True)).__name__ == type(h.get(name, getlink=True)).__name__
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): get(name, getlink=True) of a name that "
-                   "is the group itself ('/', '.', '/.', '//') gives a HardLink: "
-                   "h5turbo.File(p).get('/', getlink=True) -> <HardLink>; h5py: RuntimeError "
-                   "'Unable to get link info (name doesn't exist)': no link names the root (or "
-                   "'.'), so there is no link to describe")
 @pytest.mark.parametrize("where,name", [("/", "/"), ("/", "."), ("/", "/."), ("/", "//"), ("g", ".")])
 def test_getlink_of_the_group_itself_raises_as_h5py(folder, where, name):
     with h5py.File(folder / "a.h5") as h, h5turbo.File(folder / "a.h5") as f:
@@ -473,11 +447,6 @@ def test_comparing_with_other_types_as_h5py(folder, obj):
             assert (obj(f) != other) == (obj(h) != other) is True
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (minor): __eq__ with an object of another type returns "
-                   "False, not NotImplemented, so the other operand's __eq__ is never asked: "
-                   "h5turbo.File(p) == unittest.mock.ANY is False (also f['g'], f['x'], "
-                   "f['x'].ref, f.get('x', getlink=True)); h5py: True. objects/base.py "
-                   "HLObject.__eq__, references.py Reference.__eq__, types.py HardLink.__eq__")
 @pytest.mark.parametrize("obj", OBJECTS.values(), ids=OBJECTS.keys())
 def test_comparing_with_mock_any_defers_to_it_as_h5py(folder, obj):
     from unittest import mock
@@ -487,11 +456,6 @@ def test_comparing_with_mock_any_defers_to_it_as_h5py(folder, obj):
         assert obj(f) == mock.ANY
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: locking values h5py takes (it tests locking == True / "
-                   "== False) are refused: h5turbo.File(p, locking=np.bool_(True)) (also "
-                   "np.bool_(False), 1.0, 0.0, np.int64(1)) raises ValueError 'Unsupported locking "
-                   "value'; h5py opens the file. objects/file.py _check_locking checks "
-                   "isinstance(locking, int)")
 @pytest.mark.parametrize("locking", [np.bool_(True), np.bool_(False), 1.0, 0.0, np.int64(1), np.int64(0)],
                          ids=repr)
 def test_locking_values_equal_to_true_or_false_are_taken_as_h5py(folder, locking):

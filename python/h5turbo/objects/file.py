@@ -91,7 +91,7 @@ class File(Group):
             raise ValueError("Unable to set file space strategy of an existing file")
         _check_locking(locking)
         self._libver = _libver_bounds(libver)
-        self._meta_block_size = 2048 if meta_block_size is None else int(meta_block_size)
+        self._meta_block_size = 2048 if meta_block_size is None else _check_meta_block_size(meta_block_size)
         self._swmr = bool(swmr)
         fileobj = name if hasattr(name, "read") and hasattr(name, "seek") else None
         self._driver = _check_driver(driver, kwds, fileobj)
@@ -112,16 +112,16 @@ class File(Group):
                 if self._owned_fileobj is not None:
                     self._owned_fileobj.close()
                 raise
-            self._identity = ("fileobj", id(fileobj))
+            self._identity = ("fileobj", id(self))  # two Files on one object: two files, as h5py
             self._fileobj = fileobj  # kept alive as long as the File
         else:
             path = os.fspath(name)
             if isinstance(path, bytes):
                 path = os.fsdecode(path)
             self._native_file = _native.File(path)
-            self._identity = os.path.realpath(path)
+            self._identity = _file_identity(path)
             self._fileobj = None
-            self._label = None
+            self._label = path  # as given, as h5py names it ('./a.h5' stays so)
         self._externals: dict[str, File] = {}  # path -> File, least recently used first
         self._let_go: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
         super().__init__(self._native_file.get("/"), self, "/")
@@ -268,7 +268,7 @@ class File(Group):
         open only while its objects are), so a file with thousands of links does not
         hold a descriptor each."""
         path = os.path.realpath(self._native_file.external_link_file(filename))
-        if path == self._identity:  # a link into this same file: no second opening
+        if _file_identity(path) == self._identity:  # a link into this same file: no second opening
             return self
         target = self._externals.pop(path, None)
         if target is None or target.closed:
@@ -395,13 +395,24 @@ def _open_url(url: str, kwds: dict):
         raise _native.UnsupportedError(f"driver='ros3' for {url}: {exc}") from None
 
 
+def _file_identity(path: str) -> tuple:
+    """One file however it is reached (symbolic or hard link), as libhdf5 tells files
+    apart: its device and inode."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return ("path", os.path.realpath(path))
+    return ("inode", stat.st_dev, stat.st_ino)
+
+
 def _check_locking(locking: Any) -> None:
     """h5py's accepted values (file locking itself is libhdf5's; h5turbo only reads)."""
     if locking is None or locking == "best-effort":
         return
     if isinstance(locking, str) and locking in ("true", "false"):
         return
-    if locking is True or locking is False or (isinstance(locking, int) and locking in (0, 1)):
+    # h5py compares with == True / == False: numpy bools, 1.0 and 0 are those too
+    if not isinstance(locking, str) and (locking == True or locking == False):  # noqa: E712
         return
     raise ValueError(f"Unsupported locking value: {locking}")
 
@@ -424,9 +435,18 @@ def _shown(name: Any) -> str:
         return repr(name)
 
 
+def _check_meta_block_size(size: Any) -> int:
+    """The size as h5py takes it (an unsigned 64-bit hsize_t: OverflowError outside)."""
+    size = int(size)
+    if not 0 <= size < 2**64:
+        raise OverflowError(f"meta_block_size {size} is not an unsigned 64-bit size")
+    return size
+
+
 def _libver_bounds(libver: Any) -> tuple[str, str]:
     """h5py's libver property for what was passed: (low, high), 'latest' named as the
-    newest version; ValueError for a name h5py does not know (h5py: KeyError)."""
+    newest version; ValueError for a name h5py does not know (h5py: KeyError) and for
+    a low bound above the high one, as h5py."""
     if libver is None:
         return ("earliest", _LATEST)
     low, high = (libver, "latest") if isinstance(libver, str) else tuple(libver)
@@ -435,6 +455,8 @@ def _libver_bounds(libver: Any) -> tuple[str, str]:
         if bound != "latest" and bound not in _LIBVERS:
             raise ValueError(f"unknown libver {bound!r}; one of {', '.join(_LIBVERS)}, latest")
         names.append(_LATEST if bound == "latest" else bound)
+    if _LIBVERS.index(names[0]) > _LIBVERS.index(names[1]):
+        raise ValueError("Invalid (low,high) combination of library version bound")
     return (names[0], names[1])
 
 

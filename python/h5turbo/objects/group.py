@@ -187,7 +187,8 @@ class Group(HLObject, MutableMapping):
         """The link (as HardLink/SoftLink/ExternalLink) that ``path`` ends with."""
         head, tail = posixpath.split(path.rstrip("/"))
         if not _components(tail):
-            return HardLink()
+            # '.', '/', 'g/.': the group itself, reached by no link of that name
+            raise _NoLinkThereError(f"Unable to get link info ({path!r} names no link)")
         parent_obj = self._resolve(head)[0] if head else self._obj
         kind, target = _find_link(parent_obj, tail)
         return _link_value(kind, target)
@@ -355,6 +356,11 @@ def depth_first(items: Iterable, below: Callable[[Any], Optional[Iterable]]) -> 
                 break
         else:
             stack.pop()
+
+
+class _NoLinkThereError(KeyError, RuntimeError):
+    """get(path, getlink=True) where the path ends at a group itself ('.', '/'): no
+    link has that name; h5py's RuntimeError, and a KeyError as for other names."""
 
 
 def _has_link(group_obj, name: str) -> bool:

@@ -38,7 +38,7 @@ class Reference:
         return (type(self), self._address)
 
     def __eq__(self, other):
-        return isinstance(other, Reference) and self._key() == other._key()
+        return self._key() == other._key() if isinstance(other, Reference) else NotImplemented
 
     def __hash__(self):
         return hash(self._key())

@@ -42,7 +42,7 @@ class HardLink:
     """A hard link, as returned by ``Group.get(name, getlink=True)``."""
 
     def __eq__(self, other):
-        return isinstance(other, HardLink)
+        return True if isinstance(other, HardLink) else NotImplemented
 
     def __hash__(self):
         return hash(HardLink)
