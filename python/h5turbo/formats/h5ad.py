@@ -99,6 +99,8 @@ class _H5adReader:
         if foreign:
             raise _fail(f, f"is not an h5ad file: its root holds {', '.join(map(repr, foreign[:3]))}, "
                            f"which are not AnnData slots ({', '.join(_ANNDATA_KEYS)})")
+        if not len(f):
+            raise _fail(f, f"is not an h5ad file: its root is empty (no AnnData slot: {', '.join(_ANNDATA_KEYS)})")
         legacy = isinstance(f.get("obs"), Dataset)  # anndata < 0.7
         slots = {}
         for key in f:
@@ -108,6 +110,7 @@ class _H5adReader:
                 slots[key] = self.read_dataframe(f[key])
             elif key == "raw":
                 slots[key] = self.read_raw()
+                _anndata(f["raw"], slots[key])  # parts of raw that do not fit: blamed on /raw
             else:
                 slots[key] = self.read_elem(f[key])
         adata = _anndata(f, slots)
@@ -176,6 +179,10 @@ class _H5adReader:
         return {name: self.read_elem(_member(group, name)) for name in group}
 
     def read_anndata(self, group: Group):
+        foreign = [k for k in group if k not in _ANNDATA_KEYS and not k.startswith("raw.")]
+        if foreign:  # anndata: AnnData() gets an unexpected keyword argument
+            raise _fail(group, f"an AnnData element holds {', '.join(map(repr, foreign[:3]))}, "
+                               f"which are not AnnData slots ({', '.join(_ANNDATA_KEYS)})")
         return _anndata(group, {k: self.read_elem(group[k]) for k in _ANNDATA_KEYS if k in group})
 
     def read_awkward(self, group: Group):
