@@ -359,16 +359,7 @@ def _nullable_obs(f, encoding, values, mask):
     f["obs"].attrs["column-order"] = np.array(["n"], dtype=object)
 
 
-ODD_XFAIL = {
-    "uns_legacy_empty_dataset": "BUG: a null-dataspace dataset without encoding attributes (h5py: "
-    "f['uns'].create_dataset('b', dtype='f4')) reads, under anndata.read_h5ad, as h5py.Empty(dtype('<f4')); "
-    "h5turbo.read_h5ad gives h5turbo.objects.types.Empty, another type, and the two compare unequal "
-    "(h5py.Empty == h5turbo Empty is False), so the AnnData is not equal to anndata's",
-}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=ODD_XFAIL[n]))
-                                  if n in ODD_XFAIL else n for n in ODD])
+@pytest.mark.parametrize("name", ODD)
 def test_hand_made_encodings(tmp_path, name):
     path = _base(tmp_path / f"{name}.h5ad")
     with h5py.File(path, "a") as f:

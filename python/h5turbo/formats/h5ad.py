@@ -21,6 +21,7 @@ import numpy as np
 from ..objects.dataset import Dataset, threads_arg
 from ..objects.values import string_encoding, text
 from ..objects.file import File
+from ..objects.types import Empty
 from ..objects.group import Group
 from .._native import Error, FormatError, UnsupportedError
 from ..compute.sparse import SparseDataset
@@ -332,6 +333,11 @@ class _H5adReader:
             value = ds.asstr()[()]
         else:
             value = ds.read(threads=self.threads)
+        if isinstance(value, Empty):
+            # anndata gives h5py's Empty there (h5py, anndata's dependency, is importable)
+            import h5py
+
+            return h5py.Empty(value.dtype)
         if not hasattr(value, "dtype"):
             return value
         if issubclass(value.dtype.type, np.bytes_):
