@@ -111,10 +111,14 @@ class _H5adReader:
                 slots[key] = self.read_dataframe(f[key])
             elif key == "raw":
                 slots[key] = self.read_raw()
-                _anndata(f["raw"], slots[key])  # parts of raw that do not fit: blamed on /raw
             else:
                 slots[key] = self.read_elem(f[key])
-        adata = _anndata(f, slots)
+        try:
+            adata = _anndata(f, slots)
+        except FormatError:
+            if "raw" in slots and "raw" in f:
+                _anndata(f["raw"], slots["raw"])  # raw's own parts that do not fit: blamed on /raw
+            raise
         if "raw.X" in f:  # anndata < 0.7 kept raw beside the other slots
             raw = _anndata(f["raw.X"], self.read_raw())
             try:

@@ -6,7 +6,7 @@ import posixpath
 from typing import Optional
 
 from .attrs import AttributeManager
-from .references import Reference, RegionReference, make_region, region_points, region_shape
+from .references import Reference, RegionReference, make_region, region_selection_shape
 from .types import ClosedTypeError, closed_error
 
 __all__ = ["HLObject", "RegionProxy", "cached_property"]
@@ -120,7 +120,7 @@ class RegionProxy:
             return None
         if not dataset.shape:
             return ()
-        return region_shape(kind, region_points(kind, data, dataset.shape), dataset.shape)
+        return region_selection_shape(kind, data, dataset.shape)
 
 
 class cached_property:

@@ -13,7 +13,7 @@ from ..compute import reductions
 from .base import HLObject, cached_property
 from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
-from .references import RegionReference, region_points, region_shape, regular_axes
+from .references import RegionReference, region_points, region_selection_shape, region_shape, regular_axes
 from .selection import IndexMismatchError, ReadPlan, axis_selection, plan_read, split_fields
 from .types import Empty, ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, read_only_error
 from .values import string_encoding
@@ -506,7 +506,7 @@ class Dataset(HLObject):
         if kind == "regular" and self.shape:
             axes = regular_axes(data, self.shape)
             if any(len(a) == 0 for a in axes):
-                return np.zeros(tuple(len(a) for a in axes), dtype=self.dtype)
+                return np.zeros(region_selection_shape(kind, data, self.shape), dtype=self.dtype)
             return self._read_axes(axes, threads)
         index = region_points(kind, data, self.shape)
         if index is None:

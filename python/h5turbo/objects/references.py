@@ -105,7 +105,8 @@ def region_points(kind: str, data, shape: tuple[int, ...]):
     """The selection of a region reference over a dataset of ``shape``, as what numpy
     indexing of that array takes to give the selected elements in HDF5's order (a 1-d
     result): ``None`` for all, an index tuple of coordinate arrays otherwise. Memory
-    follows the selected elements, never the dataset's size."""
+    follows the selected elements, never the dataset's size. (A regular hyperslab is
+    read and shaped from its per-axis indices, `regular_axes`, without listing them.)"""
     if kind == "all":
         return None
     if kind == "none":
@@ -114,9 +115,6 @@ def region_points(kind: str, data, shape: tuple[int, ...]):
         coords = np.asarray(data, dtype=np.uint64).reshape(-1, len(shape))
         _check_inside(coords.max(axis=0) if len(coords) else None, shape)
         return tuple(coords[:, axis].astype(np.intp) for axis in range(len(shape)))
-    if kind == "regular":
-        grids = np.meshgrid(*regular_axes(data, shape), indexing="ij")
-        return tuple(g.reshape(-1) for g in grids)
     if kind == "blocks":
         return _block_union_points(data, shape)
     raise ValueError(f"unknown selection kind {kind!r}")
@@ -126,6 +124,15 @@ def regular_axes(data, shape: tuple[int, ...]) -> list[np.ndarray]:
     """The indices a regular hyperslab selects along each axis (it selects their
     product, in C order)."""
     return [_regular_axis(*per_axis, length) for *per_axis, length in zip(*data, shape)]
+
+
+def region_selection_shape(kind: str, data, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape h5py gives ``ds[regref]`` for a region (kind, data) of a dataset of
+    ``shape``: a regular hyperslab's from its per-axis counts, others from their points."""
+    if kind == "regular" and shape:
+        counts = tuple(len(a) for a in regular_axes(data, shape))
+        return (0,) * len(shape) if 0 in counts else counts
+    return region_shape(kind, region_points(kind, data, shape), shape)
 
 
 def region_shape(kind: str, index, shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -19,6 +19,7 @@ selection is accepted, because two would need a pointwise read, not an orthogona
 
 from __future__ import annotations
 
+import array
 import operator
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Optional
@@ -188,18 +189,13 @@ def _as_entry(entry: Any) -> Any:
         return _MultiBlock(entry)
     # a tuple inside the index is a list of indices, as numpy and h5py take it; so is
     # any other sequence of integers (range, array.array, memoryview)
-    if isinstance(entry, (list, tuple, np.ndarray, range, memoryview)) or _is_array_like(entry) \
-            or _is_integer_buffer(entry):
+    # (an array.array of floats too: _as_index_array refuses it)
+    if isinstance(entry, (list, tuple, np.ndarray, range, memoryview, array.array)) or _is_array_like(entry):
         return _as_index_array(entry)
     try:
         return operator.index(entry)
     except TypeError:
         raise InvalidIndexError(_INVALID_INDEX) from None
-
-
-def _is_integer_buffer(entry: Any) -> bool:
-    """An array.array (of integers or not: _as_index_array refuses floats)."""
-    return type(entry).__module__ == "array" and type(entry).__name__ == "array"
 
 
 def _is_multi_block_slice(entry: Any) -> bool:
