@@ -13,7 +13,8 @@ from ..compute import reductions
 from .base import HLObject, cached_property
 from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
-from .references import RegionReference, region_points, region_selection_shape, region_shape, regular_axes
+from .references import (RegionReference, block_boxes, box_axes, box_coordinates, flat_offsets_fit,
+                         region_points, region_selection_shape, region_shape)
 from .selection import IndexMismatchError, ReadPlan, axis_selection, plan_read, split_fields
 from .types import Empty, ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, read_only_error
 from .values import string_encoding
@@ -493,9 +494,9 @@ class Dataset(HLObject):
 
     def _read_region(self, ref: RegionReference, threads: Optional[int]) -> np.ndarray:
         """``ds[regref]``: the referenced selection, shaped as h5py shapes it (points and
-        irregular hyperslab unions 1-d, in HDF5's order). Reads what it selects: a
-        regular hyperslab as one orthogonal read, points by their bounding box when
-        that is small, else row by row."""
+        irregular hyperslab unions 1-d, in HDF5's order). Reads what it selects: a box,
+        a grid of boxes or a regular hyperslab as one orthogonal read, points by their
+        bounding box when that is small, else row by row."""
         if not ref:
             raise ValueError("Invalid HDF5 object reference (null reference)")
         address, kind, data = self._file._region_of(ref)
@@ -503,8 +504,8 @@ class Dataset(HLObject):
             raise ValueError("Region reference must point to this dataset")
         if self.shape is None or not self.shape and kind == "none":
             return Empty(self.dtype)  # (h5py: a scalar's empty selection too)
-        if kind == "regular" and self.shape:
-            axes = regular_axes(data, self.shape)
+        axes = box_axes(kind, data, self.shape)
+        if axes is not None:  # a box, a grid of boxes, a regular hyperslab: one orthogonal read
             if any(len(a) == 0 for a in axes):
                 return np.zeros(region_selection_shape(kind, data, self.shape), dtype=self.dtype)
             return self._read_axes(axes, threads)
@@ -514,7 +515,28 @@ class Dataset(HLObject):
         shape = region_shape(kind, index, self.shape)
         if len(index[0]) == 0:
             return np.zeros(shape, dtype=self.dtype)
-        return self._read_points(index, threads).reshape(shape + _array_shape(self.dtype))
+        if kind == "blocks":
+            values = self._read_boxes(block_boxes(data, self.shape), index, threads)
+        else:
+            values = self._read_points(index, threads)
+        return values.reshape(shape + _array_shape(self.dtype))
+
+    def _read_boxes(self, boxes: list, index: tuple, threads: Optional[int]) -> np.ndarray:
+        """The union of `boxes` (per-axis indices each), whose elements, each once in C
+        order, are at `index`: each box one orthogonal read, placed where its elements
+        fall in the union (overlapping boxes write the same values twice)."""
+        union = np.ravel_multi_index(index, self.shape) if flat_offsets_fit(self.shape) else None
+        if union is None:
+            return self._read_points(index, threads)
+        out = None
+        for axes in boxes:
+            block = np.asarray(self._read_axes(axes, threads))
+            block = block.reshape((-1,) + block.shape[len(axes):])
+            if out is None:
+                out = np.empty((len(union),) + block.shape[1:], dtype=block.dtype)
+            offsets = np.ravel_multi_index(tuple(box_coordinates(axes).T), self.shape)
+            out[np.searchsorted(union, offsets)] = block
+        return out
 
     def _read_axes(self, axes: list, threads: Optional[int]) -> np.ndarray:
         """The product of sorted index arrays, one per axis: an orthogonal read (which

@@ -11,6 +11,7 @@ false. Datasets and attributes of references have an object dtype whose metadata
 from __future__ import annotations
 
 import itertools
+from typing import Optional
 
 import numpy as np
 
@@ -105,8 +106,8 @@ def region_points(kind: str, data, shape: tuple[int, ...]):
     """The selection of a region reference over a dataset of ``shape``, as what numpy
     indexing of that array takes to give the selected elements in HDF5's order (a 1-d
     result): ``None`` for all, an index tuple of coordinate arrays otherwise. Memory
-    follows the selected elements, never the dataset's size. (A regular hyperslab is
-    read and shaped from its per-axis indices, `regular_axes`, without listing them.)"""
+    follows the selected elements, never the dataset's size. (A box or a grid of boxes
+    is read and shaped from its per-axis indices, `box_axes`, without listing them.)"""
     if kind == "all":
         return None
     if kind == "none":
@@ -120,17 +121,35 @@ def region_points(kind: str, data, shape: tuple[int, ...]):
     raise ValueError(f"unknown selection kind {kind!r}")
 
 
-def regular_axes(data, shape: tuple[int, ...]) -> list[np.ndarray]:
-    """The indices a regular hyperslab selects along each axis (it selects their
-    product, in C order)."""
-    return [_regular_axis(*per_axis, length) for *per_axis, length in zip(*data, shape)]
+def box_axes(kind: str, data, shape: tuple[int, ...]) -> Optional[list[np.ndarray]]:
+    """The indices a region selects along each axis when it selects their product (in
+    C order): a regular hyperslab, one box, or boxes forming a grid (how libhdf5 often
+    stores a slice); None for other regions."""
+    if not shape:
+        return None
+    if kind == "regular":
+        return [_regular_axis(*per_axis, length) for *per_axis, length in zip(*data, shape)]
+    if kind != "blocks":
+        return None
+    starts, ends = (np.asarray(a, dtype=np.uint64).reshape(-1, len(shape)) for a in data)
+    if not len(starts):
+        return None
+    _check_inside(ends.max(axis=0), shape)
+    intervals = [sorted(set(zip(starts[:, d].tolist(), ends[:, d].tolist()))) for d in range(len(shape))]
+    disjoint = all(a[1] < b[0] for per_axis in intervals for a, b in zip(per_axis, per_axis[1:]))
+    grid = set(itertools.product(*intervals))
+    blocks = {tuple(zip(s.tolist(), e.tolist())) for s, e in zip(starts, ends)}
+    if not disjoint or len(blocks) != len(starts) or blocks != grid:
+        return None
+    return [np.concatenate([np.arange(a, b + 1, dtype=np.intp) for a, b in per_axis]) for per_axis in intervals]
 
 
 def region_selection_shape(kind: str, data, shape: tuple[int, ...]) -> tuple[int, ...]:
     """The shape h5py gives ``ds[regref]`` for a region (kind, data) of a dataset of
-    ``shape``: a regular hyperslab's from its per-axis counts, others from their points."""
-    if kind == "regular" and shape:
-        counts = tuple(len(a) for a in regular_axes(data, shape))
+    ``shape``: a product of per-axis indices from their counts, others from their points."""
+    axes = box_axes(kind, data, shape)
+    if axes is not None:
+        counts = tuple(len(a) for a in axes)
         return (0,) * len(shape) if 0 in counts else counts
     return region_shape(kind, region_points(kind, data, shape), shape)
 
@@ -153,18 +172,39 @@ def region_shape(kind: str, index, shape: tuple[int, ...]) -> tuple[int, ...]:
     return guess if int(np.prod(guess)) == n else (n,)
 
 
+def block_boxes(data, shape: tuple[int, ...]) -> list[list[np.ndarray]]:
+    """The boxes of a 'blocks' region (each start..end inclusive), each as its indices
+    along every axis."""
+    starts, ends = (np.asarray(a, dtype=np.uint64).reshape(-1, len(shape)) for a in data)
+    _check_inside(ends.max(axis=0) if len(ends) else None, shape)
+    return [[np.arange(int(s), int(e) + 1, dtype=np.intp) for s, e in zip(start, end)]
+            for start, end in zip(starts, ends)]
+
+
+def box_coordinates(axes: list[np.ndarray]) -> np.ndarray:
+    """The coordinates (one row each, C order) of the product of per-axis indices."""
+    return np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1)
+
+
+def flat_offsets_fit(shape: tuple[int, ...]) -> bool:
+    """Whether C-order offsets of elements of `shape` fit numpy's int64."""
+    return int(np.prod(shape, dtype=object)) < 2**63
+
+
 def _block_union_points(data, shape: tuple[int, ...]) -> tuple:
     """The elements of a union of boxes (each start..end inclusive), each once, in C
     order (HDF5's order for hyperslabs)."""
-    starts, ends = (np.asarray(a, dtype=np.uint64).reshape(-1, len(shape)) for a in data)
-    _check_inside(ends.max(axis=0) if len(ends) else None, shape)
-    pieces = []
-    for start, end in zip(starts, ends):
-        axes = [np.arange(int(s), int(e) + 1, dtype=np.intp) for s, e in zip(start, end)]
-        pieces.append(np.stack([g.reshape(-1) for g in np.meshgrid(*axes, indexing="ij")], axis=1))
+    pieces = [box_coordinates(axes) for axes in block_boxes(data, shape)]
     if not pieces:
         return tuple(np.zeros(0, dtype=np.intp) for _ in shape)
-    coords = np.unique(np.concatenate(pieces), axis=0)  # sorted rows: C order, overlaps once
+    coords = np.concatenate(pieces)
+    if flat_offsets_fit(shape):
+        # C order, overlaps once: sorting flat offsets is far faster than sorting rows
+        flat = np.sort(np.ravel_multi_index(tuple(coords.T), shape))
+        # (a sort and a mask: np.unique of NumPy 2 hashes first, several times slower here)
+        flat = flat[np.concatenate(([True], flat[1:] != flat[:-1]))]
+        return tuple(np.asarray(a, dtype=np.intp) for a in np.unravel_index(flat, shape))
+    coords = np.unique(coords, axis=0)  # sorted rows: C order, overlaps once
     return tuple(coords[:, axis] for axis in range(len(shape)))
 
 
