@@ -7,7 +7,7 @@ use crate::handles::{close_handle, give_handle, guard_put_attr, out_handle, out_
 use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::give_strings;
-use h5turbo_core::prelude::{AttributeValue, Object};
+use h5turbo_core::prelude::{stored_bytes, AttributeValue, Object};
 use std::ffi::{c_char, c_int, c_void};
 
 /// An attribute, read whole when opened.
@@ -39,7 +39,7 @@ pub unsafe extern "C" fn h5turbo_attribute_names(
         let (names, count) = out_strings(names, "names", count, "count")?;
         let obj = &deref(obj, "obj")?.object;
         let list = in_object(obj, obj.attribute_names())?;
-        give_strings(list.iter().map(String::as_bytes), names, count);
+        give_strings(list.iter().map(|name| stored_bytes(name)), names, count);
         Ok(())
     })
 }
@@ -55,7 +55,7 @@ pub unsafe extern "C" fn h5turbo_attribute_open(
         let out = out_handle(attr, "attr")?;
         let object = deref(obj, "obj")?.object.clone();
         let name = hdf5_name(name, "name")?;
-        let value = in_object(&object, object.attribute(name))?;
+        let value = in_object(&object, object.attribute(&name))?;
         give_handle(out, h5turbo_attribute { object, value });
         Ok(())
     })

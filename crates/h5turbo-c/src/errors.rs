@@ -1,7 +1,8 @@
 //! Status codes, the thread-local last error, the version, and the guard every entry
 //! point runs its body in.
 
-use h5turbo_core::prelude::{Error, ErrorKind};
+use h5turbo_core::prelude::{name_from_bytes, Error, ErrorKind};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -199,15 +200,17 @@ pub(crate) unsafe fn text<'a>(ptr: *const c_char, what: &str) -> Result<&'a str,
     CStr::from_ptr(ptr).to_str().map_err(|_| invalid(format!("{} is not UTF-8", what)))
 }
 
-/// A path or name inside an HDF5 file (object path, link or attribute name): UTF-8
-/// text, as HDF5 stores them (file paths, which are bytes, go through path_arg).
-pub(crate) unsafe fn hdf5_name<'a>(ptr: *const c_char, what: &str) -> Result<&'a str, Error> {
-    text(ptr, what).map_err(|e| {
-        if ptr.is_null() {
-            e
-        } else {
-            invalid(format!("{} is not UTF-8 (paths and names inside an HDF5 file are UTF-8 text)", what))
-        }
+/// A path or name inside an HDF5 file (object path, link or attribute name): bytes, as
+/// libhdf5 takes them; UTF-8 almost always, and a name that is not (Latin-1) is found
+/// by its bytes (file paths, which are bytes too, go through path_arg).
+pub(crate) unsafe fn hdf5_name<'a>(ptr: *const c_char, what: &str) -> Result<Cow<'a, str>, Error> {
+    if ptr.is_null() {
+        return Err(invalid(format!("{} is NULL", what)));
+    }
+    let bytes = CStr::from_ptr(ptr).to_bytes();
+    Ok(match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => Cow::Owned(name_from_bytes(bytes)),
     })
 }
 

@@ -3,7 +3,7 @@
 use crate::errors::*;
 use crate::handles::{close_handle, give_handle, guard_put_in, out_handle, out_strings};
 use crate::strings::give_strings;
-use h5turbo_core::prelude::{Error, ErrorKind, File, LinkTarget, Object, ObjectKind, ResultExt};
+use h5turbo_core::prelude::{name_from_bytes, stored_bytes, Error, ErrorKind, File, LinkTarget, Object, ObjectKind, ResultExt};
 use std::ffi::{c_char, c_int, CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -35,7 +35,8 @@ impl h5turbo_object {
         let start = if path.starts_with('/') { "" } else { base };
         let parts = start.split('/').chain(path.split('/')).filter(|p| !p.is_empty() && *p != ".");
         let joined: String = parts.flat_map(|p| ["/", p]).collect();
-        let path = c_string_lossy(if joined.is_empty() { b"/" } else { joined.as_bytes() });
+        let stored = stored_bytes(&joined);
+        let path = c_string_lossy(if joined.is_empty() { b"/" } else { &stored });
         h5turbo_object { object, path }
     }
 }
@@ -115,7 +116,8 @@ pub unsafe extern "C" fn h5turbo_object_open(
     guard_named(named_file, named_object.as_deref(), || {
         let out = out_handle(obj, "obj")?;
         let file = deref(file, "file")?;
-        let path = non_empty(hdf5_name(path, "path")?)?;
+        let path = hdf5_name(path, "path")?;
+        let path = non_empty(&path)?;
         let object = file.file.get_following_external(path).in_object(path).in_file(file.file.path())?;
         give_handle(out, h5turbo_object::opened(object, "/", path));
         Ok(())
@@ -137,7 +139,8 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
         let opened_base = deref(base, "base")?;
         let base = &opened_base.object;
         let file = base.file();
-        let path = non_empty(hdf5_name(path, "path")?)?;
+        let path = hdf5_name(path, "path")?;
+        let path = non_empty(&path)?;
         let object = if path.starts_with('/') {
             file.get_following_external(path)
         } else if base.kind() != ObjectKind::Group {
@@ -146,7 +149,7 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
             path.split('/').filter(|p| !p.is_empty() && *p != ".").try_fold(base.clone(), |object, part| object.child_following_external(part))
         };
         let object = object.in_file(file.path())?;
-        give_handle(out, h5turbo_object::opened(object, &opened_base.path.to_string_lossy(), path));
+        give_handle(out, h5turbo_object::opened(object, &name_from_bytes(opened_base.path.to_bytes()), path));
         Ok(())
     })
 }
@@ -198,7 +201,7 @@ pub unsafe extern "C" fn h5turbo_group_members(
             return Err(invalid("not a group").in_object(group.name()).in_file(group.file().path()));
         }
         let links = group.links().in_object(group.name()).in_file(group.file().path())?;
-        give_strings(links.iter().map(|l| l.name.as_bytes()), names, count);
+        give_strings(links.iter().map(|l| stored_bytes(&l.name)), names, count);
         Ok(())
     })
 }
@@ -212,7 +215,7 @@ pub unsafe extern "C" fn h5turbo_link_kind(group: *const h5turbo_object, name: *
     guard_put_in(group, kind, "kind", || {
         let group = &deref(group, "group")?.object;
         let name = hdf5_name(name, "name")?;
-        let link = group.link(name).in_object(group.name()).in_file(group.file().path())?;
+        let link = group.link(&name).in_object(group.name()).in_file(group.file().path())?;
         Ok(match link.target {
             LinkTarget::Hard(_) => H5TURBO_LINK_HARD,
             LinkTarget::Soft(_) => H5TURBO_LINK_SOFT,

@@ -5,6 +5,7 @@
 //! and the byte offset of the structure that was wrong. Lower layers create errors
 //! with the message and offset; the object model adds file and object on the way up.
 
+use crate::format::names::shown;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -42,8 +43,9 @@ pub struct Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
+    /// Names in the message and the object path show bytes that are not UTF-8 as \xNN.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { kind, message: message.into(), file: None, object: None, offset: None, io: None }
+        Error { kind, message: shown(message.into()), file: None, object: None, offset: None, io: None }
     }
 
     /// A malformed file: the message says what structure and what was wrong.
@@ -84,14 +86,14 @@ impl Error {
     /// The same error with `context` before its message; kind, offset, file, object
     /// and the operating system's (or a binding's) cause are kept.
     pub fn context(mut self, context: impl fmt::Display) -> Self {
-        self.message = format!("{}: {}", context, self.message);
+        self.message = shown(format!("{}: {}", context, self.message));
         self
     }
 
     /// Attach the object path (kept if already set by a deeper layer).
     pub fn in_object(mut self, object: impl Into<String>) -> Self {
         if self.object.is_none() {
-            self.object = Some(object.into());
+            self.object = Some(shown(object.into()));
         }
         self
     }

@@ -48,6 +48,7 @@ pub use crate::format::datatype::{
 };
 pub use crate::format::filter_pipeline::{FilterInfo, FilterPipeline};
 pub use crate::format::links::{Link, LinkTarget};
+pub use crate::format::names::{self, has_stray_bytes, name_from_bytes, stored_bytes};
 pub use crate::convert::columns::{columns_from_values, Column, Strings};
 pub use crate::convert::numpy_dtype::{has_objects, memory_layout, vlen_element_dtype, DtypeMetadata, NumpyDtype};
 pub use crate::format::reference::{self, Selection as RegionSelection};

@@ -7,7 +7,7 @@ from typing import Any
 
 from .. import _native
 from .types import (ClosedKeyError, ItemsViewHDF5, KeysViewHDF5, ReadOnlyError, ReadOnlyKeyError,
-                    ValuesViewHDF5, closed_error, read_only_error, text_name)
+                    ValuesViewHDF5, closed_error, read_only_error, text_name, user_names)
 from .values import attribute_value
 
 __all__ = ["AttributeManager", "AttrID"]
@@ -47,7 +47,7 @@ class AttributeManager(MutableMapping):
         return _attribute_name(name) in self._obj.attr_names()
 
     def __iter__(self):
-        return iter(self._obj.attr_names())
+        return iter(user_names(self._obj.attr_names()))
 
     def __len__(self) -> int:
         return len(self._obj.attr_names())

@@ -7,7 +7,7 @@ from typing import Optional
 
 from .attrs import AttributeManager
 from .references import Reference, RegionReference, make_region, region_selection_shape
-from .types import ClosedTypeError, closed_error
+from .types import ClosedTypeError, closed_error, user_name
 
 __all__ = ["HLObject", "RegionProxy", "cached_property"]
 
@@ -30,7 +30,7 @@ class HLObject:
         """The absolute path this object was reached by (through a soft link: the link's
         path, as h5py), kept here rather than asked of the native side; None once the
         file is closed, as h5py."""
-        return self._name if self else None
+        return user_name(self._name) if self else None
 
     @property
     def file(self):

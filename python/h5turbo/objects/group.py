@@ -14,7 +14,7 @@ from .dataset import Dataset
 from .references import Reference
 from .types import (ClosedKeyError, ExternalLink, HardLink, ItemsViewHDF5, KeysViewHDF5,
                     ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, SoftLink, ValuesViewHDF5,
-                    closed_error, read_only_error, text_name)
+                    closed_error, read_only_error, stored_order, text_name, user_name, user_names)
 
 __all__ = ["Group", "Datatype", "wrap", "has_member"]
 
@@ -196,7 +196,7 @@ class Group(HLObject, MutableMapping):
     # ------------------------------------------------------------------ mapping protocol
 
     def __iter__(self):
-        return iter(self._link_names())
+        return iter(user_names(self._link_names()))
 
     def __len__(self) -> int:
         return len(self._obj.links())
@@ -206,7 +206,7 @@ class Group(HLObject, MutableMapping):
         as h5py's)."""
         if self._file.closed:
             raise closed_error(self._file, ClosedKeyError)
-        return reversed(self._link_names())
+        return reversed(user_names(self._link_names()))
 
     def keys(self) -> "KeysViewHDF5":
         return KeysViewHDF5(self)
@@ -257,7 +257,7 @@ class Group(HLObject, MutableMapping):
         """Depth first, links in name order; a group reached by several hard links is
         descended into once."""
         def links_of(path_prefix: str, obj):
-            for name, kind, target in sorted(obj.links(), key=lambda link: link[0].encode()):
+            for name, kind, target in sorted(obj.links(), key=lambda link: stored_order(link[0])):
                 yield path_prefix + name, obj, name, kind, target
 
         def below(item):
@@ -271,7 +271,7 @@ class Group(HLObject, MutableMapping):
             return links_of(path + "/", child)
 
         for path, _parent, _name, kind, target in depth_first(links_of(prefix, group_obj), below):
-            result = func(path, _link_value(kind, target))
+            result = func(user_name(path), _link_value(kind, target))
             if result is not None:
                 return result
         return None
@@ -289,7 +289,7 @@ class Group(HLObject, MutableMapping):
             return unseen_children(path + "/", child) if child.kind == "group" else None
 
         for path, child in depth_first(unseen_children(*entry), below):
-            result = func(path, wrap(child, self._file, posixpath.join(self._name, path)))
+            result = func(user_name(path), wrap(child, self._file, posixpath.join(self._name, path)))
             if result is not None:
                 return result
         return None
@@ -337,7 +337,7 @@ def _setitem_error_class(value: Any) -> type:
 
 def _hard_children(group_obj):
     """(name, native object) per hard link of a group, in name order (as H5Ovisit)."""
-    names = sorted(name for name, kind, _target in group_obj.links() if kind == "hard")
+    names = sorted((name for name, kind, _target in group_obj.links() if kind == "hard"), key=stored_order)
     return [(name, group_obj.child(name)) for name in names]
 
 

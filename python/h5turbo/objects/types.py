@@ -188,11 +188,45 @@ def closed_error(file, kind: type = _native.ClosedError) -> Exception:
     return kind(f"{file._path_text}: the file is closed")
 
 
+# A name whose bytes are not UTF-8 (Latin-1, from an old C program) comes from the
+# native side with each stray byte 0x80-0xFF as the code point U+10FF80-U+10FFFF (the
+# core's format/names.rs); h5py hands such a name to its users as bytes.
+_FIRST_STRAY = "\U0010ff80"
+_STRAY_TO_SURROGATE = {0x10FF00 + b: 0xDC00 + b for b in range(0x80, 0x100)}
+_SURROGATE_TO_STRAY = {0xDC00 + b: 0x10FF00 + b for b in range(0x80, 0x100)}
+
+
 def text_name(name: Any, error: str) -> str:
-    """A name (a path, an attribute's name) as h5py takes it: str, or bytes of UTF-8;
-    anything else is a TypeError with the message ``error``."""
+    """A name (a path, an attribute's name) as h5py takes it: str, or bytes (a name
+    that is not UTF-8 is looked up by its bytes, as h5py does); anything else is a
+    TypeError with the message ``error``."""
     if isinstance(name, bytes):
-        return name.decode("utf-8")
+        try:
+            return name.decode("utf-8")
+        except UnicodeDecodeError:
+            return name.decode("utf-8", "surrogateescape").translate(_SURROGATE_TO_STRAY)
     if isinstance(name, str):
         return name
     raise TypeError(error)
+
+
+def user_name(name: str) -> str | bytes:
+    """A name or path from the native side as h5py gives it: str, or bytes where the
+    file's bytes are not UTF-8."""
+    if name.isascii() or max(name) < _FIRST_STRAY:
+        return name
+    return name.translate(_STRAY_TO_SURROGATE).encode("utf-8", "surrogateescape")
+
+
+def user_names(names: list[str]) -> list[str | bytes]:
+    """``user_name`` of each name, at the cost of one scan when all are text."""
+    joined = "".join(names)
+    if joined.isascii() or max(joined) < _FIRST_STRAY:
+        return names
+    return [user_name(name) for name in names]
+
+
+def stored_order(name: str) -> bytes:
+    """The sort key that orders native names as the file does: by their stored bytes."""
+    stored = user_name(name)
+    return stored if isinstance(stored, bytes) else stored.encode("utf-8")

@@ -350,6 +350,22 @@ def external_link_files(folder):
         f.create_group("g")["soft_to_ext"] = h5py.SoftLink("/to_data")
 
 
+def latin1_names_file(path):
+    """Names that are not UTF-8 (Latin-1, as old C programs wrote them), in an old-style
+    group, a new-style group with dense storage (past 8 links) and as attribute names."""
+    with h5py.File(path, "w", libver="earliest") as f:
+        old = f.create_group(b"gr\xfcn")
+        old.create_dataset(b"caf\xe9", data=np.arange(3, dtype="<i4"))
+        old.create_dataset(b"caf\xe8", data=np.arange(4, dtype="<i4"))
+        old.create_dataset("日本", data=np.arange(5, dtype="<i4"))
+        old.attrs[b"att\xe9"] = np.int32(7)
+    with h5py.File(path, "a", libver="latest") as f:
+        dense = f.create_group("dense")
+        for i in range(12):
+            dense.create_dataset(f"n{i}".encode() + b"\xe9", data=np.full(2, i, dtype="<i2"))
+        dense.attrs[b"\xe0 la carte"] = np.float64(1.5)
+
+
 def main():
     if len(sys.argv) > 2:
         huge_signal_fast5(Path(sys.argv[2]))
@@ -358,6 +374,7 @@ def main():
     dtypes_file(out / "dtypes.h5")
     filters_file(out / "filters.h5")
     structures_file(out / "structures.h5")
+    latin1_names_file(out / "latin1_names.h5")
     reductions_file(out / "reductions.h5")
     deep_file(out / "deep.h5")
     dangling_reference_file(out / "dangling_ref.h5")

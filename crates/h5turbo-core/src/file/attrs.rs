@@ -131,7 +131,7 @@ impl Object {
         // Compact attributes sit in the header in creation order, dense ones come in
         // the index order asked for. h5py lists by creation order only when tracked.
         if !by_creation {
-            attrs.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+            attrs.sort_by(|a, b| crate::format::names::stored_order(&a.name, &b.name));
         }
         Ok(attrs)
     }

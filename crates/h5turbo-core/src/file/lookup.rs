@@ -1,6 +1,9 @@
 //! The one place that finds files named inside a file, as libhdf5 finds them:
 //! external links, virtual dataset sources and external raw data.
 
+use crate::format::names::stored_bytes;
+#[cfg(unix)]
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// What names another file; each is looked up in libhdf5's own order.
@@ -34,7 +37,8 @@ impl NamedFile {
 ///   (raw data files: the working folder first, as libhdf5; next to the naming file
 ///   last, where libhdf5 does not look but where the file usually is).
 pub fn find_named_file(kind: NamedFile, naming_file: &Path, name: &str) -> Option<PathBuf> {
-    let named = Path::new(name);
+    let stored = stored_bytes(name);
+    let named = path_of(&stored, name);
     let origin = origin_of(naming_file);
     let candidates: Vec<PathBuf> = match kind {
         NamedFile::ExternalRawData => {
@@ -49,6 +53,18 @@ pub fn find_named_file(kind: NamedFile, naming_file: &Path, name: &str) -> Optio
         _ => relative_candidates(kind, origin, named),
     };
     candidates.into_iter().find(|p| p.is_file())
+}
+
+/// The path a stored file name names: its bytes as they are on Unix, where a Latin-1
+/// name is a valid file name; elsewhere its text.
+#[cfg(unix)]
+fn path_of<'a>(stored: &'a [u8], _text: &'a str) -> &'a Path {
+    Path::new(std::ffi::OsStr::from_bytes(stored))
+}
+
+#[cfg(not(unix))]
+fn path_of<'a>(_stored: &'a [u8], text: &'a str) -> &'a Path {
+    Path::new(text)
 }
 
 /// Where a relative name of a link or a virtual source is looked for, in libhdf5's order.

@@ -124,7 +124,7 @@ fn parse_name(r: &mut ByteReader, p: &Prefix) -> Result<String> {
     let raw = r.bytes(p.name_len)?;
     r.skip(stored_len(p, p.name_len) - p.name_len)?;
     let end = raw.iter().position(|&b| b == 0).unwrap_or(raw.len());
-    Ok(String::from_utf8_lossy(&raw[..end]).into_owned())
+    Ok(super::names::name_from_bytes(&raw[..end]))
 }
 
 fn sub_reader<'a>(r: &mut ByteReader<'a>, p: &Prefix, len: usize) -> Result<ByteReader<'a>> {

@@ -29,6 +29,7 @@ use super::btree_v2::{BTreeV2, Record};
 use super::checksum::lookup3;
 use super::context::FormatContext;
 use super::fractal_heap::{BlockCache, FractalHeap};
+use super::names::{name_from_bytes, stored_bytes};
 use super::reader::{ByteReader, Located, Sizes};
 use crate::error::{Error, Result};
 
@@ -104,9 +105,10 @@ fn parse_external_value(mut r: ByteReader) -> Result<LinkTarget> {
     Ok(LinkTarget::External { file, path })
 }
 
-/// Names and paths are ASCII or UTF-8; anything else is kept readable rather than fatal.
+/// Names and paths are ASCII or UTF-8; anything else is kept byte for byte (see
+/// `names`), so a link to a Latin-1 name still leads there.
 fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    name_from_bytes(bytes)
 }
 
 /// All links of a group with dense link storage, in name-index (hash) order.
@@ -123,9 +125,7 @@ pub fn dense_links(ctx: &FormatContext, info: &LinkInfo) -> Result<Vec<Link>> {
     for (hash, record_address, id) in records {
         let message = heap.get_cached(ctx, id.view(), &mut cache)?;
         let link = parse_link_message(&message, message.address(), ctx.sizes())?;
-        // A name that was not valid UTF-8 was altered on decoding; its hash cannot match.
-        let name_intact = !link.name.contains(char::REPLACEMENT_CHARACTER);
-        if name_intact && lookup3(link.name.as_bytes(), 0) != hash {
+        if lookup3(&stored_bytes(&link.name), 0) != hash {
             return Err(crate::format_err!("link {:?} does not match its name-index hash", link.name).at(record_address));
         }
         links.push(link);
@@ -182,7 +182,8 @@ pub fn dense_link_count(ctx: &FormatContext, info: &LinkInfo) -> Result<u64> {
 /// descent reads the few records' links on its way and no others.
 pub fn dense_link(ctx: &FormatContext, info: &LinkInfo, name: &str) -> Result<Option<Link>> {
     let Some((heap, index)) = open_dense_storage(ctx, info)? else { return Ok(None) };
-    let hash = lookup3(name.as_bytes(), 0);
+    let name = stored_bytes(name);
+    let hash = lookup3(&name, 0);
     let mut found = None;
     let mut cache = BlockCache::new();
     index.find_record(ctx, &mut |record| {
@@ -192,7 +193,7 @@ pub fn dense_link(ctx: &FormatContext, info: &LinkInfo, name: &str) -> Result<Op
         }
         let message = heap.get_cached(ctx, heap_id(record, heap.id_len())?, &mut cache)?;
         let link = parse_link_message(&message, message.address(), ctx.sizes())?;
-        let order = link.name.as_bytes().cmp(name.as_bytes());
+        let order = stored_bytes(&link.name).as_ref().cmp(name.as_ref());
         if order == std::cmp::Ordering::Equal {
             found = Some(link);
         }

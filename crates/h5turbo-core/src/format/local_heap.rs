@@ -39,11 +39,10 @@ impl LocalHeap {
             .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.data.address() + offset))
     }
 
-    /// The NUL-terminated string at `offset`, bytes that are not UTF-8 replaced by
-    /// U+FFFD: for link names, which libhdf5 takes as bytes (one Latin-1 name must not
-    /// make its whole group unreadable; new-style groups decode names so too).
+    /// The NUL-terminated name at `offset`, which libhdf5 takes as bytes: one that is
+    /// not UTF-8 (Latin-1) is kept byte for byte (see `names`), not refused.
     pub fn name_at(&self, offset: u64) -> Result<String> {
-        Ok(String::from_utf8_lossy(self.bytes_at(offset)?).into_owned())
+        Ok(super::names::name_from_bytes(self.bytes_at(offset)?))
     }
 
     /// The bytes of the NUL-terminated string at `offset` (without the NUL).

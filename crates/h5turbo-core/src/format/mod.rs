@@ -21,6 +21,7 @@ pub mod global_heap;
 pub mod layout;
 pub mod links;
 pub mod local_heap;
+pub mod names;
 pub mod object_header;
 pub mod reader;
 pub(crate) mod recent;

@@ -5,6 +5,7 @@ use super::btree_v1::{self, NODE_TYPE_GROUP};
 use super::context::FormatContext;
 use super::links::{Link, LinkTarget};
 use super::local_heap::LocalHeap;
+use super::names::{stored_bytes, stored_order};
 use super::reader::ByteReader;
 use crate::error::{Error, Result};
 use std::collections::HashSet;
@@ -30,7 +31,7 @@ pub fn symbol_table_links(ctx: &FormatContext, btree_address: u64, heap_address:
         read_symbol_node(ctx, address, &heap, &mut links)?;
     }
     // B-tree order is name order already; sorting makes a damaged tree harmless.
-    links.sort_by(|a, b| a.name.cmp(&b.name));
+    links.sort_by(|a, b| stored_order(&a.name, &b.name));
     if let Some(w) = links.windows(2).find(|w| w[0].name == w[1].name) {
         return Err(Error::format(format!("group lists the name {:?} twice", w[0].name)).at(btree_address));
     }
@@ -49,6 +50,7 @@ pub fn symbol_table_is_one_node(ctx: &FormatContext, btree_address: u64) -> Resu
 /// left unread. Child i of a node holds the names after key i up to key i + 1.
 pub fn symbol_table_link(ctx: &FormatContext, btree_address: u64, heap: &LocalHeap, name: &str) -> Result<Option<Link>> {
     let key_size = ctx.sizes().length as usize;
+    let stored_name = stored_bytes(name);
     let key_name = |node: &btree_v1::Node, i: usize, at: u64| -> Result<&[u8]> {
         let key = node.key(i).ok_or_else(|| Error::format("group B-tree key missing").at(at))?;
         heap.bytes_at(ctx.reader(key, at).uint(key_size)?)
@@ -59,7 +61,7 @@ pub fn symbol_table_link(ctx: &FormatContext, btree_address: u64, heap: &LocalHe
         let (mut lo, mut hi) = (0usize, node.children.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if key_name(node, mid + 1, address)? < name.as_bytes() {
+            if key_name(node, mid + 1, address)? < stored_name.as_ref() {
                 lo = mid + 1;
             } else {
                 hi = mid;
