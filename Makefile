@@ -25,14 +25,19 @@ OLDEST_NUMPY_SKIP := "tests/write/test_repack.py::test_repack_corpus_file[jhdf/t
 # Whole modules whose subject NumPy's version does not touch (decoded bytes, the page
 # cache, processes and signals; ~95 s of CI) run under the current NumPy only, and the
 # indexing hunt, whose reference model of numpy's indexing is NumPy 2's (the selection
-# tests, objects/test_selection.py and the h5py hunts, cover indexing under NumPy 1).
+# tests, objects/test_selection.py and the h5py hunts, cover indexing under NumPy 1);
+# the docs' examples run once, in docs-test.
 OLDEST_NUMPY_IGNORE := tests/filters/test_filters.py tests/filters/test_filters_hunt.py \
 	tests/robustness/test_cold.py tests/robustness/test_lifecycle_hunt.py \
-	tests/objects/test_indexing_hunt.py
+	tests/objects/test_indexing_hunt.py tests/docs
 
 include $(wildcard mk/*.mk)
 
-.PHONY: setup system-packages demo test test-locks rust-test py-test py-test-oldest-numpy bench
+# The examples of README.md and docs/ run as written (tests/docs), last: their C and R
+# blocks need the library and the R package the suites above built and installed.
+TEST_TARGETS += docs-test
+
+.PHONY: setup system-packages demo test test-locks rust-test py-test py-test-oldest-numpy docs-test bench
 
 demo: setup
 	$(PYTHON) -m h5turbo.demo
@@ -78,7 +83,10 @@ rust-test:
 PYTEST_PROCESSES ?= -n auto --maxprocesses=4
 
 py-test:
-	$(PYTHON) -m pytest -q $(PYTEST_PROCESSES) tests
+	$(PYTHON) -m pytest -q $(PYTEST_PROCESSES) --ignore=tests/docs tests
+
+docs-test: setup c r
+	$(PYTHON) -m pytest -q -p no:cacheprovider $(PYTEST_PROCESSES) tests/docs
 
 # The suite again under the oldest NumPy: the test dependencies (as `make setup`
 # installed them, read from the package's metadata) under tests/oldest-numpy.txt, and

@@ -9,8 +9,11 @@ block applies to reads started on the calling thread inside it, on any read path
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Iterator, Optional, Union
+
+import numpy as np
 
 from . import _native
 
@@ -18,17 +21,24 @@ _UNITS = {"": 0, "K": 10, "M": 20, "G": 30}
 
 
 def parse_io_depth(value: Union[int, str, None]) -> Optional[int]:
-    """Bytes from an int or a string such as "64M" / "512KiB"; None stays None."""
+    """Bytes from an int (numpy's too) or a string such as "64M" / "512KiB"; None stays
+    None. ValueError naming io_depth for anything else, and past 2**64 - 1 bytes."""
     if value is None:
         return None
     if isinstance(value, str):
         m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:I?B)?\s*", value.upper())
         if not m:
             raise ValueError(f"io_depth must be a byte count such as 33554432 or '32M', not {value!r}")
-        return int(m.group(1)) << _UNITS[m.group(2)]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return _at_most_u64(int(m.group(1)) << _UNITS[m.group(2)], value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"io_depth must be a byte count >= 0 (or a string such as '32M'), not {value!r}")
-    return int(value)
+    return _at_most_u64(int(value), value)
+
+
+def _at_most_u64(depth: int, given) -> int:
+    if depth >= 2**64:
+        raise ValueError(f"io_depth {given!r} is past the largest byte count, 2**64 - 1")
+    return depth
 
 
 @contextmanager
@@ -40,3 +50,12 @@ def io_depth(value: Union[int, str, None]) -> Iterator[int]:
         yield _native.io_depth()
     finally:
         _native.swap_io_depth(previous)
+
+
+def reading_pool(workers: int) -> ThreadPoolExecutor:
+    """A thread pool whose threads read with the io_depth in force on the calling thread:
+    a ``with io_depth(...)`` block sets it for its own thread only, and the reads a
+    sparse matrix or a 10x file hands to helper threads are the block's reads too."""
+    override = _native.swap_io_depth(None)
+    _native.swap_io_depth(override)
+    return ThreadPoolExecutor(workers, initializer=_native.swap_io_depth, initargs=(override,))

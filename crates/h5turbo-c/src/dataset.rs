@@ -383,9 +383,9 @@ pub const H5TURBO_COUNT_NONZERO: c_int = 5;
 /// chunk by chunk in parallel, straight from the file. axis: the axis to reduce
 /// (row-major numbering), or -1 for all. out: one double per remaining cell,
 /// row-major (out_len checked: 1 for axis -1, else the product of the other
-/// dimensions). NaN follows numpy: the mean of no values is NaN, as is a variance
-/// with ddof >= the count; the minimum or maximum of no values is an error
-/// (H5TURBO_E_INVALID), as numpy raises.
+/// dimensions). NaN and inf follow numpy: the mean of no values is NaN; a variance
+/// with ddof >= the count is inf (NaN where the values are all equal or none); the
+/// minimum or maximum of no values is an error (H5TURBO_E_INVALID), as numpy raises.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_reduce(
     ds: *const h5turbo_object,
@@ -477,14 +477,8 @@ fn as_doubles(reduced: Reduced, ddof: c_int, kind: ElementKind) -> Result<Vec<f6
         Reduced::Moments { count, m2, .. } => count
             .into_iter()
             .zip(m2)
-            .map(|(c, m2)| {
-                let dof = c as f64 - f64::from(ddof);
-                if dof <= 0.0 {
-                    f64::NAN
-                } else {
-                    m2 / dof
-                }
-            })
+            // numpy divides by max(count - ddof, 0): inf past the count, NaN for 0 / 0
+            .map(|(c, m2)| m2 / (c as f64 - f64::from(ddof)).max(0.0))
             .collect(),
     })
 }

@@ -236,7 +236,12 @@ pub mod read_ahead {
     fn env_window() -> u64 {
         static WINDOW: OnceLock<u64> = OnceLock::new();
         *WINDOW.get_or_init(|| {
-            std::env::var("H5TURBO_IO_DEPTH").ok().and_then(|v| parse_bytes(&v)).unwrap_or(DEFAULT_BYTES)
+            let Some(value) = crate::settings::env_setting("H5TURBO_IO_DEPTH") else { return DEFAULT_BYTES };
+            parse_bytes(&value).unwrap_or_else(|| {
+                let expected = "a byte count (such as 33554432 or 32M)";
+                crate::settings::warn_unreadable("H5TURBO_IO_DEPTH", &value, expected, "the default, 32M");
+                DEFAULT_BYTES
+            })
         })
     }
 

@@ -27,5 +27,6 @@ pub mod error;
 pub mod file;
 pub mod formats;
 pub mod prelude;
+mod settings;
 
 pub use error::{Error, ErrorKind, Result};

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import sys
 from dataclasses import replace
@@ -63,6 +64,8 @@ def config_from(args) -> Config:
         if args.file:
             return _user_file_config(args)
         if args.preset:
+            if not (math.isfinite(args.scale) and args.scale > 0):
+                raise BenchUsageError(f"--scale {args.scale}: give a positive factor of the preset's matrix (0.1 shrinks it)")
             cfg = preset(args.preset, args.scale)
         elif args.shape:
             cfg = replace(preset("quick"), name="custom", description="a user-given matrix")
@@ -125,7 +128,9 @@ def _overrides(cfg: Config, args) -> Config:
         changes["threads"] = _threads(args.threads)
     if args.cache:
         changes["caches"] = CACHES if args.cache == "both" else (args.cache,)
-    if args.repeats:
+    if args.repeats is not None:
+        if args.repeats < 1:
+            raise BenchUsageError(f"--repeats {args.repeats}: give at least 1 timed run")
         changes["repeats"] = args.repeats
     if args.no_limits:
         changes["limits"] = False

@@ -34,6 +34,7 @@ from ..objects.references import Reference
 from ..objects.values import text
 from .moments import count_total, float_result_dtype, merge_moments, sum_dtype
 from .._native import Error, FormatError
+from ..readahead import reading_pool
 
 __all__ = ["SparseDataset", "is_sparse_group"]
 
@@ -189,7 +190,7 @@ class SparseDataset(Group):
     def to_scipy(self, threads: Optional[int] = None):
         """The whole matrix, data, indices and indptr read concurrently; indptr and
         indices keep the integer types they are stored with."""
-        with ThreadPoolExecutor(3) as pool:
+        with reading_pool(3) as pool:
             data = pool.submit(self._member("data").read, threads=threads)
             indices = pool.submit(self._member("indices").read, threads=threads)
             indptr = pool.submit(self.indptr, threads)
@@ -289,7 +290,7 @@ class SparseDataset(Group):
         """data[sel] and indices[sel], read concurrently (in `pool` when given: the
         blocks of a reduction share one rather than start two threads each)."""
         if pool is None:
-            with ThreadPoolExecutor(2) as own:
+            with reading_pool(2) as own:
                 return self._read_pair(sel, threads, own)
         data = pool.submit(self._member("data").read, sel, threads=threads)
         indices = pool.submit(self._member("indices").read, sel, threads=threads)
@@ -387,7 +388,7 @@ class SparseDataset(Group):
         n_minor = self.shape[1 - self._major]
         where = self._where
         start = 0
-        with ThreadPoolExecutor(2) as pool:  # one for all blocks: reads, not thread starts, per block
+        with reading_pool(2) as pool:  # one for all blocks: reads, not thread starts, per block
             while start < n_major:
                 stop = int(np.searchsorted(ptr, ptr[start] + _BLOCK_NNZ, side="right")) - 1
                 stop = min(max(stop, start + 1), n_major)

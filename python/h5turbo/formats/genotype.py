@@ -48,8 +48,9 @@ class GenotypeArray:
 
     def __init__(self, dataset: Any, threads: Optional[int] = None, block_variants: Optional[int] = None):
         _check_genotypes(dataset)
-        if block_variants is not None and block_variants < 1:
-            raise ValueError(f"block_variants must be positive, not {block_variants}")
+        if block_variants is not None and (isinstance(block_variants, (bool, np.bool_))
+                                           or not isinstance(block_variants, (int, np.integer)) or block_variants < 1):
+            raise ValueError(f"block_variants must be a positive integer, not {block_variants!r}")
         self.dataset = dataset
         self.threads = _pool_size(threads)
         self.block_variants = block_variants or self._default_block()

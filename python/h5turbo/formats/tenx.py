@@ -11,7 +11,6 @@ concurrently, each chunk-parallel.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
 
 import numpy as np
@@ -20,6 +19,7 @@ from ..objects.dataset import Dataset
 from ..objects.file import File
 from ..objects.group import Group
 from .._native import FormatError
+from ..readahead import reading_pool
 from ..compute.sparse import check_indices, check_indptr
 
 __all__ = ["read_10x_h5"]
@@ -89,7 +89,7 @@ def _matrix(group: Group, datasets: dict[str, Dataset], threads: Optional[int]):
     if shape.shape != (2,) or shape.dtype.kind not in "iu":  # [8.5, 5.0] was cut to 8 x 5
         raise FormatError(f"{group.file.filename}: {group.name}/shape: must hold 2 integer sizes, not {shape}")
     n_cols, n_rows = (int(n) for n in shape)  # stored as features x barcodes
-    with ThreadPoolExecutor(3) as pool:
+    with reading_pool(3) as pool:
         data, indices, indptr = pool.map(lambda ds: ds.read(threads=threads), arrays)
     where = f"{group.file.filename}: {group.name}"
     if len(data) != len(indices):

@@ -14,6 +14,7 @@ import weakref
 from typing import Any, Optional
 
 from .. import _native
+from .access_args import check_access_args, check_core_driver_args
 from .group import Group, wrap
 from .references import Reference, RegionReference
 from .types import ClosedKeyError, DanglingReferenceError, ReadOnlyError, closed_error
@@ -90,6 +91,8 @@ class File(Group):
         if fs_strategy:
             raise ValueError("Unable to set file space strategy of an existing file")
         _check_locking(locking)
+        check_access_args(rdcc_nslots, rdcc_nbytes, rdcc_w0, page_buf_size, alignment_threshold,
+                          alignment_interval, track_times)
         self._libver = _libver_bounds(libver)
         self._meta_block_size = 2048 if meta_block_size is None else _check_meta_block_size(meta_block_size)
         self._swmr = bool(swmr)
@@ -485,4 +488,6 @@ def _check_driver(driver: Optional[str], kwds: dict, fileobj: Any) -> str:
     unknown = [k for k in kwds if k not in _DRIVER_KWDS[driver]]
     if unknown:
         raise TypeError(f"'{unknown[0]}' is an invalid keyword argument for driver {driver!r}")
+    if driver == "core":
+        check_core_driver_args(kwds)
     return driver

@@ -42,6 +42,14 @@
     name
 }
 
+# A TRUE/FALSE argument: anything else (NA, "yes", a vector) is refused by name, not
+# taken as FALSE.
+.check_flag <- function(value, what) {
+    if (!is.logical(value) || length(value) != 1L || is.na(value))
+        .raise(paste(what, "must be TRUE or FALSE"), call = sys.call(-1L))
+    value
+}
+
 # threads = NULL (or 0): the library's default (the H5TURBO_THREADS variable, else all cores).
 .threads <- function(threads) {
     if (is.null(threads)) return(0L)

@@ -2,7 +2,7 @@ h5t_ls <- function(file, recursive = TRUE) {
     file <- .check_file(file)
     depth <- if (isTRUE(recursive)) .Machine$integer.max
              else if (isFALSE(recursive)) 1L
-             else if (is.numeric(recursive) && length(recursive) == 1L && recursive >= 1)
+             else if (is.numeric(recursive) && length(recursive) == 1L && !is.na(recursive) && recursive >= 1)
                  as.integer(min(recursive, .Machine$integer.max))
              else .raise("recursive must be TRUE, FALSE or a depth of at least 1")
     rows <- .h5call(C_ls, file, "/", depth)

@@ -9,12 +9,14 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     file <- .check_file(file)
     name <- .check_name(name)
     bit64conversion <- match.arg(bit64conversion)
+    compoundAsDataFrame <- .check_flag(compoundAsDataFrame, "compoundAsDataFrame")
+    drop <- .check_flag(drop, "drop")
     threads <- .threads(threads)
     flags <- if (bit64conversion == "double") 2L else 0L
     if (is.list(index)) index <- .eval_index(index, parent.frame())
     x <- .read_values(file, name, index, threads, flags, compoundAsDataFrame)
     # rhdf5's drop: the values as a vector, without dimensions
-    if (isTRUE(drop) && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
+    if (drop && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
     x
 }
 

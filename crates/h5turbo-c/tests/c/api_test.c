@@ -154,6 +154,9 @@ static void test_reduce(const char *gen, const char *path) {
     CHECK(h5turbo_dataset_reduce(o, H5TURBO_COUNT_NONZERO, -1, 0, &r, 1, 0) == H5TURBO_OK && r == nonzero, "%s count_nonzero", path);
     CHECK(h5turbo_dataset_reduce(o, H5TURBO_MEAN, -1, 0, &r, 1, 0) == H5TURBO_OK && fabs(r - mean) <= 1e-9 * fabs(mean) + 1e-12, "%s mean", path);
     CHECK(h5turbo_dataset_reduce(o, H5TURBO_VAR, -1, 1, &r, 1, 0) == H5TURBO_OK && fabs(r - m2 / (double)(n - 1)) <= 1e-9 * m2 / (double)n, "%s var ddof=1", path);
+    /* numpy's var past the count: m2 / max(n - ddof, 0), inf (NaN for all-equal values) */
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_VAR, -1, (int)n + 1, &r, 1, 0) == H5TURBO_OK && (m2 > 0 ? isinf(r) && r > 0 : isnan(r)),
+          "%s var ddof=n+1: %g", path, r);
     /* per axis: axis 0 leaves one cell per column, axis 1 one per row */
     double *cells = malloc((rows > cols ? rows : cols) * sizeof *cells);
     CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, 0, 0, cells, cols, 0) == H5TURBO_OK, "%s sum axis 0", path);

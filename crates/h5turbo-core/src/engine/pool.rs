@@ -2,16 +2,22 @@
 //! thread spawns, far too much to pay per read.
 
 use crate::error::{Error, Result};
+use crate::settings::{env_setting, warn_unreadable};
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// `H5TURBO_THREADS` if set to a positive number, else the number of cores.
+/// `H5TURBO_THREADS` if set to a positive number, else the number of cores (0 too;
+/// a value that is no count says so on standard error, once).
 pub fn default_threads() -> usize {
-    std::env::var("H5TURBO_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&n| n > 0)
-        .unwrap_or_else(cores)
+    let Some(value) = env_setting("H5TURBO_THREADS") else { return cores() };
+    match value.parse::<usize>() {
+        Ok(0) => cores(),
+        Ok(n) => n,
+        Err(_) => {
+            warn_unreadable("H5TURBO_THREADS", &value, "a thread count", "every core");
+            cores()
+        }
+    }
 }
 
 /// Cores available to this process, asked once: the query reads cgroup files, which
