@@ -17,5 +17,9 @@ h5t_readAttributes <- function(file, name) {
         }
     }
     if (length(attrs) == 0L) return(list())
-    attrs[order(names(attrs), method = "radix")]
+    # by their bytes; a name that is not UTF-8 (Latin-1) sorts as bytes
+    key <- names(attrs)
+    bad <- !validUTF8(key)
+    Encoding(key[bad]) <- "bytes"
+    attrs[order(key, method = "radix")]
 }

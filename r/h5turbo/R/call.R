@@ -5,10 +5,11 @@
 .error_kinds <- c("format", "unsupported", "not_found", "io", "invalid", "closed", "internal")
 
 .raise <- function(message, code = 5L, file = NULL, name = NULL, call = sys.call(-1L)) {
-    if (!is.null(file) && !grepl(basename(file), message, fixed = TRUE)) {
+    # useBytes: a name need not be valid in the locale (Latin-1 bytes)
+    if (!is.null(file) && !grepl(basename(file), message, fixed = TRUE, useBytes = TRUE)) {
         where <- if (is.null(name)) sprintf("'%s'", file) else sprintf("'%s', object '%s'", file, name)
         message <- sprintf("%s: %s", where, message)
-    } else if (!is.null(name) && !grepl(name, message, fixed = TRUE)) {
+    } else if (!is.null(name) && !grepl(name, message, fixed = TRUE, useBytes = TRUE)) {
         message <- sprintf("object '%s': %s", name, message)
     }
     kind <- .error_kinds[code]

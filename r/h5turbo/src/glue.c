@@ -112,7 +112,7 @@ int open_object(call_t *c, SEXP name)
 {
     if (!Rf_isString(name) || XLENGTH(name) != 1 || STRING_ELT(name, 0) == NA_STRING)
         return call_fail(c, H5TURBO_E_INVALID, "name must be one object path");
-    int rc = h5turbo_object_open(c->file, Rf_translateCharUTF8(STRING_ELT(name, 0)), &c->obj);
+    int rc = h5turbo_object_open(c->file, r_name_bytes(STRING_ELT(name, 0)), &c->obj);
     return rc == H5TURBO_OK ? rc : call_fail(c, rc, NULL);
 }
 
@@ -529,12 +529,39 @@ SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xle
     return call_fail_null(c, H5TURBO_E_UNSUPPORTED, msg);
 }
 
+/* A name inside the file as the bytes libhdf5 takes: an unmarked (native) string as it
+   is, so that a Latin-1 name h5t_ls listed is found again; a marked one in UTF-8. */
+const char *r_name_bytes(SEXP s)
+{
+    return Rf_getCharCE(s) == CE_NATIVE ? CHAR(s) : Rf_translateCharUTF8(s);
+}
+
+/* Whether `s` is valid UTF-8 (a name an old program wrote in Latin-1 is not). */
+static int valid_utf8(const unsigned char *s)
+{
+    while (*s) {
+        int extra = *s < 0x80 ? 0 : (*s >> 5) == 0x6 ? 1 : (*s >> 4) == 0xe ? 2 : (*s >> 3) == 0x1e ? 3 : -1;
+        if (extra < 0) return 0;
+        for (int k = 1; k <= extra; k++)
+            if ((s[k] & 0xc0) != 0x80) return 0;
+        s += extra + 1;
+    }
+    return 1;
+}
+
+/* UTF-8 where the bytes are UTF-8; other bytes (a Latin-1 name) unmarked, as rhdf5
+   gives every name, so that they compare and print as rhdf5's do. */
+cetype_t name_encoding(const char *s)
+{
+    return valid_utf8((const unsigned char *) s) ? CE_UTF8 : CE_NATIVE;
+}
+
 SEXP strings_to_r(char **strings, size_t n, int utf8)
 {
     SEXP out = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) n));
     for (size_t i = 0; i < n; i++) {
         if (strings[i] == NULL) SET_STRING_ELT(out, (R_xlen_t) i, NA_STRING);
-        else SET_STRING_ELT(out, (R_xlen_t) i, Rf_mkCharCE(strings[i], utf8 ? CE_UTF8 : CE_NATIVE));
+        else SET_STRING_ELT(out, (R_xlen_t) i, Rf_mkCharCE(strings[i], utf8 ? name_encoding(strings[i]) : CE_NATIVE));
     }
     UNPROTECT(1);
     return out;

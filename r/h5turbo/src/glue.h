@@ -104,5 +104,7 @@ const char *type_class_name(int type_class);
 
 /* A character vector from C strings (UTF-8 or ASCII). */
 SEXP strings_to_r(char **strings, size_t n, int utf8);
+cetype_t name_encoding(const char *s);
+const char *r_name_bytes(SEXP s);
 
 #endif

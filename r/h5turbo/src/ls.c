@@ -140,7 +140,7 @@ static int list_group(call_t *c, h5turbo_object *obj, const char *group, int dep
 static SEXP column(const char **values, size_t n)
 {
     SEXP out = PROTECT(Rf_allocVector(STRSXP, (R_xlen_t) n));
-    for (size_t i = 0; i < n; i++) SET_STRING_ELT(out, (R_xlen_t) i, Rf_mkCharCE(values[i], CE_UTF8));
+    for (size_t i = 0; i < n; i++) SET_STRING_ELT(out, (R_xlen_t) i, Rf_mkCharCE(values[i], name_encoding(values[i])));
     UNPROTECT(1);
     return out;
 }
@@ -157,7 +157,7 @@ static SEXP list_objects(call_t *c, SEXP path, SEXP group, SEXP depth_)
     if (kind != H5TURBO_GROUP) return call_fail_null(c, H5TURBO_E_INVALID, "the object is not a group");
     uint64_t root = 0;
     if (h5turbo_object_address(c->obj, &root) == H5TURBO_OK) seen_before(&rows, root);
-    if (list_group(c, c->obj, r_strdup(Rf_translateCharUTF8(STRING_ELT(group, 0))), depth, &rows, 0)) return NULL;
+    if (list_group(c, c->obj, r_strdup(r_name_bytes(STRING_ELT(group, 0))), depth, &rows, 0)) return NULL;
     const char *fields[] = {"group", "name", "otype", "dclass", "dim", ""};
     SEXP out = PROTECT(Rf_mkNamed(VECSXP, fields));
     SET_VECTOR_ELT(out, 0, column(rows.group, rows.n));

@@ -666,7 +666,7 @@ static SEXP read_attributes(call_t *c, SEXP path, SEXP name)
     h5turbo_strings_free(names, n);
     SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) n));
     for (size_t i = 0; i < n; i++) {
-        const char *an = Rf_translateCharUTF8(STRING_ELT(rnames, (R_xlen_t) i));
+        const char *an = r_name_bytes(STRING_ELT(rnames, (R_xlen_t) i));
         SEXP v = read_one_attribute(c, an);
         if (c->attr != NULL) { h5turbo_attribute_close(c->attr); c->attr = NULL; }
         call_free_strings(c);
