@@ -120,6 +120,9 @@ class Object:
         header address), 'soft' (target: path str), 'external' (target:
         (file, path)) or 'unreadable' (target: what is wrong with it: a
         user-defined link, an external link value that cannot be read)."""
+    def link_count(self) -> int:
+        """How many links the group has (len): without listing them where the storage
+        counts them (dense storage's name index)."""
     def link(self, name: str) -> Optional[Tuple[str, str, Any]]:
         """The link ``name`` as links() gives it, None when there is none (one
         lookup, whatever the size of the group)."""

@@ -135,6 +135,9 @@ class Object:
         group = self._h5()
         return [self._link(group, name) for name in group]
 
+    def link_count(self) -> int:
+        return len(self._h5())
+
     def link(self, name: str):
         group = self._h5()
         return self._link(group, name) if name in group or group.get(name, getlink=True) is not None else None

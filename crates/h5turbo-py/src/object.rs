@@ -88,6 +88,11 @@ impl Object {
         PyList::new(py, items)
     }
 
+    /// How many links the group has, without listing them where the storage counts them.
+    fn link_count(&self, py: Python<'_>) -> PyResult<usize> {
+        without_gil(py, || guard(|| self.inner.link_count())).map_err(to_py_err)
+    }
+
     /// The link `name` of this group as (name, kind, target), None when there is none:
     /// one lookup, whatever the size of the group.
     fn link<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyTuple>>> {

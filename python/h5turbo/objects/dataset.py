@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import posixpath
 from typing import Any, Callable, Iterator, Optional, Union
 
@@ -26,6 +27,8 @@ _GZIP, _SHUFFLE, _FLETCHER32, _SZIP, _SCALEOFFSET = (
     filter_id(name) for name in ("deflate", "shuffle", "fletcher32", "szip", "scaleoffset"))
 # h5py's Dataset.compression: the first of these present, under h5py's name, else
 # "unknown" when a filter h5py does not name (a plugin) is in the pipeline
+# Rows read at once when iterating a dataset (h5py reads one row per step).
+_ITERATION_BLOCK_BYTES = 1 << 20
 _COMPRESSION_NAMES = {filter_id(name): h5py_name for name, h5py_name in H5PY_COMPRESSION.items()}
 _H5PY_NAMED_IDS = frozenset(filter_id(name) for name in H5PY_NAMED)
 # szip option-mask bits, as h5py decodes them
@@ -251,11 +254,15 @@ class Dataset(HLObject):
         return self.shape[0]
 
     def __iter__(self) -> Iterator[Any]:
-        """Iterate over the first axis, reading one row at a time."""
+        """Iterate over the first axis: rows as ``ds[i]`` gives them, read a block of
+        rows (about 1 MiB) at a time rather than one read per row."""
         if not self.shape:
             raise TypeError("Can't iterate over a scalar dataset")
-        for i in range(self.shape[0]):
-            yield self[i]
+        n = self.shape[0]
+        row_bytes = max(1, self.dtype.itemsize * math.prod(self.shape[1:]))
+        rows = max(1, min(n, _ITERATION_BLOCK_BYTES // row_bytes))
+        for start in range(0, n, rows):
+            yield from self[start:start + rows]
 
     # ------------------------------------------------------------------ reading
 
@@ -561,10 +568,18 @@ class Dataset(HLObject):
             block = self.read(tuple(slice(lo, lo + k) for lo, k in zip(lows, box)), threads=threads)
             return block[tuple(i - lo for i, lo in zip(index, lows))]
         pieces = []
+        native_threads = threads_arg(threads)
         for run in np.split(coords, breaks):
+            # planned directly: a row and its sorted columns need none of read()'s checks
+            if len(run) == 1:  # a lone point (scattered points): one element
+                rank = run.shape[1]
+                plan = ReadPlan(axes=tuple((int(c), 1, 1) for c in run[0]), read_shape=(1,) * rank, local=None,
+                                out_shape=(1,), scalar_result=False)
+                pieces.append(self._read_plan(plan, native_threads))
+                continue
             columns, back = np.unique(run[:, -1], return_inverse=True)
-            row = tuple(int(c) for c in run[0, :-1])
-            pieces.append(np.asarray(self.read(row + (columns,), threads=threads))[back.reshape(-1)])
+            row = [run[:1, k] for k in range(run.shape[1] - 1)]
+            pieces.append(self._read_axes(row + [columns], threads).reshape(-1)[back.reshape(-1)])
         values = np.concatenate(pieces)
         out = np.empty_like(values)
         out[order] = values

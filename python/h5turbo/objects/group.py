@@ -199,7 +199,7 @@ class Group(HLObject, MutableMapping):
         return iter(user_names(self._link_names()))
 
     def __len__(self) -> int:
-        return len(self._obj.links())
+        return self._obj.link_count()
 
     def __reversed__(self):
         """Member names in reverse iteration order (as h5py; KeyError on a closed file,

@@ -140,6 +140,10 @@ def _plan_basic(index: Any, shape: tuple[int, ...]) -> Optional[ReadPlan]:
     ``ds[3, 10:20]``), without the general machinery (half of a small read's time);
     None for any other index, or one that fails, which the general path then plans or
     reports."""
+    if index is Ellipsis:  # ds[...]: every element (a scalar's is a 0-d array: the general path)
+        if not shape:
+            return None
+        index = ()
     entries = index if type(index) is tuple else (index,)
     if len(entries) > len(shape):
         return None
@@ -320,6 +324,10 @@ def _resolve_int_array(arr: np.ndarray, axis: int, n: int) -> _Item:
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
     idx = arr.astype(np.int64, copy=False)
     idx = np.where(idx < 0, idx + n, idx)
+    if arr.ndim == 1 and (len(idx) < 2 or (idx[1:] > idx[:-1]).all()):
+        # already sorted and unique (the usual list): np.unique's sort is not needed
+        return _Item("array", np.arange(len(idx)), [axis_selection(idx)], [len(idx)],
+                     adv_shape=arr.shape, identity=True)
     unique, inverse = np.unique(idx, return_inverse=True)
     inverse = inverse.reshape(arr.shape)
     identity = arr.ndim == 1 and np.array_equal(unique, idx)  # already sorted and unique

@@ -192,8 +192,7 @@ fn cached_task(
     let mut encoded = Vec::new();
     grow(&mut encoded, stored.size as usize)?;
     src.read_at(&mut encoded, stored.address).map_err(|e| chunk_error(e, geom, task, stored.address))?;
-    // Only filtered chunks take this path (see read_selection): decode a fresh buffer
-    // the cache can keep.
+    // A fresh buffer the cache can keep (an unfiltered chunk is checked and copied).
     let mut decoded = Vec::new();
     grow(&mut decoded, geom.chunk_bytes)?;
     decode_into(src, stored.filter_mask, &encoded, &mut decoded, scratch)

@@ -65,12 +65,12 @@ impl ArraySource<'_> {
 /// thread: 10 gzip chunks of 80 bytes took 33 us through the pool, 7 us without it.
 const INLINE_BYTES: u64 = 64 << 10;
 
-/// Whether a plan of `chunks` chunks to decode runs on the calling thread rather than
-/// the pool: one thread, one chunk, or (with the default thread count, not one the
-/// caller asked for) at most INLINE_BYTES decoded, where waking the pool (about 25 us)
-/// would cost more.
-pub(crate) fn on_calling_thread(requested_threads: usize, threads: pool::Threads, chunks: usize, chunk_bytes: usize) -> bool {
-    let small = requested_threads == 0 && (chunks as u64).saturating_mul(chunk_bytes as u64) <= INLINE_BYTES;
+/// Whether a plan of `chunks` chunks to decode, `work_bytes` to decode or copy in all,
+/// runs on the calling thread rather than the pool: one thread, one chunk, or (with the
+/// default thread count, not one the caller asked for) at most INLINE_BYTES of work,
+/// where waking the pool (about 25 us) would cost more.
+pub(crate) fn on_calling_thread(requested_threads: usize, threads: pool::Threads, chunks: usize, work_bytes: u64) -> bool {
+    let small = requested_threads == 0 && work_bytes <= INLINE_BYTES;
     threads.get() == 1 || chunks <= 1 || small
 }
 
@@ -98,12 +98,27 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     let requested_threads = threads;
     let threads = pool::Threads::resolve(threads);
     let unfiltered = src.pipeline.is_empty();
-    let plan = make_plan(&geom, src.store, threads.get(), unfiltered)?;
-    // Unfiltered chunks cost only their (narrowed) read: nothing to keep decoded.
-    let cache = src.cache.filter(|c| !unfiltered && fits_in_cache(&plan, geom.chunk_bytes, c));
+    let mut plan = make_plan(&geom, src.store, threads.get(), unfiltered)?;
+    let mut cache = src.cache.filter(|c| fits_in_cache(&plan, geom.chunk_bytes, c));
+    if unfiltered && cache.is_some() {
+        if spans_most_of_each_chunk(&plan, &geom) && !src.allow_short_chunks {
+            // a column of a row-major chunk, say: its narrowed read is nearly the whole
+            // chunk, so the whole chunk is read and kept for the next column (h5py's
+            // chunk cache does the same)
+            plan = make_plan(&geom, src.store, threads.get(), false)?;
+        } else {
+            cache = None; // a row's narrowed read is cheaper than a whole chunk's
+        }
+    }
     // Taken here, on the caller's thread: a per-call window is set there.
     let window = crate::io::read_ahead::window();
-    if on_calling_thread(requested_threads, threads, chunks_to_decode(&plan, &geom, cache), geom.chunk_bytes) {
+    let chunks = chunks_to_decode(&plan, &geom, cache);
+    let work = if unfiltered && cache.is_none() {
+        plan.stored_bytes() // only the narrowed bytes are read and copied
+    } else {
+        (chunks as u64).saturating_mul(geom.chunk_bytes as u64)
+    };
+    if on_calling_thread(requested_threads, threads, chunks, work) {
         return execute::run(src, &geom, &plan, out, cache, false, window);
     }
     pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true, window))
@@ -115,6 +130,11 @@ fn chunks_to_decode(plan: &plan::Plan, geom: &Geometry, cache: Option<&cache::Ch
     let Some(cache) = cache else { return plan.chunk_count() };
     let stored = plan.batches.iter().flat_map(|b| &b.tasks);
     plan.chunk_count() - cache.count_kept(stored.map(|task| geom.chunk_coords(task)))
+}
+
+/// Whether an unfiltered plan's narrowed reads cover at least half of their chunks.
+fn spans_most_of_each_chunk(plan: &plan::Plan, geom: &Geometry) -> bool {
+    plan.stored_bytes().saturating_mul(2) >= (plan.stored_count() as u64).saturating_mul(geom.chunk_bytes as u64)
 }
 
 /// A read whose stored chunks fill at most half the cache goes through it: small,

@@ -131,6 +131,11 @@ impl Plan {
         self.batches.iter().map(|b| b.tasks.len()).sum()
     }
 
+    /// Bytes to read: the stored chunks' (narrowed) extents.
+    pub fn stored_bytes(&self) -> u64 {
+        self.batches.iter().flat_map(|b| &b.tasks).filter_map(|t| t.stored).map(|s| s.size).sum()
+    }
+
     /// Chunks to process, stored or filled.
     pub fn chunk_count(&self) -> usize {
         self.fills.len() + self.stored_count()

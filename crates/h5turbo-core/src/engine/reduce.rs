@@ -600,7 +600,8 @@ fn run<T: Element, A: Acc<T>>(job: &Job, requested_threads: usize) -> Result<Vec
     // Reductions consume whole decoded chunks: no narrowing of unfiltered reads.
     let plan = make_plan(job.geom, job.src.store, threads, false)?;
     // As for reads; the results do not depend on it.
-    let inline = super::on_calling_thread(requested_threads, pool_threads, plan.chunk_count(), job.geom.chunk_bytes);
+    let work = (plan.chunk_count() as u64).saturating_mul(job.geom.chunk_bytes as u64);
+    let inline = super::on_calling_thread(requested_threads, pool_threads, plan.chunk_count(), work);
     if inline {
         threads = 1;
     }

@@ -375,3 +375,28 @@ fn float_sums_and_moments_are_the_same_bits_on_every_thread_count_and_run() {
         assert!((total - want).abs() <= 1e-12 * want, "{total} vs {want}");
     }
 }
+
+#[test]
+fn unfiltered_columns_are_kept_whole_rows_are_read_narrowed() {
+    let f = fixture([37, 23], [8, 5], false);
+    let cache = cache::ChunkCache::new(1 << 20);
+    let counting = Counting { inner: &f.source, bytes: Default::default() };
+    let src = source_of(&f, &counting, Some(&cache));
+    let bytes = || counting.bytes.swap(0, std::sync::atomic::Ordering::Relaxed);
+    // A row of chunk row 0: its narrowed reads, 4 bytes per column, nothing kept.
+    let row = [AxisSelection::Points(vec![3]), AxisSelection::all(23)];
+    let mut out = vec![0u8; 23 * 4];
+    read_selection(&src, &row, &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &row));
+    assert!(bytes() <= 23 * 4 && cache.get(&[0, 0]).is_none());
+    // A column spans (nearly) its chunks: they are read whole and kept ...
+    let column = |j: u64| [AxisSelection::all(37), AxisSelection::Points(vec![j])];
+    let mut out = vec![0u8; 37 * 4];
+    read_selection(&src, &column(1), &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &column(1)));
+    assert!(bytes() > 0 && cache.get(&[0, 0]).is_some());
+    // ... so the next column of those chunks reads nothing more.
+    read_selection(&src, &column(2), &mut out, 2).unwrap();
+    assert_eq!(out, expected(&f, &column(2)));
+    assert_eq!(bytes(), 0);
+}
