@@ -18,6 +18,7 @@ from support.common import DATA_DIR, import_h5turbo
 h5turbo = import_h5turbo()
 
 REGRESSIONS = DATA_DIR / "regressions"
+CORPUS = DATA_DIR / "corpus"
 
 SIZES = [((8, 4), "earliest"), ((4, 8), "earliest"), ((4, 2), "latest"), ((8, 4), "latest"),
          ((4, 4), "earliest"), ((2, 2), "earliest"), ((2, 8), "latest"), ((8, 2), "earliest")]
@@ -124,3 +125,46 @@ def test_an_empty_compact_dataset_reads_through_every_path(tmp_path):
     with h5turbo.File(path) as f:
         assert f["e"][()].shape == (0,) and f["e"][:].dtype == np.int16
         assert f["e"].sum() == 0 and f["e"].read(threads=2).shape == (0,)
+
+
+def test_an_unknown_message_flagged_fail_always_refuses_its_object_as_libhdf5():
+    """libhdf5's tbogus.h5: message type 0x1a with flag 0x80 ('fail if unknown, always')."""
+    path = REGRESSIONS / "tbogus.h5"
+    with h5py.File(path, "r") as h:
+        with pytest.raises(Exception):
+            h["Dataset3"]
+    with h5turbo.File(path) as f:
+        for name in ("Dataset3", "group/Dataset3"):
+            with pytest.raises(h5turbo.FormatError, match="must understand"):
+                f[name][()]
+        assert f["Dataset1"].shape == h5py.File(path, "r")["Dataset1"].shape  # its siblings read
+
+
+def test_a_compound_of_no_members_is_a_format_error_as_in_libhdf5():
+    path = REGRESSIONS / "bad_compound.h5"
+    with h5turbo.File(path) as f:
+        with pytest.raises(h5turbo.FormatError, match="no members"):
+            f["dataset"].dtype
+
+
+def test_reductions_of_bitfields_reduce_the_integers_h5py_reads(tmp_path):
+    path = tmp_path / "bits.h5"
+    values = np.array([[1, 200, 3], [255, 0, 7]], dtype="<u1")
+    with h5py.File(path, "w") as f:
+        space = h5py.h5s.create_simple(values.shape)
+        ds = h5py.h5d.create(f.id, b"b8", h5py.h5t.STD_B8LE, space)
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, values)
+    with h5py.File(path, "r") as h, h5turbo.File(path) as f:
+        read = h["b8"][()]
+        assert f["b8"].sum() == read.sum() and f["b8"].max() == read.max()
+        np.testing.assert_array_equal(f["b8"].sum(axis=0), read.sum(axis=0))
+        np.testing.assert_allclose(f["b8"].mean(axis=1), read.mean(axis=1))
+
+
+def test_a_sequence_of_sequences_is_a_plain_object_array_as_in_h5py():
+    """libhdf5's h5copytst_new.h5 /nested_vl: vlen of vlen of int32."""
+    path = CORPUS / "hdf5" / "h5copytst_new.h5"
+    with h5py.File(path, "r") as h, h5turbo.File(path) as f:
+        want, got = h["nested_vl"][()], f["nested_vl"][()]
+        assert [w.dtype for w in want.flat] == [g.dtype for g in got.flat]
+        assert [[list(x) for x in w] for w in want.flat] == [[list(x) for x in g] for g in got.flat]

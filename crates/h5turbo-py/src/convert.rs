@@ -10,6 +10,7 @@ use numpy::npyffi::{npy_intp, NpyTypes, PyArrayObject, PY_ARRAY_API};
 use numpy::{PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
@@ -17,22 +18,28 @@ fn numpy(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 }
 
 /// The Python package, whose public Reference and RegionReference classes wrap references.
-fn refs_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
-    py.import("h5turbo")
+/// h5turbo.Reference and h5turbo.RegionReference, looked up once (an array of
+/// references builds one object per element).
+fn reference_classes(py: Python<'_>) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+    static CLASSES: GILOnceCell<(Py<PyAny>, Py<PyAny>)> = GILOnceCell::new();
+    CLASSES.get_or_try_init(py, || {
+        let module = py.import("h5turbo")?;
+        Ok((module.getattr("Reference")?.unbind(), module.getattr("RegionReference")?.unbind()))
+    })
 }
 
 /// A stored reference as h5turbo.Reference(address) or
 /// h5turbo.RegionReference(collection, index); null references hold zeros.
 fn reference_to_py(py: Python<'_>, kind: ReferenceKind, raw: &[u8]) -> PyResult<PyObject> {
-    let module = refs_module(py)?;
+    let (object_ref, region_ref) = reference_classes(py)?;
     match kind {
         ReferenceKind::Object => {
             let address = guard(|| reference::object_address(raw)).map_err(to_py_err)?.unwrap_or(0);
-            Ok(module.getattr("Reference")?.call1((address,))?.unbind())
+            Ok(object_ref.call1(py, (address,))?)
         }
         ReferenceKind::DatasetRegion => {
             let (collection, index) = guard(|| reference::region_heap_id(raw)).map_err(to_py_err)?.unwrap_or((0, 0));
-            Ok(module.getattr("RegionReference")?.call1((collection, index))?.unbind())
+            Ok(region_ref.call1(py, (collection, index))?)
         }
         ReferenceKind::Other(k) => Err(to_py_err(h5turbo_core::prelude::Error::unsupported(format!(
             "reference type {} (HDF5 1.12+ references)",
@@ -138,8 +145,9 @@ fn build_dtype(py: Python<'_>, descr: &NumpyDtype) -> PyResult<PyObject> {
             with_metadata(py, &dtype.call1(("O",))?, "vlen", base.into_bound(py))
         }
         NumpyDtype::Reference { region } => {
-            let class = refs_module(py)?.getattr(if *region { "RegionReference" } else { "Reference" })?;
-            with_metadata(py, &dtype.call1(("O",))?, "ref", class)
+            let (object_ref, region_ref) = reference_classes(py)?;
+            let class = if *region { region_ref } else { object_ref };
+            with_metadata(py, &dtype.call1(("O",))?, "ref", class.bind(py).clone())
         }
     }
 }
@@ -250,7 +258,8 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
         (VlenValue::NestedSequence(items), DatatypeClass::VarLen { base, .. }) => {
             let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;
             let n = objects.len() as u64;
-            object_array(py, objects, &[n], Some(&dtype_of(py, base)?))
+            // a plain object array, as h5py gives a sequence of sequences
+            object_array(py, objects, &[n], None)
         }
         (VlenValue::Compound(fields), DatatypeClass::Compound { members }) => {
             let dtype = dtype_of(py, dt)?;

@@ -441,16 +441,21 @@ def _copy_attrs(src_obj, dst_obj, fin, fout) -> None:
 def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
     """One attribute with its stored type (string padding, character set, byte order,
     named types copied as plain ones) and its stored bytes (variable-length values
-    through h5py, strings as bytes, never decoded)."""
+    through h5py, strings as bytes, never decoded). In a value holding variable-length
+    parts, the fixed strings are stored NULLPAD: they pass through h5py's NULLPAD memory
+    strings, and libhdf5 converting those to NULLTERM keeps room for the terminator,
+    which empties the 1-byte names of MATLAB's MATLAB_fields."""
     import h5py
     ftype = aid.get_type()
     if ftype.committed():
         ftype = ftype.copy()
     space = aid.get_space()
-    new = h5py.h5a.create(dst_obj.id, name.encode("utf-8"), ftype, space)
+    has_objects = aid.dtype.hasobject
+    new_type = _fixed_strings_nullpad(ftype) if has_objects else ftype
+    new = h5py.h5a.create(dst_obj.id, name.encode("utf-8"), new_type, space)
     if space.get_simple_extent_type() == h5py.h5s.NULL:
         return
-    if not aid.dtype.hasobject:  # the stored bytes as they are, no conversion at all
+    if not has_objects:  # the stored bytes as they are, no conversion at all
         values = np.empty(aid.shape, dtype=np.dtype((np.void, ftype.get_size())))
         aid.read(values, mtype=ftype)
         new.write(values, mtype=ftype)
@@ -459,6 +464,30 @@ def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
     values = np.empty(aid.shape, dtype=dtype)
     aid.read(values, mtype=h5py.h5t.py_create(dtype))
     new.write(values, mtype=h5py.h5t.py_create(dtype))
+
+
+def _fixed_strings_nullpad(ftype):
+    """``ftype`` with every fixed-length string inside it NULLPAD (the padding h5py's
+    memory strings have, so that their bytes are written unchanged)."""
+    from h5py import h5t
+    kind = ftype.get_class()
+    if kind == h5t.STRING and not ftype.is_variable_str():
+        if ftype.get_strpad() == h5t.STR_NULLPAD:
+            return ftype
+        nullpad = ftype.copy()
+        nullpad.set_strpad(h5t.STR_NULLPAD)
+        return nullpad
+    if kind == h5t.VLEN:
+        return h5t.vlen_create(_fixed_strings_nullpad(ftype.get_super()))
+    if kind == h5t.ARRAY:
+        return h5t.array_create(_fixed_strings_nullpad(ftype.get_super()), ftype.get_array_dims())
+    if kind == h5t.COMPOUND:
+        compound = h5t.create(h5t.COMPOUND, ftype.get_size())
+        for i in range(ftype.get_nmembers()):
+            compound.insert(ftype.get_member_name(i), ftype.get_member_offset(i),
+                            _fixed_strings_nullpad(ftype.get_member_type(i)))
+        return compound
+    return ftype
 
 
 def _as_stored(dtype: np.dtype) -> np.dtype:

@@ -17,6 +17,35 @@ static long g_checks, g_skipped, g_failed;
 
 /* The libhdf5 memory type h5py (and so h5turbo) reads a file type into, or -1 when
  * h5turbo_dataset_read does not read this type (vlen, references, time). */
+/* Whether two float types have the same fields (sign, exponent, mantissa positions). */
+static int same_float_layout(hid_t a, hid_t b) {
+    size_t fa[5], fb[5];
+    H5Tget_fields(a, &fa[0], &fa[1], &fa[2], &fa[3], &fa[4]);
+    H5Tget_fields(b, &fb[0], &fb[1], &fb[2], &fb[3], &fb[4]);
+    return memcmp(fa, fb, sizeof fa) == 0 && H5Tget_ebias(a) == H5Tget_ebias(b);
+}
+
+/* Whether a compound holds (at any depth) a member of a class h5turbo, as h5py, has
+   no type for (H5T_TIME). */
+static int has_time_member(hid_t ftype) {
+    H5T_class_t cls = H5Tget_class(ftype);
+    if (cls == H5T_TIME) return 1;
+    if (cls == H5T_ARRAY || cls == H5T_VLEN) {
+        hid_t base = H5Tget_super(ftype);
+        int found = has_time_member(base);
+        H5Tclose(base);
+        return found;
+    }
+    if (cls != H5T_COMPOUND) return 0;
+    int found = 0;
+    for (int k = 0; k < H5Tget_nmembers(ftype) && !found; k++) {
+        hid_t m = H5Tget_member_type(ftype, (unsigned)k);
+        found = has_time_member(m);
+        H5Tclose(m);
+    }
+    return found;
+}
+
 static hid_t memory_type(hid_t ftype, h5turbo_datatype *tdt) {
     h5turbo_type_info info;
     if (h5turbo_datatype_info(tdt, &info) != H5TURBO_OK) return -1;
@@ -32,6 +61,11 @@ static hid_t memory_type(hid_t ftype, h5turbo_datatype *tdt) {
         }
         break;
     case H5T_FLOAT:
+        /* VAX, and 16-byte layouts other than this machine's long double (IEEE quad, a
+           custom 128-bit float): libhdf5 converts them with loss, h5turbo (as h5py) has
+           no type for them and must say so */
+        if (H5Tget_order(ftype) == H5T_ORDER_VAX) return -1;
+        if (info.size == 16 && !same_float_layout(ftype, H5T_NATIVE_LDOUBLE)) return -1;
         if (info.size == 4) m = H5Tcopy(H5T_NATIVE_FLOAT);
         else if (info.size == 8) m = H5Tcopy(H5T_NATIVE_DOUBLE);
         else if (info.size == 16) m = H5Tcopy(H5T_NATIVE_LDOUBLE);
@@ -143,7 +177,8 @@ static void compare_type_info(const char *what, hid_t ftype, h5turbo_datatype *t
     CHECK(info.type_class == class_code(cls, ftype), "%s: type class %d, libhdf5 %d", what, info.type_class, class_code(cls, ftype));
     if (cls == H5T_INTEGER || cls == H5T_FLOAT || cls == H5T_BITFIELD) {
         H5T_order_t order = H5Tget_order(ftype);
-        int expected = order == H5T_ORDER_BE ? H5TURBO_ORDER_BE : H5TURBO_ORDER_LE;
+        /* VAX floats have no code of their own: "no byte order" (and their values no reading) */
+        int expected = order == H5T_ORDER_VAX ? H5TURBO_ORDER_NONE : order == H5T_ORDER_BE ? H5TURBO_ORDER_BE : H5TURBO_ORDER_LE;
         CHECK(info.byte_order == expected, "%s: byte order %d, libhdf5 %d", what, info.byte_order, (int)order);
     }
     if (cls == H5T_INTEGER)
@@ -255,6 +290,12 @@ static void compare_columns(const char *what, hid_t ftype, h5turbo_datatype *tdt
                             hid_t mspace, hdf5_read_fn read_fn, void *ctx) {
     int members = H5Tget_nmembers(ftype);
     size_t rows = 0;
+    if (read == H5TURBO_E_UNSUPPORTED && (has_time_member(ftype) || strstr(h5turbo_last_error(), ") is not supported"))) {
+        /* a time member refuses the whole compound (a gap of read_columns), as does a
+           filter neither library has here (LZO, UCL) */
+        g_skipped++;
+        return;
+    }
     CHECK(read == H5TURBO_OK, "%s: read_columns failed (%d): %s", what, read, h5turbo_last_error());
     if (read != H5TURBO_OK) return;
     CHECK(h5turbo_columns_rows(cols, &rows) == H5TURBO_OK && rows == n, "%s: %zu rows, %llu selected", what, rows,

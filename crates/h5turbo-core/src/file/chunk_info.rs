@@ -31,8 +31,10 @@ impl Dataset {
         let chunk_dims = self.chunked_dims()?;
         let Some(index) = self.chunk_index(file)? else { return Ok(Vec::new()) };
         let base = file.ctx().base();
-        let mut infos: Vec<ChunkInfo> =
-            index.iter().map(|(scaled, location)| chunk_info(&scaled, chunk_dims, location, base)).collect();
+        let mut infos: Vec<ChunkInfo> = index
+            .iter()
+            .map(|(scaled, location)| chunk_info(&scaled, chunk_dims, self.stored_location(&scaled, location), base))
+            .collect();
         if let Some(unlimited) = self.extensible_array_axis() {
             infos.sort_by(|a, b| compare_axis_first(&a.offset, &b.offset, unlimited));
         }
@@ -45,7 +47,7 @@ impl Dataset {
     pub fn chunk_info_at(&self, file: &File, element: &[u64]) -> Result<Option<ChunkInfo>> {
         let chunk_dims = self.chunked_dims()?;
         let found = self.chunk_location(file, element)?;
-        Ok(found.map(|(scaled, location)| chunk_info(&scaled, chunk_dims, location, file.ctx().base())))
+        Ok(found.map(|(scaled, location)| chunk_info(&scaled, chunk_dims, self.stored_location(&scaled, location), file.ctx().base())))
     }
 
     /// The stored bytes of the chunk starting at element `offset`, as written
@@ -60,7 +62,8 @@ impl Dataset {
                 offset, chunk_dims
             )));
         }
-        let Some((_, location)) = self.chunk_location(file, offset)? else { return Ok(None) };
+        let Some((scaled, location)) = self.chunk_location(file, offset)? else { return Ok(None) };
+        let location = self.stored_location(&scaled, location);
         // the size comes from the file: read() checks it against the file's length first
         let bytes = file.ctx().read(location.address, location.size, "a chunk")?;
         Ok(Some((location.filter_mask, bytes)))
@@ -102,6 +105,24 @@ impl Dataset {
             )));
         }
         Ok(())
+    }
+
+    /// `location` with the filter mask the file stores: the index marks a partial edge
+    /// chunk written unfiltered (DONT_FILTER_PARTIAL_BOUND_CHUNKS) as skipping every
+    /// filter for the decoder, where libhdf5 stored (and reports) a mask of 0.
+    fn stored_location(&self, scaled: &[u64], location: ChunkLocation) -> ChunkLocation {
+        let Layout::Chunked(chunked) = &self.layout else { return location };
+        let unfiltered_edge = chunked.dont_filter_partial_edge_chunks
+            && !self.pipeline.is_empty()
+            && location.filter_mask == u32::MAX
+            && scaled.iter().zip(&chunked.chunk_dims).zip(&self.dataspace.dims).any(|((&s, &c), &dim)| {
+                s.checked_add(1).and_then(|n| n.checked_mul(c)).is_none_or(|end| end > dim)
+            });
+        if unfiltered_edge {
+            ChunkLocation { filter_mask: 0, ..location }
+        } else {
+            location
+        }
     }
 
     /// The unlimited dimension an extensible-array index orders its chunks by, when it

@@ -434,6 +434,8 @@ impl Dataset {
                 _ => return Err(unsupported()),
             },
             DatatypeClass::FloatingPoint(layout) if matches!(self.datatype.size, 2 | 4 | 8) => (NumberClass::Float, layout.order),
+            // read as the unsigned integers h5py gives (np.uint8 ...): reduced as those
+            DatatypeClass::Bitfield { order, .. } => (NumberClass::Unsigned, *order),
             _ => return Err(unsupported()),
         };
         let big_endian = match order {
@@ -451,7 +453,7 @@ impl Dataset {
         use crate::format::datatype::DatatypeClass;
         use engine::reduce::{ElementKind, NumberClass};
         let numeric = match &self.datatype.class {
-            DatatypeClass::FixedPoint { .. } | DatatypeClass::FloatingPoint(_) => true,
+            DatatypeClass::FixedPoint { .. } | DatatypeClass::FloatingPoint(_) | DatatypeClass::Bitfield { .. } => true,
             DatatypeClass::Enum { base, .. } => matches!(base.class, DatatypeClass::FixedPoint { .. }),
             _ => false,
         };

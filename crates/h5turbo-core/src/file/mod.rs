@@ -264,6 +264,13 @@ impl File {
 /// a shared object header message table would, and is reported as unsupported.
 fn check_extension(ctx: &FormatContext, address: u64) -> Result<()> {
     let header = ObjectHeader::read(ctx, address)?;
+    if let Some(m) = header.find(msg::METADATA_CACHE_IMAGE) {
+        // libhdf5 may leave the newest metadata only in the image, not in place
+        return Err(Error::unsupported(
+            "the file keeps its metadata in a metadata cache image (H5Pset_mdc_image_config), which h5turbo does not read",
+        )
+        .at(m.address));
+    }
     if let Some(m) = header.find(msg::SHARED_MESSAGE_TABLE) {
         let table = crate::format::sohm::SharedMessages::read(ctx, &m.data, m.address)?;
         ctx.set_shared_messages(table);

@@ -197,6 +197,8 @@ impl Codec {
             Codec::Shuffle { .. } => SizeRule::Same,
             Codec::Bitshuffle(p) if !p.is_compressed() => SizeRule::Same,
             Codec::Fletcher32 => SizeRule::Shrinks(fletcher32::CHECKSUM_LEN),
+            // "stored as is" (a type n-bit does not pack): the bytes pass through
+            Codec::Nbit(cd) if cd.get(1).is_some_and(|&as_is| as_is != 0) => SizeRule::Same,
             _ => SizeRule::Unrelated,
         }
     }

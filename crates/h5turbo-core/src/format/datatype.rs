@@ -339,6 +339,9 @@ fn read_name(r: &mut ByteReader, version: u8) -> Result<String> {
 
 fn parse_compound(r: &mut ByteReader, h: &Header, depth: usize) -> Result<DatatypeClass> {
     let count = (h.bits & 0xffff) as usize;
+    if count == 0 {
+        return Err(r.error("compound has no members (libhdf5: invalid number of members: 0)"));
+    }
     // Each member takes at least a name byte, an offset byte and an 8-byte type header.
     if count.saturating_mul(10) > r.remaining() {
         return Err(r.error(format!("compound claims {} members, more than its message holds", count)));

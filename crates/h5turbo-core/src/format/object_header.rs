@@ -27,6 +27,7 @@ pub mod msg {
     pub const CONTINUATION: u16 = 0x0010;
     pub const SYMBOL_TABLE: u16 = 0x0011;
     pub const ATTRIBUTE_INFO: u16 = 0x0015;
+    pub const METADATA_CACHE_IMAGE: u16 = 0x0018;
 }
 
 /// Header message flag: the message body is a reference to a shared message.
@@ -142,6 +143,15 @@ impl<'a> Walker<'a> {
         if self.messages.len() >= MAX_MESSAGES {
             return Err(Error::format("object header has too many messages").at(head.address));
         }
+        let unknown = head.type_id > LAST_KNOWN_MESSAGE || head.type_id == BOGUS_MESSAGE;
+        if unknown && head.flags & FAIL_IF_UNKNOWN_ALWAYS != 0 {
+            // the writer asked readers that do not know the message to refuse the object
+            return Err(crate::format_err!(
+                "object header holds message type {}, unknown, which its writer marked as one a reader must understand",
+                head.type_id
+            )
+            .at(head.address));
+        }
         match head.type_id {
             msg::NIL => {}
             msg::CONTINUATION => {
@@ -162,6 +172,13 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 }
+
+/// The last message type libhdf5 defines (the metadata cache image).
+const LAST_KNOWN_MESSAGE: u16 = msg::METADATA_CACHE_IMAGE;
+/// The "bogus" test message, known only to libhdf5's debug builds (tbogus.h5).
+const BOGUS_MESSAGE: u16 = 0x0009;
+/// Message flag: "fail to open the object if the message type is unknown, always".
+const FAIL_IF_UNKNOWN_ALWAYS: u8 = 0x80;
 
 /// A message's fields before its body (`address` is the body's).
 struct MessageHead {

@@ -30,7 +30,10 @@ pub fn parse_shared_from(r: &mut ByteReader) -> Result<SharedMessage> {
     let kind = r.u8()?;
     match version {
         1 => {
+            // 6 reserved bytes, then a symbol table entry's first two fields (libhdf5's
+            // H5O__shared_decode): a name offset, unused, and the object header address
             r.skip(6)?;
+            r.length()?;
             Ok(SharedMessage::ObjectHeader(r.required_address("shared message object header")?))
         }
         2 => Ok(SharedMessage::ObjectHeader(r.required_address("shared message object header")?)),
@@ -63,6 +66,7 @@ mod tests {
     #[test]
     fn all_versions() {
         let mut v1 = vec![1u8, 0, 0, 0, 0, 0, 0, 0];
+        v1.extend_from_slice(&0u64.to_le_bytes()); // the entry's name offset
         v1.extend_from_slice(&800u64.to_le_bytes());
         assert_eq!(parse_shared_message(&v1, 0, Sizes::DEFAULT).unwrap(), SharedMessage::ObjectHeader(800));
         let mut v2 = vec![2u8, 0];
