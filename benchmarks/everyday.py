@@ -176,34 +176,21 @@ op("open + close, small file", "files")(_open_close("small.h5"))
 op("open + close, root of 50000 members", "files")(_open_close("root50k.h5"))
 
 
-@op("open + f['x'][()] + close, small file", "files")
-def _(h5, folder, files):
-    p = str(folder / "small.h5")
+def _open_then(path: str, action):
+    """Open `path`, do `action(file)`, close: per call."""
+    def setup(h5, folder, files):
+        p = str(folder / path)
 
-    def call():
-        with h5.File(p, "r") as f:
-            f["x"][()]
-    return call, 1
-
-
-@op("open + len(root) + close, root of 50000", "files")
-def _(h5, folder, files):
-    p = str(folder / "root50k.h5")
-
-    def call():
-        with h5.File(p, "r") as f:
-            len(f)
-    return call, 1
+        def call():
+            with h5.File(p, "r") as f:
+                action(f)
+        return call, 1
+    return setup
 
 
-@op("open + 'm25000' in root + close, root of 50000", "files")
-def _(h5, folder, files):
-    p = str(folder / "root50k.h5")
-
-    def call():
-        with h5.File(p, "r") as f:
-            "m25000" in f
-    return call, 1
+op("open + f['x'][()] + close, small file", "files")(_open_then("small.h5", lambda f: f["x"][()]))
+op("open + len(root) + close, root of 50000", "files")(_open_then("root50k.h5", len))
+op("open + 'm25000' in root + close, root of 50000", "files")(_open_then("root50k.h5", lambda f: "m25000" in f))
 
 
 def _group_ops(style: str, n: int):
@@ -541,20 +528,18 @@ def _(h5, folder, files):
     return (lambda: f[ref]), 1
 
 
-@op("ds[regref] 10x10 box of 2000x2000", "references")
-def _(h5, folder, files):
-    f = files("data.h5")
-    ref = f.attrs["box"]
-    d = f[ref]
-    return (lambda: d[ref]), 1
+def _region_read(attr):
+    """ds[ref] for the region reference in data.h5's attribute `attr`."""
+    def setup(h5, folder, files):
+        f = files("data.h5")
+        ref = f.attrs[attr]
+        d = f[ref]
+        return (lambda: d[ref]), 1
+    return setup
 
 
-@op("ds[regref] 5 points of 2000x2000", "references")
-def _(h5, folder, files):
-    f = files("data.h5")
-    ref = f.attrs["pts"]
-    d = f[ref]
-    return (lambda: d[ref]), 1
+op("ds[regref] 10x10 box of 2000x2000", "references")(_region_read("box"))
+op("ds[regref] 5 points of 2000x2000", "references")(_region_read("pts"))
 
 
 @op("f.attrs['box'] (read a region reference)", "references")
@@ -592,7 +577,9 @@ def autorange(call) -> tuple[int, float]:
         n *= 10
 
 
-def child(module: str, folder: Path, only: list[str]) -> None:
+def prepared_ops(module: str, folder: Path, only: list[str]):
+    """(reader module, iterator of (name, call, calls inside one call) of the ops whose
+    name holds one of `only` (all when empty), close) with the files opened on demand."""
     import importlib
     h5 = importlib.import_module(module)
     opened: dict = {}
@@ -602,20 +589,29 @@ def child(module: str, folder: Path, only: list[str]) -> None:
             opened[name] = h5.File(str(folder / name), "r")
         return opened[name]
 
+    def ops():
+        for name, (_section, setup) in OPS.items():
+            if only and not any(s in name for s in only):
+                continue
+            made = setup(h5, folder, files)
+            if made is not None:
+                yield name, made[0], made[1]
+
+    def close():
+        for f in opened.values():
+            f.close()
+    return h5, ops(), close
+
+
+def child(module: str, folder: Path, only: list[str]) -> None:
+    _h5, ops, close = prepared_ops(module, folder, only)
     out = {}
-    for name, (_section, setup) in OPS.items():
-        if only and not any(s in name for s in only):
-            continue
-        made = setup(h5, folder, files)
-        if made is None:
-            continue
-        call, inside = made
+    for name, call, inside in ops:
         call()
         call()  # warm-up
         number, elapsed = autorange(call)
         out[name] = elapsed / number / inside * 1e6
-    for f in opened.values():
-        f.close()
+    close()
     print(json.dumps(out))
 
 
@@ -632,23 +628,9 @@ def run_child(module: str, folder: Path, only: list[str]) -> dict:
 def profile(module: str, folder: Path, only: list[str]) -> None:
     """cProfile of each matching op (after its warm-up), sorted by own time."""
     import cProfile
-    import importlib
     import pstats
-    h5 = importlib.import_module(module)
-    opened: dict = {}
-
-    def files(name):
-        if name not in opened:
-            opened[name] = h5.File(str(folder / name), "r")
-        return opened[name]
-
-    for name, (_section, setup) in OPS.items():
-        if not any(s in name for s in only):
-            continue
-        made = setup(h5, folder, files)
-        if made is None:
-            continue
-        call, _inside = made
+    _h5, ops, _close = prepared_ops(module, folder, only)
+    for name, call, _inside in ops:
         call()
         number, _elapsed = autorange(call)
         number = max(number, 5)
