@@ -132,9 +132,13 @@ fn chunks_to_decode(plan: &plan::Plan, geom: &Geometry, cache: Option<&cache::Ch
     plan.chunk_count() - cache.count_kept(stored.map(|task| geom.chunk_coords(task)))
 }
 
-/// Whether an unfiltered plan's narrowed reads cover at least half of their chunks.
+/// Whether an unfiltered plan reads parts of chunks (not whole chunks straight into
+/// the output, which a cache would only duplicate) whose narrowed spans cover at least
+/// half of those chunks.
 fn spans_most_of_each_chunk(plan: &plan::Plan, geom: &Geometry) -> bool {
-    plan.stored_bytes().saturating_mul(2) >= (plan.stored_count() as u64).saturating_mul(geom.chunk_bytes as u64)
+    let partial = plan.batches.iter().flat_map(|b| &b.tasks).filter(|t| !geom.is_direct(t));
+    let (count, bytes) = partial.filter_map(|t| t.stored).fold((0u64, 0u64), |(n, b), s| (n + 1, b + s.size));
+    count > 0 && bytes.saturating_mul(2) >= count.saturating_mul(geom.chunk_bytes as u64)
 }
 
 /// A read whose stored chunks fill at most half the cache goes through it: small,

@@ -399,4 +399,10 @@ fn unfiltered_columns_are_kept_whole_rows_are_read_narrowed() {
     read_selection(&src, &column(2), &mut out, 2).unwrap();
     assert_eq!(out, expected(&f, &column(2)));
     assert_eq!(bytes(), 0);
+    // A whole chunk read straight into the output is not kept (a copy for nothing).
+    let whole = [AxisSelection::Range { start: 8, count: 8, step: 1 }, AxisSelection::Range { start: 5, count: 5, step: 1 }];
+    let mut out = vec![0u8; 40 * 4];
+    read_selection(&src, &whole, &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &whole));
+    assert!(bytes() == 40 * 4 && cache.get(&[1, 1]).is_none());
 }
