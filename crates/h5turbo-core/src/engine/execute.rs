@@ -198,7 +198,12 @@ fn cached_task(
     decode_into(src, stored.filter_mask, &encoded, &mut decoded, scratch)
         .map_err(|e| chunk_error(e, geom, task, stored.address))?;
     scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
-    cache.insert(coords, decoded);
+    // A chunk this read took whole is not kept: reading many datasets whole, each once,
+    // would otherwise keep every one's chunks for as long as the file is open. The cache
+    // serves loops over parts of chunks (rows, columns, elements).
+    if !geom.covers_whole_chunk(task) {
+        cache.insert(coords, decoded);
+    }
     Ok(())
 }
 

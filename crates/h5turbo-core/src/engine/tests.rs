@@ -406,3 +406,22 @@ fn unfiltered_columns_are_kept_whole_rows_are_read_narrowed() {
     assert_eq!(out, expected(&f, &whole));
     assert!(bytes() == 40 * 4 && cache.get(&[1, 1]).is_none());
 }
+
+#[test]
+fn chunks_taken_whole_are_not_kept() {
+    // Reading many datasets whole, once each, must not keep their chunks while the
+    // file is open: only reads of parts of chunks fill the cache.
+    let f = fixture([37, 23], [8, 5], true);
+    let cache = cache::ChunkCache::new(1 << 20);
+    let src = source_of(&f, &f.source, Some(&cache));
+    let all = [AxisSelection::all(37), AxisSelection::all(23)];
+    let mut out = vec![0u8; 37 * 23 * 4];
+    read_selection(&src, &all, &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &all));
+    assert!(cache.get(&[0, 0]).is_none() && cache.get(&[1, 1]).is_none());
+    let row = [AxisSelection::Points(vec![3]), AxisSelection::all(23)];
+    let mut out = vec![0u8; 23 * 4];
+    read_selection(&src, &row, &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &row));
+    assert!(cache.get(&[0, 0]).is_some());
+}
