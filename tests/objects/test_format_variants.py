@@ -168,3 +168,11 @@ def test_a_sequence_of_sequences_is_a_plain_object_array_as_in_h5py():
         want, got = h["nested_vl"][()], f["nested_vl"][()]
         assert [w.dtype for w in want.flat] == [g.dtype for g in got.flat]
         assert [[list(x) for x in w] for w in want.flat] == [[list(x) for x in g] for g in got.flat]
+
+
+def test_a_reference_chosen_as_fill_value_is_that_reference_as_in_h5py():
+    """MATLAB fills its cell arrays' reference datasets with /#refs#/a, its canonical empty."""
+    path = CORPUS / "matlab" / "cell.mat"
+    with h5py.File(path, "r") as h, h5turbo.File(path) as f:
+        want, got = h["cell"].fillvalue, f["cell"].fillvalue
+        assert isinstance(got, h5turbo.Reference) and f[got].name == h[want].name

@@ -290,6 +290,10 @@ pub fn fill_value_to_py(py: Python<'_>, obj: &CoreObject, ds: &Dataset) -> PyRes
     if ds.fill_defined && matches!(ds.datatype.class, DatatypeClass::VarLen { .. }) {
         return vlen_fill_value(py, obj, ds);
     }
+    if let (true, DatatypeClass::Reference { kind }) = (ds.fill_defined, &ds.datatype.class) {
+        // a reference a writer chose as fill (MATLAB: its canonical empty, /#refs#/a)
+        return reference_to_py(py, *kind, &ds.fill);
+    }
     match guard(|| ds.fill_numpy()).map_err(to_py_err)? {
         Some(bytes) => {
             let array = array_from_bytes(py, &bytes, &dtype, &[])?;
