@@ -25,10 +25,10 @@ __all__ = ["Dataset"]
 
 _GZIP, _SHUFFLE, _FLETCHER32, _SZIP, _SCALEOFFSET = (
     filter_id(name) for name in ("deflate", "shuffle", "fletcher32", "szip", "scaleoffset"))
-# h5py's Dataset.compression: the first of these present, under h5py's name, else
-# "unknown" when a filter h5py does not name (a plugin) is in the pipeline
 # Rows read at once when iterating a dataset (h5py reads one row per step).
 _ITERATION_BLOCK_BYTES = 1 << 20
+# h5py's Dataset.compression: the first of these present, under h5py's name, else
+# "unknown" when a filter h5py does not name (a plugin) is in the pipeline
 _COMPRESSION_NAMES = {filter_id(name): h5py_name for name, h5py_name in H5PY_COMPRESSION.items()}
 _H5PY_NAMED_IDS = frozenset(filter_id(name) for name in H5PY_NAMED)
 # szip option-mask bits, as h5py decodes them
