@@ -377,9 +377,9 @@ int h5turbo_dataset_read_references(const h5turbo_object *ds,
  * chunk by chunk in parallel, straight from the file. axis: the axis to reduce
  * (row-major numbering), or -1 for all. out: one double per remaining cell,
  * row-major (out_len checked: 1 for axis -1, else the product of the other
- * dimensions). NaN follows numpy: the mean of no values is NaN, as is a variance
- * with ddof >= the count; the minimum or maximum of no values is an error
- * (H5TURBO_E_INVALID), as numpy raises.
+ * dimensions). NaN and inf follow numpy: the mean of no values is NaN; a variance
+ * with ddof >= the count is inf (NaN where the values are all equal or none); the
+ * minimum or maximum of no values is an error (H5TURBO_E_INVALID), as numpy raises.
  */
 int h5turbo_dataset_reduce(const h5turbo_object *ds,
                            int op,
