@@ -131,7 +131,7 @@ impl Object {
         // Compact attributes sit in the header in creation order, dense ones come in
         // the index order asked for. h5py lists by creation order only when tracked.
         if !by_creation {
-            attrs.sort_by(|a, b| crate::format::names::stored_order(&a.name, &b.name));
+            crate::format::names::sort_by_stored_name(&mut attrs, |a| &a.name);
         }
         Ok(attrs)
     }

@@ -4,7 +4,7 @@ use super::{Object, ObjectKind, Walk};
 use crate::error::{Error, ErrorKind, Result, ResultExt};
 use crate::format::links::{dense_link, dense_link_count, dense_links, parse_link_message, Link, LinkInfo, LinkTarget};
 use crate::format::local_heap::LocalHeap;
-use crate::format::names::stored_order;
+use crate::format::names::sort_by_stored_name;
 use crate::format::object_header::msg;
 use crate::format::symbol_table::{symbol_table_is_one_node, symbol_table_link, symbol_table_links};
 use std::collections::HashMap;
@@ -92,7 +92,7 @@ impl Object {
         if by_creation && links.iter().all(|l| l.creation_order.is_some()) {
             links.sort_by_key(|l| l.creation_order);
         } else {
-            links.sort_by(|a, b| stored_order(&a.name, &b.name));
+            sort_by_stored_name(&mut links, |l| &l.name);
         }
         Ok(links)
     }

@@ -88,6 +88,16 @@ pub fn stored_order(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
+/// Sort `items` by the stored bytes of their names: a plain byte sort unless some
+/// name holds escaped bytes (looked at once, not at every comparison).
+pub fn sort_by_stored_name<T>(items: &mut [T], name: impl Fn(&T) -> &str) {
+    if items.iter().any(|item| has_stray_bytes(name(item))) {
+        items.sort_by(|a, b| stored_order(name(a), name(b)));
+    } else {
+        items.sort_by(|a, b| name(a).as_bytes().cmp(name(b).as_bytes()));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use super::btree_v1::{self, NODE_TYPE_GROUP};
 use super::context::FormatContext;
 use super::links::{Link, LinkTarget};
 use super::local_heap::LocalHeap;
-use super::names::{stored_bytes, stored_order};
+use super::names::{sort_by_stored_name, stored_bytes};
 use super::reader::ByteReader;
 use crate::error::{Error, Result};
 use std::collections::HashSet;
@@ -31,7 +31,7 @@ pub fn symbol_table_links(ctx: &FormatContext, btree_address: u64, heap_address:
         read_symbol_node(ctx, address, &heap, &mut links)?;
     }
     // B-tree order is name order already; sorting makes a damaged tree harmless.
-    links.sort_by(|a, b| stored_order(&a.name, &b.name));
+    sort_by_stored_name(&mut links, |l| &l.name);
     if let Some(w) = links.windows(2).find(|w| w[0].name == w[1].name) {
         return Err(Error::format(format!("group lists the name {:?} twice", w[0].name)).at(btree_address));
     }
