@@ -7,6 +7,7 @@ selections into a caller's C-contiguous array, and returns attribute values alre
 converted to what h5py would return.
 """
 
+import os
 from typing import Any, Optional, Sequence, Tuple, Union
 import numpy as np
 
@@ -132,6 +133,10 @@ class Object:
     # --- attributes (all kinds) ---
     def attr_names(self) -> list[str]:
         """In creation order when tracked, else name order (as h5py)."""
+    def attr_count(self) -> int:
+        """How many attributes (no names built)."""
+    def has_attr(self, name: str) -> bool:
+        """Whether an attribute of that name exists (a hash lookup)."""
     def attr(self, name: str) -> Any:
         """The value as h5py returns it: a numpy array for non-scalar dataspaces, a
         numpy scalar for scalar numeric ones, str for variable-length strings
@@ -245,7 +250,7 @@ def fast5_limit(paths: Sequence[str], threads: int = 0, repeats: int = 5) -> flo
     """As codec_limit, for the raw signal of every read in these fast5 files (single-
     or multi-read), decoded all together: the floor under a fast5 reader."""
 
-def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list]]:
+def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list[Any]]]:
     """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
     For each job (path, first read, read limit): (reads in the file, None, reads) or
     (None, error message naming the file, []). A read is (group path, int16 signal or
@@ -256,7 +261,7 @@ def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = 
     released while the files are walked and the signals decoded (one thread per call)."""
 
 def fast5_fetch(jobs: Sequence[Tuple[str, bool, Sequence[Tuple[str, int]]]],
-                io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list]]:
+                io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list[Any]]]:
     """Reads fetched by id from files a Fast5ReadIndex indexed: for each job (path,
     multi-read file, [(read id, read number in the file)]) the reads in the order
     asked, in fast5_reads' form. A multi-read file's read groups are looked up by name

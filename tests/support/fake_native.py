@@ -172,6 +172,12 @@ class Object:
     def attr_names(self):
         return list(self._h5().attrs)
 
+    def attr_count(self):
+        return len(self._h5().attrs)
+
+    def has_attr(self, name: str):
+        return name in self._h5().attrs
+
     def attr(self, name: str):
         attrs = self._h5().attrs
         if name not in attrs:

@@ -119,6 +119,14 @@ impl Object {
         without_gil(py, || guard(|| self.inner.attribute_names())).map_err(to_py_err)
     }
 
+    fn attr_count(&self, py: Python<'_>) -> PyResult<usize> {
+        without_gil(py, || guard(|| self.inner.attribute_count())).map_err(to_py_err)
+    }
+
+    fn has_attr(&self, py: Python<'_>, name: &str) -> PyResult<bool> {
+        without_gil(py, || guard(|| self.inner.has_attribute(name))).map_err(to_py_err)
+    }
+
     fn attr(&self, py: Python<'_>, name: &str) -> PyResult<PyObject> {
         let value = without_gil(py, || guard(|| self.inner.attribute(name))).map_err(to_py_err)?;
         self.check_numpy_dtype(&value.datatype, &format!("{} (attribute '{}')", self.inner.name(), name))?;

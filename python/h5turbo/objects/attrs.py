@@ -44,13 +44,13 @@ class AttributeManager(MutableMapping):
     def __contains__(self, name: object) -> bool:
         """TypeError for a name that is not str or bytes (``3 in attrs``), as h5py's,
         whether the file is open or closed."""
-        return _attribute_name(name) in self._obj.attr_names()
+        return self._obj.has_attr(_attribute_name(name))
 
     def __iter__(self):
         return iter(user_names(self._obj.attr_names()))
 
     def __len__(self) -> int:
-        return len(self._obj.attr_names())
+        return self._obj.attr_count()
 
     # writing: refused as h5py refuses it on a file opened read-only. h5py deletes an
     # existing attribute before creating the new one (the delete fails: KeyError) and

@@ -113,7 +113,7 @@ class Dataset(HLObject):
     def size(self) -> Optional[int]:
         self._check_open()
         shape = self._stored_shape
-        return None if shape is None else int(np.prod(shape, dtype=np.int64))
+        return None if shape is None else math.prod(int(n) for n in shape)  # past 2**64 too, as h5py
 
     @property
     def nbytes(self) -> int:
@@ -254,15 +254,21 @@ class Dataset(HLObject):
         return self.shape[0]
 
     def __iter__(self) -> Iterator[Any]:
-        """Iterate over the first axis: rows as ``ds[i]`` gives them, read a block of
-        rows (about 1 MiB) at a time rather than one read per row."""
+        """Iterate over the first axis: rows as ``ds[i]`` gives them, read in blocks
+        rather than one read per row. The first block is one chunk's rows (the first
+        row of a huge dataset costs one chunk, as in h5py), each next one twice the
+        last, up to about 1 MiB of rows."""
         if not self.shape:
             raise TypeError("Can't iterate over a scalar dataset")
         n = self.shape[0]
         row_bytes = max(1, self.dtype.itemsize * math.prod(self.shape[1:]))
-        rows = max(1, min(n, _ITERATION_BLOCK_BYTES // row_bytes))
-        for start in range(0, n, rows):
+        most = max(1, _ITERATION_BLOCK_BYTES // row_bytes)
+        rows = min(most, self.chunks[0] if self.chunks else most)
+        start = 0
+        while start < n:
             yield from self[start:start + rows]
+            start += rows
+            rows = min(most, rows * 2)
 
     # ------------------------------------------------------------------ reading
 

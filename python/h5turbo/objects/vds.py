@@ -6,6 +6,7 @@ selection."""
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple, Optional
 
 import numpy as np
@@ -51,7 +52,7 @@ class VirtualSelection:
         if self.kind == "none":
             return 0
         if self.kind == "all":
-            return None if self.shape is None else int(np.prod(self.shape, dtype=np.int64))
+            return None if self.shape is None else math.prod(int(n) for n in self.shape)
         if self.kind == "points":
             return len(self.data)
         if self.kind == "blocks":

@@ -8,7 +8,7 @@
 use super::ahead;
 use super::plan::{Batch, ChunkTask, Geometry, Plan};
 use super::selection::InChunk;
-use super::cache::ChunkCache;
+use super::cache::CacheSlot;
 use super::ArraySource;
 use crate::error::{Error, Result};
 use crate::filters::{decode_chunk, DecodeScratch};
@@ -157,7 +157,7 @@ pub fn run(
     geom: &Geometry,
     plan: &Plan,
     out: &mut [u8],
-    cache: Option<&ChunkCache>,
+    cache: Option<CacheSlot>,
     parallel: bool,
     window: u64,
 ) -> Result<()> {
@@ -181,7 +181,7 @@ fn cached_task(
     geom: &Geometry,
     task: &ChunkTask,
     out: SharedOut,
-    cache: &ChunkCache,
+    cache: CacheSlot,
     scratch: &mut DecodeScratch,
 ) -> Result<()> {
     let coords = geom.chunk_coords(task);
@@ -198,12 +198,10 @@ fn cached_task(
     decode_into(src, stored.filter_mask, &encoded, &mut decoded, scratch)
         .map_err(|e| chunk_error(e, geom, task, stored.address))?;
     scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
-    // A chunk this read took whole is not kept: reading many datasets whole, each once,
-    // would otherwise keep every one's chunks for as long as the file is open. The cache
-    // serves loops over parts of chunks (rows, columns, elements).
-    if !geom.covers_whole_chunk(task) {
-        cache.insert(coords, decoded);
-    }
+    // Kept even when this read took it whole: a small dataset read again and again
+    // comes from memory, as from libhdf5's chunk cache. Larger reads do not come here,
+    // and the file's one budget bounds what many datasets read once each keep.
+    cache.insert(coords, decoded);
     Ok(())
 }
 

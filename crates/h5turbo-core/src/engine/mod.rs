@@ -52,7 +52,7 @@ pub struct ArraySource<'a> {
     /// data); the missing tail is never selected. Otherwise a short chunk is an error.
     pub allow_short_chunks: bool,
     /// Decoded chunks kept between reads (used by reads that touch few chunks).
-    pub cache: Option<&'a cache::ChunkCache>,
+    pub cache: Option<cache::CacheSlot<'a>>,
 }
 
 impl ArraySource<'_> {
@@ -126,7 +126,7 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
 
 /// The plan's chunks less those the cache holds decoded: a row loop over cached chunks
 /// only copies, which the calling thread does faster than it could wake the pool.
-fn chunks_to_decode(plan: &plan::Plan, geom: &Geometry, cache: Option<&cache::ChunkCache>) -> usize {
+fn chunks_to_decode(plan: &plan::Plan, geom: &Geometry, cache: Option<cache::CacheSlot>) -> usize {
     let Some(cache) = cache else { return plan.chunk_count() };
     let stored = plan.batches.iter().flat_map(|b| &b.tasks);
     plan.chunk_count() - cache.count_kept(stored.map(|task| geom.chunk_coords(task)))
@@ -141,10 +141,10 @@ fn spans_most_of_each_chunk(plan: &plan::Plan, geom: &Geometry) -> bool {
     count > 0 && bytes.saturating_mul(2) >= count.saturating_mul(geom.chunk_bytes as u64)
 }
 
-/// A read whose stored chunks fill at most half the cache goes through it: small,
-/// repeated reads hit; large reads would only evict each other.
-fn fits_in_cache(plan: &plan::Plan, chunk_bytes: usize, cache: &cache::ChunkCache) -> bool {
-    plan.stored_count().saturating_mul(chunk_bytes) <= cache.capacity() / 2
+/// A read whose stored chunks take at most the cache's read limit goes through it:
+/// small, repeated reads hit; large reads would only evict each other.
+fn fits_in_cache(plan: &plan::Plan, chunk_bytes: usize, cache: &cache::CacheSlot) -> bool {
+    plan.stored_count().saturating_mul(chunk_bytes) <= cache.read_limit()
 }
 
 #[cfg(test)]

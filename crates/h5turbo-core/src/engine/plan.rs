@@ -87,11 +87,6 @@ impl Geometry {
         })
     }
 
-    /// Whether `task` takes every element of its chunk.
-    pub fn covers_whole_chunk(&self, task: &ChunkTask) -> bool {
-        (0..self.rank()).all(|d| self.pieces[d][task.pieces[d] as usize].is_whole(self.chunk_dims[d]))
-    }
-
     /// Byte offset in the output of the first element fed by `task`.
     pub fn out_offset(&self, task: &ChunkTask) -> u64 {
         (0..self.rank())

@@ -76,7 +76,7 @@ fn fixture(dims: [u64; 2], chunk: [u64; 2], deflate: bool) -> Fixture {
 const FILL: [u8; 4] = 7u32.to_le_bytes();
 
 /// The fixture as the engine sees it (fill value 7), read through `source`.
-fn source_of<'a>(f: &'a Fixture, source: &'a dyn crate::io::ReadAt, cache: Option<&'a cache::ChunkCache>) -> ArraySource<'a> {
+fn source_of<'a>(f: &'a Fixture, source: &'a dyn crate::io::ReadAt, cache: Option<cache::CacheSlot<'a>>) -> ArraySource<'a> {
     ArraySource {
         source,
         dims: &f.dims,
@@ -180,8 +180,9 @@ fn corrupt_chunk_is_an_error_naming_the_chunk() {
 #[test]
 fn reads_through_the_chunk_cache_match_reference() {
     let f = fixture([37, 23], [8, 5], true);
-    let cache = cache::ChunkCache::new(1 << 20);
-    let src = source_of(&f, &f.source, Some(&cache));
+    let file_cache = cache::ChunkCache::new(1 << 20);
+    let cache = file_cache.slot(0);
+    let src = source_of(&f, &f.source, Some(cache));
     for sel in selections() {
         for pass in 0..2 {
             let n: u64 = sel.iter().map(|s| s.count()).product();
@@ -379,9 +380,10 @@ fn float_sums_and_moments_are_the_same_bits_on_every_thread_count_and_run() {
 #[test]
 fn unfiltered_columns_are_kept_whole_rows_are_read_narrowed() {
     let f = fixture([37, 23], [8, 5], false);
-    let cache = cache::ChunkCache::new(1 << 20);
+    let file_cache = cache::ChunkCache::new(1 << 20);
+    let cache = file_cache.slot(0);
     let counting = Counting { inner: &f.source, bytes: Default::default() };
-    let src = source_of(&f, &counting, Some(&cache));
+    let src = source_of(&f, &counting, Some(cache));
     let bytes = || counting.bytes.swap(0, std::sync::atomic::Ordering::Relaxed);
     // A row of chunk row 0: its narrowed reads, 4 bytes per column, nothing kept.
     let row = [AxisSelection::Points(vec![3]), AxisSelection::all(23)];
@@ -408,13 +410,14 @@ fn unfiltered_columns_are_kept_whole_rows_are_read_narrowed() {
 }
 
 #[test]
-fn chunks_taken_whole_are_not_kept() {
-    // Reading many datasets whole, once each, must not keep their chunks while the
-    // file is open: only reads of parts of chunks fill the cache.
+fn reads_past_the_read_limit_keep_nothing() {
+    // A large read would only push out the chunks that loops over parts of chunks
+    // come back to: it bypasses the cache.
     let f = fixture([37, 23], [8, 5], true);
-    let cache = cache::ChunkCache::new(1 << 20);
-    let src = source_of(&f, &f.source, Some(&cache));
-    let all = [AxisSelection::all(37), AxisSelection::all(23)];
+    let file_cache = cache::ChunkCache::new(16 << 10); // reads of 2 KiB at most go through it
+    let cache = file_cache.slot(0);
+    let src = source_of(&f, &f.source, Some(cache));
+    let all = [AxisSelection::all(37), AxisSelection::all(23)]; // 25 chunks of 160 bytes
     let mut out = vec![0u8; 37 * 23 * 4];
     read_selection(&src, &all, &mut out, 1).unwrap();
     assert_eq!(out, expected(&f, &all));
@@ -424,4 +427,22 @@ fn chunks_taken_whole_are_not_kept() {
     read_selection(&src, &row, &mut out, 1).unwrap();
     assert_eq!(out, expected(&f, &row));
     assert!(cache.get(&[0, 0]).is_some());
+}
+
+#[test]
+fn a_small_dataset_read_whole_again_comes_from_the_cache() {
+    let f = fixture([37, 23], [8, 5], true);
+    let file_cache = cache::ChunkCache::new(1 << 20); // reads of 128 KiB at most go through it
+    let counting = Counting { inner: &f.source, bytes: Default::default() };
+    let src = source_of(&f, &counting, Some(file_cache.slot(0)));
+    let all = [AxisSelection::all(37), AxisSelection::all(23)];
+    for (pass, threads) in [(0, 1), (1, 2), (2, 1)] {
+        let mut out = vec![0xffu8; 37 * 23 * 4];
+        read_selection(&src, &all, &mut out, threads).unwrap();
+        assert_eq!(out, expected(&f, &all), "pass {pass}");
+        let read = counting.bytes.swap(0, std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(read == 0, pass > 0, "pass {pass} read {read} bytes");
+    }
+    // another dataset of the same file sees none of these chunks
+    assert!(file_cache.slot(1).get(&[0, 0]).is_none());
 }

@@ -11,6 +11,7 @@ use crate::format::datatype::Datatype;
 use crate::format::shared::SharedMessage;
 use crate::format::object_header::{msg, ObjectHeader};
 use crate::format::FormatContext;
+use std::collections::HashMap;
 
 /// One attribute, its type resolved, its raw bytes as stored.
 pub struct AttributeValue {
@@ -62,14 +63,45 @@ impl AttributeValue {
     }
 }
 
+/// An object's attributes as parsed, in h5py's order, and where each name is: an
+/// object may hold tens of thousands, looked up one by one.
+#[derive(Default)]
+pub(crate) struct ParsedAttributes {
+    list: Vec<Attribute>,
+    by_name: HashMap<String, usize>,
+}
+
+impl ParsedAttributes {
+    fn new(list: Vec<Attribute>) -> Self {
+        let mut by_name = HashMap::with_capacity(list.len());
+        for (i, a) in list.iter().enumerate() {
+            by_name.entry(a.name.clone()).or_insert(i); // a damaged file's repeat: the first
+        }
+        ParsedAttributes { list, by_name }
+    }
+
+    fn get(&self, name: &str) -> Option<&Attribute> {
+        self.by_name.get(name).map(|&i| &self.list[i])
+    }
+}
+
 impl Object {
     /// Attribute names: creation order when tracked, else name order (as h5py).
     pub fn attribute_names(&self) -> Result<Vec<String>> {
-        Ok(self.attributes()?.iter().map(|a| a.name.clone()).collect())
+        Ok(self.attributes()?.list.iter().map(|a| a.name.clone()).collect())
+    }
+
+    /// How many attributes the object has (without building their names).
+    pub fn attribute_count(&self) -> Result<usize> {
+        Ok(self.attributes()?.list.len())
+    }
+
+    pub fn has_attribute(&self, name: &str) -> Result<bool> {
+        Ok(self.attributes()?.get(name).is_some())
     }
 
     pub fn attribute(&self, name: &str) -> Result<AttributeValue> {
-        let attr = self.attributes()?.iter().find(|a| a.name == name).ok_or_else(|| {
+        let attr = self.attributes()?.get(name).ok_or_else(|| {
             Error::not_found(format!("no attribute '{}' on '{}'", name, self.name)).in_file(self.file.path())
         })?;
         self.resolve(attr)
@@ -77,7 +109,7 @@ impl Object {
 
     /// Every attribute, in `attribute_names` order.
     pub fn all_attributes(&self) -> Result<Vec<AttributeValue>> {
-        self.attributes()?.iter().map(|a| self.resolve(a)).collect()
+        self.attributes()?.list.iter().map(|a| self.resolve(a)).collect()
     }
 
     /// The attribute with its datatype resolved (committed types read) and its data
@@ -97,13 +129,13 @@ impl Object {
 
     /// The attributes, parsed once per object (a failure is not kept: asking again
     /// reports it again).
-    fn attributes(&self) -> Result<&[Attribute]> {
+    fn attributes(&self) -> Result<&ParsedAttributes> {
         self.file.check_open()?;
         if let Some(attrs) = self.attributes.get() {
             return Ok(attrs);
         }
         let attrs = self.read_attributes().in_object(&self.name).in_file(self.file.path())?;
-        Ok(self.attributes.get_or_init(|| attrs))
+        Ok(self.attributes.get_or_init(|| ParsedAttributes::new(attrs)))
     }
 
     fn read_attributes(&self) -> Result<Vec<Attribute>> {

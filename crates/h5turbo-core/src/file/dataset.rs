@@ -3,7 +3,6 @@
 
 use super::attrs::committed_datatype;
 use super::File;
-use crate::engine::cache::{ChunkCache, DEFAULT_CACHE_BYTES};
 use crate::engine::{self, AxisSelection, ChunkStore, StoredChunk};
 use crate::buffer::{zeroed, zeroed_elements};
 use crate::convert::columns::{columns_from_values, resolve_vlen_columns_on, Column};
@@ -75,8 +74,8 @@ pub struct Dataset {
     chunks_looked_up: AtomicU64,
     /// Compact data as a byte source.
     compact: Option<MemSource>,
-    /// Decoded chunks kept for small, repeated reads.
-    cache: ChunkCache,
+    /// Its object header's address: its chunks' key in the file's chunk cache.
+    header_address: u64,
     /// Raw data in other files (contiguous layout only), and those files once opened.
     pub(super) external: Option<Vec<Segment>>,
     external_source: OnceLock<Arc<ExternalSource>>,
@@ -134,7 +133,6 @@ impl Dataset {
             Layout::Compact { data } => Some(MemSource::new(data.clone())),
             _ => None,
         };
-        let cache = ChunkCache::new(DEFAULT_CACHE_BYTES);
         Ok(Dataset {
             dataspace,
             datatype,
@@ -151,7 +149,7 @@ impl Dataset {
             chunk_lookup: OnceLock::new(),
             chunks_looked_up: AtomicU64::new(0),
             compact,
-            cache,
+            header_address: header.address,
             external,
             external_source: OnceLock::new(),
             virtual_sources: OnceLock::new(),
@@ -371,8 +369,8 @@ impl Dataset {
         if let Layout::Virtual { heap_address, heap_index } = self.layout {
             return super::vds::read(self, file, (heap_address, heap_index), &dims, &sel, out, threads);
         }
+        let cache = use_cache.then(|| file.chunk_cache().slot(self.header_address));
         self.with_source(file, &dims, &sel, |src| {
-            let cache = if use_cache { src.cache } else { None };
             engine::read_selection(&engine::ArraySource { cache, ..*src }, &sel, out, threads)
         })
     }
@@ -532,7 +530,7 @@ impl Dataset {
             store,
             fill: self.unwritten.as_deref().unwrap_or(&self.fill),
             allow_short_chunks: false,
-            cache: Some(&self.cache),
+            cache: None, // reads set it: see read_raw_with
         }
     }
 

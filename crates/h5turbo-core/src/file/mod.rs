@@ -20,6 +20,7 @@ pub use chunk_info::ChunkInfo;
 pub use lookup::{find_named_file, NamedFile};
 pub use dataset::{Dataset, LayoutKind, Storage};
 
+use crate::engine::cache::{ChunkCache, FILE_CACHE_BYTES};
 use crate::error::{Error, Result, ResultExt};
 use crate::format::global_heap::GlobalHeapCache;
 use crate::format::object_header::{msg, ObjectHeader};
@@ -72,6 +73,8 @@ struct FileInner {
     object_paths: Mutex<Option<Arc<HashMap<u64, String>>>>,
     /// The files its external links lead into, opened once and kept (link_targets.rs).
     link_targets: link_targets::LinkTargets,
+    /// Decoded chunks of its datasets, for small repeated reads (engine/cache.rs).
+    chunk_cache: ChunkCache,
 }
 
 /// What an object is, decided by the messages in its header.
@@ -91,7 +94,7 @@ pub struct Object {
     /// The attributes, parsed on first use and kept: the file is read-only, and
     /// reading every attribute by name (a dict of them) would otherwise parse all of
     /// them once per name. Shared by the clones of this object.
-    attributes: Arc<std::sync::OnceLock<Vec<crate::format::attribute::Attribute>>>,
+    attributes: Arc<std::sync::OnceLock<attrs::ParsedAttributes>>,
 }
 
 impl File {
@@ -119,6 +122,7 @@ impl File {
             group_lookups: Mutex::new(HashMap::new()),
             object_paths: Mutex::new(None),
             link_targets: link_targets::LinkTargets::default(),
+            chunk_cache: ChunkCache::new(FILE_CACHE_BYTES),
         };
         let file = File { inner: Arc::new(inner) };
         file.root()?; // fail at open, not at first use, if the root group is unreadable
@@ -145,12 +149,14 @@ impl File {
     }
 
     /// Marks the file closed: later operations fail with a Closed error. The
-    /// descriptor and the cached chunk indexes are given back now, not when the last
-    /// object of the file is dropped; reads in flight on other threads finish first.
+    /// descriptor, the cached chunk indexes and the decoded chunks are given back now,
+    /// not when the last object of the file is dropped; reads in flight on other
+    /// threads finish first.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.ctx.source().close();
         self.inner.datasets.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.inner.chunk_cache.clear();
         self.inner.groups.lock().unwrap_or_else(|p| p.into_inner()).clear();
         self.inner.object_paths.lock().unwrap_or_else(|p| p.into_inner()).take();
         self.inner.link_targets.clear();
@@ -179,6 +185,10 @@ impl File {
 
     pub(crate) fn ctx(&self) -> &FormatContext {
         &self.inner.ctx
+    }
+
+    pub(crate) fn chunk_cache(&self) -> &ChunkCache {
+        &self.inner.chunk_cache
     }
 
     pub(crate) fn global_heap(&self) -> &GlobalHeapCache {
@@ -218,6 +228,12 @@ impl File {
         }
         let mut obj = self.root()?;
         for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+            if obj.kind() != ObjectKind::Group {
+                // a path through a dataset names nothing (libhdf5: component not found),
+                // and a soft link along it dangles
+                let message = format!("'{}' is not a group: no member '{}'", obj.name, part);
+                return Err(Error::not_found(message).in_file(self.path()));
+            }
             obj = obj.child_following(part, walk)?;
         }
         Ok(obj)

@@ -569,8 +569,8 @@ impl VirtualSources {
             },
             // a missing dataset reads as fill, a missing group on its way fails (libhdf5:
             // "component not found")
-            Err(e) if e.kind() == ErrorKind::NotFound => match missing_group_on_the_way(&source_file, &mapping.dataset) {
-                Some(group) => Err(broken(format!("no group '{}' in the source file", group))),
+            Err(e) if e.kind() == ErrorKind::NotFound => match no_group_on_the_way(&source_file, &mapping.dataset) {
+                Some(why) => Err(broken(why)),
                 None => Ok(None),
             },
             Err(e) if e.kind() == ErrorKind::InvalidArgument => Err(broken(e.message().to_string())),
@@ -590,12 +590,16 @@ impl VirtualSources {
     }
 }
 
-/// The group path of `dataset` (a path that was not found in `file`) when that group
-/// does not exist either.
-fn missing_group_on_the_way(file: &File, dataset: &str) -> Option<String> {
+/// What is wrong with the group path of `dataset` (a path that was not found in
+/// `file`) when that group does not exist either, or is no group (a dataset).
+fn no_group_on_the_way(file: &File, dataset: &str) -> Option<String> {
     let (group, _) = dataset.trim_end_matches('/').rsplit_once('/')?;
     let group = if group.is_empty() { "/" } else { group };
-    matches!(file.get_following_external(group), Err(e) if e.kind() == ErrorKind::NotFound).then(|| group.to_string())
+    match file.get_following_external(group) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Some(format!("no group '{}' in the source file", group)),
+        Ok(obj) if obj.kind() != super::ObjectKind::Group => Some(format!("'{}' is not a group", group)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
