@@ -102,6 +102,8 @@ def make_files(folder: Path) -> None:
         f.create_dataset("contig", data=values)
         f.create_dataset("chunked", data=values, chunks=(1000,))
         f.create_dataset("gzip", data=values, chunks=(1000,), compression="gzip")
+        # read whole only, by one op: no earlier partial read has left its chunks cached
+        f.create_dataset("gzip_whole", data=values, chunks=(1000,), compression="gzip")
         f.create_dataset("m2d", data=np.arange(4_000_000, dtype="f4").reshape(2000, 2000), chunks=(100, 100))
         f.create_dataset("m2dgz", data=np.arange(4_000_000, dtype="f4").reshape(2000, 2000), chunks=(100, 100),
                          compression="gzip")
@@ -399,6 +401,8 @@ op("ds.asstr()[...] 10 vlen str", "small datasets")(
 for _name in ("contig", "chunked", "gzip"):
     op(f"ds[:] 100000 f8, {_name}", "whole small arrays")(
         lambda h5, folder, files, _name=_name: ((lambda d: (lambda: d[:]))(files("data.h5")[_name]), 1))
+op("ds[:] again, 100000 f8, gzip, only ever read whole", "whole small arrays")(
+    lambda h5, folder, files: ((lambda d: (lambda: d[:]))(files("data.h5")["gzip_whole"]), 1))
 op("ds[:] 500 x 20 f4 contiguous", "whole small arrays")(
     lambda h5, folder, files: ((lambda d: (lambda: d[:]))(files("data.h5")["rows"]), 1))
 

@@ -1,7 +1,7 @@
 # The C library (crates/h5turbo-c, docs/c.md):
 #   make c                    build/c/{lib,include,bin}: libh5turbo.{so,a}, h5turbo.pc,
 #                             h5turbo.h, the example programs fast5_dump and h5sum
-#   make install-c PREFIX=/usr/local
+#   make install-c PREFIX=/usr/local   (after make c)
 #   make c-header             regenerate the committed header with cbindgen
 #   make c-test               header check, C tests (also under ASan + UBSan)
 
@@ -54,7 +54,11 @@ c-test: c
 	$(MAKE) --no-print-directory install-c PREFIX=$(abspath $(C_BUILD)/test-prefix)
 	H5TURBO_PREFIX=$(abspath $(C_BUILD)/test-prefix) PYTHON=$(abspath $(PYTHON)) sh $(C_CRATE)/tests/c/run.sh
 
-install-c: c
+# Installs what `make c` built, without building (`make c && sudo make install-c`,
+# where root may have no cargo).
+C_BUILT := $(C_BUILD)/lib/libh5turbo.so $(C_BUILD)/lib/libh5turbo.a $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
+install-c:
+	@for f in $(C_BUILT); do test -e $$f || { echo "$$f is missing: run make c first" >&2; exit 1; }; done
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(C_BUILD)/lib/libh5turbo.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(C_BUILD)/lib/libh5turbo.so $(DESTDIR)$(PREFIX)/lib/

@@ -492,6 +492,7 @@ def _parse_chunks(text: str):
 
 
 def cmd_repack(args, out) -> None:
+    _require("h5py", "h5turbo repack writes through h5py", "write")
     from .writing.repack import KEEP, progress_bar, repack
     from .writing.write import ArgumentError
     compression = {None: KEEP, "none": None}.get(args.compression, args.compression)
@@ -512,6 +513,14 @@ def cmd_repack(args, out) -> None:
     else:
         print(f"{args.dst}: {len(summary['reencoded'])} datasets re-encoded, "
               f"{len(summary['copied'])} copied as they were", file=out)
+
+
+def _require(module: str, what: str, extra: str) -> None:
+    """A clear message, not a traceback, when an optional dependency is missing."""
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise CLIError(f"{what}, which is not installed: pip install 'h5turbo[{extra}]'")
 
 
 def cmd_advise(args, out) -> None:

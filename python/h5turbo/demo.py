@@ -29,16 +29,21 @@ def write_matrix(path: Path, rows: int, cols: int, chunk: int, level: int) -> No
 
     rng = np.random.default_rng(42)
     tmp = path.with_suffix(".partial")
-    with h5py.File(tmp, "w") as f:
-        ds = f.create_dataset(
-            "matrix", shape=(rows, cols), dtype="int32", chunks=(chunk, chunk),
-            compression="gzip", compression_opts=level,
-        )
-        step = chunk * max(1, 4096 // chunk)
-        for start in range(0, rows, step):
-            stop = min(rows, start + step)
-            ds[start:stop] = rng.integers(1, 101, size=(stop - start, cols), dtype=np.int32)
-            print(f"\r  writing with h5py: {stop * 100 // rows:3d}%", end="", flush=True)
+    try:
+        with h5py.File(tmp, "w") as f:
+            # a chunk no larger than the matrix (h5py refuses one that is)
+            ds = f.create_dataset(
+                "matrix", shape=(rows, cols), dtype="int32", chunks=(min(chunk, rows), min(chunk, cols)),
+                compression="gzip", compression_opts=level,
+            )
+            step = chunk * max(1, 4096 // chunk)
+            for start in range(0, rows, step):
+                stop = min(rows, start + step)
+                ds[start:stop] = rng.integers(1, 101, size=(stop - start, cols), dtype=np.int32)
+                print(f"\r  writing with h5py: {stop * 100 // rows:3d}%", end="", flush=True)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # nothing half-written is left in the cache folder
+        raise
     print()
     os.replace(tmp, path)  # only a complete file ever carries the final name
 
@@ -70,8 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=None, help="where to keep the example file")
     parser.add_argument("--repeats", type=int, default=2, help="reads per reader; the best is reported")
     args = parser.parse_args(argv)
-
-    import h5py
+    for name in ("rows", "cols", "chunk", "repeats"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    if not 0 <= args.level <= 9:
+        parser.error("--level (gzip) must be 0 to 9")
+    try:
+        import h5py
+    except ImportError:
+        parser.exit(2, "h5turbo demo: writes its example and compares with h5py, which is not installed: "
+                       "pip install 'h5turbo[bench]' (or h5py)\n")
     import h5turbo
 
     folder = args.dir or cache_dir()

@@ -349,7 +349,11 @@ class H5TurboArray(BackendArray):
         covers (a time step of a long variable is one step read, not the variable)."""
         wanted = [_absolute_indices(k, n) for k, n in zip(key, self.shape)]
         out = np.empty([idx.size for idx in wanted], dtype=self._read_dtype())
-        out[...] = self.dtype.type(_padding_value(ds))
+        padding = _padding_value(ds)
+        if out.dtype.hasobject:
+            out.fill(padding)  # one object each (a vlen's empty array would broadcast)
+        else:
+            out[...] = self.dtype.type(padding)
         parts = [_StoredPart(idx, have) for idx, have in zip(wanted, ds.shape)]
         if all(part.positions.size for part in parts):
             block = np.asarray(source[tuple(part.read for part in parts)])

@@ -82,17 +82,6 @@ def _h5py_refusal(h5py_exc, turbo_fn, declared_shape, declared_dtype) -> str | N
     return None
 
 
-def _has_reference(dt: np.dtype) -> bool:
-    if h5py.check_dtype(ref=dt) is not None:
-        return True
-    base = h5py.check_vlen_dtype(dt)
-    if base is not None and base not in (str, bytes):
-        return _has_reference(np.dtype(base))
-    if dt.names:
-        return any(_has_reference(dt.fields[n][0]) for n in dt.names)
-    return bool(dt.subdtype) and _has_reference(dt.subdtype[0])
-
-
 # --------------------------------------------------------------------------- comparison
 
 def _compare_attrs(ref_obj, turbo_obj, where: str, report: Report) -> None:
@@ -114,7 +103,7 @@ def _compare_attrs(ref_obj, turbo_obj, where: str, report: Report) -> None:
                 shape, dtype = None, None
             report.add(f"{where} @{name}", _h5py_refusal(h5py_exc, lambda: turbo_obj.attrs[name], shape, dtype))
             continue
-        refs = _has_reference(ref_obj.attrs.get_id(name).dtype)
+        refs = hc.has_reference(ref_obj.attrs.get_id(name).dtype)
         files = (ref_obj.file, turbo_obj.file) if refs else None
         report.add(f"{where} @{name}", hc.expect_same(exp, lambda: turbo_obj.attrs[name], files))
 
@@ -136,7 +125,7 @@ def _compare_dataset(ref, turbo, where: str, report: Report) -> None:
         _, exc = hc.call(lambda: turbo[()])
         report.add(where, _must_be_turbo_error(exc))
         return
-    refs = _has_reference(dtype)
+    refs = hc.has_reference(dtype)
     _compare_dataset_metadata(ref, turbo, where, report)
     small = shape is None or ref.size * dtype.itemsize <= FULL_READ_LIMIT
     for sel in ([()] if small else _slabs(shape)):

@@ -58,17 +58,6 @@ DATASET_PROPERTIES = ("shape", "maxshape", "chunks", "compression", "compression
 
 # --------------------------------------------------------------------------- comparison
 
-def _has_reference(dt: np.dtype) -> bool:
-    if h5py.check_dtype(ref=dt) is not None:
-        return True
-    base = h5py.check_vlen_dtype(dt)
-    if base is not None and base not in (str, bytes):
-        return _has_reference(np.dtype(base))
-    if dt.names:
-        return any(_has_reference(dt.fields[n][0]) for n in dt.names)
-    return bool(dt.subdtype) and _has_reference(dt.subdtype[0])
-
-
 def _has_vlen(dt: np.dtype) -> bool:
     return dt.hasobject
 
@@ -88,7 +77,7 @@ def _compare_attrs(ref, turbo, where: str, out: list) -> None:
             if not isinstance(exc, h5turbo.Error):
                 out.append(f"{where} @{name}: h5py refuses ({h5py_exc}); h5turbo gave {exc!r}")
             continue
-        files = (ref.file, turbo.file) if _has_reference(ref.attrs.get_id(name).dtype) else None
+        files = (ref.file, turbo.file) if hc.has_reference(ref.attrs.get_id(name).dtype) else None
         problem = hc.expect_same(exp, lambda: turbo.attrs[name], files)
         if problem:
             out.append(f"{where} @{name}: {problem}")
@@ -115,7 +104,7 @@ def _compare_properties(ref, turbo, where: str, out: list) -> None:
 
 
 def _compare_values(ref, turbo, where: str, out: list, rng) -> None:
-    files = (ref.file, turbo.file) if _has_reference(ref.dtype) else None
+    files = (ref.file, turbo.file) if hc.has_reference(ref.dtype) else None
     selections = [()]
     # PyTables' blosc2 chunks can hold millions of rows (300 MB): each selection decodes one
     chunk_bytes = int(np.prod(ref.chunks, dtype=np.int64)) * ref.dtype.itemsize if ref.chunks else 0

@@ -101,6 +101,19 @@ def _first_mismatch(exp: np.ndarray, got: np.ndarray) -> str:
             f"{got[index]!r} != h5py {exp[index]!r}")
 
 
+def has_reference(dt: np.dtype) -> bool:
+    """Whether values of this dtype hold object or region references anywhere (vlen
+    sequences, compound fields, sub-arrays)."""
+    if h5py.check_dtype(ref=dt) is not None:
+        return True
+    base = h5py.check_vlen_dtype(dt)
+    if base is not None and base not in (str, bytes):
+        return has_reference(np.dtype(base))
+    if dt.names:
+        return any(has_reference(dt.fields[n][0]) for n in dt.names)
+    return bool(dt.subdtype) and has_reference(dt.subdtype[0])
+
+
 def _is_reference(value) -> bool:
     import h5turbo
     return isinstance(value, (h5py.Reference, h5turbo.Reference))

@@ -40,6 +40,7 @@ at one slab.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from typing import Any, Optional
@@ -88,7 +89,7 @@ def _native_reduce(ds: Any, op: str, block: tuple, axis: Any, dtype: Any, ddof: 
     reduced = (tuple(range(len(shape))) if axis is None
                else normalize_axis_tuple(axis, len(shape)))
     flags = [d in reduced for d in range(len(shape))]
-    count = int(np.prod([n for n, f in zip(shape, flags) if f], dtype=np.int64))
+    count = math.prod(int(n) for n, f in zip(shape, flags) if f)
     kshape = tuple(1 if f else n for n, f in zip(shape, flags))
     out_shape = kshape if keepdims else tuple(n for n, f in zip(shape, flags) if not f)
 
@@ -198,7 +199,7 @@ def _slab_reduce(ds: Any, name: str, axes: list, shape: tuple, flags: list, thre
     along its first axis (for virtual datasets): sums in float64 or 64-bit integers,
     (count, mean, M2) moments combined as the engine combines chunks, min/max raw."""
     reduced = tuple(d for d, f in enumerate(flags) if f)
-    row_bytes = max(1, int(np.prod(shape[1:], dtype=np.int64)) * ds.dtype.itemsize)
+    row_bytes = max(1, math.prod(int(n) for n in shape[1:]) * ds.dtype.itemsize)
     rows = max(1, SLAB_BYTES // row_bytes)
     native_dtype = ds.dtype.newbyteorder("=")
     total = None
@@ -231,7 +232,7 @@ def _slab_partial(name: str, data: np.ndarray, reduced: tuple) -> Any:
         return np.count_nonzero(data, axis=reduced, keepdims=True)
     if name in ("min", "max"):
         return (np.min if name == "min" else np.max)(data, axis=reduced, keepdims=True)
-    n = int(np.prod([data.shape[d] for d in reduced], dtype=np.int64))
+    n = math.prod(int(data.shape[d]) for d in reduced)
     mean = np.mean(data, axis=reduced, keepdims=True, dtype=np.float64)
     m2 = np.sum(np.square(data - mean, dtype=np.float64), axis=reduced, keepdims=True)
     return np.full(mean.shape, float(n)), mean, m2

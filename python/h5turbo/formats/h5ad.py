@@ -417,7 +417,9 @@ def _as_anndata_sparse_class(matrix):
     import anndata
     import scipy.sparse
 
-    if getattr(anndata.settings, "use_sparse_array_on_read", False):
+    # anndata.settings is 0.11's: older releases (0.9, 0.10) read sparse matrices
+    settings = getattr(anndata, "settings", None)
+    if getattr(settings, "use_sparse_array_on_read", False):
         cls = scipy.sparse.csr_array if matrix.format == "csr" else scipy.sparse.csc_array
         array = cls(matrix.shape, dtype=matrix.dtype)
         array.data, array.indices, array.indptr = matrix.data, matrix.indices, matrix.indptr

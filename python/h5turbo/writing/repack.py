@@ -18,6 +18,7 @@ user block is kept.
 from __future__ import annotations
 
 import fnmatch
+import math
 import sys
 from pathlib import Path
 from typing import Callable, Optional
@@ -53,6 +54,7 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
     """
     import h5py
 
+    _register_filter_plugins()
     src, dst = Path(src), Path(dst)
     if not (chunks in ("auto", "keep") or (isinstance(chunks, tuple) and chunks and min(chunks) >= 1)):
         raise ArgumentError(f"chunks={chunks!r}: 'auto', 'keep' or a shape of positive sizes")
@@ -83,6 +85,16 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
         if verify:
             job.verify(tmp)
     return {"reencoded": job.reencoded, "copied": job.copied}
+
+
+def _register_filter_plugins() -> None:
+    """Objects not re-encoded are copied by libhdf5 (H5Ocopy), which decodes the chunks
+    of some (variable-length data) and so needs their filters: hdf5plugin's (blosc,
+    zstd, lz4, bitshuffle, ...) are registered with libhdf5 when it is installed."""
+    try:
+        import hdf5plugin  # noqa: F401  (importing it registers the filters)
+    except ImportError:
+        pass
 
 
 def _copy_user_block(src: Path, dst: Path, size: int) -> None:
@@ -163,6 +175,11 @@ class _Repack:
             self.done[key] = path
             self.deferred_attrs.append((obj, path))
             self.reencoded.append(obj.name)
+        elif isinstance(obj, h5py.Dataset) and _vlen_with_fill(obj):
+            _copy_vlen_with_fill(obj, gout, name)
+            self.done[key] = path
+            self.deferred_attrs.append((obj, path))
+            self.copied.append(obj.name)
         else:  # named datatypes, and datasets we do not re-encode: libhdf5 copies them
             gin.copy(obj, gout, name=name, without_attrs=True)
             if isinstance(obj, h5py.Dataset) and _holds_refs(obj.dtype):
@@ -234,7 +251,7 @@ class _Repack:
         track_order = bool(plist.get_attr_creation_order())
         with File(self.src_path) as turbo:
             source = turbo[ds.name]
-            row_bytes = ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64))
+            row_bytes = ds.dtype.itemsize * math.prod(int(n) for n in ds.shape[1:])
             step = chunks[0] * max(1, _SLAB_BYTES // max(1, row_bytes * chunks[0]))
 
             def slabs():
@@ -263,7 +280,7 @@ class _Repack:
                 x, y = a[name], b[name]
                 if x.shape != y.shape or x.dtype != y.dtype:
                     raise RepackError(f"{tmp}: {name} came out {y.shape} {y.dtype}, SRC has {x.shape} {x.dtype}")
-                step = max(1, _SLAB_BYTES // max(1, x.dtype.itemsize * int(np.prod(x.shape[1:], dtype=np.int64))))
+                step = max(1, _SLAB_BYTES // max(1, x.dtype.itemsize * math.prod(int(n) for n in x.shape[1:])))
                 for start in range(0, x.shape[0], step):
                     sel = np.s_[start:start + step]
                     if not np.array_equal(x.read(sel), y.read(sel), equal_nan=x.dtype.kind in "fc"):
@@ -304,6 +321,33 @@ def _keepable_filters(ds) -> bool:
 def _fill_is_set(ds) -> bool:
     import h5py
     return ds.id.get_create_plist().fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED
+
+
+def _vlen_with_fill(ds) -> bool:
+    """Variable-length data (strings, sequences) with a fill value of its own: libhdf5
+    2.0's H5Ocopy keeps that fill value's global heap ID, which points into SRC, and
+    the copy's creation properties can then not be read ("bad global heap collection
+    signature"; netCDF-C's string variables have one)."""
+    return ds.dtype.hasobject and not _holds_refs(ds.dtype) and _fill_is_set(ds)
+
+
+def _copy_vlen_with_fill(ds, gout, name: str, rows: int = 1 << 16) -> None:
+    """The dataset made again with its own creation properties (chunks, filters, fill
+    value, in memory here) and type, its values written in slabs of `rows`."""
+    import h5py
+    if ds.shape:
+        maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in ds.maxshape)
+        space = h5py.h5s.create_simple(ds.shape, maxshape)
+    else:
+        space = h5py.h5s.create(h5py.h5s.SCALAR)
+    out = h5py.Dataset(h5py.h5d.create(gout.id, name.encode(), ds.id.get_type(), space,
+                                       dcpl=ds.id.get_create_plist()))
+    if not ds.shape:
+        out[()] = ds[()]
+        return
+    for start in range(0, ds.shape[0], rows):
+        stop = min(ds.shape[0], start + rows)
+        out[start:stop] = ds[start:stop]
 
 
 def _numeric_chunkable(ds) -> bool:
