@@ -351,7 +351,7 @@ class H5TurboArray(BackendArray):
         out = np.empty([idx.size for idx in wanted], dtype=self._read_dtype())
         padding = _padding_value(ds)
         if out.dtype.hasobject:
-            out.fill(padding)  # one object each (a vlen's empty array would broadcast)
+            out.fill(padding)  # the value itself in each element (assigning an array broadcasts it)
         else:
             out[...] = self.dtype.type(padding)
         parts = [_StoredPart(idx, have) for idx, have in zip(wanted, ds.shape)]

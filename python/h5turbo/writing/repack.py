@@ -40,6 +40,9 @@ _KEEPABLE = {filter_id(name): codec for name, codec in
              (("deflate", "gzip"), ("lzf", "lzf"), ("zstd", "zstd"), ("lz4", "lz4"))}
 _SHUFFLE, _FLETCHER32 = filter_id("shuffle"), filter_id("fletcher32")
 _SLAB_BYTES = 256 << 20
+# what a variable-length element is counted as in a slab (its size is known only once
+# read): 65536 strings or sequences at a time
+_VLEN_ELEMENT_BYTES = 4096
 
 
 def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Optional[str] = None,
@@ -251,8 +254,7 @@ class _Repack:
         track_order = bool(plist.get_attr_creation_order())
         with File(self.src_path) as turbo:
             source = turbo[ds.name]
-            row_bytes = ds.dtype.itemsize * math.prod(int(n) for n in ds.shape[1:])
-            step = chunks[0] * max(1, _SLAB_BYTES // max(1, row_bytes * chunks[0]))
+            step = chunks[0] * max(1, _slab_rows(ds.shape, ds.dtype.itemsize) // chunks[0])  # whole chunk rows
 
             def slabs():
                 for start in range(0, ds.shape[0], step):
@@ -280,7 +282,7 @@ class _Repack:
                 x, y = a[name], b[name]
                 if x.shape != y.shape or x.dtype != y.dtype:
                     raise RepackError(f"{tmp}: {name} came out {y.shape} {y.dtype}, SRC has {x.shape} {x.dtype}")
-                step = max(1, _SLAB_BYTES // max(1, x.dtype.itemsize * math.prod(int(n) for n in x.shape[1:])))
+                step = _slab_rows(x.shape, x.dtype.itemsize)
                 for start in range(0, x.shape[0], step):
                     sel = np.s_[start:start + step]
                     if not np.array_equal(x.read(sel), y.read(sel), equal_nan=x.dtype.kind in "fc"):
@@ -323,6 +325,11 @@ def _fill_is_set(ds) -> bool:
     return ds.id.get_create_plist().fill_value_defined() == h5py.h5d.FILL_VALUE_USER_DEFINED
 
 
+def _slab_rows(shape: tuple, element_bytes: int) -> int:
+    """Rows of a dataset of `shape` that make one slab of about _SLAB_BYTES."""
+    return max(1, _SLAB_BYTES // max(1, element_bytes * math.prod(int(n) for n in shape[1:])))
+
+
 def _vlen_with_fill(ds) -> bool:
     """Variable-length data (strings, sequences) with a fill value of its own: libhdf5
     2.0's H5Ocopy keeps that fill value's global heap ID, which points into SRC, and
@@ -331,9 +338,9 @@ def _vlen_with_fill(ds) -> bool:
     return ds.dtype.hasobject and not _holds_refs(ds.dtype) and _fill_is_set(ds)
 
 
-def _copy_vlen_with_fill(ds, gout, name: str, rows: int = 1 << 16) -> None:
+def _copy_vlen_with_fill(ds, gout, name: str) -> None:
     """The dataset made again with its own creation properties (chunks, filters, fill
-    value, in memory here) and type, its values written in slabs of `rows`."""
+    value, in memory here) and type, its values written in slabs."""
     import h5py
     if ds.shape:
         maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in ds.maxshape)
@@ -345,9 +352,9 @@ def _copy_vlen_with_fill(ds, gout, name: str, rows: int = 1 << 16) -> None:
     if not ds.shape:
         out[()] = ds[()]
         return
+    rows = _slab_rows(ds.shape, _VLEN_ELEMENT_BYTES)
     for start in range(0, ds.shape[0], rows):
-        stop = min(ds.shape[0], start + rows)
-        out[start:stop] = ds[start:stop]
+        out[start:start + rows] = ds[start:start + rows]
 
 
 def _numeric_chunkable(ds) -> bool:

@@ -63,25 +63,35 @@ impl AttributeValue {
     }
 }
 
-/// An object's attributes as parsed, in h5py's order, and where each name is: an
-/// object may hold tens of thousands, looked up one by one.
+/// Attributes up to which a name is found by scanning the list: a fast5 read's objects
+/// hold a handful each, and building an index for them would cost more than it saves.
+const SCANNED_ATTRIBUTES: usize = 16;
+
+/// An object's attributes as parsed, in h5py's order, and (for many) where each name
+/// is: an object may hold tens of thousands, looked up one by one.
 #[derive(Default)]
 pub(crate) struct ParsedAttributes {
     list: Vec<Attribute>,
-    by_name: HashMap<String, usize>,
+    by_name: Option<HashMap<String, usize>>,
 }
 
 impl ParsedAttributes {
     fn new(list: Vec<Attribute>) -> Self {
-        let mut by_name = HashMap::with_capacity(list.len());
-        for (i, a) in list.iter().enumerate() {
-            by_name.entry(a.name.clone()).or_insert(i); // a damaged file's repeat: the first
-        }
+        let by_name = (list.len() > SCANNED_ATTRIBUTES).then(|| {
+            let mut by_name = HashMap::with_capacity(list.len());
+            for (i, a) in list.iter().enumerate() {
+                by_name.entry(a.name.clone()).or_insert(i); // a damaged file's repeat: the first
+            }
+            by_name
+        });
         ParsedAttributes { list, by_name }
     }
 
     fn get(&self, name: &str) -> Option<&Attribute> {
-        self.by_name.get(name).map(|&i| &self.list[i])
+        match &self.by_name {
+            Some(by_name) => by_name.get(name).map(|&i| &self.list[i]),
+            None => self.list.iter().find(|a| a.name == name),
+        }
     }
 }
 
