@@ -1,12 +1,15 @@
 """Loops of small reads, as h5py code writes them: a row, a column or an element at a
-time from a gzip dataset of 1000 x 1000 float32 in chunks of 100 x 100 (each row
-meets 10 chunks). Both readers keep recently decoded chunks (h5py's chunk cache,
-h5turbo's per-dataset cache), so these loops time the per-call work around a cache.
+time from datasets of 1000 x 1000 float32 (gzip in chunks of 100 x 100, each row
+meeting 10 chunks; the same unfiltered; contiguous), and elements or rows at random
+positions of 64 MB of contiguous float64 (more than either reader's cache holds).
+Both readers keep recently decoded chunks (h5py's chunk cache and sieve buffer,
+h5turbo's per-file cache), so these loops time the per-call work around a cache; the
+random loops time what keeping costs when little is read again.
 
-Each reader runs in a process of its own, the readers interleaved, every loop once per
-round; the median microseconds per call over the rounds are reported. ``--before
-PATH`` adds an h5turbo build installed under PATH (``pip install --target PATH``) as a
-third reader, to compare a change.
+Each reader runs in a process of its own, the readers interleaved (their order
+alternating by round), every loop once per round; the median microseconds per call
+over the rounds are reported. ``--before PATH`` adds an h5turbo build installed under
+PATH (``pip install --target PATH``) as a third reader, to compare a change.
 
     python benchmarks/small_reads.py [--rounds 7] [--before PATH] [--output FILE]
 """
@@ -27,37 +30,54 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+# name: (dataset, call, timed calls); `p` holds random positions (seed 0) below len(d)
 LOOPS = {
-    "rows 0..999, ds[i]": "lambda d, i: d[i]",
-    "one row again, ds[5]": "lambda d, i: d[5]",
-    "columns 0..999, ds[:, i]": "lambda d, i: d[:, i]",
-    "elements, ds[i, 7 * i % 1000]": "lambda d, i: d[i, 7 * i % 1000]",
+    "gzip: rows 0..999, ds[i]": ("gzip", "lambda d, i, p: d[i]", 1000),
+    "gzip: one row again, ds[5]": ("gzip", "lambda d, i, p: d[5]", 1000),
+    "gzip: columns 0..999, ds[:, i]": ("gzip", "lambda d, i, p: d[:, i]", 1000),
+    "gzip: elements, ds[i, 7 * i % 1000]": ("gzip", "lambda d, i, p: d[i, 7 * i % 1000]", 1000),
+    "unfiltered chunks: rows 0..999, ds[i]": ("chunked", "lambda d, i, p: d[i]", 1000),
+    "unfiltered chunks: columns 0..999, ds[:, i]": ("chunked", "lambda d, i, p: d[:, i]", 1000),
+    "unfiltered chunks: elements, ds[i, 7 * i % 1000]": ("chunked", "lambda d, i, p: d[i, 7 * i % 1000]", 1000),
+    "contiguous: rows 0..999, ds[i]": ("contiguous", "lambda d, i, p: d[i]", 1000),
+    "contiguous: elements in order, ds[i // 1000, i % 1000]": ("contiguous", "lambda d, i, p: d[i // 1000, i % 1000]", 20000),
+    "contiguous 1-d: elements in order, ds[i]": ("flat", "lambda d, i, p: d[i]", 20000),
+    "contiguous 64 MB: random elements, ds[p[i]]": ("big", "lambda d, i, p: d[p[i]]", 20000),
+    "contiguous 64 MB: random rows of 4 KB, ds[p[i]]": ("big_rows", "lambda d, i, p: d[p[i]]", 20000),
 }
 
 # One reader's timing of every loop, in a fresh process: prints {loop: us per call}.
 CHILD = """
 import json, sys, time
+import numpy as np
 import {module} as reader
 loops = json.loads(sys.argv[2])
 out = {{}}
 with reader.File(sys.argv[1], "r") as f:
-    d = f["c"]
-    for name, code in loops.items():
+    for name, (dataset, code, calls) in loops.items():
+        d = f[dataset]
         call = eval(code)
+        p = [int(x) for x in np.random.default_rng(0).integers(0, len(d), calls)]
         for i in range(50):  # warm-up: the cache and the pool as a loop finds them
-            call(d, i)
+            call(d, i, p)
         start = time.perf_counter()
-        for i in range(1000):
-            call(d, i)
-        out[name] = (time.perf_counter() - start) / 1000 * 1e6
+        for i in range(calls):
+            call(d, i, p)
+        out[name] = (time.perf_counter() - start) / calls * 1e6
 print(json.dumps(out))
 """
 
 
 def make(path: Path) -> None:
     data = np.arange(1_000_000, dtype="f4").reshape(1000, 1000)
+    big = np.arange(8 << 20, dtype="f8")
     with h5py.File(path, "w") as f:
-        f.create_dataset("c", data=data, chunks=(100, 100), compression="gzip")
+        f.create_dataset("gzip", data=data, chunks=(100, 100), compression="gzip")
+        f.create_dataset("chunked", data=data, chunks=(100, 100))
+        f["contiguous"] = data
+        f["flat"] = data.ravel()
+        f["big"] = big
+        f["big_rows"] = big.reshape(-1, 512)
 
 
 def time_reader(module: str, path: Path, extra_path: str | None) -> dict:
@@ -83,15 +103,16 @@ def main() -> None:
         path = Path(tmp) / "small.h5"
         make(path)
         runs: dict = {reader: {loop: [] for loop in LOOPS} for reader in readers}
-        for _ in range(args.rounds):
-            for reader, (module, extra) in readers.items():
+        for round_ in range(args.rounds):
+            order = list(readers.items())
+            for reader, (module, extra) in order[::-1] if round_ % 2 else order:
                 for loop, us in time_reader(module, path, extra).items():
                     runs[reader][loop].append(us)
     lines = [
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, {platform.system()} {platform.release()}",
         f"- command: `python benchmarks/small_reads.py --rounds {args.rounds}" + (" --before PATH" if args.before else "") + "`",
-        f"- {args.rounds} rounds, readers interleaved, each in a fresh process; 50 warm-up calls, then 1000 timed",
+        f"- {args.rounds} rounds, readers interleaved, each in a fresh process; 50 warm-up calls, then the loop's count timed",
         "",
         "| loop | " + " | ".join(f"{r} (us per call)" for r in readers) + " |",
         "|---|" + "---:|" * len(readers),

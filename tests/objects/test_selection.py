@@ -340,13 +340,13 @@ def test_quick_plan_of_integers_and_slices_equals_the_general_one(shape):
     from h5turbo.objects import selection
     rng = np.random.default_rng(len(shape) * 31 + sum(shape))
     for index in _basic_indexes(shape, rng):
-        quick = selection._plan_basic(index, shape)
+        quick = selection.plan_basic(index, shape)
         if quick is None:
             continue
         assert quick == selection._plan_general(index, shape), (shape, index)
         arr = np.arange(int(np.prod(shape)), dtype="i4").reshape(shape)
         np.testing.assert_array_equal(quick.finish(emulate_native_read(arr, quick.axes)), arr[index])
     for index in [(True,), slice(None, None, -1), slice(0, 3, 0), (Ellipsis,), 1.5, [0], (0, 0, 0, 0, 0)]:
-        assert selection._plan_basic(index, shape) is None, index
+        assert selection.plan_basic(index, shape) is None, index
     if shape and shape[0]:
-        assert selection._plan_basic(shape[0], shape) is None  # out of range: general path raises
+        assert selection.plan_basic(shape[0], shape) is None  # out of range: general path raises

@@ -16,6 +16,7 @@ from typing import Any, Optional
 import numpy as np
 
 from .._native import Error, UnsupportedError
+from .._optional import require
 
 __all__ = ["to_dask", "block_shape", "DatasetSource", "sparse_to_dask", "sparse_layout"]
 
@@ -189,7 +190,7 @@ def _check_opened_by_path(obj) -> None:
 
 def to_dask(dataset, chunks: Any = None):
     """The dask array of a dataset (see Dataset.to_dask)."""
-    import dask.array as da
+    da = require("dask.array", "Dataset.to_dask", "dask")
     from dask.base import tokenize
 
     if dataset.shape is None:
@@ -274,7 +275,7 @@ def _sparse_group(path: str, name: str, kind: str, stop: int, minor: int):
 
 def sparse_to_dask(group, chunks: Optional[int] = None):
     """A dask array of scipy.sparse blocks: CSR groups split by rows, CSC by columns."""
-    import dask.array as da
+    da = require("dask.array", "a sparse matrix's to_dask", "dask")
     import scipy.sparse
     from dask.base import tokenize
     from dask.highlevelgraph import HighLevelGraph

@@ -34,6 +34,7 @@ from ..objects.references import Reference
 from ..objects.values import text
 from .moments import count_total, float_result_dtype, merge_moments, sum_dtype
 from .._native import Error, FormatError
+from .._optional import require
 from ..readahead import reading_pool
 
 __all__ = ["SparseDataset", "is_sparse_group"]
@@ -171,9 +172,9 @@ class SparseDataset(Group):
     def _matrix(self, data, indices, indptr, shape):
         """The scipy matrix with these arrays as they are (no index dtype unification,
         as anndata's to_memory: indices keep their stored width)."""
-        import scipy.sparse
+        sparse = require("scipy.sparse", "reading a sparse matrix", "sparse")
 
-        cls = scipy.sparse.csr_matrix if self.format == "csr" else scipy.sparse.csc_matrix
+        cls = sparse.csr_matrix if self.format == "csr" else sparse.csc_matrix
         if data.ndim != 1 or indices.ndim != 1 or len(data) != len(indices):
             raise FormatError(f"{self._where}: data (shape {data.shape}) and indices "
                               f"(shape {indices.shape}) must be 1-D of one length")

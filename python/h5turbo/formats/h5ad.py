@@ -24,6 +24,7 @@ from ..objects.file import File
 from ..objects.types import Empty
 from ..objects.group import Group
 from .._native import Error, FormatError, UnsupportedError
+from .._optional import require
 from ..compute.sparse import SparseDataset
 
 __all__ = ["read_h5ad"]
@@ -43,6 +44,7 @@ def read_h5ad(path: Any, threads: Optional[int] = None):
     read, FileNotFoundError for a missing file.
     """
     threads_arg(threads)  # a bad argument is the caller's ValueError, not a broken element of the file
+    require("anndata", "h5turbo.read_h5ad", "formats")
     with File(path) as f:
         return _H5adReader(f, threads).read_file()
 

@@ -21,6 +21,7 @@ from ..objects.dataset import Dataset
 from ..objects.file import File
 from ..objects.group import Group
 from .._native import FormatError
+from .._optional import require
 
 __all__ = ["read_loom"]
 
@@ -42,7 +43,7 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
     anndata opens it; h5turbo checks only what it reads, so ``validate=False`` changes
     nothing.
     """
-    import anndata
+    anndata = require("anndata", "h5turbo.read_loom", "formats")
 
     obsm_mapping = _deprecated_mapping("obsm", obsm_names, obsm_mapping)
     varm_mapping = _deprecated_mapping("varm", varm_names, varm_mapping)

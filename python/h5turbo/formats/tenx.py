@@ -19,6 +19,7 @@ from ..objects.dataset import Dataset
 from ..objects.file import File
 from ..objects.group import Group
 from .._native import FormatError
+from .._optional import require
 from ..readahead import reading_pool
 from ..compute.sparse import check_indices, check_indptr
 
@@ -40,6 +41,7 @@ def read_10x_h5(path: Any, genome: Optional[str] = None, gex_only: bool = True,
     features. ValueError for an unknown genome (as scanpy); h5turbo.FormatError naming
     the file and dataset when a required dataset is missing.
     """
+    require("anndata", "h5turbo.read_10x_h5", "formats")
     with File(path) as f:
         if "matrix" in f:
             adata = _read_v3(f, threads)

@@ -16,7 +16,7 @@ from .dataset_id import DatasetID
 from .dims import DimensionManager, is_scale
 from .references import (RegionReference, block_boxes, box_axes, box_coordinates, flat_offsets_fit,
                          region_points, region_selection_shape, region_shape)
-from .selection import IndexMismatchError, ReadPlan, axis_selection, plan_read, split_fields
+from .selection import IndexMismatchError, ReadPlan, axis_selection, plan_basic, plan_read, split_fields
 from .types import Empty, ReadOnlyError, ReadOnlyKeyError, ReadOnlyRuntimeError, read_only_error
 from .values import string_encoding
 from .filters import FILTERS, H5PY_COMPRESSION, H5PY_NAMED, filter_id
@@ -33,6 +33,36 @@ _COMPRESSION_NAMES = {filter_id(name): h5py_name for name, h5py_name in H5PY_COM
 _H5PY_NAMED_IDS = frozenset(filter_id(name) for name in H5PY_NAMED)
 # szip option-mask bits, as h5py decodes them
 _SZIP_EC_OPTION_MASK, _SZIP_NN_OPTION_MASK = 4, 32
+
+
+# index types plan_basic may plan (a tuple: when all its entries are integers and slices)
+_BASIC_INDEX_TYPES = frozenset({int, slice, tuple} | {t for t in np.sctypeDict.values() if issubclass(t, np.integer)})
+
+
+# the block of one element and its index, by rank (HDF5 allows 32 axes)
+_ONES = [(1,) * rank for rank in range(33)]
+_ZEROS = [(0,) * rank for rank in range(33)]
+
+
+def _element_axes(index: Any, shape: tuple[int, ...]) -> Optional[list]:
+    """The native selection of one element when `index` is a Python int per axis, each
+    in range (negative ones counted from the end); else None."""
+    if type(index) is int:
+        if len(shape) != 1:
+            return None
+        index = (index,)
+    elif type(index) is not tuple or len(index) != len(shape):
+        return None
+    axes = []
+    for position, n in zip(index, shape):
+        if type(position) is not int:
+            return None
+        if position < 0:
+            position += n
+        if not 0 <= position < n:
+            return None
+        axes.append((position, 1, 1))
+    return axes
 
 
 def threads_arg(threads: Optional[int]) -> int:
@@ -273,7 +303,42 @@ class Dataset(HLObject):
     # ------------------------------------------------------------------ reading
 
     def __getitem__(self, index: Any) -> Any:
+        # the commonest index (integers and forward slices: a loader's ds[i], ds[a:b])
+        # skips read()'s checks for region references, field names and `out`; that
+        # bookkeeping was twice the native read of one cached element
+        shape = self._stored_shape
+        if shape and type(index) in _BASIC_INDEX_TYPES:
+            element = _element_axes(index, shape)
+            if element is not None:
+                return self._read_element(element)
+            if type(index) is int and -shape[0] <= index < shape[0]:  # rank >= 2 here
+                return self._read_row(index + shape[0] if index < 0 else index)
+            plan = plan_basic(index, shape)
+            if plan is not None:
+                return self._read_plan(plan, 0)
         return self.read(index)
+
+    def _read_row(self, position: int) -> np.ndarray:
+        """``ds[position]`` of a dataset of rank >= 2, `position` in range: the row, as
+        plan_basic and ReadPlan.finish make it, without them (a loader's row loop)."""
+        rest = self._row_rest
+        block = np.empty((1,) + rest[0], dtype=self.dtype)
+        self._obj.read([(position, 1, 1)] + rest[1], block, 0)
+        return block[0]
+
+    @cached_property
+    def _row_rest(self) -> tuple:
+        """The shape of a row and the native selection of its axes, whole."""
+        rest = self._stored_shape[1:]
+        return rest, [(0, n, 1) for n in rest]
+
+    def _read_element(self, axes: list) -> Any:
+        """The one element `axes` select: what plan_basic and ReadPlan.finish make of
+        ``ds[i]`` or ``ds[i, j]``, without them (a loop's element reads)."""
+        rank = len(axes)
+        block = np.empty(_ONES[rank], dtype=self.dtype)
+        self._obj.read(axes, block, 0)
+        return block[_ZEROS[rank]]  # (an array type's element: an array of its shape)
 
     # ------------------------------------------------------------------ writing: refused
     # as h5py refuses it on a file opened read-only, with the class h5py raises there

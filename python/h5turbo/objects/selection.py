@@ -106,7 +106,7 @@ def plan_read(index: Any, shape: tuple[int, ...]) -> ReadPlan:
     if not shape and not _fits_a_scalar(index):
         # checked before the kinds of the entries: h5py's ValueError for any of them
         raise IndexMismatchError(f"illegal index for a scalar dataset: {index!r} (only (), ... and newaxis)")
-    basic = _plan_basic(index, shape)
+    basic = plan_basic(index, shape)
     return basic if basic is not None else _plan_general(index, shape)
 
 
@@ -135,11 +135,11 @@ def _plan_general(index: Any, shape: tuple[int, ...]) -> ReadPlan:
     )
 
 
-def _plan_basic(index: Any, shape: tuple[int, ...]) -> Optional[ReadPlan]:
+def plan_basic(index: Any, shape: tuple[int, ...]) -> Optional[ReadPlan]:
     """The plan of the most common index, integers and forward slices only (``ds[5]``,
     ``ds[3, 10:20]``), without the general machinery (half of a small read's time);
     None for any other index, or one that fails, which the general path then plans or
-    reports."""
+    reports. Written for speed: a loader calls it once per element it reads."""
     if index is Ellipsis:  # ds[...]: every element (a scalar's is a 0-d array: the general path)
         if not shape:
             return None
@@ -149,12 +149,14 @@ def _plan_basic(index: Any, shape: tuple[int, ...]) -> Optional[ReadPlan]:
         return None
     axes, counts, out_shape = [], [], []
     for entry, n in zip(entries, shape):
-        if type(entry) is int or isinstance(entry, np.integer):
-            if not -n <= entry < n:
+        kind = type(entry)
+        if kind is int or (kind is not slice and isinstance(entry, np.integer)):
+            position = int(entry) + n if entry < 0 else int(entry)
+            if not 0 <= position < n:
                 return None
-            axes.append((int(entry) + n if entry < 0 else int(entry), 1, 1))
+            axes.append((position, 1, 1))
             counts.append(1)
-        elif type(entry) is slice and (entry.step is None or type(entry.step) is int and entry.step > 0):
+        elif kind is slice and (entry.step is None or type(entry.step) is int and entry.step > 0):
             try:
                 start, stop, step = entry.indices(n)
             except TypeError:
@@ -165,13 +167,13 @@ def _plan_basic(index: Any, shape: tuple[int, ...]) -> Optional[ReadPlan]:
             out_shape.append(count)
         else:
             return None
-    for n in shape[len(entries):]:
-        axes.append((0, n, 1))
-        counts.append(n)
-        out_shape.append(n)
-    all_ints = len(out_shape) == 0 and len(entries) == len(shape)
-    return ReadPlan(axes=tuple(axes), read_shape=tuple(counts), local=None, out_shape=tuple(out_shape),
-                    scalar_result=all_ints or (not out_shape and len(shape) > 0))
+    if len(entries) < len(shape):
+        for n in shape[len(entries):]:
+            axes.append((0, n, 1))
+            counts.append(n)
+            out_shape.append(n)
+    # every axis taken by an integer: numpy (and h5py) give a scalar
+    return ReadPlan(tuple(axes), tuple(counts), None, tuple(out_shape), not out_shape)
 
 
 # ---------------------------------------------------------------------------------

@@ -3,6 +3,12 @@
 //! as libhdf5's chunk cache serves them. Large reads bypass it: they would only evict
 //! each other's chunks. One budget for the whole file, not one per dataset, so that
 //! reading thousands of datasets keeps at most that much.
+//!
+//! Unfiltered data is read only over the span a selection covers; such a chunk is read
+//! whole and kept once the small reads of it have cost about what reading it whole
+//! would (see `CacheSlot::worth_keeping`): a loop over its elements or rows then comes
+//! from memory, while reads scattered over a large dataset keep reading only their
+//! bytes and pay at most twice what they would have.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -20,6 +26,29 @@ struct Entry {
 /// One dataset's chunks, by chunk coordinates.
 type Chunks = HashMap<Vec<u64>, Entry>;
 
+/// What one read of part of an unfiltered chunk counts for, besides its bytes: a system
+/// call (about 0.8 us on the development machine, measured as ds[i] from the file
+/// against from the cache) costs about as much as copying 8 KiB.
+const PARTIAL_READ_COST_BYTES: u64 = 8 << 10;
+
+/// Buffers of evicted chunks kept for reuse, at most (each at most the read limit).
+const MAX_SPARE_BUFFERS: usize = 4;
+
+/// Partial reads in a row of a dataset's same chunk after which it is read whole and
+/// kept: a loop over its elements or rows (reads at random over many chunks rarely
+/// meet the same chunk three times in a row).
+const READS_IN_A_ROW: u32 = 3;
+
+/// What reading a chunk whole and keeping it costs, in its bytes: a buffer to take
+/// (fresh memory, the first time, is faulted in and zeroed), the bytes copied in, and
+/// one more chunk pushed out of the cache (random elements of 64 MB of contiguous
+/// f8: benchmarks/results/small_reads.md).
+const WHOLE_READ_COST: u64 = 2;
+
+/// Chunks whose partial reads are tallied, at most; past it the tallies start again
+/// (a bound on memory, whatever the pattern of reads).
+const MAX_TALLIES: usize = 4096;
+
 #[derive(Default)]
 struct Inner {
     /// Chunks by owner (a dataset's object header address), then coordinates.
@@ -28,6 +57,14 @@ struct Inner {
     order: BTreeMap<u64, (u64, Vec<u64>)>,
     bytes: usize,
     clock: u64,
+    /// (owner, coordinates) -> what the partial reads of that unfiltered chunk have
+    /// cost so far, in bytes (see PARTIAL_READ_COST_BYTES).
+    partial_reads: HashMap<(u64, Vec<u64>), u64>,
+    /// Buffers of evicted chunks, for the next chunks read (see `CacheSlot::spare_buffer`).
+    spare: Vec<Vec<u8>>,
+    /// owner -> the first chunk its last partial read took parts of, and how many
+    /// partial reads in a row took parts of it.
+    streaks: HashMap<u64, (Vec<u64>, u32)>,
 }
 
 impl Inner {
@@ -38,26 +75,43 @@ impl Inner {
 
     fn remove(&mut self, owner: u64, coords: &[u64]) {
         let Some(chunks) = self.owners.get_mut(&owner) else { return };
-        if let Some(old) = chunks.remove(coords) {
-            self.bytes -= old.data.len();
-            self.order.remove(&old.last_used);
-        }
+        let removed = chunks.remove(coords);
         if chunks.is_empty() {
             self.owners.remove(&owner);
+        }
+        if let Some(old) = removed {
+            self.bytes -= old.data.len();
+            self.order.remove(&old.last_used);
+            self.keep_spare(old.data);
         }
     }
 
     fn evict_oldest(&mut self) -> bool {
         let Some((_, (owner, coords))) = self.order.pop_first() else { return false };
-        if let Some(chunks) = self.owners.get_mut(&owner) {
-            if let Some(old) = chunks.remove(&coords) {
-                self.bytes -= old.data.len();
-            }
-            if chunks.is_empty() {
-                self.owners.remove(&owner);
-            }
+        let Some(chunks) = self.owners.get_mut(&owner) else { return true };
+        let removed = chunks.remove(&coords);
+        if chunks.is_empty() {
+            self.owners.remove(&owner);
+        }
+        if let Some(old) = removed {
+            self.bytes -= old.data.len();
+            self.keep_spare(old.data);
         }
         true
+    }
+
+    /// Keep an evicted chunk's buffer for the next chunk read, unless a read still
+    /// holds it: a loop that evicts a chunk per read then reuses the same memory,
+    /// where fresh buffers of a MiB each cost page faults (and, with transparent huge
+    /// pages, now and then milliseconds of compaction). Past MAX_SPARE_BUFFERS the
+    /// oldest spare goes, so that the spares follow the chunk sizes read now.
+    fn keep_spare(&mut self, data: Arc<Vec<u8>>) {
+        if let Ok(buffer) = Arc::try_unwrap(data) {
+            if self.spare.len() == MAX_SPARE_BUFFERS {
+                self.spare.remove(0);
+            }
+            self.spare.push(buffer);
+        }
     }
 }
 
@@ -109,6 +163,61 @@ impl CacheSlot<'_> {
         let inner = self.cache.lock();
         let Some(chunks) = inner.owners.get(&self.owner) else { return 0 };
         coords.filter(|c| chunks.contains_key(c)).count()
+    }
+
+    /// Whether the unfiltered chunks a read takes parts of (coordinates, bytes read)
+    /// should rather be read whole and kept: when all of them are kept already; when
+    /// this is the READS_IN_A_ROW-th read in a row of the dataset to take parts of the
+    /// same first chunk (a loop over its elements or rows); or when their partial
+    /// reads, this one counted, have cost as much as reading them whole and keeping
+    /// them (WHOLE_READ_COST times `chunk_bytes` each): a rent-or-buy rule for reads
+    /// that come back to chunks between others, which keeps reads spread over more
+    /// chunks than the cache holds at about twice the cost of their partial reads.
+    pub fn worth_keeping(&self, partial: &[(Vec<u64>, u64)], chunk_bytes: usize) -> bool {
+        let mut inner = self.cache.lock();
+        let owner = self.owner;
+        if inner.owners.get(&owner).is_some_and(|chunks| partial.iter().all(|(c, _)| chunks.contains_key(c))) {
+            return true;
+        }
+        if inner.partial_reads.len() + partial.len() > MAX_TALLIES {
+            inner.partial_reads.clear();
+        }
+        if inner.streaks.len() >= MAX_TALLIES {
+            inner.streaks.clear();
+        }
+        let Some((first, _)) = partial.first() else { return false };
+        let streak = match inner.streaks.get_mut(&owner) {
+            Some((chunk, count)) if chunk == first => {
+                *count += 1;
+                *count
+            }
+            _ => {
+                inner.streaks.insert(owner, (first.clone(), 1));
+                1
+            }
+        };
+        let mut spent = 0u64;
+        for (coords, bytes) in partial {
+            let tally = inner.partial_reads.entry((owner, coords.clone())).or_default();
+            *tally = tally.saturating_add(bytes.saturating_add(PARTIAL_READ_COST_BYTES));
+            spent = spent.saturating_add(*tally);
+        }
+        let whole = (partial.len() as u64).saturating_mul(chunk_bytes as u64).saturating_mul(WHOLE_READ_COST);
+        if spent < whole && streak < READS_IN_A_ROW {
+            return false;
+        }
+        for (coords, _) in partial {
+            inner.partial_reads.remove(&(owner, coords.clone()));
+        }
+        true
+    }
+
+    /// A buffer of `len` bytes (its contents stale) left by an evicted chunk, if one
+    /// of that size is spare: to read the next chunk into.
+    pub fn spare_buffer(&self, len: usize) -> Option<Vec<u8>> {
+        let mut inner = self.cache.lock();
+        let found = inner.spare.iter().position(|b| b.len() == len)?;
+        Some(inner.spare.swap_remove(found))
     }
 
     pub fn get(&self, coords: &[u64]) -> Option<Arc<Vec<u8>>> {
@@ -191,6 +300,75 @@ mod tests {
         assert!(b.get(&[0]).is_none());
         assert_eq!(a.count_kept([vec![0], vec![1], vec![2]].into_iter()), 3);
         assert_eq!(bytes(&cache), 30);
+    }
+
+    #[test]
+    fn partial_reads_switch_to_whole_chunks_once_they_cost_as_much() {
+        let cache = ChunkCache::new(1 << 20);
+        let slot = cache.slot(1);
+        let chunk_bytes = 4 * PARTIAL_READ_COST_BYTES as usize / WHOLE_READ_COST as usize;
+        let read = |chunk: u64| [(vec![0, chunk], 8)];
+        // reads alternating between two chunks (never READS_IN_A_ROW of one): each
+        // 8-byte read counts for PARTIAL_READ_COST_BYTES + 8, so the fourth of a chunk pays
+        for _ in 0..3 {
+            assert!(!slot.worth_keeping(&read(0), chunk_bytes));
+            assert!(!slot.worth_keeping(&read(1), chunk_bytes));
+        }
+        assert!(slot.worth_keeping(&read(0), chunk_bytes));
+        assert_eq!(cache.lock().partial_reads.len(), 1); // chunk 0's tally ends there
+        // another dataset's chunk of the same coordinates has its own tally
+        assert!(!cache.slot(2).worth_keeping(&read(1), chunk_bytes));
+    }
+
+    #[test]
+    fn reads_in_a_row_of_one_chunk_keep_it() {
+        let cache = ChunkCache::new(1 << 20);
+        let (a, b) = (cache.slot(1), cache.slot(2));
+        let read = |chunk: u64| [(vec![chunk], 8)];
+        for _ in 1..READS_IN_A_ROW {
+            assert!(!a.worth_keeping(&read(5), 1 << 30));
+            assert!(!b.worth_keeping(&read(6), 1 << 30)); // another dataset's loop between
+        }
+        assert!(a.worth_keeping(&read(5), 1 << 30));
+        assert!(!a.worth_keeping(&read(6), 1 << 30)); // a new chunk starts a new count
+        assert!(!a.worth_keeping(&[], 1 << 30));
+    }
+
+    #[test]
+    fn kept_chunks_are_read_from_the_cache_and_tallies_stay_bounded() {
+        let cache = ChunkCache::new(1 << 20);
+        let slot = cache.slot(1);
+        slot.insert(vec![3], vec![0; 64]);
+        assert!(slot.worth_keeping(&[(vec![3], 8)], 1 << 20));
+        assert!(!slot.worth_keeping(&[(vec![3], 8), (vec![4], 8)], 1 << 20));
+        for i in 10..3 * MAX_TALLIES as u64 {
+            assert!(!slot.worth_keeping(&[(vec![i], 8)], 1 << 20));
+        }
+        assert!(cache.lock().partial_reads.len() <= MAX_TALLIES);
+    }
+
+    #[test]
+    fn evicted_buffers_are_reused_unless_a_reader_holds_them() {
+        let cache = ChunkCache::new(20);
+        let slot = cache.slot(1);
+        slot.insert(vec![0], vec![7; 10]);
+        slot.insert(vec![1], vec![8; 10]);
+        let held = slot.get(&[1]).unwrap();
+        slot.insert(vec![2], vec![9; 10]); // evicts [0]: spare
+        slot.insert(vec![3], vec![9; 10]); // evicts [1], still held: dropped later
+        assert!(slot.spare_buffer(11).is_none());
+        assert_eq!(slot.spare_buffer(10).unwrap(), vec![7; 10]);
+        assert!(slot.spare_buffer(10).is_none());
+        assert_eq!(held[0], 8);
+        assert_eq!(bytes(&cache), 20);
+        // many evictions later, the spares are the latest ones, at most MAX_SPARE_BUFFERS
+        slot.insert(vec![4], vec![1; 20]);
+        for i in 5..20 {
+            slot.insert(vec![i], vec![i as u8; 5]);
+        }
+        let inner = cache.lock();
+        assert_eq!(inner.spare.len(), MAX_SPARE_BUFFERS);
+        assert!(inner.spare.iter().all(|b| b.len() == 5));
     }
 
     #[test]

@@ -189,20 +189,40 @@ fn cached_task(
         return scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 });
     }
     let stored = task.stored.ok_or_else(|| Error::invalid_argument("internal: cached task without storage"))?;
-    let mut encoded = Vec::new();
-    grow(&mut encoded, stored.size as usize)?;
-    src.read_at(&mut encoded, stored.address).map_err(|e| chunk_error(e, geom, task, stored.address))?;
-    // A fresh buffer the cache can keep (an unfiltered chunk is checked and copied).
-    let mut decoded = Vec::new();
-    grow(&mut decoded, geom.chunk_bytes)?;
-    decode_into(src, stored.filter_mask, &encoded, &mut decoded, scratch)
-        .map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    // A buffer the cache can keep: an evicted chunk's, or a fresh one.
+    let mut decoded = match cache.spare_buffer(geom.chunk_bytes) {
+        Some(spare) => spare,
+        None => {
+            let mut fresh = crate::buffer::zeroed(geom.chunk_bytes, "a chunk buffer")?;
+            crate::buffer::advise_small_pages(&mut fresh);
+            fresh
+        }
+    };
+    if src.pipeline.is_empty() {
+        read_unfiltered_chunk(src, stored.size, stored.address, &mut decoded).map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    } else {
+        let mut encoded = Vec::new();
+        grow(&mut encoded, stored.size as usize)?;
+        src.read_at(&mut encoded, stored.address).map_err(|e| chunk_error(e, geom, task, stored.address))?;
+        decode_into(src, stored.filter_mask, &encoded, &mut decoded, scratch)
+            .map_err(|e| chunk_error(e, geom, task, stored.address))?;
+    }
     scatter(geom, task, out, Elements::Chunk { data: &decoded, skip: 0 })?;
     // Kept even when this read took it whole: a small dataset read again and again
     // comes from memory, as from libhdf5's chunk cache. Larger reads do not come here,
     // and the file's one budget bounds what many datasets read once each keep.
     cache.insert(coords, decoded);
     Ok(())
+}
+
+/// An unfiltered chunk read whole into `chunk` (its decoded size): the last virtual
+/// chunk of contiguous data may be stored short, its tail past the data never selected.
+fn read_unfiltered_chunk(src: &ArraySource, stored_size: u64, address: u64, chunk: &mut [u8]) -> Result<()> {
+    let size = usize::try_from(stored_size).unwrap_or(usize::MAX);
+    if size > chunk.len() || (size < chunk.len() && !src.allow_short_chunks) {
+        check_unfiltered_size(size, chunk.len())?;
+    }
+    src.read_at(&mut chunk[..size], address)
 }
 
 fn fill_task(src: &ArraySource, geom: &Geometry, task: &ChunkTask, out: SharedOut) -> Result<()> {

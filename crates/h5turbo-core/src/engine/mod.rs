@@ -98,30 +98,46 @@ pub fn read_selection(src: &ArraySource, sel: &[AxisSelection], out: &mut [u8], 
     let requested_threads = threads;
     let threads = pool::Threads::resolve(threads);
     let unfiltered = src.pipeline.is_empty();
-    let mut plan = make_plan(&geom, src.store, threads.get(), unfiltered)?;
-    let mut cache = src.cache.filter(|c| fits_in_cache(&plan, geom.chunk_bytes, c));
-    if unfiltered && cache.is_some() {
-        if spans_most_of_each_chunk(&plan, &geom) && !src.allow_short_chunks {
-            // a column of a row-major chunk, say: its narrowed read is nearly the whole
-            // chunk, so the whole chunk is read and kept for the next column (h5py's
-            // chunk cache does the same)
-            plan = make_plan(&geom, src.store, threads.get(), false)?;
-        } else {
-            cache = None; // a row's narrowed read is cheaper than a whole chunk's
-        }
+    let plan = make_plan(&geom, src.store, threads.get(), unfiltered)?;
+    let cache = src.cache.filter(|c| fits_in_cache(&plan, geom.chunk_bytes, c));
+    let Some(slot) = cache.filter(|_| unfiltered) else {
+        return execute_plan(src, &geom, &plan, out, cache, requested_threads, threads);
+    };
+    if !whole_chunks_pay(&plan, &geom, slot) {
+        return execute_plan(src, &geom, &plan, out, None, requested_threads, threads); // only the selected spans
     }
+    // The read's chunks read whole and kept (or taken from the cache). Should that fail
+    // (an external file missing, a truncated file) the selected spans alone may still
+    // be readable, as they were before: read them so.
+    let whole = make_plan(&geom, src.store, threads.get(), false)?;
+    execute_plan(src, &geom, &whole, out, cache, requested_threads, threads)
+        .or_else(|_| execute_plan(src, &geom, &plan, out, None, requested_threads, threads))
+}
+
+/// Run `plan` on the calling thread or the pool (see `on_calling_thread`), through the
+/// cache when given one.
+fn execute_plan(
+    src: &ArraySource,
+    geom: &Geometry,
+    plan: &plan::Plan,
+    out: &mut [u8],
+    cache: Option<cache::CacheSlot>,
+    requested_threads: usize,
+    threads: pool::Threads,
+) -> Result<()> {
+    let unfiltered = src.pipeline.is_empty();
     // Taken here, on the caller's thread: a per-call window is set there.
     let window = crate::io::read_ahead::window();
-    let chunks = chunks_to_decode(&plan, &geom, cache);
+    let chunks = chunks_to_decode(plan, geom, cache);
     let work = if unfiltered && cache.is_none() {
         plan.stored_bytes() // only the narrowed bytes are read and copied
     } else {
         (chunks as u64).saturating_mul(geom.chunk_bytes as u64)
     };
     if on_calling_thread(requested_threads, threads, chunks, work) {
-        return execute::run(src, &geom, &plan, out, cache, false, window);
+        return execute::run(src, geom, plan, out, cache, false, window);
     }
-    pool::get(threads)?.install(|| execute::run(src, &geom, &plan, out, cache, true, window))
+    pool::get(threads)?.install(|| execute::run(src, geom, plan, out, cache, true, window))
 }
 
 /// The plan's chunks less those the cache holds decoded: a row loop over cached chunks
@@ -132,13 +148,26 @@ fn chunks_to_decode(plan: &plan::Plan, geom: &Geometry, cache: Option<cache::Cac
     plan.chunk_count() - cache.count_kept(stored.map(|task| geom.chunk_coords(task)))
 }
 
-/// Whether an unfiltered plan reads parts of chunks (not whole chunks straight into
-/// the output, which a cache would only duplicate) whose narrowed spans cover at least
-/// half of those chunks.
-fn spans_most_of_each_chunk(plan: &plan::Plan, geom: &Geometry) -> bool {
-    let partial = plan.batches.iter().flat_map(|b| &b.tasks).filter(|t| !geom.is_direct(t));
-    let (count, bytes) = partial.filter_map(|t| t.stored).fold((0u64, 0u64), |(n, b), s| (n + 1, b + s.size));
-    count > 0 && bytes.saturating_mul(2) >= count.saturating_mul(geom.chunk_bytes as u64)
+/// Whether an unfiltered plan that reads parts of chunks (a plan reading whole chunks
+/// straight into the output has nothing to gain from a cache, which would only
+/// duplicate them) should read them whole and keep them: see `CacheSlot::worth_keeping`.
+/// A read whose spans cover at least half of each chunk (a column of row-major chunks)
+/// pays at once (h5py's chunk cache keeps them too); a row or element loop after a
+/// few reads.
+fn whole_chunks_pay(plan: &plan::Plan, geom: &Geometry, slot: cache::CacheSlot) -> bool {
+    let partial: Vec<(Vec<u64>, u64)> = plan
+        .batches
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .filter(|t| !geom.is_direct(t))
+        .filter_map(|t| t.stored.map(|s| (geom.chunk_coords(t), s.size)))
+        .collect();
+    if partial.is_empty() {
+        return false;
+    }
+    let spanned: u64 = partial.iter().map(|(_, bytes)| bytes).sum();
+    let most = spanned.saturating_mul(2) >= (partial.len() as u64).saturating_mul(geom.chunk_bytes as u64);
+    most || slot.worth_keeping(&partial, geom.chunk_bytes)
 }
 
 /// A read whose stored chunks take at most the cache's read limit goes through it:

@@ -378,35 +378,50 @@ fn float_sums_and_moments_are_the_same_bits_on_every_thread_count_and_run() {
 }
 
 #[test]
-fn unfiltered_columns_are_kept_whole_rows_are_read_narrowed() {
-    let f = fixture([37, 23], [8, 5], false);
+fn unfiltered_columns_are_kept_whole_rows_after_a_few_narrowed_reads() {
+    // a row's narrowed read takes 16 bytes of each chunk (of 32 KiB); the third read in
+    // a row of the same chunks reads them whole
+    let f = fixture([4096, 12], [2048, 4], false);
     let file_cache = cache::ChunkCache::new(1 << 20);
     let cache = file_cache.slot(0);
     let counting = Counting { inner: &f.source, bytes: Default::default() };
     let src = source_of(&f, &counting, Some(cache));
     let bytes = || counting.bytes.swap(0, std::sync::atomic::Ordering::Relaxed);
-    // A row of chunk row 0: its narrowed reads, 4 bytes per column, nothing kept.
-    let row = [AxisSelection::Points(vec![3]), AxisSelection::all(23)];
-    let mut out = vec![0u8; 23 * 4];
-    read_selection(&src, &row, &mut out, 1).unwrap();
-    assert_eq!(out, expected(&f, &row));
-    assert!(bytes() <= 23 * 4 && cache.get(&[0, 0]).is_none());
-    // A column spans (nearly) its chunks: they are read whole and kept ...
-    let column = |j: u64| [AxisSelection::all(37), AxisSelection::Points(vec![j])];
-    let mut out = vec![0u8; 37 * 4];
-    read_selection(&src, &column(1), &mut out, 1).unwrap();
-    assert_eq!(out, expected(&f, &column(1)));
-    assert!(bytes() > 0 && cache.get(&[0, 0]).is_some());
+    let row = |i: u64| [AxisSelection::Points(vec![i]), AxisSelection::all(12)];
+    let mut out = vec![0u8; 12 * 4];
+    for i in 3..5 {
+        // narrowed reads, 4 bytes per column, nothing kept
+        read_selection(&src, &row(i), &mut out, 1).unwrap();
+        assert_eq!(out, expected(&f, &row(i)));
+        assert!(bytes() <= 12 * 4 && cache.get(&[0, 0]).is_none());
+    }
+    // the third row of those chunks reads them whole and keeps them ...
+    read_selection(&src, &row(10), &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &row(10)));
+    assert!(bytes() >= 2 * 2048 * 4 * 4 && cache.get(&[0, 0]).is_some()); // (chunk [0, 1] is unwritten)
+    // ... so the next rows come from memory; rows of other chunks start narrowed again
+    read_selection(&src, &row(11), &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &row(11)));
+    assert_eq!(bytes(), 0);
+    read_selection(&src, &row(3000), &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &row(3000)));
+    assert!(bytes() <= 12 * 4 && cache.get(&[1, 1]).is_none());
+    // A column spans (nearly) its chunks: they are read whole and kept at once ...
+    let column = |j: u64| [AxisSelection::all(4096), AxisSelection::Points(vec![j])];
+    let mut out = vec![0u8; 4096 * 4];
+    read_selection(&src, &column(9), &mut out, 1).unwrap();
+    assert_eq!(out, expected(&f, &column(9)));
+    assert!(bytes() > 0 && cache.get(&[1, 2]).is_some());
     // ... so the next column of those chunks reads nothing more.
-    read_selection(&src, &column(2), &mut out, 2).unwrap();
-    assert_eq!(out, expected(&f, &column(2)));
+    read_selection(&src, &column(10), &mut out, 2).unwrap();
+    assert_eq!(out, expected(&f, &column(10)));
     assert_eq!(bytes(), 0);
     // A whole chunk read straight into the output is not kept (a copy for nothing).
-    let whole = [AxisSelection::Range { start: 8, count: 8, step: 1 }, AxisSelection::Range { start: 5, count: 5, step: 1 }];
-    let mut out = vec![0u8; 40 * 4];
+    let whole = [AxisSelection::Range { start: 2048, count: 2048, step: 1 }, AxisSelection::Range { start: 4, count: 4, step: 1 }];
+    let mut out = vec![0u8; 2048 * 4 * 4];
     read_selection(&src, &whole, &mut out, 1).unwrap();
     assert_eq!(out, expected(&f, &whole));
-    assert!(bytes() == 40 * 4 && cache.get(&[1, 1]).is_none());
+    assert!(bytes() == 2048 * 4 * 4 && cache.get(&[1, 1]).is_none());
 }
 
 #[test]
