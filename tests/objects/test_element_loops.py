@@ -52,6 +52,10 @@ def loops_file(tmp_path_factory):
         cube = _values(4 * 5 * 6, COMPOUND).reshape(4, 5, 6)
         f.create_dataset("cube_compound", data=cube, chunks=(3, 2, 6))
         f.create_dataset("rows_of_arrays", shape=(40, 3), dtype=np.dtype(("<f4", (2,))))
+        f.create_dataset("empty", shape=(0,), dtype="<i4")
+        f.create_dataset("empty_rows", shape=(0, 4), dtype="<f8", chunks=(5, 4), maxshape=(None, 4))
+        f.create_dataset("empty_columns", shape=(3, 0), dtype="<u2")
+        f["scalar"] = 5.5
         f.create_dataset("unwritten", shape=(5000,), dtype="<i4", chunks=(1000,), fillvalue=-7)
         partly = f.create_dataset("partly_written", shape=(5000,), dtype="<i4", chunks=(1000,), fillvalue=9)
         partly[2500:2600] = np.arange(100)
@@ -134,6 +138,23 @@ def test_row_loops_of_higher_rank_and_array_types_match_h5py(loops_file, name):
             ds[len(want_ds)]
 
 
+SPANS = [(), Ellipsis, slice(None), slice(3, 9), slice(-5, None), slice(10, 3), slice(0, 10**9),
+         slice(-10**9, 5), slice(None, -1), slice(np.int64(2), np.int64(6)), slice(2, 8, None)]
+
+
+@pytest.mark.parametrize("name", [
+    "contiguous_be_i2", "small_contiguous", "compact", "chunked_uneven", "gzip", "compound",
+    "fixed_string", "vlen_string", "array_type", "partly_written", "grid_chunked", "cube_compound",
+    "rows_of_arrays", "empty", "empty_rows", "empty_columns", "scalar",
+])
+def test_whole_reads_and_slices_match_h5py(loops_file, name):
+    with h5py.File(loops_file, "r") as ref, h5turbo.File(loops_file, "r") as f:
+        want_ds, ds = ref[name], f[name]
+        for index in SPANS if want_ds.shape else [(), Ellipsis]:
+            for _ in range(3):  # again: from the cache once kept
+                _same(ds[index], want_ds[index])
+
+
 def test_out_of_range_and_other_indexes_still_follow_h5py(loops_file):
     with h5turbo.File(loops_file, "r") as f:
         ds, grid = f["small_contiguous"], f["grid_chunked"]
@@ -186,3 +207,13 @@ def test_loops_over_a_file_cut_short_while_open_still_read_what_is_there(tmp_pat
             assert ds[i] == data[i]
         with pytest.raises(OSError):
             ds[70000]
+
+
+def test_slices_of_other_types_are_refused_as_before(loops_file):
+    with h5turbo.File(loops_file, "r") as f:
+        ds = f["small_contiguous"]
+        for bad in (slice(1.5, 3), slice("a", None), slice(None, 2.0)):
+            with pytest.raises((TypeError, ValueError)):
+                ds[bad]
+        assert ds[2:6:1].tolist() == [2, 3, 4, 5]
+        assert ds[6:2:-1].tolist() == [6, 5, 4, 3]

@@ -65,6 +65,20 @@ def _element_axes(index: Any, shape: tuple[int, ...]) -> Optional[list]:
     return axes
 
 
+def _span_of(index: Any, shape: tuple[int, ...]) -> Optional[tuple[int, int]]:
+    """(start, stop) on the first axis when `index` takes a span of it and every other
+    axis whole: ``()``, or a slice of step 1 (``ds[a:b]``, ``ds[:]``); else None."""
+    if type(index) is tuple:
+        return None if index else (0, shape[0])
+    if type(index) is not slice or index.step is not None:
+        return None
+    try:
+        start, stop, _ = index.indices(shape[0])
+    except TypeError:  # not integers: the general path says so as h5py does
+        return None
+    return start, stop
+
+
 def threads_arg(threads: Optional[int]) -> int:
     """The native `threads` argument: 0 asks for the default (H5TURBO_THREADS or all cores)."""
     if threads is None:
@@ -313,10 +327,26 @@ class Dataset(HLObject):
                 return self._read_element(element)
             if type(index) is int and -shape[0] <= index < shape[0]:  # rank >= 2 here
                 return self._read_row(index + shape[0] if index < 0 else index)
+            span = _span_of(index, shape)
+            if span is not None:
+                return self._read_span(*span)
             plan = plan_basic(index, shape)
             if plan is not None:
                 return self._read_plan(plan, 0)
+        elif shape and index is Ellipsis:
+            return self._read_span(0, shape[0])
         return self.read(index)
+
+    def _read_span(self, start: int, stop: int) -> np.ndarray:
+        """``ds[start:stop]`` (stop past start or not), whole along the other axes: a
+        slice of step 1, ``ds[()]`` and ``ds[...]`` as plan_basic and ReadPlan.finish
+        make them, without them."""
+        count = max(stop - start, 0)
+        rest = self._row_rest
+        block = np.empty((count,) + rest[0], dtype=self.dtype)
+        if block.size:
+            self._obj.read([(start, count, 1)] + rest[1], block, 0)
+        return block
 
     def _read_row(self, position: int) -> np.ndarray:
         """``ds[position]`` of a dataset of rank >= 2, `position` in range: the row, as
