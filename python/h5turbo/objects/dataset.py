@@ -325,8 +325,9 @@ class Dataset(HLObject):
             element = _element_axes(index, shape)
             if element is not None:
                 return self._read_element(element)
-            if type(index) is int and -shape[0] <= index < shape[0]:  # rank >= 2 here
-                return self._read_row(index + shape[0] if index < 0 else index)
+            if type(index) is int and -shape[0] <= index < shape[0]:  # a row: rank >= 2 here
+                position = index + shape[0] if index < 0 else index
+                return self._read_span(position, position + 1)[0]
             span = _span_of(index, shape)
             if span is not None:
                 return self._read_span(*span)
@@ -339,22 +340,14 @@ class Dataset(HLObject):
 
     def _read_span(self, start: int, stop: int) -> np.ndarray:
         """``ds[start:stop]`` (stop past start or not), whole along the other axes: a
-        slice of step 1, ``ds[()]`` and ``ds[...]`` as plan_basic and ReadPlan.finish
-        make them, without them."""
+        slice of step 1, ``ds[()]``, ``ds[...]`` and (its first element) a row, as
+        plan_basic and ReadPlan.finish make them, without them."""
         count = max(stop - start, 0)
         rest = self._row_rest
         block = np.empty((count,) + rest[0], dtype=self.dtype)
         if block.size:
             self._obj.read([(start, count, 1)] + rest[1], block, 0)
         return block
-
-    def _read_row(self, position: int) -> np.ndarray:
-        """``ds[position]`` of a dataset of rank >= 2, `position` in range: the row, as
-        plan_basic and ReadPlan.finish make it, without them (a loader's row loop)."""
-        rest = self._row_rest
-        block = np.empty((1,) + rest[0], dtype=self.dtype)
-        self._obj.read([(position, 1, 1)] + rest[1], block, 0)
-        return block[0]
 
     @cached_property
     def _row_rest(self) -> tuple:
