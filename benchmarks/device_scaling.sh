@@ -26,11 +26,11 @@ pack() {
     local site
     site=$("$py" -c 'import hdf5plugin, os; print(os.path.dirname(hdf5plugin.__file__))')
     cp "$here/python/h5turbo/_native.abi3.so" "$stage/native/"
-    cp "$here/build/c/lib/libh5turbo.so" "$stage/lib/"
+    cp -P "$here"/build/c/lib/libh5turbo.so* "$stage/lib/"
     if [ -n "${BEFORE:-}" ]; then
         mkdir -p "$stage/before/py" "$stage/before/lib"
         cp -r "$BEFORE/h5turbo" "$stage/before/py/"
-        cp "$BEFORE/lib/libh5turbo.so" "$stage/before/lib/"
+        cp -P "$BEFORE"/lib/libh5turbo.so* "$stage/before/lib/"
     fi
     # the C programs, built as bench.py builds them
     "$py" - "$stage/bin" "$slow5" <<'EOF'

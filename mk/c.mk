@@ -18,17 +18,25 @@ CC ?= cc
 C_WARN    := -std=c11 -O2 -Wall -Wextra -Werror
 PREFIX    ?= /usr/local
 C_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+# The ABI version in the SONAME (crates/h5turbo-c/build.rs): MAJOR, or 0.MINOR before 1.0
+C_SOVERSION := $(shell echo $(C_VERSION) | awk -F. '{ print ($$1 == "0") ? "0." $$2 : $$1 }')
+C_SO      := libh5turbo.so.$(C_VERSION)
+
+# so_links DIR: libh5turbo.so.SOVERSION -> the versioned file, libh5turbo.so -> that
+so_links = ln -sfn $(C_SO) $(1)/libh5turbo.so.$(C_SOVERSION) && ln -sfn libh5turbo.so.$(C_SOVERSION) $(1)/libh5turbo.so
 
 .PHONY: c c-lib c-header c-header-check c-test install-c
 
 c: c-lib $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
 
 # `install` replaces the files (a new inode): cp would rewrite the library in place,
-# under any program running from it (SIGBUS).
+# under any program running from it (SIGBUS). The shared library goes in under its full
+# version, with the links a linker (libh5turbo.so) and a loader (the SONAME) look for.
 c-lib:
 	cargo build --release -p h5turbo-c
 	mkdir -p $(C_BUILD)/lib $(C_BUILD)/include $(C_BUILD)/bin
-	install -m 755 $(C_RUST_LIB).so $(C_BUILD)/lib/
+	install -m 755 $(C_RUST_LIB).so $(C_BUILD)/lib/$(C_SO)
+	$(call so_links,$(C_BUILD)/lib)
 	install -m 644 $(C_RUST_LIB).a $(C_BUILD)/lib/
 	install -m 644 $(C_HEADER) $(C_BUILD)/include/h5turbo.h
 	sh $(C_CRATE)/h5turbo.pc.sh "$(abspath $(C_BUILD))" "$(C_VERSION)" > $(C_BUILD)/lib/h5turbo.pc
@@ -56,12 +64,13 @@ c-test: c
 
 # Installs what `make c` built, without building (`make c && sudo make install-c`,
 # where root may have no cargo).
-C_BUILT := $(C_BUILD)/lib/libh5turbo.so $(C_BUILD)/lib/libh5turbo.a $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
+C_BUILT := $(C_BUILD)/lib/$(C_SO) $(C_BUILD)/lib/libh5turbo.a $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
 install-c:
 	@for f in $(C_BUILT); do test -e $$f || { echo "$$f is missing: run make c first" >&2; exit 1; }; done
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
 	install -m 644 $(C_BUILD)/lib/libh5turbo.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(C_BUILD)/lib/libh5turbo.so $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(C_BUILD)/lib/$(C_SO) $(DESTDIR)$(PREFIX)/lib/
+	$(call so_links,$(DESTDIR)$(PREFIX)/lib)
 	install -m 644 $(C_HEADER) $(DESTDIR)$(PREFIX)/include/h5turbo.h
 	sh $(C_CRATE)/h5turbo.pc.sh "$(PREFIX)" "$(C_VERSION)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/h5turbo.pc
 	install -m 755 $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES)) $(DESTDIR)$(PREFIX)/bin/

@@ -76,6 +76,28 @@ def build_blow5_loop(out: Path, slow5lib: Path) -> Path:
     return out / "blow5_loop"
 
 
+def soname() -> str:
+    """The name this build's programs load libh5turbo by (crates/h5turbo-c/build.rs)."""
+    version = next(line.split('"')[1] for line in (REPO / "Cargo.toml").read_text().splitlines()
+                   if line.startswith("version = "))
+    major, minor = version.split(".")[:2]
+    return f"libh5turbo.so.{'0.' + minor if major == '0' else major}"
+
+
+def before_library(folder: Path) -> Path:
+    """A folder for LD_LIBRARY_PATH that gives this build's programs an earlier build's
+    library: FOLDER when it holds the file they load (the SONAME), else a new folder with
+    that name linked to FOLDER's libh5turbo.so (builds before 2026-12-07 had no SONAME;
+    without the link the loader would fall through to this build's)."""
+    if (folder / soname()).exists():
+        return folder
+    if not (folder / "libh5turbo.so").exists():
+        raise SystemExit(f"--before-lib {folder}: no libh5turbo.so there")
+    linked = Path(tempfile.mkdtemp(prefix="before-lib-"))
+    (linked / soname()).symlink_to((folder / "libh5turbo.so").resolve())
+    return linked
+
+
 def vbz_plugin() -> str:
     """libhdf5's plugin path: ont-fast5-api's vbz plugin, or HDF5_PLUGIN_PATH as given
     (where that package is not installed)."""
@@ -212,7 +234,7 @@ def main(argv=None):
     parser.add_argument("--output", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.before_lib:
-        args.before_lib = args.before_lib.resolve()
+        args.before_lib = before_library(args.before_lib.resolve())
     args.threads = [int(t) for t in args.threads.split(",")]
     if 1 not in args.threads:
         parser.error("--threads must include 1: the speed-ups are over the 1-process libhdf5 loop")

@@ -39,7 +39,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(REPO / "python"))
 import fast5  # noqa: E402  (the benchmark files)
-from bench import build, timed_run, vbz_plugin  # noqa: E402
+from bench import before_library, build, timed_run, vbz_plugin  # noqa: E402
 from h5turbo.bench.measure import evict, machine, paired_ratio, warm  # noqa: E402
 from h5turbo.bench.report import publish  # noqa: E402
 
@@ -79,7 +79,7 @@ def main(argv=None):
         methods[f"h5turbo_fast5_get, {t} C thread{'s' if t > 1 else ''}"] = [programs["h5turbo"], str(t), listing, reads]
         if args.before_lib:
             methods[f"h5turbo_fast5_get (before), {t} C thread{'s' if t > 1 else ''}"] = \
-                ["env", f"LD_LIBRARY_PATH={args.before_lib.resolve()}", programs["h5turbo"], str(t), listing, reads]
+                ["env", f"LD_LIBRARY_PATH={before_library(args.before_lib.resolve())}", programs["h5turbo"], str(t), listing, reads]
     for t in threads:
         methods[f"h5turbo_fast5_get_batch (512 ids), {t} pool thread{'s' if t > 1 else ''}"] = \
             [programs["h5turbo"], str(t), listing, reads, "512"]

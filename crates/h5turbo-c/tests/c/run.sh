@@ -77,6 +77,14 @@ build() {
 run "build the tests (plain)" build plain ""
 run "build the tests (ASan + UBSan)" build asan "-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 run "build h5sum_hdf5 (libhdf5 reference)" cc -std=gnu11 -O2 -Wall -Werror $HDF5_FLAGS -o "$WORK/h5sum_hdf5" "$HERE/h5sum_hdf5.c" $HDF5_LIBS -lm
+# The installed libh5turbo.so links to the file named by its SONAME, and a program
+# linked with -lh5turbo records that name (not libh5turbo.so) to load.
+soname_check() {
+    soname=$(readlink "$PREFIX/lib/libh5turbo.so") && [ -f "$PREFIX/lib/$soname" ] &&
+        readelf -d "$PREFIX/lib/$soname" | grep -qF "Library soname: [$soname]" &&
+        readelf -d "$WORK/plain/api_test" | grep -qF "Shared library: [$soname]"
+}
+run "the shared library's SONAME: its link installed, recorded by programs" soname_check
 run "link the static library (pkg-config --static)" cc -std=gnu11 -O1 $H5T_FLAGS -I"$HERE" -o "$WORK/api_test_static" "$HERE/api_test.c" \
     -L"$PREFIX/lib" -Wl,-Bstatic -lh5turbo -Wl,-Bdynamic $(pkg-config --static --libs-only-other --libs-only-l h5turbo | sed 's/-lh5turbo//') -lm
 
