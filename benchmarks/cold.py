@@ -18,7 +18,7 @@ first), each implementation once. Disk-only: a cold sequential read of the same 
 (1 MiB reads, one file after another), the lower bound for any cold reader.
 
     python benchmarks/cold.py [--cases dense,lz4,gzip,single,multi] [--rounds 3]
-                              [--before DIR] [--output benchmarks/results/cold.md]
+                              [--before DIR] [--memory as-found|warm] [--output benchmarks/results/cold.md]
 """
 
 from __future__ import annotations
@@ -158,22 +158,40 @@ def set_cache(path: Path, mode: str) -> None:
         warm(path)
 
 
-def measure_once(impl: str, case: str, path: Path, mode: str, threads=None, io_depth=None) -> dict:
+def warm_memory(case: str, path: Path) -> None:
+    """Write, then free, as much memory as the read will fill (numpy's huge pages, as
+    its output gets): in a VM that hands free memory back to its host, the read then
+    finds memory at hand, as on a machine that keeps it (benchmarks/results/huge_pages.md)."""
+    if case in ("single", "multi"):
+        nbytes = 1 << 30
+    else:
+        import h5py
+        with h5py.File(path, "r") as f:
+            nbytes = f["matrix"].nbytes
+    block = np.ones(nbytes + (64 << 20), dtype=np.uint8)
+    del block
+
+
+def measure_once(impl: str, case: str, path: Path, mode: str, threads=None, io_depth=None,
+                 memory_warm: bool = False) -> dict:
     """One timed run in this process: the cache set up, the imports done (they are not
-    the readers' work), then the read timed."""
+    the readers' work), the memory warmed when asked, then the read timed."""
     set_cache(path, mode)
     import h5py  # noqa: F401
     import h5turbo  # noqa: F401
     if impl == "h5py" and case in ("single", "multi"):
         sys.path.insert(0, str(REPO / "tests"))
         import conftest  # noqa: F401  (ONT's vbz plugin for h5py)
+    if memory_warm:
+        warm_memory(case, path)
     start = time.perf_counter()
     check = run_h5py(case, path) if impl == "h5py" else run_h5turbo(case, path, io_depth, threads)
     return {"seconds": time.perf_counter() - start, "check": list(check)}
 
 
 def worker(args) -> None:
-    print(json.dumps(measure_once(args.impl, args.case, Path(args.path), args.mode, io_depth=args.io_depth)))
+    print(json.dumps(measure_once(args.impl, args.case, Path(args.path), args.mode, io_depth=args.io_depth,
+                                  memory_warm=args.memory == "warm")))
 
 
 def spawn(cmd: list, pythonpath: str, label: str) -> dict:
@@ -186,8 +204,8 @@ def spawn(cmd: list, pythonpath: str, label: str) -> dict:
 
 # ---------------------------------------------------------------------- driver
 
-def timed(impl: str, case: str, path: Path, mode: str, pythonpath: str, io_depth) -> dict:
-    cmd = [sys.executable, __file__, "--worker", impl, case, str(path), mode]
+def timed(impl: str, case: str, path: Path, mode: str, pythonpath: str, io_depth, memory: str) -> dict:
+    cmd = [sys.executable, __file__, "--worker", impl, case, str(path), mode, "--memory", memory]
     if io_depth is not None:
         cmd += ["--io-depth", str(io_depth)]
     return spawn(cmd, pythonpath, f"{impl} {case} {mode}")
@@ -202,6 +220,9 @@ def main(argv=None) -> int:
     p.add_argument("--before", default=None, help="folder with an earlier h5turbo package, timed beside this one")
     p.add_argument("--no-h5py", action="store_true")
     p.add_argument("--modes", default="cold,warm")
+    p.add_argument("--memory", choices=["as-found", "warm"], default="as-found",
+                   help="warm: each run writes and frees as much memory as its read fills just before it "
+                        "(for a VM that hands free memory back to its host; see results/huge_pages.md)")
     p.add_argument("--io-depth", default=None, help=argparse.SUPPRESS)
     p.add_argument("--depths", default=None,
                    help="comma-separated io_depth values to time this h5turbo at (e.g. 0,4M,32M; default: its default)")
@@ -237,7 +258,7 @@ def main(argv=None) -> int:
             for mode in modes:
                 for name, (pythonpath, depth) in impls.items():
                     impl = "h5py" if name == "h5py" else "h5turbo"
-                    r = timed(impl, case, path, mode, pythonpath, depth)
+                    r = timed(impl, case, path, mode, pythonpath, depth, args.memory)
                     times.setdefault((case, mode, name), []).append(r["seconds"])
                     # every implementation must see the same data (signal sums / sampled sums)
                     ref = checks.setdefault(case, r["check"][0])
