@@ -6,10 +6,10 @@ use crate::error::{Error, Result};
 
 /// Ask the system to back `buf` with ordinary pages, not transparent huge ones, before
 /// it is first written (advisory: ignored where it fails or the buffer is small). For
-/// buffers kept a while, a MiB at a time (the chunk cache's): the allocator advises
-/// its memory huge, and on a machine whose memory is fragmented the first write of a
-/// huge page can stall for tens of milliseconds compacting memory
-/// (benchmarks/results/small_reads.md).
+/// buffers kept a while, a MiB at a time (the chunk cache's): where huge pages are on
+/// for all memory (THP `always`; the bindings' allocator no longer asks for them, see
+/// benchmarks/results/huge_pages.md), the first write of one can stall for tens of
+/// milliseconds compacting fragmented memory (benchmarks/results/small_reads.md).
 pub fn advise_small_pages(buf: &mut [u8]) {
     const PAGE: usize = 4096;
     const MADV_NOHUGEPAGE: i32 = 15;

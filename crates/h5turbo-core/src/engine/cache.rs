@@ -74,30 +74,30 @@ impl Inner {
     }
 
     fn remove(&mut self, owner: u64, coords: &[u64]) {
-        let Some(chunks) = self.owners.get_mut(&owner) else { return };
-        let removed = chunks.remove(coords);
-        if chunks.is_empty() {
-            self.owners.remove(&owner);
-        }
-        if let Some(old) = removed {
-            self.bytes -= old.data.len();
-            self.order.remove(&old.last_used);
-            self.keep_spare(old.data);
+        if let Some(last_used) = self.take(owner, coords) {
+            self.order.remove(&last_used);
         }
     }
 
     fn evict_oldest(&mut self) -> bool {
         let Some((_, (owner, coords))) = self.order.pop_first() else { return false };
-        let Some(chunks) = self.owners.get_mut(&owner) else { return true };
-        let removed = chunks.remove(&coords);
+        self.take(owner, &coords);
+        true
+    }
+
+    /// A chunk taken out of the cache (its owner too, once it holds none), its bytes
+    /// released and its buffer kept spare; its place in `order` is the caller's to
+    /// drop. Gives that place (the chunk's last use), None when it was not held.
+    fn take(&mut self, owner: u64, coords: &[u64]) -> Option<u64> {
+        let chunks = self.owners.get_mut(&owner)?;
+        let removed = chunks.remove(coords);
         if chunks.is_empty() {
             self.owners.remove(&owner);
         }
-        if let Some(old) = removed {
-            self.bytes -= old.data.len();
-            self.keep_spare(old.data);
-        }
-        true
+        let old = removed?;
+        self.bytes -= old.data.len();
+        self.keep_spare(old.data);
+        Some(old.last_used)
     }
 
     /// Keep an evicted chunk's buffer for the next chunk read, unless a read still
