@@ -6,8 +6,8 @@ memory in two states:
 BUILD: a folder holding an `h5turbo` package with its _native extension (for
 PYTHONPATH; `-` for the one installed). Cases: every read of the 2000 single-read and
 of the 50 multi-read vbz fast5 files of benchmarks/fast5.py (read_fast5, 2 threads),
-and a 4096 x 20000 int32 LZ4 dataset (chunks 256 x 1024) read whole. The files are
-in the page cache before every run. For each round, case and build: the machine idles
+and cold.py's LZ4 dataset (12000 x 20000 int32, chunks 256 x 1024, under --data) read
+whole. The files are in the page cache before every run. For each round, case and build: the machine idles
 --idle seconds, the case runs ("coldmem": in a virtual machine that hands free memory
 back to its host, the first write of each page then waits for the host too), and at
 once again ("warmmem": the memory just freed is reused). Prints each run (the time
@@ -27,7 +27,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import fast5  # noqa: E402  (the benchmark files)
+sys.path.insert(0, str(HERE.parent / "python"))
+import cold  # noqa: E402  (the LZ4 file)
+import fast5  # noqa: E402  (the fast5 files)
+from h5turbo.bench.measure import warm  # noqa: E402
 
 CASE = r"""
 import sys, time
@@ -43,30 +46,6 @@ else:
     check = sum(int(r.signal[::97].sum()) for r in h5turbo.read_fast5(paths, threads=2))
 print(f"{time.perf_counter() - t:.3f} {check}")
 """
-
-
-def lz4_file(folder: Path) -> Path:
-    path = folder / "memory_state_lz4.h5"
-    if not path.exists():
-        import h5py
-        import hdf5plugin
-        import numpy as np
-
-        rng = np.random.default_rng(1)
-        partial = path.with_suffix(".partial")
-        with h5py.File(partial, "w") as f:
-            d = f.create_dataset("matrix", shape=(4096, 20000), dtype="i4", chunks=(256, 1024), **hdf5plugin.LZ4())
-            for i in range(0, 4096, 256):
-                d[i:i + 256] = rng.integers(1, 100, size=(256, 20000), dtype="i4")
-        partial.rename(path)
-    return path
-
-
-def read_all(paths) -> None:
-    for p in paths:
-        with open(p, "rb") as f:
-            while f.read(1 << 20):
-                pass
 
 
 def run(build: str, case: str, listing: Path, lz4: Path) -> tuple[float, float, float, str]:
@@ -89,11 +68,13 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--idle", type=float, default=6.0)
     parser.add_argument("--cases", default="single,multi,lz4")
+    parser.add_argument("--data", type=Path, default=Path("/work/bench-data"), help="cold.py's --data")
     args = parser.parse_args(argv)
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "h5turbo"
     folder = cache / "fast5-bench-2000s-50x400m-30000"
     singles, multis = fast5.make_files(folder, 2000, 50, 400, 30000, workers=os.cpu_count())
-    lz4 = lz4_file(cache)
+    cold.prepare(args.data, ["lz4"])
+    lz4 = cold.case_paths(args.data, "lz4")
     listings = {}
     for case, paths in (("single", singles), ("multi", multis)):
         listings[case] = cache / f"memory_state_{case}.txt"
@@ -104,7 +85,8 @@ def main(argv=None) -> int:
     for r in range(args.rounds):
         for case in args.cases.split(","):
             for build in args.builds:
-                read_all(files[case])
+                for path in files[case]:
+                    warm(path)
                 time.sleep(args.idle)
                 for state in ("coldmem", "warmmem"):
                     inner, wall, cpu, check = run(build, case, listings.get(case, lz4), lz4)
