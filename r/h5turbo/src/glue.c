@@ -267,7 +267,7 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
 {
     size_t size = t->info.size;
     int is_signed = t->info.is_signed;
-    if (!is_signed && size == 1 && !(flags & CONV_ATTRIBUTE)) {
+    if (!is_signed && size == 1 && !(flags & CONV_U1_INTEGER)) {
         SEXP out = PROTECT(Rf_allocVector(RAWSXP, n));
         Rbyte *r = RAW(out);
         for (R_xlen_t i = 0; i < n; i++) r[i] = *element(buf, i, stride, off);
@@ -475,8 +475,10 @@ static SEXP convert_arrays(call_t *c, const tnode *t, const unsigned char *buf, 
         return call_fail_null(c, H5TURBO_E_INVALID, "selection too large for an R vector");
     unsigned char *packed = (unsigned char *) R_alloc((size_t) n * bytes + 1, 1);
     for (R_xlen_t i = 0; i < n; i++) memcpy(packed + (size_t) i * bytes, element(buf, i, stride, off), bytes);
+    /* rhdf5 gives an array type's 8-bit unsigned values as integers (a plain u1 dataset
+       as raw) */
     SEXP out = convert_elements(c, t->base, packed, n * (R_xlen_t) t->array_count, t->base->info.size, 0,
-                                flags, overflow);
+                                flags | CONV_U1_INTEGER, overflow);
     if (out == NULL) return NULL;
     PROTECT(out);
     SEXP dims = PROTECT(Rf_allocVector(INTSXP, t->array_rank));

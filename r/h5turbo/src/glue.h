@@ -82,7 +82,7 @@ typedef struct tnode {
 int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth);
 
 /* Conversion flags */
-#define CONV_ATTRIBUTE 1   /* attributes: 8-bit unsigned as integer (rhdf5) */
+#define CONV_U1_INTEGER 1  /* 8-bit unsigned as integer, not raw: attributes and array types (rhdf5) */
 #define CONV_DOUBLE64  2   /* bit64conversion = "double" */
 
 /* Elements at buf + i * stride + t->offset (+ extra_offset), i < n, as an R vector (or a

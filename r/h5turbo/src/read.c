@@ -245,7 +245,7 @@ static SEXPTYPE direct_type(const tnode *t, int flags)
     if (t->info.type_class == H5TURBO_INTEGER && t->info.is_signed && t->info.size == 4) return INTSXP;
     if (t->info.type_class == H5TURBO_FLOAT && t->info.size == 8) return REALSXP;
     if (t->info.type_class == H5TURBO_INTEGER && !t->info.is_signed && t->info.size == 1 &&
-        !(flags & CONV_ATTRIBUTE))
+        !(flags & CONV_U1_INTEGER))
         return RAWSXP;
     return NILSXP;
 }
@@ -558,7 +558,7 @@ static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tno
         if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
         if ((R_xlen_t) c->n_seqs != n) return call_fail_null(c, H5TURBO_E_INTERNAL, "sequence count differs from the shape");
         SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
-        R_xlen_t done = take_sequences(c, &bt, out, 0, CONV_ATTRIBUTE, overflow);
+        R_xlen_t done = take_sequences(c, &bt, out, 0, CONV_U1_INTEGER, overflow);
         UNPROTECT(1);
         return done < 0 ? NULL : out;
     }
@@ -572,9 +572,9 @@ static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tno
     if (rc == H5TURBO_OK) rc = h5turbo_columns_rows(c->columns, &rows);
     if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
     if ((R_xlen_t) rows != n) { call_fail(c, H5TURBO_E_INTERNAL, "row count differs from the shape"); UNPROTECT(1); return NULL; }
-    if (take_columns(c, t, bases, cols, 0, rows, CONV_ATTRIBUTE, overflow)) { UNPROTECT(1); return NULL; }
+    if (take_columns(c, t, bases, cols, 0, rows, CONV_U1_INTEGER, overflow)) { UNPROTECT(1); return NULL; }
     call_free_columns(c);
-    SEXP out = finish_columns(c, t, cols, n, CONV_ATTRIBUTE, overflow);
+    SEXP out = finish_columns(c, t, cols, n, CONV_U1_INTEGER, overflow);
     UNPROTECT(1);
     return out;
 }
@@ -629,7 +629,7 @@ static SEXP read_one_attribute(call_t *c, const char *name)
         SEXP raw = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) t.info.size));
         rc = h5turbo_attribute_read(c->attr, RAW(raw), (size_t) XLENGTH(raw));
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
-        out = convert_elements(c, &t, RAW(raw), (R_xlen_t) n, t.info.size, 0, CONV_ATTRIBUTE, &overflow);
+        out = convert_elements(c, &t, RAW(raw), (R_xlen_t) n, t.info.size, 0, CONV_U1_INTEGER, &overflow);
         UNPROTECT(1);
         if (out == NULL) return NULL;
         PROTECT(out);

@@ -287,6 +287,15 @@ with h5py.File(sys.argv[1], "w") as f:
     y["name"] = ["p", "q", "r", "s"]
     f.create_dataset("named", data=y)
     f["named"].attrs["points"] = y[["id", "xyz"]][:3]
+    array_dataset(f, "bytes", h5t.STD_U8LE, h5t.STD_U8LE, (3,), (4,),
+                  np.arange(12, dtype="u1").reshape(4, 3) + 200)
+    b = np.dtype([("u", "u1"), ("us", "u1", (3,)), ("n", [("pair", "u1", (2,)), ("one", "u1")])])
+    z = np.zeros(4, b)
+    z["u"] = [1, 2, 250, 4]
+    z["us"] = np.arange(12).reshape(4, 3) + 240
+    z["n"]["pair"] = np.arange(8).reshape(4, 2)
+    z["n"]["one"] = [9, 8, 7, 6]
+    f.create_dataset("byte_members", data=z)
 '
 
 test_that("array types read as rhdf5 reads them; in attributes and data.frames, where rhdf5 gives NA", {
@@ -322,6 +331,16 @@ test_that("array types read as rhdf5 reads them; in attributes and data.frames, 
     p <- h5t_readAttributes(f, "named")$points
     expect_s3_class(p, "data.frame")
     expect_identical(p$xyz, matrix(as.numeric(0:5), 3, 2, byrow = TRUE))
+    # 8-bit unsigned arrays as integer (a u1 member or dataset alone as raw), as rhdf5
+    expect_identical(h5t_read(f, "bytes"), rhdf5_read(f, "bytes"))
+    expect_identical(h5t_read(f, "bytes")[, 4], 209:211)
+    members <- h5t_read(f, "byte_members", compoundAsDataFrame = FALSE)
+    expect_identical(members, rhdf5_read(f, "byte_members", compoundAsDataFrame = FALSE))
+    expect_identical(as.vector(members$u), as.raw(c(1, 2, 250, 4)))
+    expect_identical(members$us[, 2], 243:245)
+    framed <- h5t_read(f, "byte_members")   # rhdf5 gives NA for these members
+    expect_identical(framed$us, matrix(240:251, 4, 3, byrow = TRUE))
+    expect_identical(framed$n$pair, matrix(0:7, 4, 2, byrow = TRUE))
     # no DelayedArray of arrays: a clear error
     expect_error(H5TurboArray(f, "be"), "not values of HDF5 class ARRAY")
 })
