@@ -243,13 +243,15 @@ pub unsafe extern "C" fn h5turbo_datatype_member(
     member: *mut *mut h5turbo_datatype,
 ) -> c_int {
     guard_datatype(dt, || {
+        // the new handle NULL first, as every one (closing it after a failure is safe);
+        // name and offset are computed before either is written: a failure leaves them
+        let member = if member.is_null() { None } else { Some(out_handle(member, "member")?) };
         let dt = deref(dt, "dt")?;
         let m = nth_member(compound_members(dt)?, i, "a compound")?;
-        // (computed before anything is written: a failed call writes nothing)
         let member_at = member_offset(dt, &m.name, m.offset)?;
         put_wanted(name, || Ok(dt.member_names[i].as_ptr()))?;
         put_wanted(offset, || Ok(member_at))?;
-        if !member.is_null() {
+        if let Some(member) = member {
             give_datatype(m.datatype.clone(), dt.inner_origin(&format!("member '{}'", m.name)), member);
         }
         Ok(())

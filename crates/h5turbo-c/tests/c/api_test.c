@@ -294,6 +294,18 @@ static void test_strings_and_attributes(const char *gen) {
     CHECK(h5turbo_object_path(o, &opath) == H5TURBO_OK && strcmp(opath, "/array_elements") == 0, "object path");
     h5turbo_object_close(o);
     CHECK(h5turbo_object_open(f, "/compound", &o) == H5TURBO_OK, "open /compound");
+    /* a member handle reused in a loop: past the last member it is set to NULL, so the
+       loop's close after the failure closes nothing twice */
+    CHECK(h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK && h5turbo_datatype_member_count(dt, &members) == H5TURBO_OK,
+          "/compound's members");
+    h5turbo_datatype *member = NULL;
+    for (size_t k = 0; k <= members; k++) {
+        int rc = h5turbo_datatype_member(dt, k, NULL, NULL, &member);
+        CHECK(k < members ? rc == H5TURBO_OK && member != NULL : rc == H5TURBO_E_INVALID && member == NULL,
+              "member %zu of %zu: status %d, handle %p", k, members, rc, (void *) member);
+        h5turbo_datatype_close(member);
+    }
+    h5turbo_datatype_close(dt);
     h5turbo_attribute *a = NULL;
     CHECK(h5turbo_attribute_open(o, "be_float", &a) == H5TURBO_OK, "attr be_float");
     double d[2] = {0, 0};
