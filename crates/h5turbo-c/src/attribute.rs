@@ -39,7 +39,7 @@ pub unsafe extern "C" fn h5turbo_attribute_names(
         let (names, count) = out_strings(names, "names", count, "count")?;
         let obj = &deref(obj, "obj")?.object;
         let list = in_object(obj, obj.attribute_names())?;
-        give_strings(list.iter().map(|name| stored_bytes(name)), names, count);
+        give_strings(list.iter().map(|name| stored_bytes(name)), names, count)?;
         Ok(())
     })
 }
@@ -148,7 +148,7 @@ pub unsafe extern "C" fn h5turbo_attribute_read_strings(
         .map_err(|e| {
             e.in_object(format!("{} (attribute '{}')", attr.object.name(), value.name)).in_file(attr.object.file().path())
         })?;
-        give_strings(values, strings, n);
+        give_strings(values, strings, n)?;
         Ok(())
     })
 }

@@ -7,6 +7,7 @@ use crate::native::to_native;
 use crate::objects::h5turbo_object;
 use crate::strings::{give_optional_strings, give_strings};
 use h5turbo_core::prelude::{
+    vec_with_capacity,
     filter_registry, half_to_f32, reference, AxisSelection, Dataset, Dataspace, DataspaceKind, DatatypeClass, ElementKind, Error, NumberClass, Object, ReduceOp,
     Reduced, ReferenceKind, ResultExt, VlenKind, VlenValue, zeroed_elements,
 };
@@ -270,15 +271,21 @@ pub(crate) fn string_elements(
     match class {
         DatatypeClass::String { .. } => {
             let bytes = fixed()?;
-            Ok(bytes.chunks(itemsize.max(1)).map(<[u8]>::to_vec).collect())
+            let mut texts = vec_with_capacity(bytes.len() / itemsize.max(1), "the selected strings")?;
+            texts.extend(bytes.chunks(itemsize.max(1)).map(<[u8]>::to_vec));
+            Ok(texts)
         }
-        DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => vlen()?
-            .into_iter()
-            .map(|v| match v {
-                VlenValue::String(bytes) => Ok(bytes),
-                _ => Err(Error::format("a variable-length string element holds no string")),
-            })
-            .collect(),
+        DatatypeClass::VarLen { kind: VlenKind::String { .. }, .. } => {
+            let values = vlen()?;
+            let mut texts = vec_with_capacity(values.len(), "the selected strings")?;
+            for value in values {
+                let VlenValue::String(bytes) = value else {
+                    return Err(Error::format("a variable-length string element holds no string"));
+                };
+                texts.push(bytes);
+            }
+            Ok(texts)
+        }
         _ => Err(invalid("not a string type")),
     }
 }
@@ -312,7 +319,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_strings(
                 || obj.read_vlen(&sel, threads),
             ),
         )?;
-        give_strings(values, strings, n);
+        give_strings(values, strings, n)?;
         Ok(())
     })
 }
@@ -337,7 +344,7 @@ pub unsafe extern "C" fn h5turbo_dataset_read_references(
         let (paths, n) = out_strings(paths, "paths", n, "n")?;
         let Selected { obj, dataset, sel, threads, .. } = selected(ds, start, count, stride, threads)?;
         let found = in_object(obj, referenced_paths(obj, &dataset, &sel, threads))?;
-        give_optional_strings(found, paths, n);
+        give_optional_strings(found, paths, n)?;
         Ok(())
     })
 }
@@ -350,20 +357,22 @@ fn referenced_paths(obj: &Object, dataset: &Dataset, sel: &[AxisSelection], thre
         }
         _ => return Err(invalid("not a reference type")),
     }
-    obj.read_vlen(sel, threads)?
-        .into_iter()
-        .enumerate()
-        .map(|(i, value)| {
-            let VlenValue::Fixed(raw) = value else { return Err(Error::format("a reference element holds no reference")) };
-            let Some(address) = reference::object_address(&raw)? else { return Ok(None) };
-            // The dataset named with the element: the error of the object alone names
-            // only the address.
-            let followed = obj.file().dereference(address).map_err(|e| {
-                Error::new(e.kind(), format!("selected element {} refers to address {}: {}", i, address, e.message()))
-            });
-            Ok(followed?.1)
-        })
-        .collect()
+    let values = obj.read_vlen(sel, threads)?;
+    let mut paths = vec_with_capacity(values.len(), "the referenced paths")?;
+    for (i, value) in values.into_iter().enumerate() {
+        let VlenValue::Fixed(raw) = value else { return Err(Error::format("a reference element holds no reference")) };
+        let Some(address) = reference::object_address(&raw)? else {
+            paths.push(None);
+            continue;
+        };
+        // The dataset named with the element: the error of the object alone names
+        // only the address.
+        let followed = obj.file().dereference(address).map_err(|e| {
+            Error::new(e.kind(), format!("selected element {} refers to address {}: {}", i, address, e.message()))
+        });
+        paths.push(followed?.1);
+    }
+    Ok(paths)
 }
 
 /// Sum of all values: floats accumulated in float64; integers summed exactly (in 128

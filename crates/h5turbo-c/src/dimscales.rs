@@ -28,7 +28,7 @@ pub unsafe extern "C" fn h5turbo_dataset_dimension_scales(
         let (paths, count) = out_strings(paths, "paths", count, "count")?;
         let obj = &deref(ds, "ds")?.object;
         let found = attached_scales(obj, dim).in_object(obj.name()).in_file(obj.file().path())?;
-        give_strings(found.iter().map(String::as_bytes), paths, count);
+        give_strings(found.iter().map(String::as_bytes), paths, count)?;
         Ok(())
     })
 }

@@ -1026,7 +1026,7 @@ pub unsafe extern "C" fn h5turbo_fast5_read_ids(f5: *mut h5turbo_fast5, ids: *mu
     guard_fast5(f5, || {
         let (ids, n) = out_strings(ids, "ids", n, "n")?;
         let f5 = &deref(f5, "f5")?.reader;
-        give_strings(f5.index().in_file_order().into_iter().map(|(id, _, _)| id.as_bytes()), ids, n);
+        give_strings(f5.index().in_file_order().into_iter().map(|(id, _, _)| id.as_bytes()), ids, n)?;
         Ok(())
     })
 }

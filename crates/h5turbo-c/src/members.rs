@@ -321,7 +321,7 @@ pub unsafe extern "C" fn h5turbo_columns_member_strings(
     guard_columns(columns, || {
         let (strings, n) = out_strings(strings, "strings", n, "n")?;
         let texts = deref(columns, "columns")?.texts(member)?;
-        give_strings(texts, strings, n);
+        give_strings(texts, strings, n)?;
         Ok(())
     })
 }

@@ -66,6 +66,20 @@ pub fn zeroed_vec<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
     Ok(unsafe { Vec::from_raw_parts(ptr.cast::<T>(), n, n) })
 }
 
+/// An empty vector with room for `n` values of `T`, or an error naming `what` when the
+/// room cannot be had. A vector collected or grown element by element past what the
+/// allocator gives aborts the host program (Rust's allocation failure), which a memory
+/// limit makes likely for the one vector per selected element of a large read (strings,
+/// sequences, references: `ulimit -v`, strict overcommit, a cgroup's limit).
+pub fn vec_with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
+    let err = || Error::format(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()));
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| err())?;
+    check_fits_in_memory(layout.size() as u64, what)?;
+    let mut values = Vec::new();
+    values.try_reserve_exact(n).map_err(|_| err())?;
+    Ok(values)
+}
+
 /// More bytes than the machine has are refused before asking the allocator: with the
 /// kernel's overcommit the allocation would succeed, and filling it (with a fill value,
 /// say: a dataset of 2^36 elements that stores no chunk) would run until the
@@ -136,6 +150,14 @@ mod tests {
 
     // Found by fuzzing the C library: 2^36 elements of an unwritten dataset were
     // allocated (overcommit) and filled until the out-of-memory killer came.
+    #[test]
+    fn room_that_cannot_be_had_is_an_error() {
+        assert!(vec_with_capacity::<u64>(3, "x").unwrap().capacity() >= 3);
+        assert!(vec_with_capacity::<u64>(usize::MAX / 4, "x").is_err());
+        let too_many = usize::try_from(physical_memory() / 24 + 1).unwrap_or(usize::MAX);
+        assert!(vec_with_capacity::<Vec<u8>>(too_many, "strings").unwrap_err().to_string().contains("strings"));
+    }
+
     #[test]
     fn more_than_the_machine_holds_is_refused_before_allocating() {
         let too_much = physical_memory().saturating_add(1 << 20);

@@ -36,7 +36,7 @@ pub use crate::engine::write::{encode_chunks, encode_chunks_into, ChunkedArray};
 pub use crate::filters::encode::{EncodePipeline, FilterSpec};
 pub use crate::engine::reduce::{half_to_f32, ElementKind, NumberClass, ReduceOp, Reduced};
 pub use crate::engine::AxisSelection;
-pub use crate::buffer::{zeroed, zeroed_elements, zeroed_vec};
+pub use crate::buffer::{vec_with_capacity, zeroed, zeroed_elements, zeroed_vec};
 pub use crate::error::{Error, ErrorKind, Result, ResultExt};
 pub use crate::formats::fast5::{self, Fast5Index, ReadGroups};
 pub use crate::file::{AttributeValue, ChunkInfo, Dataset, File, LayoutKind, Object, ObjectKind, Storage};

@@ -68,7 +68,7 @@ use_plugins plain
 build() {
     mkdir -p "$WORK/$1"
     cflags="-std=gnu11 -O1 -g -Wall -Wextra -Werror $2"
-    for t in api_test threads_test broken_test; do
+    for t in api_test threads_test broken_test memory_limit_test; do
         cc $cflags $H5T_FLAGS -o "$WORK/$1/$t" "$HERE/$t.c" $H5T_LIBS -lpthread -lm || return 1
     done
     cc $cflags $H5T_FLAGS $HDF5_FLAGS -o "$WORK/$1/compare" "$HERE/compare.c" $H5T_LIBS $HDF5_LIBS -lm || return 1
@@ -128,6 +128,18 @@ for variant in plain asan; do
     run "$variant: external links open each target once, changed ones again" "$bin/external_links_test" "$links"
 done
 use_plugins plain
+
+# Results too large for a memory limit (RLIMIT_AS): errors, not the program aborted.
+# Plain build only (the sanitizers reserve more address space than the limit leaves).
+unwritten_py='
+import sys, h5py
+with h5py.File(sys.argv[1], "w") as f:
+    for name, dtype in [("vlen_strings", h5py.string_dtype()), ("fixed_strings", "S8"),
+                        ("sequences", h5py.vlen_dtype("i4")), ("references", h5py.ref_dtype)]:
+        f.create_dataset(name, shape=(2**40,), dtype=dtype, chunks=(1024,))
+'
+memory_limit() { "$PYTHON" -c "$unwritten_py" "$WORK/unwritten.h5" && "$WORK/plain/memory_limit_test" "$WORK/unwritten.h5"; }
+run "plain: results too large for a memory limit are errors" memory_limit
 
 # The example programs against their references.
 H5SUM=$PREFIX/bin/h5sum

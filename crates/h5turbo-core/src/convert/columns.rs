@@ -4,6 +4,7 @@
 //! record arrays, pandas tables) are read this way by every binding.
 
 use super::values::{check_elements, in_blocks, Plan, Resolver, VlenValue};
+use crate::buffer::vec_with_capacity;
 use crate::error::{Error, Result};
 use crate::format::context::FormatContext;
 use crate::format::datatype::Datatype;
@@ -35,9 +36,13 @@ impl Strings {
         (0..self.len()).map(|i| self.get(i).unwrap_or_default())
     }
 
-    fn push(&mut self, text: &[u8]) {
+    fn push(&mut self, text: &[u8]) -> Result<()> {
+        // the text buffer grows with the strings: past what the allocator gives, an
+        // error, not the host program aborted
+        self.data.try_reserve(text.len()).map_err(|_| cannot_hold(self.data.len() + text.len(), "string bytes"))?;
         self.data.extend_from_slice(text);
         self.ends.push(self.data.len());
+        Ok(())
     }
 
     fn append(&mut self, other: Strings) {
@@ -64,43 +69,54 @@ pub enum Column {
 }
 
 impl Column {
-    /// An empty column for `rows` values of a field resolved by `plan`.
-    fn for_plan(plan: &Plan, rows: usize) -> Column {
-        match plan {
-            Plan::String => Column::Strings(Strings { data: Vec::new(), ends: Vec::with_capacity(rows) }),
+    /// An empty column with room for `rows` values of a field resolved by `plan`.
+    fn for_plan(plan: &Plan, rows: usize) -> Result<Column> {
+        Ok(match plan {
+            Plan::String => Column::Strings(Strings { data: Vec::new(), ends: vec_with_capacity(rows, "the strings' ends")? }),
             Plan::Fixed(convert) => {
                 let itemsize = convert.sizes().1;
-                Column::Fixed { itemsize, bytes: Vec::with_capacity(rows.saturating_mul(itemsize)) }
+                let bytes = rows.checked_mul(itemsize).ok_or_else(|| cannot_hold(usize::MAX, "column bytes"))?;
+                Column::Fixed { itemsize, bytes: vec_with_capacity(bytes, "a column's values")? }
             }
-            Plan::Compound(fields) => Column::Compound(fields.iter().map(|(_, _, f)| Column::for_plan(f, rows)).collect()),
-            _ => Column::Values(Vec::with_capacity(rows)),
-        }
+            Plan::Compound(fields) => {
+                Column::Compound(fields.iter().map(|(_, _, f)| Column::for_plan(f, rows)).collect::<Result<_>>()?)
+            }
+            _ => Column::Values(vec_with_capacity(rows, "a column's values")?),
+        })
     }
 
     /// Room for the values of `more` (columns of the same field), so that appending
     /// them copies each byte once.
-    fn reserve_for(&mut self, more: &[&Column]) {
+    fn reserve_for(&mut self, more: &[&Column]) -> Result<()> {
+        fn room<T>(v: &mut Vec<T>, more: usize, what: &str) -> Result<()> {
+            v.try_reserve_exact(more).map_err(|_| cannot_hold(v.len().saturating_add(more), what))
+        }
         match self {
-            Column::Fixed { bytes, .. } => bytes.reserve(more.iter().map(|c| if let Column::Fixed { bytes, .. } = c { bytes.len() } else { 0 }).sum()),
+            Column::Fixed { bytes, .. } => {
+                room(bytes, more.iter().map(|c| if let Column::Fixed { bytes, .. } = c { bytes.len() } else { 0 }).sum(), "column bytes")
+            }
             Column::Strings(strings) => {
                 let texts = || more.iter().filter_map(|c| if let Column::Strings(s) = c { Some(s) } else { None });
-                strings.data.reserve(texts().map(|s| s.data.len()).sum());
-                strings.ends.reserve(texts().map(|s| s.ends.len()).sum());
+                room(&mut strings.data, texts().map(|s| s.data.len()).sum(), "string bytes")?;
+                room(&mut strings.ends, texts().map(|s| s.ends.len()).sum(), "strings")
             }
             Column::Compound(columns) => {
                 for (k, column) in columns.iter_mut().enumerate() {
                     let fields: Vec<&Column> = more.iter().filter_map(|c| if let Column::Compound(f) = c { f.get(k) } else { None }).collect();
-                    column.reserve_for(&fields);
+                    column.reserve_for(&fields)?;
                 }
+                Ok(())
             }
-            Column::Values(values) => values.reserve(more.iter().map(|c| if let Column::Values(v) = c { v.len() } else { 0 }).sum()),
+            Column::Values(values) => {
+                room(values, more.iter().map(|c| if let Column::Values(v) = c { v.len() } else { 0 }).sum(), "column values")
+            }
         }
     }
 
     /// The value of one element's field (its stored bytes `raw`) added at the end.
     fn push(&mut self, resolver: &mut Resolver, plan: &Plan, raw: &[u8]) -> Result<()> {
         match (self, plan) {
-            (Column::Strings(strings), Plan::String) => strings.push(resolver.string_bytes(raw)?),
+            (Column::Strings(strings), Plan::String) => strings.push(resolver.string_bytes(raw)?)?,
             (Column::Fixed { bytes, itemsize }, Plan::Fixed(convert)) => {
                 let at = bytes.len();
                 bytes.resize(at + *itemsize, 0);
@@ -122,7 +138,7 @@ impl Column {
     /// added at the end.
     fn push_value(&mut self, value: VlenValue) -> Result<()> {
         match (self, value) {
-            (Column::Strings(strings), VlenValue::String(text)) => strings.push(&text),
+            (Column::Strings(strings), VlenValue::String(text)) => strings.push(&text)?,
             (Column::Fixed { bytes, itemsize }, VlenValue::Fixed(value)) if value.len() == *itemsize => bytes.extend_from_slice(&value),
             (Column::Compound(columns), VlenValue::Compound(fields)) if fields.len() == columns.len() => {
                 for (column, field) in columns.iter_mut().zip(fields) {
@@ -152,10 +168,15 @@ impl Column {
     }
 }
 
+/// What a column could not hold (`n` of `what`: more than the allocator gives).
+fn cannot_hold(n: usize, what: &str) -> Error {
+    Error::format(format!("cannot allocate {} {}", n, what))
+}
+
 /// The columns of `dtype` (a compound with variable-length parts): one per numpy
 /// field, in that order (see numpy_dtype::memory_layout).
 fn empty_columns(plan: &Plan, rows: usize) -> Result<Vec<Column>> {
-    match Column::for_plan(plan, rows) {
+    match Column::for_plan(plan, rows)? {
         Column::Compound(columns) => Ok(columns),
         _ => Err(Error::invalid_argument("columns are read from compounds with variable-length parts")),
     }
@@ -196,7 +217,7 @@ fn join(blocks: Vec<Vec<Column>>) -> Result<Vec<Column>> {
     let Some(mut columns) = blocks.next() else { return Ok(Vec::new()) };
     let rest: Vec<Vec<Column>> = blocks.collect();
     for (k, column) in columns.iter_mut().enumerate() {
-        column.reserve_for(&rest.iter().filter_map(|block| block.get(k)).collect::<Vec<_>>());
+        column.reserve_for(&rest.iter().filter_map(|block| block.get(k)).collect::<Vec<_>>())?;
     }
     for block in rest {
         for (column, more) in columns.iter_mut().zip(block) {

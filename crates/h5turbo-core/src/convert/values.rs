@@ -27,6 +27,7 @@ use crate::engine::pool;
 use rayon::prelude::*;
 use super::numpy_dtype::NumpyDtype;
 use super::numpy_dtype::{has_objects, is_bool_enum, memory_layout};
+use crate::buffer::vec_with_capacity;
 use crate::error::{Error, Result};
 
 /// True if the raw file bytes of elements of `dt` are exactly the numpy bytes h5py
@@ -442,11 +443,18 @@ pub fn resolve_vlen_elements_on(
 ) -> Result<Vec<VlenValue>> {
     check_elements(dtype, raw, n)?;
     let plan = Plan::new(dtype, 0)?;
-    let blocks = in_blocks(n, threads, |first, count| {
+    let mut blocks = in_blocks(n, threads, |first, count| {
         let mut resolver = Resolver::new(ctx, heap);
-        (first..first + count).map(|i| resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])).collect::<Result<Vec<_>>>()
+        let mut values = vec_with_capacity(count, "the selected values")?;
+        for i in first..first + count {
+            values.push(resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])?);
+        }
+        Ok(values)
     })?;
-    let mut values = Vec::with_capacity(n);
+    if blocks.len() == 1 {
+        return Ok(blocks.pop().unwrap_or_default());
+    }
+    let mut values = vec_with_capacity(n, "the selected values")?;
     for block in blocks {
         values.extend(block);
     }
