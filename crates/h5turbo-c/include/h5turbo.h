@@ -688,10 +688,18 @@ int h5turbo_object_kind(const h5turbo_object *obj, int *kind);
 int h5turbo_object_path(const h5turbo_object *obj, const char **path);
 
 /**
- * The object's address in the file: two paths reach the same object (hard links)
- * exactly when their addresses are equal.
+ * The object's address in its file: two paths of one file reach the same object (hard
+ * links) exactly when their addresses are equal. An external link leads into another
+ * file, where addresses start again: compare h5turbo_object_filename too.
  */
 int h5turbo_object_address(const h5turbo_object *obj, uint64_t *address);
+
+/**
+ * The path of the file the object lies in (a pointer owned by `obj`), as libhdf5's
+ * H5Fget_name: the opened file's path as it was given, or, for an object an external
+ * link led to, the path its file was found at.
+ */
+int h5turbo_object_filename(const h5turbo_object *obj, const char **path);
 
 /**
  * The member names of a group in h5py's order (creation order where the group tracks

@@ -25,19 +25,42 @@ pub struct h5turbo_object {
     pub(crate) object: Object,
     /// The object's path, for h5turbo_object_path.
     path: CString,
+    /// The path of the file it lies in, for h5turbo_object_filename (made when asked).
+    file_name: std::sync::OnceLock<CString>,
 }
 
 impl h5turbo_object {
-    /// `object`, reached by `path` (absolute, or relative to the group at `base`): its
-    /// path is the one it was opened by, as libhdf5's H5Iget_name gives it, not the
-    /// target of a soft link it was reached through.
-    pub(crate) fn opened(object: Object, base: &str, path: &str) -> h5turbo_object {
-        let start = if path.starts_with('/') { "" } else { base };
-        let parts = start.split('/').chain(path.split('/')).filter(|p| !p.is_empty() && *p != ".");
-        let joined: String = parts.flat_map(|p| ["/", p]).collect();
-        let stored = stored_bytes(&joined);
-        let path = c_string_lossy(if joined.is_empty() { b"/" } else { &stored });
-        h5turbo_object { object, path }
+    /// `object`, reached by `path` in `file`: from the root, or, for a relative path,
+    /// from the group `base` whose own path is `base_path`. Its path is the one
+    /// libhdf5's H5Iget_name gives: the path as typed (not the target of a soft link it
+    /// went through), but an external link starts it again at the link's target, the
+    /// object's path in the other file.
+    pub(crate) fn opened(object: Object, file: &File, base: Option<(&Object, &str)>, path: &str) -> Result<h5turbo_object, Error> {
+        let typed = |from: &str, parts: &[&str]| {
+            let joined: String = from.split('/').chain(parts.iter().copied()).filter(|p| !p.is_empty()).flat_map(|p| ["/", p]).collect();
+            if joined.is_empty() { "/".to_string() } else { joined }
+        };
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+        let base = base.filter(|_| !path.starts_with('/'));
+        let start_path = base.map_or("", |(_, p)| p);
+        let name = if object.file().same_file(file) {
+            typed(start_path, &parts)
+        } else {
+            // an external link on the way (the only way into another file): walk again
+            // to find the last one, and name the rest from its target
+            let mut at = match base {
+                Some((group, _)) => group.clone(),
+                None => file.root()?,
+            };
+            let mut name = typed(start_path, &[]);
+            for part in parts {
+                let external = matches!(at.link(part)?.target, LinkTarget::External { .. });
+                at = at.child_following_external(part)?;
+                name = if external { at.name().to_string() } else { typed(&name, &[part]) };
+            }
+            name
+        };
+        Ok(h5turbo_object { object, path: c_string_lossy(&stored_bytes(&name)), file_name: Default::default() })
     }
 }
 
@@ -119,7 +142,7 @@ pub unsafe extern "C" fn h5turbo_object_open(
         let path = hdf5_name(path, "path")?;
         let path = non_empty(&path)?;
         let object = file.file.get_following_external(path).in_object(path).in_file(file.file.path())?;
-        give_handle(out, h5turbo_object::opened(object, "/", path));
+        give_handle(out, h5turbo_object::opened(object, &file.file, None, path).in_object(path).in_file(file.file.path())?);
         Ok(())
     })
 }
@@ -149,7 +172,9 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
             path.split('/').filter(|p| !p.is_empty() && *p != ".").try_fold(base.clone(), |object, part| object.child_following_external(part))
         };
         let object = object.in_file(file.path())?;
-        give_handle(out, h5turbo_object::opened(object, &name_from_bytes(opened_base.path.to_bytes()), path));
+        let base_path = name_from_bytes(opened_base.path.to_bytes());
+        let opened = h5turbo_object::opened(object, file, Some((base, &base_path)), path);
+        give_handle(out, opened.in_file(file.path())?);
         Ok(())
     })
 }
@@ -178,11 +203,24 @@ pub unsafe extern "C" fn h5turbo_object_path(obj: *const h5turbo_object, path: *
     guard_put_in(obj, path, "path", || Ok(deref(obj, "obj")?.path.as_ptr()))
 }
 
-/// The object's address in the file: two paths reach the same object (hard links)
-/// exactly when their addresses are equal.
+/// The object's address in its file: two paths of one file reach the same object (hard
+/// links) exactly when their addresses are equal. An external link leads into another
+/// file, where addresses start again: compare h5turbo_object_filename too.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_address(obj: *const h5turbo_object, address: *mut u64) -> c_int {
     guard_put_in(obj, address, "address", || Ok(deref(obj, "obj")?.object.address()))
+}
+
+/// The path of the file the object lies in (a pointer owned by `obj`), as libhdf5's
+/// H5Fget_name: the opened file's path as it was given, or, for an object an external
+/// link led to, the path its file was found at.
+#[no_mangle]
+pub unsafe extern "C" fn h5turbo_object_filename(obj: *const h5turbo_object, path: *mut *const c_char) -> c_int {
+    guard_put_in(obj, path, "path", || {
+        let obj = deref(obj, "obj")?;
+        let name = obj.file_name.get_or_init(|| c_string_lossy(obj.object.file().path().as_os_str().as_bytes()));
+        Ok(name.as_ptr())
+    })
 }
 
 /// The member names of a group in h5py's order (creation order where the group tracks
@@ -201,7 +239,7 @@ pub unsafe extern "C" fn h5turbo_group_members(
             return Err(invalid("not a group").in_object(group.name()).in_file(group.file().path()));
         }
         let links = group.links().in_object(group.name()).in_file(group.file().path())?;
-        give_strings(links.iter().map(|l| stored_bytes(&l.name)), names, count);
+        give_strings(links.iter().map(|l| stored_bytes(&l.name)), names, count)?;
         Ok(())
     })
 }

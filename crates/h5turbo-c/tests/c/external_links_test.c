@@ -61,6 +61,50 @@ static int same_values(const h5turbo_object *o, uint64_t rows, uint64_t cols, co
     return memcmp(got, expected, rows * cols * 4) == 0;
 }
 
+/* Each object's path is the one libhdf5's H5Iget_name gives it: the path as typed
+   (a soft link's name, not its target), restarted by an external link at its target
+   in the other file; from the root and from a group (h5turbo_object_open_at). */
+static void same_names_as_libhdf5(const char *dir) {
+    h5turbo_file *f = NULL;
+    CHECK(h5turbo_file_open(in(dir, "links.h5"), &f) == H5TURBO_OK, "open links.h5 again");
+    hid_t hf = H5Fopen(in(dir, "links.h5"), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const char *cases[][2] = {{"/", "to_data"}, {"/", "to_root"}, {"/", "g/soft_to_ext"},
+                              {"/", "many/m0007"}, {"/", "to_root/data"}, {"/g", "soft_to_ext"}, {"/to_root", "data"},
+                              {"/to_root", "/data"}, {"/many", "m0001"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *base = cases[k][0], *rel = cases[k][1];
+        char expected[256] = "", full[256], expected_file[PATH_MAX] = "";
+        snprintf(full, sizeof full, "%s%s%s", rel[0] == '/' ? "" : base, rel[0] == '/' || base[1] == 0 ? "" : "/", rel);
+        hid_t hb = H5Oopen(hf, base, H5P_DEFAULT);
+        hid_t ho = hb < 0 ? -1 : H5Oopen(hb, rel, H5P_DEFAULT);
+        CHECK(ho >= 0 && H5Iget_name(ho, expected, sizeof expected) > 0 && H5Fget_name(ho, expected_file, sizeof expected_file) > 0,
+              "libhdf5 opens %s from %s", rel, base);
+        if (ho >= 0) H5Oclose(ho);
+        if (hb >= 0) H5Oclose(hb);
+        h5turbo_object *b = NULL, *o = NULL;
+        const char *got = NULL;
+        CHECK(h5turbo_object_open(f, base, &b) == H5TURBO_OK && h5turbo_object_open_at(b, rel, &o) == H5TURBO_OK &&
+              h5turbo_object_path(o, &got) == H5TURBO_OK && strcmp(got, expected) == 0,
+              "%s from %s: path '%s', libhdf5's '%s'", rel, base, got ? got : "(none)", expected);
+        /* the file it lies in: the same file (addresses start again in each) */
+        const char *file_name = NULL;
+        char real_got[PATH_MAX], real_expected[PATH_MAX];
+        CHECK(o && h5turbo_object_filename(o, &file_name) == H5TURBO_OK && realpath(file_name, real_got) && realpath(expected_file, real_expected) &&
+              strcmp(real_got, real_expected) == 0, "%s from %s: in file '%s', libhdf5's '%s'", rel, base, file_name ? file_name : "(none)", expected_file);
+        h5turbo_object_close(o);
+        o = NULL;
+        got = NULL;
+        /* the same path from the root (an absolute one from a group of another file
+           names an object of that file) */
+        CHECK(rel[0] == '/' || (h5turbo_object_open(f, full, &o) == H5TURBO_OK && h5turbo_object_path(o, &got) == H5TURBO_OK &&
+              strcmp(got, expected) == 0), "%s: path '%s', libhdf5's '%s'", full, got ? got : "(none)", expected);
+        h5turbo_object_close(o);
+        h5turbo_object_close(b);
+    }
+    H5Fclose(hf);
+    h5turbo_file_close(f);
+}
+
 static void copy_file(const char *from, const char *to) {
     FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
     char buf[65536];
@@ -107,6 +151,8 @@ int main(int argc, char **argv) {
     }
     h5turbo_file_close(f);
     CHECK(descriptors_on(in(dir, "target.h5")) == 0, "closing links.h5 gives the target's descriptor back");
+    /* last: libhdf5 may hold the targets it opened */
+    same_names_as_libhdf5(dir);
     if (failures) fprintf(stderr, "%d failures\n", failures);
     else printf("external_links_test: ok\n");
     return failures != 0;

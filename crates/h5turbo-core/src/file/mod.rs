@@ -133,6 +133,12 @@ impl File {
         &self.inner.path
     }
 
+    /// Whether `other` is this same open file (an external link's target opened
+    /// separately, even of the same path, is not).
+    pub fn same_file(&self, other: &File) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     pub fn userblock_size(&self) -> u64 {
         self.inner.superblock.base_address
     }
