@@ -867,6 +867,19 @@ def test_iter_chunks_like_h5py(files, path, sel):
     assert list(f[path].iter_chunks(sel)) == list(h[path].iter_chunks(sel))
 
 
+def test_iter_chunks_yields_before_listing_every_chunk(tmp_path):
+    # 2**32 chunks along one axis: the first comes at once (the grid was once copied
+    # whole first: MemoryError), and the positions go on in h5py's C order
+    path = tmp_path / "many_chunks.h5"
+    with h5py.File(path, "w") as h:
+        h.create_dataset("long", shape=(2**62,), dtype="i1", chunks=(2**30,), fillvalue=7)
+        h.create_dataset("grid", shape=(2**40, 2**20), dtype="f4", chunks=(1000, 1000))
+    with h5turbo.File(path) as f, h5py.File(path) as h:
+        for name in ["long", "grid"]:
+            ours, theirs = f[name].iter_chunks(), h[name].iter_chunks()
+            assert [next(ours) for _ in range(1050)] == [next(theirs) for _ in range(1050)]
+
+
 def test_iter_chunks_needs_a_chunked_dataset(files):
     f, _ = files
     with pytest.raises(TypeError):

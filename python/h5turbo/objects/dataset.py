@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import posixpath
 from typing import Any, Callable, Iterator, Optional, Union
@@ -1296,11 +1295,37 @@ class _CountMismatchError(TypeError, OSError):
 def _chunk_slices(region: list[range], chunks: tuple[int, ...]) -> Iterator[tuple[slice, ...]]:
     """Chunk-grid positions meeting the region in C order, clipped to the region."""
     grids = [range(r.start // c, (r.stop - 1) // c + 1) for r, c in zip(region, chunks)]
-    for position in itertools.product(*grids):
+    for position in _grid_positions(grids):
         yield tuple(
             slice(max(r.start, k * c), min(r.stop, (k + 1) * c), 1)
             for r, c, k in zip(region, chunks, position)
         )
+
+
+def _grid_positions(grids: list[range]) -> Iterator[tuple[int, ...]]:
+    """Every position of the grids in C order, one at a time: itertools.product would
+    first copy each range into a tuple (2**32 chunks along one axis: MemoryError before
+    the first chunk; 2**25: 1.4 GB)."""
+    if not grids:
+        yield ()
+        return
+    if any(len(g) == 0 for g in grids):
+        return
+    position = [g[0] for g in grids]
+    at = [0] * len(grids)
+    while True:
+        yield tuple(position)
+        axis = len(grids) - 1
+        while axis >= 0:
+            at[axis] += 1
+            if at[axis] < len(grids[axis]):
+                position[axis] = grids[axis][at[axis]]
+                break
+            at[axis] = 0
+            position[axis] = grids[axis][0]
+            axis -= 1
+        if axis < 0:
+            return
 
 
 def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
