@@ -76,6 +76,12 @@ impl Object {
         self.inner.address()
     }
 
+    /// How many hard links lead to the object (its header's reference count).
+    #[getter]
+    fn hard_links(&self) -> u32 {
+        self.inner.header().hard_links()
+    }
+
     /// False once the file is closed (h5py's `obj.id.valid`).
     #[getter]
     fn valid(&self) -> bool {

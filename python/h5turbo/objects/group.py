@@ -240,7 +240,7 @@ class Group(HLObject, MutableMapping):
 
     def visititems(self, func: Callable[[str, HLObject], Any]) -> Any:
         """Like visit, with ``func(name, object)``. Only hard links are followed."""
-        return self._visit_subtree(("", self._obj), func, {self._obj.address})
+        return self._visit_subtree(("", self._obj), func)
 
     def visit_links(self, func: Callable[[str], Any]) -> Any:
         """Call ``func(name)`` on every link below this group (soft and external links
@@ -276,17 +276,28 @@ class Group(HLObject, MutableMapping):
                 return result
         return None
 
-    def _visit_subtree(self, entry, func, seen: set) -> Any:
-        """Depth first, pre-order, as HDF5's H5Ovisit; `seen` holds visited addresses."""
+    def _visit_subtree(self, entry, func) -> Any:
+        """Depth first, pre-order, as HDF5's H5Ovisit: each group is descended into
+        once (this one first), and an object is named once if several hard links lead
+        to it. libhdf5 remembers only those, so a group of one link (this one, reached
+        again round a cycle of hard links) is named again, but not descended into."""
+        start = entry[1]
+        descended = {start.address}
+        named = {start.address} if start.hard_links > 1 else set()
+
         def unseen_children(path_prefix: str, obj):
             for name, child in _hard_children(obj):
-                if child.address not in seen:
-                    seen.add(child.address)
+                if child.address not in named:
+                    if child.hard_links > 1:
+                        named.add(child.address)
                     yield path_prefix + name, child
 
         def below(item):
             path, child = item
-            return unseen_children(path + "/", child) if child.kind == "group" else None
+            if child.kind != "group" or child.address in descended:
+                return None
+            descended.add(child.address)
+            return unseen_children(path + "/", child)
 
         for path, child in depth_first(unseen_children(*entry), below):
             result = func(user_name(path), wrap(child, self._file, posixpath.join(self._name, path)))

@@ -66,6 +66,8 @@ pub struct ObjectHeader {
     /// Version-2 header flags (0 for version 1); bit 2: attribute creation order tracked.
     pub flags: u8,
     pub messages: Vec<HeaderMessage>,
+    /// A version-1 header's reference count (version 2 keeps it in a message).
+    v1_reference_count: u32,
 }
 
 impl ObjectHeader {
@@ -79,6 +81,16 @@ impl ObjectHeader {
             return Err(Error::format("not an object header (neither version 1 nor 'OHDR')").at(address));
         };
         resolve_shared_heap_messages(ctx, header)
+    }
+
+    /// How many hard links lead to the object (its reference count): libhdf5's
+    /// visits (H5Ovisit) remember objects by address only when there are several.
+    pub fn hard_links(&self) -> u32 {
+        if self.version == 1 {
+            return self.v1_reference_count;
+        }
+        // the reference count message (0x16): version, then the count; absent: one
+        self.find(0x16).and_then(|m| m.data.get(1..5)).map_or(1, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// The first message of a type.
@@ -194,7 +206,7 @@ fn read_v1(ctx: &FormatContext, address: u64, prefix: Vec<u8>) -> Result<ObjectH
     let mut r = ctx.reader(&prefix, address);
     r.skip(2)?; // version, reserved
     let declared_messages = r.u16()? as usize;
-    r.skip(4)?; // reference count
+    let v1_reference_count = r.u32()?;
     let size = r.u32()? as u64;
     let mut w = Walker::new(ctx);
     // Messages start at the next 8-byte boundary after the 12-byte prefix.
@@ -207,7 +219,7 @@ fn read_v1(ctx: &FormatContext, address: u64, prefix: Vec<u8>) -> Result<ObjectH
     if w.messages.len() > declared_messages.max(1) * 2 + 64 {
         return Err(Error::format("object header holds more messages than it declares").at(address));
     }
-    Ok(ObjectHeader { address, version: 1, flags: 0, messages: w.messages })
+    Ok(ObjectHeader { address, version: 1, flags: 0, messages: w.messages, v1_reference_count })
 }
 
 fn parse_v1_messages(w: &mut Walker, block: &[u8], addr: u64) -> Result<()> {
@@ -256,7 +268,7 @@ fn read_v2(ctx: &FormatContext, address: u64) -> Result<ObjectHeader> {
         let body = block.get(4..block.len() - 4).unwrap_or(&[]);
         parse_v2_messages(&mut w, body, addr + 4, track_order)?;
     }
-    Ok(ObjectHeader { address, version: 2, flags, messages: w.messages })
+    Ok(ObjectHeader { address, version: 2, flags, messages: w.messages, v1_reference_count: 0 })
 }
 
 fn parse_v2_messages(w: &mut Walker, body: &[u8], addr: u64, track_order: bool) -> Result<()> {
