@@ -854,6 +854,30 @@ def test_read_direct_converts_dtype(files):
     np.testing.assert_array_equal(dest, h["int32_2d"][...])
 
 
+def test_read_direct_and_astype_errors_have_h5py_classes(tmp_path):
+    path = tmp_path / "errors.h5"
+    with h5py.File(path, "w") as h:
+        h["x"] = np.arange(10)
+        h["c"] = np.array([(1, "x")], dtype=[("a", "i4"), ("s", h5py.string_dtype())])
+        h["plain"] = np.array([(1, 2.0)], dtype=[("a", "i4"), ("b", "f8")])
+    with h5turbo.File(path) as f, h5py.File(path) as h:
+        for lib in (f, h):
+            # more indices in dest_sel than dest has axes: ValueError
+            with pytest.raises(ValueError):
+                lib["x"].read_direct(np.zeros(10, "i8"), None, np.s_[1:2, 3])
+            # a compound with a variable-length member to another type: TypeError
+            for wanted in ("i8", "S4"):
+                with pytest.raises(TypeError):
+                    lib["c"].astype(wanted)[()]
+                with pytest.raises(TypeError):
+                    lib["c"].read_direct(np.zeros(1, wanted))
+            # without one: OSError
+            with pytest.raises(OSError):
+                lib["plain"].astype("i8")[()]
+        with pytest.raises(OSError):   # and still an OSError, as before
+            f["c"].astype("i8")[()]
+
+
 # ------------------------------------------------------------------ iter_chunks
 
 

@@ -470,7 +470,7 @@ class Dataset(HLObject):
         source = Ellipsis if source_sel is None else source_sel
         if any(e is None for e in (source if isinstance(source, tuple) else (source,))):
             raise TypeError("Selection can't process None (no newaxis in a read_direct source)")
-        target = dest if dest_sel is None else dest[dest_sel]
+        target = dest if dest_sel is None else _dest_part(dest, dest_sel)
         if not isinstance(target, np.ndarray):
             # one element (integer dest_sel): numpy gives a scalar, not a view, whose
             # dtype may be narrower than dest's (np.bytes_ of what the slot held)
@@ -1096,7 +1096,33 @@ def _check_conversion(stored: np.dtype, wanted: np.dtype) -> None:
         # h5py: TypeError ("Operation not defined for data type class") for sequences
         # and references
         raise TypeError(message)
+    if have == "compound" and _has_variable_parts(stored):
+        # h5py: TypeError ("Unable to convert between src and dst data types") where a
+        # member is variable-length; for other compounds, OSError
+        raise _ConversionPathError(message)
     raise OSError(message)
+
+
+class _ConversionPathError(TypeError, OSError):
+    """No conversion from a compound with variable-length members: h5py's TypeError,
+    an OSError as the other conversions libhdf5 has no path for."""
+
+
+def _has_variable_parts(dtype: np.dtype) -> bool:
+    """Whether a compound (at any depth, arrays of members too) holds objects: strings,
+    sequences or references of variable length."""
+    if dtype.names is None:
+        return dtype.base.kind == "O"
+    return any(_has_variable_parts(dtype.fields[name][0]) for name in dtype.names)
+
+
+def _dest_part(dest: np.ndarray, dest_sel: Any) -> Any:
+    """`dest[dest_sel]`; an index numpy refuses (more indices than axes, out of range)
+    is h5py's ValueError too, as a source selection's is."""
+    try:
+        return dest[dest_sel]
+    except IndexError as e:
+        raise IndexMismatchError(str(e)) from None
 
 
 class FieldsView(_View):
