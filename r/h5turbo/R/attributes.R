@@ -1,9 +1,11 @@
 # Attributes in rhdf5's order (by name), a value per attribute; one that cannot be read
-# gives NA with a warning, as rhdf5 does.
-h5t_readAttributes <- function(file, name) {
+# gives NA with a warning, as rhdf5 does. bit64conversion as for h5t_read (rhdf5's
+# h5readAttributes passes it on to H5Aread).
+h5t_readAttributes <- function(file, name, bit64conversion = c("int", "double")) {
     file <- .check_file(file)
     name <- .check_name(name)
-    attrs <- .h5call(C_attributes, file, name)
+    bit64conversion <- match.arg(bit64conversion)
+    attrs <- .h5call(C_attributes, file, name, if (bit64conversion == "double") 2L else 0L)
     for (k in seq_along(attrs)) {
         a <- attrs[[k]]
         if (inherits(a, "h5turbo_failure")) {

@@ -128,13 +128,18 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 
 # obsm: a group of (cells, k) datasets, or (anndata 0.5-0.6) one compound dataset whose
 # members are the embeddings, each a k-array per cell. Sparse and dataframe entries of
-# the group are left out.
+# the group are left out, with a warning naming them.
 .h5ad_embeddings <- function(file, otype, n_obs, threads) {
     dims <- list()
     if (identical(otype, "H5I_GROUP")) {
         members <- .members(file, "obsm")
         for (name in names(members)[members == "H5I_DATASET"])
             dims[[name]] <- .h5ad_embedding(file, paste0("obsm/", name), n_obs, threads)
+        left <- names(members)[members != "H5I_DATASET"]
+        if (length(left))
+            warning(sprintf("h5turbo: '%s': obsm %s %s not dense arrays (sparse matrices or data frames), left out of reducedDims",
+                            file, paste0("'", left, "'", collapse = ", "), if (length(left) == 1L) "is" else "are"),
+                    call. = FALSE)
     } else if (identical(otype, "H5I_DATASET")) {
         frame <- .h5ad_read(file, "obsm", threads)
         for (name in names(frame)) {

@@ -157,12 +157,19 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
 
 # Compounds to data.frames (nested ones too), rhdf5's overflow warning.
 .finish <- function(x, compoundAsDataFrame, name) {
-    if (!is.null(attr(x, "h5turbo_overflow"))) {
+    lost <- attr(x, "h5turbo_overflow")
+    if (!is.null(lost)) {
         attr(x, "h5turbo_overflow") <- NULL
-        warning(sprintf(paste0("h5turbo: NAs produced by integer overflow while converting '%s' ",
-                               "(64-bit or unsigned 32-bit integers) to R's 32-bit integers; ",
-                               "choose bit64conversion = 'double' to avoid data loss"), name),
-                call. = FALSE)
+        if (bitwAnd(lost, 1L))
+            warning(sprintf(paste0("h5turbo: NAs produced by integer overflow while converting '%s' ",
+                                   "(64-bit or unsigned 32-bit integers) to R's 32-bit integers; ",
+                                   "choose bit64conversion = 'double' to avoid data loss"), name),
+                    call. = FALSE)
+        # rhdf5 warns too: a double keeps 53 significant bits
+        if (bitwAnd(lost, 2L))
+            warning(sprintf(paste0("h5turbo: integer precision lost while converting 64-bit integers ",
+                                   "of '%s' to double (values past 2^53 are rounded)"), name),
+                    call. = FALSE)
     }
     if (!is.null(attr(x, "h5turbo_sequences"))) {
         attr(x, "h5turbo_sequences") <- NULL   # a list of vectors: no data.frame

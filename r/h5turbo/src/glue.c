@@ -262,6 +262,15 @@ static int integer_size_ok(size_t size)
     return size == 1 || size == 2 || size == 4 || size == 8;
 }
 
+/* Whether a double holds the magnitude u only rounded: significant bits below the
+   53 a double keeps. */
+static int rounded_in_double(uint64_t u)
+{
+    if (u < (1ull << 53)) return 0;
+    int shift = 64 - __builtin_clzll(u) - 53;
+    return (u & ((1ull << shift) - 1)) != 0;
+}
+
 static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t n, size_t stride,
                              size_t off, int flags, int *overflow)
 {
@@ -280,7 +289,15 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
         double *r = REAL(out);
         for (R_xlen_t i = 0; i < n; i++) {
             const unsigned char *p = element(buf, i, stride, off);
-            r[i] = is_signed ? (double) load_signed(p, size) : (double) load_unsigned(p, size);
+            if (is_signed) {
+                int64_t v = load_signed(p, size);
+                r[i] = (double) v;
+                if (rounded_in_double(v < 0 ? 0 - (uint64_t) v : (uint64_t) v)) *overflow |= LOST_PRECISION;
+            } else {
+                uint64_t v = load_unsigned(p, size);
+                r[i] = (double) v;
+                if (rounded_in_double(v)) *overflow |= LOST_PRECISION;
+            }
         }
         UNPROTECT(1);
         return out;
@@ -293,13 +310,13 @@ static SEXP convert_integers(const tnode *t, const unsigned char *buf, R_xlen_t 
             int64_t v = load_signed(p, size);
             if (v > INT_MAX || v <= INT_MIN) {
                 r[i] = NA_INTEGER;
-                if (v != INT_MIN || size == 8) *overflow = 1;
+                if (v != INT_MIN || size == 8) *overflow |= LOST_OVERFLOW;
             } else {
                 r[i] = (int) v;
             }
         } else {
             uint64_t v = load_unsigned(p, size);
-            if (v > (uint64_t) INT_MAX) { r[i] = NA_INTEGER; *overflow = 1; }
+            if (v > (uint64_t) INT_MAX) { r[i] = NA_INTEGER; *overflow |= LOST_OVERFLOW; }
             else r[i] = (int) v;
         }
     }

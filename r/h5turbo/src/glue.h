@@ -85,8 +85,13 @@ int describe_type(call_t *c, const h5turbo_datatype *dt, tnode *t, int depth);
 #define CONV_U1_INTEGER 1  /* 8-bit unsigned as integer, not raw: attributes and array types (rhdf5) */
 #define CONV_DOUBLE64  2   /* bit64conversion = "double" */
 
+/* What a conversion lost (the bits of *overflow): a value that did not fit R's integer
+   (NA), a 64-bit value that a double holds only rounded (past 2^53) */
+#define LOST_OVERFLOW  1
+#define LOST_PRECISION 2
+
 /* Elements at buf + i * stride + t->offset (+ extra_offset), i < n, as an R vector (or a
-   list of columns for a compound). *overflow is set when a 64-bit or unsigned 32-bit
+   list of columns for a compound). *overflow gets LOST_* bits when a 64-bit or unsigned 32-bit
    value did not fit R's integer. Returns NULL (C) with c->code set when unsupported. */
 SEXP convert_elements(call_t *c, const tnode *t, const unsigned char *buf, R_xlen_t n,
                       size_t stride, size_t extra_offset, int flags, int *overflow);

@@ -3,7 +3,7 @@
 #include <R_ext/Rdynload.h>
 
 SEXP C_read(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_attributes(SEXP, SEXP);
+SEXP C_attributes(SEXP, SEXP, SEXP);
 SEXP C_info(SEXP, SEXP);
 SEXP C_dimscales(SEXP, SEXP);
 SEXP C_reduce(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -13,7 +13,7 @@ SEXP C_mean_ld(SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
     {"C_read", (DL_FUNC) &C_read, 5},
-    {"C_attributes", (DL_FUNC) &C_attributes, 2},
+    {"C_attributes", (DL_FUNC) &C_attributes, 3},
     {"C_info", (DL_FUNC) &C_info, 2},
     {"C_dimscales", (DL_FUNC) &C_dimscales, 2},
     {"C_reduce", (DL_FUNC) &C_reduce, 7},

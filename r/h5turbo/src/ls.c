@@ -102,6 +102,12 @@ static int list_group(call_t *c, h5turbo_object *obj, const char *group, int dep
         if (link != H5TURBO_LINK_HARD) continue;   /* soft and external links: not followed */
         int opened = h5turbo_object_open(c->file, full, &child) == H5TURBO_OK &&
                      h5turbo_object_kind(child, &kind) == H5TURBO_OK;
+        /* rhdf5 leaves committed datatypes out (a loop reading each row that is not a
+           group reads datasets only) */
+        if (opened && kind == H5TURBO_NAMED_DATATYPE) {
+            h5turbo_object_close(child);
+            continue;
+        }
         /* rhdf5 lists a dataset under each of its names, a group only the first time */
         if (opened && kind == H5TURBO_GROUP && h5turbo_object_address(child, &address) == H5TURBO_OK &&
             seen_before(rows, address)) {
@@ -129,8 +135,6 @@ static int list_group(call_t *c, h5turbo_object *obj, const char *group, int dep
                 rc = list_group(c, child, full, depth - 1, rows, level + 1);
                 if (rc != H5TURBO_OK) { h5turbo_object_close(child); return rc; }
             }
-        } else {
-            rows->otype[r] = "H5I_DATATYPE";
         }
         h5turbo_object_close(child);
     }

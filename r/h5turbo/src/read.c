@@ -261,7 +261,7 @@ static void *vector_data(SEXP x)
 
 static SEXP mark_overflow(SEXP x, int overflow)
 {
-    if (overflow) Rf_setAttrib(x, Rf_install("h5turbo_overflow"), Rf_ScalarLogical(1));
+    if (overflow) Rf_setAttrib(x, Rf_install("h5turbo_overflow"), Rf_ScalarInteger(overflow));
     return x;
 }
 
@@ -549,7 +549,8 @@ SEXP C_read(SEXP path, SEXP name, SEXP blocks, SEXP threads, SEXP flags)
 /* An attribute of variable-length sequences (a list, one vector per element) or a
    compound one with variable-length members (read into columns); n elements of dt,
    described as t. */
-static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tnode *t, R_xlen_t n, int *overflow)
+static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tnode *t, R_xlen_t n, int flags,
+                                int *overflow)
 {
     if (t->info.type_class == H5TURBO_VLEN) {
         tnode bt;
@@ -558,7 +559,7 @@ static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tno
         if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
         if ((R_xlen_t) c->n_seqs != n) return call_fail_null(c, H5TURBO_E_INTERNAL, "sequence count differs from the shape");
         SEXP out = PROTECT(Rf_allocVector(VECSXP, n));
-        R_xlen_t done = take_sequences(c, &bt, out, 0, CONV_U1_INTEGER, overflow);
+        R_xlen_t done = take_sequences(c, &bt, out, 0, flags, overflow);
         UNPROTECT(1);
         return done < 0 ? NULL : out;
     }
@@ -572,14 +573,16 @@ static SEXP read_vlen_attribute(call_t *c, const h5turbo_datatype *dt, const tno
     if (rc == H5TURBO_OK) rc = h5turbo_columns_rows(c->columns, &rows);
     if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
     if ((R_xlen_t) rows != n) { call_fail(c, H5TURBO_E_INTERNAL, "row count differs from the shape"); UNPROTECT(1); return NULL; }
-    if (take_columns(c, t, bases, cols, 0, rows, CONV_U1_INTEGER, overflow)) { UNPROTECT(1); return NULL; }
+    if (take_columns(c, t, bases, cols, 0, rows, flags, overflow)) { UNPROTECT(1); return NULL; }
     call_free_columns(c);
-    SEXP out = finish_columns(c, t, cols, n, CONV_U1_INTEGER, overflow);
+    SEXP out = finish_columns(c, t, cols, n, flags, overflow);
     UNPROTECT(1);
     return out;
 }
 
-static SEXP read_one_attribute(call_t *c, const char *name)
+/* flags: CONV_U1_INTEGER (attributes' 8-bit unsigned values are integers, as rhdf5
+   gives them), with CONV_DOUBLE64 when asked */
+static SEXP read_one_attribute(call_t *c, const char *name, int flags)
 {
     int rank = 0, overflow = 0;
     uint64_t dims[MAX_RANK];
@@ -600,7 +603,7 @@ static SEXP read_one_attribute(call_t *c, const char *name)
     rc = describe_type(c, dt, &t, 0);
     if (rc == H5TURBO_OK && (t.info.type_class == H5TURBO_VLEN ||
                              (t.info.type_class == H5TURBO_COMPOUND && needs_columns(&t)))) {
-        SEXP out = read_vlen_attribute(c, dt, &t, (R_xlen_t) n, &overflow);
+        SEXP out = read_vlen_attribute(c, dt, &t, (R_xlen_t) n, flags, &overflow);
         h5turbo_datatype_close(dt);
         if (out == NULL) return NULL;
         PROTECT(out);
@@ -629,7 +632,7 @@ static SEXP read_one_attribute(call_t *c, const char *name)
         SEXP raw = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t) n * (R_xlen_t) t.info.size));
         rc = h5turbo_attribute_read(c->attr, RAW(raw), (size_t) XLENGTH(raw));
         if (rc != H5TURBO_OK) { call_fail(c, rc, NULL); UNPROTECT(1); return NULL; }
-        out = convert_elements(c, &t, RAW(raw), (R_xlen_t) n, t.info.size, 0, CONV_U1_INTEGER, &overflow);
+        out = convert_elements(c, &t, RAW(raw), (R_xlen_t) n, t.info.size, 0, flags, &overflow);
         UNPROTECT(1);
         if (out == NULL) return NULL;
         PROTECT(out);
@@ -655,7 +658,7 @@ static SEXP attribute_failure(call_t *c)
 
 /* A named list in the file's (h5py's) order; an attribute that cannot be read is an
    "h5turbo_failure" value. */
-static SEXP read_attributes(call_t *c, SEXP path, SEXP name)
+static SEXP read_attributes(call_t *c, SEXP path, SEXP name, int flags)
 {
     if (open_file(c, path) || open_object(c, name)) return NULL;
     char **names = NULL;
@@ -667,7 +670,7 @@ static SEXP read_attributes(call_t *c, SEXP path, SEXP name)
     SEXP out = PROTECT(Rf_allocVector(VECSXP, (R_xlen_t) n));
     for (size_t i = 0; i < n; i++) {
         const char *an = r_name_bytes(STRING_ELT(rnames, (R_xlen_t) i));
-        SEXP v = read_one_attribute(c, an);
+        SEXP v = read_one_attribute(c, an, flags);
         if (c->attr != NULL) { h5turbo_attribute_close(c->attr); c->attr = NULL; }
         call_free_strings(c);
         SET_VECTOR_ELT(out, (R_xlen_t) i, v != NULL ? v : attribute_failure(c));
@@ -677,9 +680,9 @@ static SEXP read_attributes(call_t *c, SEXP path, SEXP name)
     return out;
 }
 
-SEXP C_attributes(SEXP path, SEXP name)
+SEXP C_attributes(SEXP path, SEXP name, SEXP flags)
 {
-    CALL_BODY(read_attributes, path, name);
+    CALL_BODY(read_attributes, path, name, CONV_U1_INTEGER | (Rf_asInteger(flags) & CONV_DOUBLE64));
 }
 
 /* ---- what a dataset is ---- */
@@ -811,7 +814,7 @@ static SEXP optional_attribute(call_t *c, const char *name)
     if (rc == H5TURBO_E_NOT_FOUND) return R_NilValue;
     if (rc != H5TURBO_OK) return call_fail_null(c, rc, NULL);
     h5turbo_attribute_close(probe);
-    SEXP v = read_one_attribute(c, name);
+    SEXP v = read_one_attribute(c, name, CONV_U1_INTEGER);
     if (c->attr != NULL) { h5turbo_attribute_close(c->attr); c->attr = NULL; }
     return v;
 }
