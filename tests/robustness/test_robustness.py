@@ -182,6 +182,28 @@ def test_memory_limit_applies(tmp_path):
     assert "limited" in proc.stdout, proc.stderr
 
 
+def test_results_too_large_for_a_memory_limit_are_errors(tmp_path):
+    """2^25 variable-length strings or sequences (unwritten: none stored) under an
+    address-space limit 768 MiB above what the process maps: an h5turbo error, where
+    the per-element values were once collected into vectors grown past the limit and
+    Rust's allocation failure aborted the interpreter."""
+    import h5py
+    path = tmp_path / "unwritten.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("s", shape=(2**40,), dtype=h5py.string_dtype(), chunks=(1024,))
+        f.create_dataset("seq", shape=(2**40,), dtype=h5py.vlen_dtype("i4"), chunks=(1024,))
+    code = ("import resource, sys, h5turbo\n"
+            "mapped = int(open('/proc/self/statm').read().split()[0]) * 4096\n"
+            "resource.setrlimit(resource.RLIMIT_AS, (mapped + (768 << 20), resource.RLIM_INFINITY))\n"
+            "with h5turbo.File(sys.argv[1]) as f:\n"
+            "    for name in ['s', 'seq']:\n"
+            "        try:\n            f[name][: 2**25]\n            print(name, 'read')\n"
+            "        except (h5turbo.Error, MemoryError) as e:\n            print(name, 'refused:', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("refused:") == 2 and "cannot allocate" in proc.stdout, proc.stdout
+
+
 def test_regression_files(tmp_path):
     """Mutants that once crashed, hung or panicked, under the worker's limits: now
     data or an h5turbo error."""
