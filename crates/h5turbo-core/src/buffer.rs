@@ -148,8 +148,7 @@ mod tests {
         assert!(zeroed_vec::<i16>(usize::MAX / 2, "x").is_err());
     }
 
-    // Found by fuzzing the C library: 2^36 elements of an unwritten dataset were
-    // allocated (overcommit) and filled until the out-of-memory killer came.
+    // Found exploring the C library: 2^26 strings under `ulimit -v` aborted the program.
     #[test]
     fn room_that_cannot_be_had_is_an_error() {
         assert!(vec_with_capacity::<u64>(3, "x").unwrap().capacity() >= 3);
@@ -158,6 +157,8 @@ mod tests {
         assert!(vec_with_capacity::<Vec<u8>>(too_many, "strings").unwrap_err().to_string().contains("strings"));
     }
 
+    // Found by fuzzing the C library: 2^36 elements of an unwritten dataset were
+    // allocated (overcommit) and filled until the out-of-memory killer came.
     #[test]
     fn more_than_the_machine_holds_is_refused_before_allocating() {
         let too_much = physical_memory().saturating_add(1 << 20);
