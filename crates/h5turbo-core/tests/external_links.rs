@@ -188,6 +188,9 @@ fn cycles_and_missing_or_broken_targets_fail_the_same_every_time() {
     // libhdf5's H5Oopen fails on both (gen_external_links.c prints it)
     let cycle = failure(&source, "/loop_a");
     assert_eq!(cycle.0, ErrorKind::TooManyLinks, "{}", cycle.1);
+    // each link of the loop named once, not once per time round it
+    assert_eq!(cycle.1.matches("external link '/loop_a'").count(), 1, "{}", cycle.1);
+    assert_eq!(cycle.1.matches("external link '/loop_b'").count(), 1, "{}", cycle.1);
     let missing = failure(&source, "/missing");
     assert_eq!(missing.0, ErrorKind::NotFound);
     assert!(missing.1.contains("no_such_file.h5") && missing.1.contains("missing"), "{}", missing.1);

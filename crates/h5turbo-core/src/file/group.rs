@@ -233,7 +233,11 @@ impl Object {
     /// The object external link `path` names: `target` in the file `file_name` (this
     /// same file when the name finds it).
     fn follow_external(&self, path: &str, file_name: &str, target: &str, walk: Walk) -> Result<Object> {
-        let link = |e: Error| e.context(format!("external link '{}' to '{}' in '{}'", path, target, file_name));
+        // each link once: round a loop of links the same hops came back 16 times
+        let link = |e: Error| {
+            let context = format!("external link '{}' to '{}' in '{}'", path, target, file_name);
+            if e.message().contains(&context) { e } else { e.context(context) }
+        };
         let found = self.file.external_link_file(file_name).map_err(link)?;
         // opened once per file; a target that is no HDF5 file (or not one we can open)
         // breaks the link, as libhdf5's traversal fails: a KeyError to h5py, so get()
