@@ -614,8 +614,8 @@ void h5turbo_columns_free(h5turbo_columns *columns);
  * The variable-length sequences of a hyperslab of a dataset whose elements are vlen
  * sequences of a fixed-layout base (numbers, enums, fixed-length strings, plain
  * compounds), row-major: `*n` sequences at `*seqs`, one block owned by the caller,
- * freed with h5turbo_sequences_free(*seqs, *n). start/count/stride and threads as for
- * h5turbo_dataset_read.
+ * freed with h5turbo_sequences_free(*seqs, *n) (NULL and 0 when none is selected).
+ * start/count/stride and threads as for h5turbo_dataset_read.
  */
 int h5turbo_dataset_read_sequences(const h5turbo_object *ds,
                                    const uint64_t *start,

@@ -7,7 +7,7 @@ use crate::errors::*;
 use crate::native::to_native;
 use crate::attribute::h5turbo_attribute;
 use crate::objects::h5turbo_object;
-use h5turbo_core::prelude::{Datatype, DatatypeClass, Error, VlenKind, VlenValue};
+use h5turbo_core::prelude::{vec_with_capacity, Datatype, DatatypeClass, Error, VlenKind, VlenValue};
 use std::ffi::{c_int, c_void};
 
 /// One element of a variable-length sequence dataset: `len` values of the base type
@@ -32,17 +32,18 @@ fn round_up(n: usize) -> Option<usize> {
 /// The values of each selected element, in native order.
 fn sequences(values: Vec<VlenValue>, base: &h5turbo_datatype) -> Result<Vec<(u64, Vec<u8>)>, Error> {
     let (numpy, _) = base.plain_layout()?;
-    values
-        .into_iter()
-        .map(|v| match v {
+    let mut runs = vec_with_capacity(values.len(), "the sequences")?;
+    for value in values {
+        match value {
             VlenValue::Sequence { count, mut bytes } => {
                 to_native(numpy, &mut bytes, count)?;
-                Ok((count as u64, bytes))
+                runs.push((count as u64, bytes));
             }
-            VlenValue::NestedSequence(_) => Err(Error::unsupported("sequences of variable-length values have no fixed C layout")),
-            _ => Err(Error::format("a variable-length sequence element holds no sequence")),
-        })
-        .collect()
+            VlenValue::NestedSequence(_) => return Err(Error::unsupported("sequences of variable-length values have no fixed C layout")),
+            _ => return Err(Error::format("a variable-length sequence element holds no sequence")),
+        }
+    }
+    Ok(runs)
 }
 
 /// One block: [header][n x h5turbo_sequence][each sequence's data, ALIGN-aligned].
@@ -50,7 +51,7 @@ fn sequences(values: Vec<VlenValue>, base: &h5turbo_datatype) -> Result<Vec<(u64
 fn pack(runs: &[(u64, Vec<u8>)]) -> Result<*mut h5turbo_sequence, Error> {
     let too_large = || Error::unsupported("the selected sequences are too large");
     let array = runs.len().checked_mul(std::mem::size_of::<h5turbo_sequence>()).ok_or_else(too_large)?;
-    let mut offsets = Vec::with_capacity(runs.len());
+    let mut offsets = vec_with_capacity(runs.len(), "the sequences' offsets")?;
     let mut end = round_up(HEADER + array).ok_or_else(too_large)?;
     for (_, bytes) in runs {
         offsets.push(end);
@@ -80,8 +81,8 @@ fn pack(runs: &[(u64, Vec<u8>)]) -> Result<*mut h5turbo_sequence, Error> {
 /// The variable-length sequences of a hyperslab of a dataset whose elements are vlen
 /// sequences of a fixed-layout base (numbers, enums, fixed-length strings, plain
 /// compounds), row-major: `*n` sequences at `*seqs`, one block owned by the caller,
-/// freed with h5turbo_sequences_free(*seqs, *n). start/count/stride and threads as for
-/// h5turbo_dataset_read.
+/// freed with h5turbo_sequences_free(*seqs, *n) (NULL and 0 when none is selected).
+/// start/count/stride and threads as for h5turbo_dataset_read.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_dataset_read_sequences(
     ds: *const h5turbo_object,
@@ -135,7 +136,8 @@ pub(crate) unsafe fn out_sequences(seqs: *mut *mut h5turbo_sequence, n: *mut usi
 /// `n` (checked by out_sequences).
 pub(crate) unsafe fn give_sequences(values: Vec<VlenValue>, base: &Datatype, seqs: *mut *mut h5turbo_sequence, n: *mut usize) -> Result<(), Error> {
     let runs = sequences(values, &h5turbo_datatype::new(base.clone()))?;
-    *seqs = pack(&runs)?;
+    // none selected: a NULL block, as an empty array of strings
+    *seqs = if runs.is_empty() { std::ptr::null_mut() } else { pack(&runs)? };
     *n = runs.len();
     Ok(())
 }

@@ -306,6 +306,18 @@ static void test_strings_and_attributes(const char *gen) {
         h5turbo_datatype_close(member);
     }
     h5turbo_datatype_close(dt);
+    /* none selected: no block, as no strings */
+    {
+        h5turbo_object *ragged = NULL;
+        h5turbo_sequence *seqs = (h5turbo_sequence *) &ragged;
+        size_t n_seqs = 7;
+        uint64_t none = 0;
+        CHECK(h5turbo_object_open(f, "/ragged_be_u2", &ragged) == H5TURBO_OK &&
+              h5turbo_dataset_read_sequences(ragged, NULL, &none, NULL, &seqs, &n_seqs, 1) == H5TURBO_OK && seqs == NULL &&
+              n_seqs == 0, "no sequence selected: NULL and 0 (%zu)", n_seqs);
+        h5turbo_sequences_free(seqs, n_seqs);
+        h5turbo_object_close(ragged);
+    }
     h5turbo_attribute *a = NULL;
     CHECK(h5turbo_attribute_open(o, "be_float", &a) == H5TURBO_OK, "attr be_float");
     double d[2] = {0, 0};
