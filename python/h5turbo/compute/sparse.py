@@ -270,7 +270,7 @@ class SparseDataset(Group):
         picked = self._picked(index)
         starts, ends = ptr[picked], ptr[picked + 1]
         lengths = ends - starts
-        new_ptr = np.concatenate(([0], np.cumsum(lengths)))
+        new_ptr = self._selected_indptr(np.concatenate(([0], np.cumsum(lengths))))
         shape = list(self.shape)
         shape[self._major] = len(picked)
         if len(picked) and (np.diff(picked) == 1).all():
@@ -285,6 +285,15 @@ class SparseDataset(Group):
         where = np.searchsorted(unique, picked)
         order = _ranges(uniq_ptr[where], uniq_ptr[where + 1])
         return self._matrix(data[order], indices[order], new_ptr, tuple(shape))
+
+    def _selected_indptr(self, new_ptr: np.ndarray) -> np.ndarray:
+        """A selection's index pointers in the stored type, as scipy's and anndata's
+        selections keep it (an int64 indptr beside int32 indices is a matrix scipy's
+        tocoo refuses); int64 where repeated majors hold more entries than it counts."""
+        stored = self._stored_indptr.dtype
+        if new_ptr[-1] <= np.iinfo(stored).max:
+            return new_ptr.astype(stored, copy=False)
+        return new_ptr
 
     def _read_pair(self, sel: Any, threads: Optional[int], pool: Optional[ThreadPoolExecutor] = None
                    ) -> tuple[np.ndarray, np.ndarray]:
