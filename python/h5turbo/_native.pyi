@@ -111,6 +111,9 @@ class Object:
     def address(self) -> int:
         """Object header address: equal for two hard links to the same object."""
     @property
+    def hard_links(self) -> int:
+        """How many hard links lead to the object (its header's reference count)."""
+    @property
     def valid(self) -> bool:
         """False once the file is closed (h5py's obj.id.valid)."""
 

@@ -129,6 +129,10 @@ class Object:
     def address(self) -> int:
         return h5py.h5o.get_info(self._h5().id).addr
 
+    @property
+    def hard_links(self) -> int:
+        return h5py.h5o.get_info(self._h5().id).rc
+
     # --- groups ---
 
     def links(self):
