@@ -666,7 +666,7 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
         return int(exc.code or 0)
     args.argv = argv
     try:
-        with _terminate_as_interrupt():
+        with _terminate_as_interrupt(args.command in _WRITING_COMMANDS):
             args.run(args, out)
     except KeyboardInterrupt:  # Ctrl-C or SIGTERM: writers have removed their temporary files
         print(f"h5turbo {args.command}: interrupted", file=sys.stderr)
@@ -681,20 +681,32 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
         sys.stderr.close()
         return 0
     except OSError as exc:  # a read failing half-way (file truncated, disk error)
-        print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
+        print(f"h5turbo {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 1
     except RuntimeError as exc:  # libhdf5 failing to write (a full disk, a quota)
-        print(f"h5turbo {args.command}: {exc}", file=sys.stderr)
+        print(f"h5turbo {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 1
     return 0
 
 
+def _one_line(exc: BaseException) -> str:
+    """The message on one line (libhdf5's write errors span several)."""
+    return " ".join(str(exc).split())
+
+
+# The commands that write files (repack's destination, advise's and bench's samples).
+_WRITING_COMMANDS = {"repack", "advise", "bench"}
+
+
 @contextlib.contextmanager
-def _terminate_as_interrupt():
-    """SIGTERM (what `kill` and job schedulers send) raises KeyboardInterrupt, so an
-    interrupted repack or write removes its temporary file as Ctrl-C does; the previous
-    handler is restored after. Only on the main thread (where Python delivers signals)."""
-    if threading.current_thread() is not threading.main_thread():
+def _terminate_as_interrupt(writing: bool):
+    """For a command that writes, SIGTERM (what `kill` and job schedulers send) raises
+    KeyboardInterrupt, so an interrupted repack or write removes its temporary file as
+    Ctrl-C does; the previous handler is restored after. A command that only reads keeps
+    SIGTERM's default, which ends it at once: a Python handler runs only between
+    bytecodes, so it would wait for a read blocked in native code (a FIFO, a hung
+    network file system). Only on the main thread (where Python delivers signals)."""
+    if not writing or threading.current_thread() is not threading.main_thread():
         yield
         return
 

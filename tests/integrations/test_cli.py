@@ -195,11 +195,42 @@ def test_sigterm_interrupts_a_command_like_ctrl_c(monkeypatch, capsys):
     def killed(_args, _out):
         os.kill(os.getpid(), signal.SIGTERM)
         raise AssertionError("SIGTERM did not interrupt")
-    monkeypatch.setattr(cli, "cmd_ls", killed)
+    monkeypatch.setattr(cli, "cmd_repack", killed)
     previous = signal.getsignal(signal.SIGTERM)
-    assert cli.main(["ls", "x.h5"]) == 130
+    assert cli.main(["repack", "x.h5", "y.h5"]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGTERM) == previous
+
+
+def test_sigterm_ends_a_reading_command_blocked_in_native_code(tmp_path):
+    """`ls` of a FIFO waits in the native open; SIGTERM (timeout, kill) still ends it, as
+    it ends h5py: a command that writes nothing keeps SIGTERM's default action (a
+    Python handler would wait for the native call to return)."""
+    import signal
+    import time
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(REPO_ROOT / "python")] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
+    proc = subprocess.Popen([sys.executable, "-m", "h5turbo", "ls", str(fifo)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(2)  # importing, then blocked opening the FIFO
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == -signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_write_errors_name_the_destination_not_the_temporary_file(tmp_path):
+    """str() of an OSError comes from strerror and filename (libhdf5's full-disk error
+    names the file there), which are renamed too."""
+    from h5turbo.writing.atomic import _name_destination
+    tmp, dst = tmp_path / ".dst.h5.x.h5turbo-tmp", tmp_path / "dst.h5"
+    error = OSError(28, f"file write failed: filename = '{tmp}'", str(tmp))
+    _name_destination(error, tmp, dst)
+    assert str(tmp) not in str(error) and str(dst) in str(error) and error.filename == str(dst)
 
 
 def test_help_everywhere(capsys):

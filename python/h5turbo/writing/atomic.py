@@ -46,7 +46,15 @@ def replacing(path, exclusive: bool = False) -> Iterator[Path]:
 def _name_destination(exc: BaseException, tmp: Path, path) -> None:
     """Messages that name the temporary file name the destination instead: that is
     the file the caller knows."""
-    exc.args = tuple(a.replace(str(tmp), str(path)) if isinstance(a, str) else a for a in exc.args)
+    def swap(value):
+        return value.replace(str(tmp), str(path)) if isinstance(value, str) else value
+
+    exc.args = tuple(swap(a) for a in exc.args)
+    if isinstance(exc, OSError):
+        # str() of an OSError is made from these, not from args
+        for name in ("strerror", "filename", "filename2"):
+            if isinstance(getattr(exc, name, None), str):
+                setattr(exc, name, swap(getattr(exc, name)))
 
 
 def _mode_for(dst: Path) -> int:
