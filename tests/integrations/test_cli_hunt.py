@@ -272,6 +272,31 @@ def test_cat_all_prints_every_value_as_numpy(sample, name):
         np.testing.assert_array_equal(got.reshape(want.shape), want)
 
 
+@pytest.mark.parametrize("kind", ["f8", "f4", "c16", "exp"])
+def test_cat_all_of_a_large_float_array_formats_from_a_sample_and_its_extremes(tmp_path, monkeypatch, kind):
+    """Past 4 x _FORMAT_SAMPLE values the format is chosen over a sample and every
+    extreme (numpy would first make a string of each value: 20 s for 4 million): the
+    same notation and values as numpy's whole-array printing, each value exact."""
+    monkeypatch.setattr(cli, "_FORMAT_SAMPLE", 64)
+    monkeypatch.setattr(cli, "_FORMAT_BLOCK", 1000)
+    rng = np.random.default_rng(5)
+    values = np.round(rng.normal(size=(50, 101)) * 100, 3)
+    if kind == "exp":  # one tiny value off the sample turns numpy to exponents
+        values[37, 55] = 3e-9
+        values[3, 7], values[4, 8] = np.nan, -np.inf
+    want = values.astype({"exp": "f8"}.get(kind, kind)) * (1 + 2j if kind == "c16" else 1)
+    path = tmp_path / "floats.h5"
+    with h5py.File(path, "w") as f:
+        f["x"] = want
+    status, text = run("cat", path, "x", "--all")
+    assert status == 0
+    with np.printoptions(floatmode="unique", threshold=sys.maxsize):
+        assert text.split() == np.array2string(want).split()
+    if kind in ("f8", "f4", "exp"):
+        got = np.array([want.dtype.type(t) for t in _numbers(text)], dtype=want.dtype)
+        np.testing.assert_array_equal(got.reshape(want.shape), want)
+
+
 def test_closed_pipe_is_no_traceback(sample):
     """`h5turbo cat big --all | head -1`: the first line at once, then a quiet exit
     (600,000 values printed in one piece took numpy minutes: the timeout catches that)."""
