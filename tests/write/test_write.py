@@ -221,6 +221,16 @@ def test_advise_cli(tmp_path, capsys):
     advice = json.loads(capsys.readouterr().out)
     assert advice["chunks"] == [2000, 131]
     assert len(advice["measured"]) >= 4 and all(r["read_s"] > 0 for r in advice["measured"])
+    # the ratio is the data's, not the file's: uncompressed, 1 where the chunks tile the
+    # sample, less only for the edge chunks' padding
+    plain = {tuple(r["chunks"]): r["ratio"] for r in advice["measured"] if r["compression"] is None}
+    assert plain[(2000, 300)] == 1 and plain[(2000, 131)] == 300 / 393, plain
+    # a small dataset of bytes: no shuffle claimed, ratios not sunk by the file's size
+    h5turbo.write(tmp_path / "b.h5", "b", (np.arange(500) % 7).astype("u1"), mode="w")
+    assert cli_main(["advise", str(tmp_path / "b.h5"), "/b", "--pattern", "all", "--measure", "--json"]) == 0
+    measured = json.loads(capsys.readouterr().out)["measured"]
+    assert not any(r["shuffle"] for r in measured)
+    assert [r["ratio"] for r in measured if r["compression"] is None] == [1], measured
     assert cli_main(["advise", str(path), "/nothing", "--pattern", "rows"]) == 1
     assert cli_main(["advise", str(path), "/m", "--pattern", "diagonal"]) == 2
 
