@@ -130,23 +130,25 @@ def dump_json(value: Any, out, **options) -> None:
     out.write("\n")
 
 
-def to_jsonable(value: Any) -> Any:
+def to_jsonable(value: Any, strict: bool = True) -> Any:
     """numpy values, bytes and HDF5 markers as plain JSON types (complex as [re, im];
-    NaN and infinities as the strings "NaN", "Infinity", "-Infinity")."""
+    NaN and infinities as the strings "NaN", "Infinity", "-Infinity", unless not
+    `strict`: then Python's floats, for text that tells them from strings)."""
+    number = _json_float if strict else float
     if isinstance(value, np.ndarray):
         if value.dtype.names:
-            return [to_jsonable(v) for v in value.ravel()] if value.ndim else to_jsonable(value[()])
-        return [to_jsonable(v) for v in value] if value.ndim else to_jsonable(value[()])
+            return [to_jsonable(v, strict) for v in value.ravel()] if value.ndim else to_jsonable(value[()], strict)
+        return [to_jsonable(v, strict) for v in value] if value.ndim else to_jsonable(value[()], strict)
     if isinstance(value, np.void) and value.dtype.names:
-        return {name: to_jsonable(value[name]) for name in value.dtype.names}
+        return {name: to_jsonable(value[name], strict) for name in value.dtype.names}
     if isinstance(value, (bytes, np.bytes_)):
         return bytes(value).decode("utf-8", "backslashreplace")
     if isinstance(value, np.void):
         return bytes(value).hex()
     if isinstance(value, (complex, np.complexfloating)):
-        return [_json_float(float(value.real)), _json_float(float(value.imag))]
+        return [number(float(value.real)), number(float(value.imag))]
     if isinstance(value, (float, np.floating)):
-        return _json_float(float(value))
+        return number(float(value))
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Empty):
@@ -156,15 +158,15 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, Reference):
         return {"object_reference": value.address} if value else None
     if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
+        return [to_jsonable(v, strict) for v in value]
     return value
 
 
-def _json_value_fixed(value: Any) -> Any:
+def _json_value_fixed(value: Any, strict: bool = True) -> Any:
     """Structured arrays keep their shape: rows of {field: value} nested like the array."""
     if isinstance(value, np.ndarray) and value.dtype.names and value.ndim:
-        return [_json_value_fixed(v) for v in value]
-    return to_jsonable(value)
+        return [_json_value_fixed(v, strict) for v in value]
+    return to_jsonable(value, strict)
 
 
 # ---------------------------------------------------------------------- descriptions
@@ -329,8 +331,9 @@ def cmd_ls(args, out) -> None:
 # ---------------------------------------------------------------------- info
 
 
-def describe(obj) -> dict:
-    """Everything about one object, JSON-ready."""
+def describe(obj, strict: bool = True) -> dict:
+    """Everything about one object, JSON-ready (not `strict`: NaN and infinities stay
+    floats, for the text)."""
     info = {"path": obj.name, "address": obj.id.address, **_describe_short(obj)}
     if isinstance(obj, Dataset):
         info.update({
@@ -338,18 +341,18 @@ def describe(obj) -> dict:
             "chunk_index": obj.chunk_index,
             "filters": [{"id": fid, "name": filter_name(fid, name), "client_data": list(data)}
                         for fid, name, data in obj.filters],
-            "fillvalue": to_jsonable(obj.fillvalue),
+            "fillvalue": to_jsonable(obj.fillvalue, strict),
         })
     if isinstance(obj, Group):
         info["members"] = list(obj)
-    info["attrs"] = {name: _attr_value(obj, name) for name in obj.attrs}
+    info["attrs"] = {name: _attr_value(obj, name, strict) for name in obj.attrs}
     return info
 
 
-def _attr_value(obj, name: str) -> Any:
+def _attr_value(obj, name: str, strict: bool = True) -> Any:
     """An attribute h5turbo cannot read (an HDF5 1.12+ reference, say) is shown as the reason."""
     try:
-        return _json_value_fixed(obj.attrs[name])
+        return _json_value_fixed(obj.attrs[name], strict)
     except _native.Error as exc:
         return f"<{type(exc).__name__}: {exc}>"
 
@@ -371,7 +374,7 @@ def _info_text(info: dict) -> list[str]:
 
 def cmd_info(args, out) -> None:
     with _open(args.file) as f:
-        info = describe(_lookup(f, args.path))
+        info = describe(_lookup(f, args.path), strict=args.json)
     if args.json:
         dump_json(info, out, indent=1)
     else:

@@ -279,6 +279,19 @@ def test_ls_corpus_against_h5py(path):
             _check_dataset_row(row, ds)
 
 
+def test_info_text_tells_a_nan_from_the_string_nan(tmp_path, capsys):
+    """JSON writes NaN as the string "NaN"; the text shows the float, so an attribute
+    holding NaN and one holding the word read differently, as Python shows them."""
+    path = tmp_path / "nan.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["x"], f.attrs["word"], f.attrs["pair"] = np.nan, "NaN", [np.inf, 1.5]
+    status, text = run("info", path, "/")
+    assert status == 0
+    lines = {line.split(" = ")[0].strip(): line.split(" = ")[1] for line in text.splitlines() if " = " in line}
+    assert lines == {"pair": "[inf, 1.5]", "word": "'NaN'", "x": "nan"}, lines
+    assert run_json("info", path, "/")["attrs"] == {"pair": ["Infinity", 1.5], "word": "NaN", "x": "NaN"}
+
+
 def test_info_chunk_index_types(tmp_path):
     """The chunk index type HDF5 picks for each maxshape (file format 1.10+)."""
     path = tmp_path / "indexes.h5"
