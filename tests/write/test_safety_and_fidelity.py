@@ -65,8 +65,16 @@ def test_a_failed_write_removes_the_groups_it_made(tmp_path):
 
 
 def test_blocks_must_have_the_dataset_rank(tmp_path):
-    with pytest.raises(h5turbo.ArgumentError):
+    with pytest.raises(h5turbo.ArgumentError, match="x.h5:x: block of shape"):
         h5turbo.write(tmp_path / "x.h5", "x", iter([np.float32(1), np.float32(2)]), shape=(2,), dtype="f4")
+
+
+@pytest.mark.parametrize("rows", [3, 7])
+def test_blocks_of_other_row_counts_name_the_file_and_dataset(tmp_path, rows):
+    blocks = iter([np.zeros((rows, 2), "f4")])
+    with pytest.raises(h5turbo.ArgumentError, match=f"x.h5:d: blocks hold .*{rows}|x.h5:d: blocks hold more"):
+        h5turbo.write(tmp_path / "x.h5", "d", blocks, shape=(5, 2), dtype="f4", mode="w")
+    assert not (tmp_path / "x.h5").exists()
 
 
 def test_values_are_converted_as_h5py_converts_them(tmp_path):

@@ -306,10 +306,11 @@ def convert(array: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
 class _Source:
     """Where the values come from: one in-memory array, or slabs along axis 0."""
 
-    def __init__(self, shape, dtype, array=None, blocks=None, dask=None):
+    def __init__(self, shape, dtype, array=None, blocks=None, dask=None, where: str = ""):
         self.shape, self.dtype = tuple(int(s) for s in shape), dtype
         self.ndim = len(self.shape)
         self.array, self.blocks, self.dask = array, blocks, dask
+        self.where = where  # file and object, for the blocks' messages
 
     @classmethod
     def of(cls, data, shape, dtype, where: str) -> "_Source":
@@ -317,18 +318,18 @@ class _Source:
             if shape is not None and tuple(shape) != tuple(data.shape):
                 raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
             # dtype=: each computed slab is converted as an in-memory array would be
-            return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), dask=data)
+            return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), dask=data, where=where)
         if isinstance(data, Iterator):
             if shape is None or dtype is None:
                 raise ArgumentError(f"{where}: writing from an iterator of blocks needs shape= and dtype=")
-            return cls(shape, _check_dtype(dtype, where), blocks=iter(data))
+            return cls(shape, _check_dtype(dtype, where), blocks=iter(data), where=where)
         array = np.asarray(data)
         if dtype is not None:
             array = convert(array, dtype, where)
         if shape is not None and tuple(shape) != array.shape:
             raise ArgumentError(f"{where}: data has shape {array.shape}, shape= says {tuple(shape)}")
         _check_dtype(array.dtype, where)
-        return cls(array.shape, array.dtype, array=np.ascontiguousarray(array))
+        return cls(array.shape, array.dtype, array=np.ascontiguousarray(array), where=where)
 
     def slabs(self, rows: int) -> Iterator[tuple[int, np.ndarray]]:
         """(first row, C-contiguous block) covering the array; every block but the last
@@ -337,7 +338,7 @@ class _Source:
             yield 0, self.array
         elif self.dask is not None:
             for start in range(0, self.shape[0], rows):
-                block = convert(np.asarray(self.dask[start:start + rows].compute()), self.dtype, "block")
+                block = convert(np.asarray(self.dask[start:start + rows].compute()), self.dtype, f"{self.where}: block")
                 yield start, np.ascontiguousarray(block, dtype=self.dtype)
         else:
             yield from self._stacked(rows)
@@ -345,27 +346,27 @@ class _Source:
     def _stacked(self, rows: int):
         pending, have, start = [], 0, 0
         for block in self.blocks:
-            block = convert(np.asarray(block), self.dtype, "block")
+            block = convert(np.asarray(block), self.dtype, f"{self.where}: block")
             if block.ndim != len(self.shape) or block.shape[1:] != self.shape[1:]:
-                raise ArgumentError(f"block of shape {block.shape} does not stack into {self.shape}")
+                raise ArgumentError(f"{self.where}: block of shape {block.shape} does not stack into {self.shape}")
             pending.append(block)
             have += block.shape[0]
             if have >= rows:
                 joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
                 take = have // rows * rows
                 if start + take > self.shape[0]:
-                    raise ArgumentError(f"blocks hold more than the {self.shape[0]} rows of shape=")
+                    raise ArgumentError(f"{self.where}: blocks hold more than the {self.shape[0]} rows of shape=")
                 yield start, np.ascontiguousarray(joined[:take], dtype=self.dtype)
                 start += take
                 pending, have = [joined[take:]], have - take
         if have:
             joined = np.concatenate(pending) if len(pending) > 1 else pending[0]
             if start + have > self.shape[0]:
-                raise ArgumentError(f"blocks hold more than the {self.shape[0]} rows of shape=")
+                raise ArgumentError(f"{self.where}: blocks hold more than the {self.shape[0]} rows of shape=")
             yield start, np.ascontiguousarray(joined, dtype=self.dtype)
             start += have
         if start != self.shape[0]:
-            raise ArgumentError(f"blocks hold {start} rows, shape= says {self.shape[0]}")
+            raise ArgumentError(f"{self.where}: blocks hold {start} rows, shape= says {self.shape[0]}")
 
 
 def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progress) -> None:
