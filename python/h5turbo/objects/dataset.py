@@ -1335,23 +1335,9 @@ def _grid_positions(grids: list[range]) -> Iterator[tuple[int, ...]]:
     if not grids:
         yield ()
         return
-    if any(len(g) == 0 for g in grids):
-        return
-    position = [g[0] for g in grids]
-    at = [0] * len(grids)
-    while True:
-        yield tuple(position)
-        axis = len(grids) - 1
-        while axis >= 0:
-            at[axis] += 1
-            if at[axis] < len(grids[axis]):
-                position[axis] = grids[axis][at[axis]]
-                break
-            at[axis] = 0
-            position[axis] = grids[axis][0]
-            axis -= 1
-        if axis < 0:
-            return
+    for k in grids[0]:
+        for rest in _grid_positions(grids[1:]):
+            yield (k, *rest)
 
 
 def _chunk_region(sel: Any, shape: tuple[int, ...]) -> list[range]:
