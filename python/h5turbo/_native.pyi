@@ -110,6 +110,12 @@ class Object:
     @property
     def address(self) -> int:
         """Object header address: equal for two hard links to the same object."""
+    def root(self) -> "Object":
+        """The root group of the file this object was read from (a refreshed object's
+        view of it)."""
+    @property
+    def file_path(self) -> "os.PathLike[str]":
+        """The path of the file this object was read from."""
     @property
     def hard_links(self) -> int:
         """How many hard links lead to the object (its header's reference count)."""

@@ -68,6 +68,30 @@ def test_objects_not_refreshed_keep_their_view(swmr_writer):
         np.testing.assert_array_equal(old[()], writer[:25])
 
 
+@pytest.mark.parametrize("opener", ["path", "file object"])
+def test_objects_looked_up_after_a_refresh_see_it(swmr_writer, opener):
+    """h5py's pattern `ds = f["x"]; ds.refresh(); f["x"][n:]`: a lookup after a refresh
+    finds the dataset as the refresh read it (it once kept the shape of the first
+    lookup until the file was opened again), attributes too."""
+    path, writer = swmr_writer
+    source = open(path, "rb") if opener == "file object" else path
+    with h5turbo.File(source, swmr=True) as f:
+        ds = f["x"]
+        append(writer, 30)
+        writer.attrs["rows"] = 55
+        writer.file.flush()
+        ds.refresh()
+        assert f["x"].shape == (55, 3) and f["/x"].shape == (55, 3)
+        np.testing.assert_array_equal(f["x"][25:], writer[25:])
+        assert f["x"].attrs["rows"] == 55
+        append(writer, 5)
+        assert f["x"].shape == (55, 3)  # until refreshed again
+        f["x"].refresh()
+        assert f["x"].shape == (60, 3)
+    if opener == "file object":
+        source.close()
+
+
 def test_closing_the_file_closes_the_refreshed_views(swmr_writer):
     path, writer = swmr_writer
     f = h5turbo.File(path, swmr=True)

@@ -133,6 +133,10 @@ class Object:
     def hard_links(self) -> int:
         return h5py.h5o.get_info(self._h5().id).rc
 
+    @property
+    def file_path(self) -> str:
+        return self._h5().file.filename
+
     # --- groups ---
 
     def links(self):

@@ -116,6 +116,19 @@ impl Object {
         Ok(Object::new(inner))
     }
 
+    /// The root group of the file this object was read from (for a refreshed object,
+    /// that view of the file).
+    fn root(&self, py: Python<'_>) -> PyResult<Object> {
+        let inner = without_gil(py, || guard(|| self.inner.file().root())).map_err(to_py_err)?;
+        Ok(Object::new(inner))
+    }
+
+    /// The path of the file this object was read from.
+    #[getter]
+    fn file_path(&self) -> std::path::PathBuf {
+        self.inner.file().path().to_path_buf()
+    }
+
     fn child(&self, py: Python<'_>, name: &str) -> PyResult<Object> {
         let inner = without_gil(py, || guard(|| self.inner.child(name))).map_err(to_py_err)?;
         Ok(Object::new(inner))

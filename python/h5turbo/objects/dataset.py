@@ -278,12 +278,14 @@ class Dataset(HLObject):
     def refresh(self) -> None:
         """Read this dataset's metadata again (h5py's ``refresh()``), for a file a SWMR
         writer is appending to: its shape, chunk index and attributes as the writer
-        last flushed them, so later reads see the new data. Objects opened earlier keep
-        the view they had until refreshed themselves. A read of metadata the writer is
+        last flushed them, so later reads see the new data. Objects looked up in the
+        file afterwards (``f["d"]`` again) see it too; objects opened earlier keep the
+        view they had until refreshed themselves. A read of metadata the writer is
         rewriting at that moment is tried again (up to 100 times, 1 ms apart)."""
         self._obj = self._obj.refreshed()
         for name in _CACHED:
             self.__dict__.pop(name, None)
+        self._file._see_refreshed(self._obj)
 
     # ------------------------------------------------------------------ length, iteration
 

@@ -241,6 +241,13 @@ class File(Group):
     def _root_native(self):
         return self._obj
 
+    def _see_refreshed(self, obj) -> None:
+        """After a dataset of this file was refreshed, look up new objects in the file as
+        that refresh read it (a SWMR writer's new shape, members, attributes), as h5py
+        finds them; a dataset of another file (an external link's) changes nothing."""
+        if os.fspath(obj.file_path) == os.fspath(self._native_file.path):
+            self._obj = obj.root()
+
     def _dereference(self, ref: Reference):
         """The object a reference names (for a region reference: its dataset), named by
         a path to it as h5py names dereferenced objects (None if no link reaches it)."""
