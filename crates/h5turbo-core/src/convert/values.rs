@@ -443,20 +443,25 @@ pub fn resolve_vlen_elements_on(
 ) -> Result<Vec<VlenValue>> {
     check_elements(dtype, raw, n)?;
     let plan = Plan::new(dtype, 0)?;
-    let mut blocks = in_blocks(n, threads, |first, count| {
-        let mut resolver = Resolver::new(ctx, heap);
-        let mut values = vec_with_capacity(count, "the selected values")?;
-        for i in first..first + count {
-            values.push(resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])?);
-        }
-        Ok(values)
-    })?;
-    if blocks.len() == 1 {
-        return Ok(blocks.pop().unwrap_or_default());
-    }
+    // One vector for all the values, had (or refused) before any is made, and filled in
+    // place block by block: no second copy, and no memory limit met half way, where
+    // another thread's small allocation would abort the program.
     let mut values = vec_with_capacity(n, "the selected values")?;
-    for block in blocks {
-        values.extend(block);
+    values.resize_with(n, || VlenValue::Fixed(Vec::new()));
+    let resolve = |first: usize, out: &mut [VlenValue]| -> Result<()> {
+        let mut resolver = Resolver::new(ctx, heap);
+        for (i, slot) in (first..).zip(out.iter_mut()) {
+            *slot = resolver.element(&plan, &raw[i * dtype.size..(i + 1) * dtype.size])?;
+        }
+        Ok(())
+    };
+    let pool_threads = pool::Threads::resolve(threads);
+    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
+        resolve(0, &mut values)?;
+    } else {
+        pool::get(pool_threads)?.install(|| {
+            values.par_chunks_mut(RESOLVE_BLOCK).enumerate().try_for_each(|(b, out)| resolve(b * RESOLVE_BLOCK, out))
+        })?;
     }
     Ok(values)
 }
