@@ -139,6 +139,9 @@ def test_file_modes_and_missing_file(backend, paths, tmp_path):
             h5turbo.File(paths["main"], mode)
     with pytest.raises(FileNotFoundError):
         h5turbo.File(tmp_path / "missing.h5")
+    for nul in (str(paths["main"]) + "\0junk", os.fsencode(paths["main"]) + b"\0"):
+        with pytest.raises(ValueError, match="embedded null byte"):  # as open() refuses it
+            h5turbo.File(nul)
     with h5turbo.File(paths["main"], "r") as f:  # os.PathLike and explicit 'r' work too
         assert "int32_2d" in f
 

@@ -121,6 +121,8 @@ class File(Group):
             path = os.fspath(name)
             if isinstance(path, bytes):
                 path = os.fsdecode(path)
+            if "\0" in path:  # as open() refuses it (the system would read a shorter path)
+                raise ValueError(f"{path!r}: embedded null byte")
             self._native_file = _native.File(path)
             self._identity = _file_identity(path)
             self._fileobj = None
