@@ -122,6 +122,11 @@ def test_driver_fileobj_arguments(h5file):
             h5py.File(obj, "r", **kwargs)
         with pytest.raises(ValueError):
             h5turbo.File(obj, "r", **kwargs)
+    # a path and the object given as fileobj=: the object is read, the path names it
+    named = h5file.parent / "elsewhere.h5"
+    for lib in (h5turbo, h5py):
+        with lib.File(named, "r", driver="fileobj", fileobj=io.BytesIO(h5file.read_bytes())) as f:
+            assert f.filename == str(named) and f.driver == "fileobj" and f["contiguous"].shape == (5000,)
 
 
 def test_without_tell(h5file):

@@ -97,6 +97,10 @@ class File(Group):
         self._meta_block_size = 2048 if meta_block_size is None else _check_meta_block_size(meta_block_size)
         self._swmr = bool(swmr)
         fileobj = name if hasattr(name, "read") and hasattr(name, "seek") else None
+        # h5py's File(path, driver="fileobj", fileobj=obj): obj is read, the path names it
+        named = fileobj is None and driver == "fileobj" and kwds.get("fileobj") is not None
+        if named:
+            fileobj = kwds["fileobj"]
         self._driver = _check_driver(driver, kwds, fileobj)
         self._owned_fileobj = None
         if self._driver == "ros3":  # h5py's read-only S3 / HTTP driver: through fsspec
@@ -106,7 +110,7 @@ class File(Group):
             # h5py names a file object's file by its repr; the native side looks for
             # external-link and VDS files next to that name, which has no folder: from
             # the working folder, where libhdf5 looks too
-            label = url if self._owned_fileobj is not None else repr(fileobj)
+            label = url if self._owned_fileobj is not None else os.fsdecode(os.fspath(name)) if named else repr(fileobj)
             self._label = label  # as given: a path would fold the '//' of a URL
             try:
                 _check_fileobj(fileobj)
