@@ -49,17 +49,15 @@ zero_types!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
 /// `n` zero values of `T`, or an error naming `what` when they cannot be had.
 pub fn zeroed_vec<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
-    let err = || Error::format(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()));
     if n == 0 {
         return Ok(Vec::new());
     }
-    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| err())?;
-    check_fits_in_memory(layout.size() as u64, what)?;
+    let layout = layout_that_fits::<T>(n, what)?;
     // Zeroed allocation (as vec![0; n]) keeps untouched pages unbacked; unlike it, a
     // failure is reported. SAFETY: `layout` has a non-zero size.
     let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
     if ptr.is_null() {
-        return Err(err());
+        return Err(cannot_allocate::<T>(n, what));
     }
     // SAFETY: `ptr` came from the global allocator with `layout` (n values of T, T's
     // alignment) and holds n zero values (all-zero bytes are zero for every Zero type).
@@ -72,12 +70,21 @@ pub fn zeroed_vec<T: Zero>(n: usize, what: &str) -> Result<Vec<T>> {
 /// limit makes likely for the one vector per selected element of a large read (strings,
 /// sequences, references: `ulimit -v`, strict overcommit, a cgroup's limit).
 pub fn vec_with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
-    let err = || Error::format(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()));
-    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| err())?;
-    check_fits_in_memory(layout.size() as u64, what)?;
+    layout_that_fits::<T>(n, what)?;
     let mut values = Vec::new();
-    values.try_reserve_exact(n).map_err(|_| err())?;
+    values.try_reserve_exact(n).map_err(|_| cannot_allocate::<T>(n, what))?;
     Ok(values)
+}
+
+/// The layout of `n` values of `T`, checked against the machine's memory.
+fn layout_that_fits<T>(n: usize, what: &str) -> Result<std::alloc::Layout> {
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|_| cannot_allocate::<T>(n, what))?;
+    check_fits_in_memory(layout.size() as u64, what)?;
+    Ok(layout)
+}
+
+fn cannot_allocate<T>(n: usize, what: &str) -> Error {
+    Error::format(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()))
 }
 
 /// More bytes than the machine has are refused before asking the allocator: with the

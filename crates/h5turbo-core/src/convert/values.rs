@@ -455,13 +455,11 @@ pub fn resolve_vlen_elements_on(
         }
         Ok(())
     };
-    let pool_threads = pool::Threads::resolve(threads);
-    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
-        resolve(0, &mut values)?;
-    } else {
-        pool::get(pool_threads)?.install(|| {
+    match block_pool(n, threads)? {
+        None => resolve(0, &mut values)?,
+        Some(pool) => pool.install(|| {
             values.par_chunks_mut(RESOLVE_BLOCK).enumerate().try_for_each(|(b, out)| resolve(b * RESOLVE_BLOCK, out))
-        })?;
+        })?,
     }
     Ok(values)
 }
@@ -478,16 +476,23 @@ pub(crate) fn check_elements(dtype: &Datatype, raw: &[u8], n: usize) -> Result<(
 /// in blocks of RESOLVE_BLOCK on `threads` threads of the engine's pool. The pieces
 /// come back in order.
 pub(crate) fn in_blocks<T: Send>(n: usize, threads: usize, resolve: impl Fn(usize, usize) -> Result<T> + Sync) -> Result<Vec<T>> {
-    let pool_threads = pool::Threads::resolve(threads);
-    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
-        return Ok(vec![resolve(0, n)?]);
-    }
-    pool::get(pool_threads)?.install(|| {
+    let Some(pool) = block_pool(n, threads)? else { return Ok(vec![resolve(0, n)?]) };
+    pool.install(|| {
         (0..n.div_ceil(RESOLVE_BLOCK))
             .into_par_iter()
             .map(|b| resolve(b * RESOLVE_BLOCK, RESOLVE_BLOCK.min(n - b * RESOLVE_BLOCK)))
             .collect()
     })
+}
+
+/// The engine's pool to resolve `n` elements on in blocks of RESOLVE_BLOCK, or None
+/// when one piece on the calling thread is better (one thread, or too few blocks).
+fn block_pool(n: usize, threads: usize) -> Result<Option<std::sync::Arc<rayon::ThreadPool>>> {
+    let pool_threads = pool::Threads::resolve(threads);
+    if pool_threads.get() < 2 || n < 2 * RESOLVE_BLOCK {
+        return Ok(None);
+    }
+    pool::get(pool_threads).map(Some)
 }
 
 /// Types nest vlen data inside vlen data (a sequence of sequences); bound the depth.
