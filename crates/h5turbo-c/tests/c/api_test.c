@@ -954,6 +954,12 @@ static void test_error_contract(const char *gen, const char *fast5_dir) {
     CHECK(h5turbo_object_path(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "path is NULL"), "object_path: %s", h5turbo_last_error());
     CHECK(h5turbo_object_address(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "address is NULL"),
           "object_address: %s", h5turbo_last_error());
+    const char *file_name = "untouched";
+    CHECK(h5turbo_object_filename(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "path is NULL"),
+          "object_filename: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_filename(NULL, &file_name) == H5TURBO_E_INVALID && strcmp(file_name, "untouched") == 0,
+          "object_filename of NULL: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_filename(o, &file_name) == H5TURBO_OK && strstr(file_name, "dtypes.h5"), "object_filename: %s", file_name);
     CHECK(h5turbo_dataset_rank(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "rank is NULL"), "dataset_rank: %s", h5turbo_last_error());
     CHECK(h5turbo_dataset_datatype(o, NULL) == H5TURBO_E_INVALID && names_all("dtypes.h5", ds, "dt is NULL"),
           "dataset_datatype: %s", h5turbo_last_error());
