@@ -173,6 +173,23 @@ def test_selections_agree_with_numpy(files, name, op):
 
 # ------------------------------------------------------------------ fixed bugs
 
+@pytest.mark.parametrize("selection", [np.s_[None, :, 0], np.s_[0, None], np.s_[:, None, ::-1, 1],
+                                       np.s_[None, 2, :, None, 0], np.s_[..., 0, None]])
+@pytest.mark.parametrize("op", OPS)
+def test_selections_adding_and_dropping_axes_reduce_their_own_array(files, selection, op):
+    # (None, :, 0) adds an axis and drops one: the same rank as the block read, but
+    # not its shape; reduced as the block, the sums came out of the wrong axes
+    reference, ours = files
+    data = reference["chunked_f4"][()][selection]
+    for axis in (None, 0, 1, -1):
+        want, want_exc = _outcome(lambda: getattr(np, op)(data, axis=axis))
+        got, got_exc = _outcome(lambda: getattr(ours["chunked_f4"], op)(axis=axis, selection=selection))
+        if want_exc is not None or got_exc is not None:
+            assert isinstance(got_exc, type(want_exc)), (selection, axis, got_exc, want_exc)
+            continue
+        _assert_same(got, want, _tolerance(op, data.dtype, None))
+
+
 @pytest.mark.parametrize("selection", [np.s_[[0, 2, 5]], np.s_[[1, 8, 13]],
                                        np.s_[np.arange(14) % 3 == 0], np.s_[[]],
                                        np.s_[3:3], np.s_[100:]])

@@ -262,7 +262,9 @@ def _native_block(ds: Any, selection: Any) -> Optional[tuple]:
     if selection is None:
         return [(0, n, 1) for n in shape], tuple(shape), None
     plan = plan_read(selection, shape)
-    if len(plan.out_shape) != len(plan.read_shape) or not _order_free(plan):
+    # The same shape: the block is the selection's array (an integer drops an axis and
+    # a newaxis adds one, so equal ranks alone are not enough: (None, :, 0)).
+    if tuple(plan.out_shape) != tuple(plan.read_shape) or not _order_free(plan):
         return None
     return list(plan.axes), tuple(plan.read_shape), plan.local
 
