@@ -991,3 +991,14 @@ def test_a_fields_view_of_no_field_raises_as_h5py(files, index):
     h, t = files
     name = _name((5, 6), "chunked", COMPOUND)
     _assert_like_h5py(lambda: h[name].fields([])[index], lambda: t[name].fields([])[index])
+
+
+@pytest.mark.parametrize("name, index", [
+    ("m", np.ones((5, 6, 1), bool)), ("v", (np.ones(7, bool), np.ones(1, bool))),
+    ("m", (0, np.ones((6, 1), bool))),
+])
+def test_a_mask_with_more_axes_than_left_is_a_type_error_as_in_h5py(small, name, index):
+    h, t = small
+    _assert_like_h5py(lambda: h[name][index], lambda: t[name][index])
+    with pytest.raises(IndexError):  # and numpy's IndexError
+        t[name][index]

@@ -264,10 +264,11 @@ def _resolve(entries: list, shape: tuple[int, ...]) -> list[_Item]:
         raise IndexMismatchError("an index can only have a single ellipsis ('...')")
     consumed = sum(_consumed_axes(e) for e in entries)
     if consumed > ndim:
-        raise IndexMismatchError(
-            f"too many indices for array: array is {ndim}-dimensional, "
-            f"but {consumed} were indexed"
-        )
+        message = f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed"
+        # a boolean mask of the wrong shape: h5py's TypeError (and numpy's IndexError)
+        if any(isinstance(e, np.ndarray) and e.dtype == np.bool_ for e in entries):
+            raise InvalidIndexError(message)
+        raise IndexMismatchError(message)
     items = []
     axis = 0
     for entry in entries:
