@@ -1156,8 +1156,7 @@ class FieldsView(_View):
         if names and self._single is None:
             return data  # those names read, as from the dataset
         if self._single is not None:
-            picked = data[self._single]
-            return picked.copy() if isinstance(picked, np.ndarray) else picked
+            return _copy_of_field(data[self._single])
         return _select_fields(data, self._names) if len(self._names) > 1 else _as_record(data, self._read_dtype)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
@@ -1171,10 +1170,23 @@ class FieldsView(_View):
         return arr if dtype is None else arr.astype(dtype, copy=False)
 
 
+def _copy_of_field(picked: Any) -> Any:
+    """A field taken out of records, in memory of its own. numpy copies records field
+    by field and leaves their padding as it was: a copy of compound values starts
+    zeroed, as h5py's (so that they compare equal byte for byte)."""
+    if not isinstance(picked, np.ndarray):
+        return picked
+    if picked.dtype.fields is None:
+        return picked.copy()
+    copy = np.zeros(picked.shape, picked.dtype)
+    copy[...] = picked
+    return copy
+
+
 def _as_record(data: Any, dtype: np.dtype) -> Any:
     """A one-field compound of the selected records (h5py's fields([name]))."""
     arr = np.asarray(data)
-    packed = np.empty(arr.shape, dtype=dtype)
+    packed = np.zeros(arr.shape, dtype=dtype)
     packed[dtype.names[0]] = arr[dtype.names[0]]
     return packed if isinstance(data, np.ndarray) else packed[()]
 
@@ -1256,10 +1268,9 @@ def _check_fields(fields: list[str], dtype: np.dtype) -> None:
 def _select_fields(data: Any, fields: list[str]) -> Any:
     """Compound fields as h5py gives them: one name -> that field, several -> packed record."""
     if len(fields) == 1:
-        picked = data[fields[0]]
-        return picked.copy() if isinstance(picked, np.ndarray) else picked
+        return _copy_of_field(data[fields[0]])
     arr = np.asarray(data)
-    packed = np.empty(arr.shape, dtype=[(n, arr.dtype.fields[n][0]) for n in fields])
+    packed = np.zeros(arr.shape, dtype=[(n, arr.dtype.fields[n][0]) for n in fields])
     for name in fields:
         packed[name] = arr[name]
     return packed[()] if np.ndim(data) == 0 and not isinstance(data, np.ndarray) else packed
