@@ -153,3 +153,31 @@ def test_records_of_every_fixed_kind_beside_strings_like_h5py(records, name):
             expected, got = ref[name][sel], ours[name][sel]
             assert got.dtype == expected.dtype
             assert_same(expected, got, name)
+
+
+def test_sequences_of_records_with_object_members_are_record_arrays_like_h5py(tmp_path):
+    # each element an array of the record type (fields by name), not an object array
+    # of np.void records
+    path = tmp_path / "sequences_of_records.h5"
+    of_strings = h5py.vlen_dtype(np.dtype([("s", VSTR), ("i", "<i4")]))
+    of_sequences = h5py.vlen_dtype(np.dtype([("v", h5py.vlen_dtype("<i2")), ("i", "<i4")]))
+    of_refs = h5py.vlen_dtype(np.dtype([("r", h5py.ref_dtype), ("i", "<i4")]))
+    with h5py.File(path, "w") as f:
+        ds = f.create_dataset("strings", shape=(2,), dtype=of_strings)
+        ds[0] = np.array([("a", 1), ("bc", 2)], of_strings.metadata["vlen"])
+        ds[1] = np.array([("", 3)], of_strings.metadata["vlen"])
+        f.create_dataset("sequences", shape=(1,), dtype=of_sequences)[0] = np.array(
+            [(np.array([1, 2], "i2"), 1)], of_sequences.metadata["vlen"])
+        f.create_dataset("refs", shape=(1,), dtype=of_refs)[0] = np.array(
+            [(f["strings"].ref, 7)], of_refs.metadata["vlen"])
+        f.attrs.create("strings", data=f["strings"][...], dtype=of_strings)
+    with h5py.File(path) as ref, h5turbo.File(path) as ours:
+        for name in ("strings", "sequences"):
+            assert_same(ref[name][...], ours[name][...], name)
+            assert ours[name][0].dtype == ref[name][0].dtype, name
+        assert_same(ref.attrs["strings"], ours.attrs["strings"], "attribute")
+        assert ours.attrs["strings"][0].dtype == ref.attrs["strings"][0].dtype
+        got = ours["refs"][0]
+        assert got.dtype.names == ("r", "i") and got["i"].tolist() == [7]
+        assert ours[got["r"][0]].name == "/strings"
+        assert list(ours["strings"][0]["s"]) == [b"a", b"bc"]

@@ -258,6 +258,15 @@ fn vlen_to_py(py: Python<'_>, dt: &Datatype, value: &VlenValue, strings_as_str: 
         (VlenValue::NestedSequence(items), DatatypeClass::VarLen { base, .. }) => {
             let objects = items.iter().map(|v| vlen_to_py(py, base, v, strings_as_str)).collect::<PyResult<Vec<_>>>()?;
             let n = objects.len() as u64;
+            if matches!(base.class, DatatypeClass::Compound { .. }) {
+                // records with object members (strings, references, sequences): an
+                // array of their compound type, as h5py gives
+                let records = numpy(py)?.call_method1("zeros", (n, dtype_of(py, base)?))?;
+                for (i, record) in objects.into_iter().enumerate() {
+                    records.set_item(i, record)?;
+                }
+                return Ok(records.unbind());
+            }
             // a plain object array, as h5py gives a sequence of sequences
             object_array(py, objects, &[n], None)
         }
