@@ -182,6 +182,42 @@ def test_repack_keeps_sequences_of_references(tmp_path):
         assert [[g[r].name for r in seq] for seq in g["refs"][()]] == [["/a", "/g"], ["/g"]]
 
 
+def _sequences(dtype, *elements):
+    values = np.empty(len(elements), dtype=h5py.vlen_dtype(np.dtype(dtype)))
+    values[:] = [np.array(e, dtype) for e in elements]
+    return values
+
+
+def test_repack_keeps_the_numbers_of_big_endian_sequence_attributes(tmp_path):
+    # h5py reads a sequence of big-endian numbers as native numbers of the stored
+    # bytes; written back, those wrong numbers were stored (1 became 2**56)
+    src = tmp_path / "src.h5"
+    record = np.dtype([("s", h5py.string_dtype()), ("v", h5py.vlen_dtype(np.dtype(">i2"))),
+                       ("w", h5py.vlen_dtype(np.dtype(">u4")), (2,))])
+    records = np.zeros(2, record)
+    records["s"] = ["x", "yy"]
+    records["v"] = list(_sequences(">i2", [1, -2], [300]))
+    for i in range(2):
+        for j in range(2):
+            records["w"][i, j] = np.array([10 * i + j, 65536], ">u4")
+    with h5py.File(src, "w") as f:
+        f.attrs["u8"] = _sequences(">u8", [1, 2], [42])
+        f.attrs["f4"] = _sequences(">f4", [1.5, -2.0], [3.0])
+        f.attrs["le"] = _sequences("<i2", [7], [8, 9])
+        f.attrs.create("records", records, dtype=record)
+    with h5py.File(src) as before, _repacked(src, tmp_path / "dst.h5") as after:
+        # both read through h5py's same conversion: the same stored numbers read alike
+        for name in ("u8", "f4", "le"):
+            assert after.attrs.get_id(name).dtype == before.attrs.get_id(name).dtype
+            for x, y in zip(before.attrs[name], after.attrs[name]):
+                assert x.tobytes() == y.tobytes() and x.dtype == y.dtype, name
+        a, b = before.attrs["records"], after.attrs["records"]
+        for field in ("v", "w"):
+            for x, y in zip(a[field].ravel(), b[field].ravel()):
+                assert x.tobytes() == y.tobytes(), field
+        assert list(b["s"]) == list(a["s"])
+
+
 def test_repack_keeps_the_user_block_and_fill_time(tmp_path):
     src = tmp_path / "src.h5"
     with h5py.File(src, "w", userblock_size=512) as f:

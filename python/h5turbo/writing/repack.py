@@ -18,6 +18,8 @@ user block is kept.
 from __future__ import annotations
 
 import fnmatch
+import functools
+import io
 import math
 import sys
 from pathlib import Path
@@ -514,7 +516,42 @@ def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
     dtype = _as_stored(aid.dtype)
     values = np.empty(aid.shape, dtype=dtype)
     aid.read(values, mtype=h5py.h5t.py_create(dtype))
+    if _h5py_mislabels_big_endian_sequences():
+        _label_sequences_as_stored(values, dtype)
     new.write(values, mtype=h5py.h5t.py_create(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _h5py_mislabels_big_endian_sequences() -> bool:
+    """Whether this h5py reads a sequence of big-endian numbers as native-order numbers
+    of the stored bytes (h5py 3.x: [1] stored as >u8 reads as 2**56), which written back
+    would store those wrong numbers. Asked of h5py itself, on a file in memory."""
+    import h5py
+    probe = np.empty(1, dtype=h5py.vlen_dtype(np.dtype(">u8")))
+    probe[0] = np.array([1], ">u8")
+    with h5py.File(io.BytesIO(), "w") as f:
+        f.attrs.create("probe", probe)
+        return int(f.attrs["probe"][0][0]) != 1
+
+
+def _label_sequences_as_stored(values: np.ndarray, dtype: np.dtype) -> None:
+    """Relabel, in place, the elements of every sequence of big-endian numbers in
+    ``values`` (read by h5py as ``dtype``) with their stored byte order: the numbers
+    they hold."""
+    import h5py
+    base = h5py.check_dtype(vlen=dtype)
+    if base is not None and not isinstance(base, type):
+        base = np.dtype(base)
+        if base.kind in "iuf" and not base.isnative:
+            for at in np.ndindex(values.shape):
+                if isinstance(values[at], np.ndarray):
+                    values[at] = values[at].view(base)
+        return
+    if dtype.fields:
+        for name in dtype.names:
+            _label_sequences_as_stored(values[name], dtype.fields[name][0])
+    elif dtype.subdtype is not None:  # taken out of records, the array's axes are values' own
+        _label_sequences_as_stored(values, dtype.subdtype[0])
 
 
 def _fixed_strings_nullpad(ftype):
