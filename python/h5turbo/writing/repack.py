@@ -187,7 +187,7 @@ class _Repack:
             self.copied.append(obj.name)
         else:  # named datatypes, and datasets we do not re-encode: libhdf5 copies them
             gin.copy(obj, gout, name=name, without_attrs=True)
-            if isinstance(obj, h5py.Dataset) and _holds_refs(obj.dtype):
+            if isinstance(obj, h5py.Dataset) and _holds_refs(_numpy_dtype(obj)):
                 self.deferred_refs.append((obj, path))
             self.done[key] = path
             self.deferred_attrs.append((obj, path))
@@ -337,7 +337,8 @@ def _vlen_with_fill(ds) -> bool:
     2.0's H5Ocopy keeps that fill value's global heap ID, which points into SRC, and
     the copy's creation properties can then not be read ("bad global heap collection
     signature"; netCDF-C's string variables have one)."""
-    return ds.dtype.hasobject and not _holds_refs(ds.dtype) and _fill_is_set(ds)
+    dt = _numpy_dtype(ds)
+    return dt is not None and dt.hasobject and not _holds_refs(dt) and _fill_is_set(ds)
 
 
 def _copy_vlen_with_fill(ds, gout, name: str) -> None:
@@ -359,9 +360,21 @@ def _copy_vlen_with_fill(ds, gout, name: str) -> None:
         out[start:start + rows] = ds[start:start + rows]
 
 
+def _numpy_dtype(obj) -> Optional[np.dtype]:
+    """The numpy dtype h5py gives a dataset or attribute; None for a type numpy has
+    none for (128-bit floats and integers, HDF5 time types): libhdf5 copies those as
+    they are stored."""
+    try:
+        return obj.dtype
+    except (TypeError, ValueError):
+        return None
+
+
 def _numeric_chunkable(ds) -> bool:
     import h5py
-    dt = ds.dtype
+    dt = _numpy_dtype(ds)
+    if dt is None:
+        return False
     if ds.ndim == 0 or ds.size == 0 or dt.hasobject or dt.fields is not None or dt.subdtype is not None:
         return False
     if dt.kind not in "biufcS" or h5py.check_dtype(ref=dt) or h5py.check_dtype(vlen=dt):
@@ -395,6 +408,8 @@ def _numpy_like_string(tid) -> bool:
 
 def _holds_refs(dt) -> bool:
     import h5py
+    if dt is None:
+        return False
     if h5py.check_dtype(ref=dt) is not None:
         return True
     base = h5py.check_dtype(vlen=dt)
@@ -480,7 +495,7 @@ def _copy_attrs(src_obj, dst_obj, fin, fout) -> None:
     import h5py
     for name in src_obj.attrs:
         aid = src_obj.attrs.get_id(name)
-        if not _holds_refs(aid.dtype):
+        if not _holds_refs(_numpy_dtype(aid)):
             _copy_attr_exactly(aid, dst_obj, name)
             continue
         value = src_obj.attrs[name]
@@ -503,7 +518,8 @@ def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
     if ftype.committed():
         ftype = ftype.copy()
     space = aid.get_space()
-    has_objects = aid.dtype.hasobject
+    stored = _numpy_dtype(aid)
+    has_objects = stored is not None and stored.hasobject
     new_type = _fixed_strings_nullpad(ftype) if has_objects else ftype
     new = h5py.h5a.create(dst_obj.id, name.encode("utf-8"), new_type, space)
     if space.get_simple_extent_type() == h5py.h5s.NULL:
@@ -513,7 +529,7 @@ def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
         aid.read(values, mtype=ftype)
         new.write(values, mtype=ftype)
         return
-    dtype = _as_stored(aid.dtype)
+    dtype = _as_stored(stored)
     values = np.empty(aid.shape, dtype=dtype)
     aid.read(values, mtype=h5py.h5t.py_create(dtype))
     if _h5py_mislabels_big_endian_sequences():
