@@ -149,6 +149,8 @@ def to_jsonable(value: Any, strict: bool = True) -> Any:
         return [number(float(value.real)), number(float(value.imag))]
     if isinstance(value, (float, np.floating)):
         return number(float(value))
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return str(value)  # '2020-01-01T00:00:00', '5 milliseconds', 'NaT': .item() is no JSON type
     if isinstance(value, np.generic):
         return value.item()
     if isinstance(value, Empty):

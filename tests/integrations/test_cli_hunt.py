@@ -317,3 +317,21 @@ def test_closed_pipe_is_no_traceback(sample):
     first = [float(t) for t in _numbers(stdout)]
     assert first
     np.testing.assert_array_equal(first, _h5py(sample, "big")[:len(first)])
+
+
+def test_json_of_dates_and_durations_is_their_text(tmp_path):
+    # h5py's opaque datetime64 / timedelta64: .item() gave datetime objects, which
+    # stopped the JSON half-way with a traceback
+    path = tmp_path / "times.h5"
+    dates = np.array(["2020-01-01T00:00:00", "NaT"], "datetime64[s]")
+    with h5py.File(path, "w") as f:
+        f["t"] = dates.astype(h5py.opaque_dtype(dates.dtype))
+        durations = np.array([5, -1], "timedelta64[ms]")
+        f["td"] = durations.astype(h5py.opaque_dtype(durations.dtype))
+        f["x"] = np.arange(2)
+        day = np.array(["2020-01-01"], "datetime64[D]")
+        f["x"].attrs["when"] = day.astype(h5py.opaque_dtype(day.dtype))
+    assert run_json("cat", str(path), "/t")["data"] == ["2020-01-01T00:00:00", "NaT"]
+    assert run_json("cat", str(path), "/td")["data"] == ["5 milliseconds", "-1 milliseconds"]
+    assert run_json("info", str(path), "/x")["attrs"]["when"] == ["2020-01-01"]
+    assert run_json("info", str(path), "/t")["fillvalue"] == "1970-01-01T00:00:00"
