@@ -6,7 +6,10 @@ order, dimension scales, the user block, fill time, permissions and symbolic lin
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import subprocess
+import sys
 
 import h5py
 import numpy as np
@@ -54,6 +57,54 @@ def test_mode_w_dash_refuses_an_existing_file_and_w_replaces_it(tmp_path):
     h5turbo.write(path, "x", np.arange(3.0), mode="w")
     with h5py.File(path) as f:
         assert list(f) == ["x"]
+
+
+def test_bytes_file_names_are_taken_in_every_mode(tmp_path):
+    path = tmp_path / "data.h5"
+    name = os.fsencode(path)
+    h5turbo.write(name, "x", np.arange(3), mode="w")
+    h5turbo.write(name, "y", np.arange(4), mode="a")
+    repack(name, os.fsencode(tmp_path / "packed.h5"))
+    with h5py.File(tmp_path / "packed.h5") as f:
+        assert sorted(f) == ["x", "y"] and list(f["y"][()]) == [0, 1, 2, 3]
+
+
+_PROTECTED = """
+import sys, numpy as np, h5py, h5turbo
+path, lib = sys.argv[1], sys.argv[2]
+try:
+    if lib == "h5py":
+        h5py.File(path, "w").close()
+    else:
+        h5turbo.write(path, "x", np.zeros(1), mode="w")
+    print("replaced")
+except PermissionError as exc:
+    print("refused", exc)
+"""
+
+
+def test_mode_w_refuses_a_write_protected_file_as_h5py(tmp_path):
+    # renaming over a file needs only its folder's permission: the file's own 0444 was
+    # ignored and its contents lost. Run without the right to override permissions
+    # (root has it: then as h5py, both replace the file).
+    command = [sys.executable, "-c", _PROTECTED]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv to drop the permission override")
+        drop = "-dac_override,-dac_read_search"
+        command = [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}"] + command
+    outcomes = {}
+    for lib in ("h5py", "h5turbo"):
+        path = tmp_path / f"{lib}.h5"
+        _precious(path)
+        os.chmod(path, 0o444)
+        done = subprocess.run(command + [str(path), lib], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outcomes[lib] = done.stdout.split()[0]
+        assert (outcomes[lib] == "refused") == _still_precious(path)
+    assert outcomes == {"h5py": "refused", "h5turbo": "refused"}
+    assert "write-protected" in done.stdout
 
 
 def test_a_failed_write_removes_the_groups_it_made(tmp_path):

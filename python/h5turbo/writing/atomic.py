@@ -4,6 +4,7 @@ interrupted leaves the destination as it was (and removes the temporary file).""
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import tempfile
@@ -20,6 +21,7 @@ def replacing(path, exclusive: bool = False) -> Iterator[Path]:
     destination's permissions (a new file: 0666 less the umask, as ``open`` would) and
     rename it to ``path``. A symbolic link at ``path`` keeps pointing where it did: its
     target is replaced. ``exclusive``: refuse a destination that exists (h5py's "w-")."""
+    path = os.fsdecode(path)  # a bytes name too, as h5py takes
     dst = Path(os.path.realpath(path))
     if dst.is_dir():
         raise IsADirectoryError(f"{path}: is a directory, not a file")
@@ -27,6 +29,10 @@ def replacing(path, exclusive: bool = False) -> Iterator[Path]:
         raise FileNotFoundError(f"{dst.parent}: no such folder")
     if exclusive and dst.exists():
         raise FileExistsError(f"{path}: exists already (mode 'w-' or 'x' never replaces a file)")
+    if dst.exists() and not os.access(dst, os.W_OK):
+        # renaming over it needs only the folder's permission: refuse as h5py (which
+        # opens it for writing) does, rather than replace a file its owner protected
+        raise PermissionError(errno.EACCES, f"{path}: the file is write-protected; not replaced")
     try:
         fd, name = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".h5turbo-tmp", dir=dst.parent)
     except OSError as exc:  # an unwritable folder: say so, naming the destination

@@ -21,6 +21,7 @@ import fnmatch
 import functools
 import io
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Callable, Optional
@@ -60,7 +61,7 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
     import h5py
 
     _register_filter_plugins()
-    src, dst = Path(src), Path(dst)
+    src, dst = Path(os.fsdecode(src)), Path(os.fsdecode(dst))  # bytes names too, as h5py
     if not (chunks in ("auto", "keep") or (isinstance(chunks, tuple) and chunks and min(chunks) >= 1)):
         raise ArgumentError(f"chunks={chunks!r}: 'auto', 'keep' or a shape of positive sizes")
     if compression != KEEP and compression not in CODECS:
