@@ -171,6 +171,29 @@ const GET_FILES_AT_ONCE: usize = 64;
 struct SourceFile {
     path: PathBuf,
     c_path: Arc<CString>,
+    /// Why this folder, found under a folder given, could not be listed: it is then
+    /// an entry of its own that fails in its place, as an unreadable file does, and
+    /// the other files are read.
+    unlisted: Option<String>,
+}
+
+impl SourceFile {
+    fn open_hinted(&self, hint: u64) -> Result<FileSource, Error> {
+        self.listed()?;
+        open_hinted(&self.path, hint)
+    }
+
+    fn read_ids(&self) -> Result<(Layout, Vec<String>), Error> {
+        self.listed()?;
+        file_read_ids(&self.path)
+    }
+
+    fn listed(&self) -> Result<(), Error> {
+        match &self.unlisted {
+            Some(problem) => Err(Error::new(h5turbo_core::prelude::ErrorKind::Io, problem.clone()).in_file(&self.path)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Where next_batch goes on: files opened ahead (with how far each was read), the
@@ -301,15 +324,19 @@ unsafe fn guard_fast5(f5: *const h5turbo_fast5, body: impl FnOnce() -> Result<()
     guard_named(named, None, body)
 }
 
+/// A file to read, or a folder under the ones given that could not be listed (why).
+type Found = (PathBuf, Option<String>);
+
 /// The files under `paths` in order: files as given, folders walked recursively
-/// (entries by name) for `*.fast5`.
-fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
+/// (entries by name) for `*.fast5`. A folder given that cannot be listed is an error;
+/// one found inside it is an entry that fails (as `find` reports it and goes on).
+fn expand(paths: &[PathBuf]) -> Result<Vec<Found>, Error> {
     let mut out = Vec::new();
     for path in paths {
         if path.is_dir() {
-            walk(path, &mut out)?;
+            walk(path, &mut out).map_err(|e| Error::io(e, "cannot list the folder").in_file(path))?;
         } else {
-            out.push(path.clone());
+            out.push((path.clone(), None));
         }
     }
     Ok(out)
@@ -318,8 +345,8 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>, Error> {
 /// The *.fast5 files under `dir`, in name order, depth first. Links to folders are not
 /// followed (as `find`, f5c's and Python's walks: a link back up the tree would list
 /// the same files again and again); links to files are taken.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
-    let entries = std::fs::read_dir(dir).map_err(|e| Error::io(e, "cannot list the folder").in_file(dir))?;
+fn walk(dir: &Path, out: &mut Vec<Found>) -> std::io::Result<()> {
+    let entries = std::fs::read_dir(dir)?;
     // The entry's type comes with the listing on most file systems: only links (and
     // entries of unknown type) cost a stat, not each of 100,000 files on a network disk.
     let mut found: Vec<(PathBuf, Option<std::fs::FileType>)> =
@@ -327,16 +354,19 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Error> {
     found.sort_by(|a, b| a.0.cmp(&b.0));
     for (path, kind) in found {
         if kind.is_some_and(|k| k.is_dir()) {
-            walk(&path, out)?;
+            if let Err(e) = walk(&path, out) {
+                out.push((path, Some(format!("cannot list the folder: {}", e))));
+            }
         } else if path.extension().is_some_and(|e| e == "fast5") && (kind.is_some_and(|k| k.is_file()) || !path.is_dir()) {
-            out.push(path);
+            out.push((path, None));
         }
     }
     Ok(())
 }
 
 /// Open fast5 files and/or folders (searched recursively for *.fast5, in name order;
-/// links to folders inside them are not followed, as by `find`). threads: the
+/// links to folders inside them are not followed, as by `find`; a folder inside them
+/// that cannot be listed is an entry that fails in its place). threads: the
 /// decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
 /// h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
 /// it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
@@ -363,9 +393,9 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
         }
         let files = expand(&given)?
             .into_iter()
-            .map(|path| {
+            .map(|(path, unlisted)| {
                 let c_path = Arc::new(c_string_lossy(path.as_os_str().as_encoded_bytes()));
-                SourceFile { path, c_path }
+                SourceFile { path, c_path, unlisted }
             })
             .collect();
         let pool = rayon::ThreadPoolBuilder::new()
@@ -427,7 +457,7 @@ const MIN_FILES_HINTED: usize = 8;
 /// `hinted`: the files are with the hinting thread already, so none is hinted here.
 fn open_in_waves(files: &[SourceFile], hinted: bool) -> Vec<Result<Arc<(File, Fast5Index)>, Arc<Error>>> {
     let hint = if hinted { 0 } else { read_ahead::window() / files.len().clamp(1, OPEN_WAVE * WAVES_AHEAD) as u64 };
-    let open = |wave: &[SourceFile]| -> Vec<Result<FileSource, Error>> { wave.par_iter().map(|f| open_hinted(&f.path, hint)).collect() };
+    let open = |wave: &[SourceFile]| -> Vec<Result<FileSource, Error>> { wave.par_iter().map(|f| f.open_hinted(hint)).collect() };
     let waves: Vec<&[SourceFile]> = files.chunks(OPEN_WAVE).collect();
     let mut ahead: VecDeque<Vec<Result<FileSource, Error>>> = waves.iter().take(WAVES_AHEAD).map(|w| open(w)).collect();
     let mut indexed = Vec::with_capacity(files.len());
@@ -711,7 +741,7 @@ impl Reader {
     /// on the pool at the first fetch.
     fn index(&self) -> &ReadLocations {
         self.index.get_or_init(|| {
-            let per_file = self.pool.install(|| self.files.par_iter().map(|f| caught(|| file_read_ids(&f.path))).collect());
+            let per_file = self.pool.install(|| self.files.par_iter().map(|f| caught(|| f.read_ids())).collect());
             ReadLocations::from_files(per_file)
         })
     }
@@ -822,9 +852,12 @@ fn empty_read(path: *const c_char) -> h5turbo_fast5_read {
 /// them.
 fn to_c_read(record: ReadRecord<usize>, file: &Path, path: *const c_char) -> h5turbo_fast5_read {
     let mut read = empty_read(path);
-    let id = record.read_id().unwrap_or_else(|| record.name.rsplit('/').next().unwrap_or("").to_string());
-    read.read_id = replace_string(read.read_id, id.as_bytes());
+    let id = record.read_id();
+    read.read_id = replace_string(read.read_id, id.as_deref().unwrap_or("").as_bytes());
     let failure = match fill(&mut read, &record) {
+        // no id, no read: the by-id index leaves such a read out (as ont_fast5_api
+        // refuses its file), and a made-up id would travel into the caller's output
+        Ok(()) if id.is_none() => Some(Error::format("the read has no read_id attribute (a string)")),
         Ok(()) => record.signal.map(|n| read.n_samples = n as u64).err(),
         Err(e) => Some(e),
     };

@@ -228,7 +228,8 @@ def many_fast5(folder, files=150, reads=3):
 
 def odd_fast5(folder):
     """Attributes of unusual types, as some writers leave them: a single-read file whose
-    read_id is a variable-length string (what h5py writes for a str), and multi-read
+    read_id is a variable-length string (what h5py writes for a str), one without a
+    read_id (ont_fast5_api refuses it), and multi-read
     files with a float start_time, a float32 duration, a read_number too large for
     int32 and one stored as text."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -238,6 +239,11 @@ def odd_fast5(folder):
         raw.attrs["read_id"] = "single-vlen"
         raw.attrs["read_number"] = np.int32(42)
         raw.create_dataset("Signal", data=np.arange(5, dtype="<i2"))
+        f.create_group("UniqueGlobalKey/channel_id").attrs["digitisation"] = 8192.0
+    with h5py.File(folder / "single_no_id.fast5", "w") as f:  # a read without an id: fails
+        raw = f.create_group("Raw/Reads/Read_100")
+        raw.attrs["read_number"] = np.int32(100)
+        raw.create_dataset("Signal", data=np.arange(4, dtype="<i2"))
         f.create_group("UniqueGlobalKey/channel_id").attrs["digitisation"] = 8192.0
     odd = [("start_float", "start_time", np.float64(123456)), ("duration_float32", "duration", np.float32(77)),
            ("number_too_big", "read_number", np.uint32(4_000_000_000)), ("number_text", "read_number", np.bytes_("9"))]

@@ -180,6 +180,26 @@ run "fast5_dump = ont-fast5-api, 400 single-read files in one batch, ulimit -n 6
 for f in "$CORPUS"/fast5/*.fast5; do
     run "fast5_dump = ont-fast5-api ${f#$ROOT/}" fast5_matches "$f"
 done
+# A sub-folder that cannot be listed is one failed entry, naming it; the other files
+# are read (as `find` reports it and goes on). Root lists any folder: run without the
+# right to override permissions (setpriv), or as who we are.
+locked_folder() {
+    d=$WORK/locked_tree
+    rm -rf "$d" && mkdir -p "$d/locked" && cp "$CORPUS/fast5/single_reads_read0.fast5" "$d/a.fast5" &&
+        cp "$CORPUS/fast5/single_reads_read0.fast5" "$d/locked/b.fast5" && chmod 000 "$d/locked" || return 1
+    as_user=""
+    if [ "$(id -u)" = 0 ]; then
+        command -v setpriv > /dev/null || { echo "no setpriv to drop root's permission override"; chmod 755 "$d/locked"; return 1; }
+        as_user="setpriv --bounding-set=-dac_override,-dac_read_search --inh-caps=-dac_override,-dac_read_search"
+    fi
+    $as_user "$FAST5_DUMP" "$d" > "$WORK/locked.out" 2> "$WORK/locked.err"
+    status=$?
+    chmod 755 "$d/locked"
+    cat "$WORK/locked.out" "$WORK/locked.err"
+    [ $status -eq 1 ] && [ "$(wc -l < "$WORK/locked.out")" -eq 2 ] &&
+        grep -q "locked: cannot list the folder" "$WORK/locked.err"
+}
+run "fast5_dump: a sub-folder that cannot be listed fails alone" locked_folder
 
 # docs/c.md's examples, built and run: the whole programs as they are, the fragments
 # each in a function given the open file and its dataset (doc_examples.py).
