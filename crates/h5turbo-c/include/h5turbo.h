@@ -477,7 +477,8 @@ const char *h5turbo_last_error(void);
 
 /**
  * Open fast5 files and/or folders (searched recursively for *.fast5, in name order;
- * links to folders inside them are not followed, as by `find`). threads: the
+ * links to folders inside them are not followed, as by `find`; a folder inside them
+ * that cannot be listed is an entry that fails in its place). threads: the
  * decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
  * h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
  * it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
@@ -697,7 +698,8 @@ int h5turbo_object_address(const h5turbo_object *obj, uint64_t *address);
 /**
  * The path of the file the object lies in (a pointer owned by `obj`), as libhdf5's
  * H5Fget_name: the opened file's path as it was given, or, for an object an external
- * link led to, the path its file was found at.
+ * link led to, the absolute path its file was found at (links are followed from
+ * where the file was opened, even after the program changes folder).
  */
 int h5turbo_object_filename(const h5turbo_object *obj, const char **path);
 

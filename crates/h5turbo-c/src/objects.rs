@@ -213,7 +213,8 @@ pub unsafe extern "C" fn h5turbo_object_address(obj: *const h5turbo_object, addr
 
 /// The path of the file the object lies in (a pointer owned by `obj`), as libhdf5's
 /// H5Fget_name: the opened file's path as it was given, or, for an object an external
-/// link led to, the path its file was found at.
+/// link led to, the absolute path its file was found at (links are followed from
+/// where the file was opened, even after the program changes folder).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_filename(obj: *const h5turbo_object, path: *mut *const c_char) -> c_int {
     guard_put_in(obj, path, "path", || {

@@ -58,6 +58,10 @@ pub struct File {
 struct FileInner {
     ctx: FormatContext,
     path: PathBuf,
+    /// `path` made absolute when the file was opened: external links are looked for
+    /// next to it, as libhdf5 does (its "extpath"), even after the program changes
+    /// folder, and the files they lead to are named absolutely, as H5Fget_name names them.
+    absolute_path: PathBuf,
     superblock: Superblock,
     closed: AtomicBool,
     global_heap: GlobalHeapCache,
@@ -114,6 +118,7 @@ impl File {
         let inner = FileInner {
             ctx,
             path: path.to_path_buf(),
+            absolute_path: std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
             superblock,
             closed: AtomicBool::new(false),
             global_heap: GlobalHeapCache::default(),
@@ -145,7 +150,7 @@ impl File {
 
     /// The file an external link of this file names, found as libhdf5 finds it.
     pub fn external_link_file(&self, name: &str) -> Result<PathBuf> {
-        find_named_file(NamedFile::ExternalLink, self.path(), name).ok_or_else(|| {
+        find_named_file(NamedFile::ExternalLink, &self.inner.absolute_path, name).ok_or_else(|| {
             Error::not_found(format!("external link target file '{}' not found", name)).in_file(self.path())
         })
     }
