@@ -10,6 +10,10 @@
 h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, pairs = TRUE, threads = NULL) {
     file <- .check_file(file)
     threads <- .threads(threads)
+    layers <- .h5ad_wanted(layers, "layers")
+    reducedDims <- .h5ad_wanted(reducedDims, "reducedDims")
+    uns <- .h5ad_wanted(uns, "uns")
+    pairs <- .h5ad_wanted(pairs, "pairs")
     top <- .members(file, "/")
     if (!all(c("obs", "var") %in% names(top)))
         .raise("not an AnnData file: it has no obs and var", code = 2L, file = file)
@@ -18,19 +22,48 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     shape <- c(nrow(obs), nrow(var))
     assays <- list()
     if ("X" %in% names(top)) assays$X <- .h5ad_matrix(file, "X", top[["X"]], shape, threads)
-    if (isTRUE(layers) && identical(.otype(top, "layers"), "H5I_GROUP")) {
-        members <- .members(file, "layers")
-        for (name in names(members))
-            assays[[name]] <- .h5ad_matrix(file, paste0("layers/", name), members[[name]], shape, threads)
-    }
+    members <- .group_members(file, top, "layers")
+    for (name in .h5ad_pick(names(members), layers, "layers", file))
+        assays[[name]] <- .h5ad_matrix(file, paste0("layers/", name), members[[name]], shape, threads)
     assays <- lapply(assays, function(m) { dimnames(m) <- list(rownames(var), rownames(obs)); m })
-    dims <- if (isTRUE(reducedDims)) .h5ad_embeddings(file, .otype(top, "obsm"), nrow(obs), threads) else list()
-    meta <- if (isTRUE(uns) && identical(.otype(top, "uns"), "H5I_GROUP"))
-        .h5ad_uns(file, "uns", skip = .h5ad_uns_moved(top, obs, var), threads) else list()
-    col_pairs <- if (isTRUE(pairs)) .h5ad_pairs(file, "obsp", .otype(top, "obsp"), nrow(obs), threads) else list()
-    row_pairs <- if (isTRUE(pairs)) .h5ad_pairs(file, "varp", .otype(top, "varp"), nrow(var), threads) else list()
+    dims <- .h5ad_embeddings(file, .otype(top, "obsm"), nrow(obs), threads, reducedDims)
+    meta <- if (!isFALSE(uns))
+        .h5ad_uns(file, "uns", skip = .h5ad_uns_moved(top, obs, var), threads,
+                  wanted = uns, members = .group_members(file, top, "uns")) else list()
+    col_pairs <- .h5ad_pairs(file, "obsp", .otype(top, "obsp"), nrow(obs), threads, pairs)
+    row_pairs <- .h5ad_pairs(file, "varp", .otype(top, "varp"), nrow(var), threads, pairs)
     if (isTRUE(pairs)) col_pairs <- .h5ad_legacy_graphs(file, col_pairs, nrow(obs), threads)
+    if (is.character(pairs)) {
+        missing <- setdiff(pairs, c(names(col_pairs), names(row_pairs)))
+        if (length(missing))
+            .raise(sprintf("pairs %s not in obsp or varp", paste0("'", missing, "'", collapse = ", ")), code = 3L, file = file)
+    }
     .h5ad_result(assays, obs, var, dims, meta, col_pairs, row_pairs)
+}
+
+# layers, reducedDims, uns, pairs: TRUE (all), FALSE (none) or the names of the
+# entries to read (as zellkonverter's readH5AD takes them).
+.h5ad_wanted <- function(value, what) {
+    if (is.logical(value) && length(value) == 1L && !is.na(value)) return(value)
+    if (is.character(value) && !anyNA(value)) return(value)
+    .raise(paste(what, "must be TRUE, FALSE or the names of the entries to read"), call = sys.call(-1L))
+}
+
+# The names of `available` to read, in the file's order; a name asked for that the
+# file does not have stops, naming it.
+.h5ad_pick <- function(available, wanted, what, file) {
+    if (isTRUE(wanted)) return(available)
+    if (isFALSE(wanted)) return(character())
+    missing <- setdiff(wanted, available)
+    if (length(missing))
+        .raise(sprintf("%s %s not in the file", what, paste0("'", missing, "'", collapse = ", ")), code = 3L, file = file)
+    available[available %in% wanted]
+}
+
+# The members of group `name` of the root (whose members are `top`); none when it is
+# not a group.
+.group_members <- function(file, top, name) {
+    if (identical(.otype(top, name), "H5I_GROUP")) .members(file, name) else character()
 }
 
 # Files written before obsp existed keep the neighbour graphs in uns/neighbors as bare
@@ -48,11 +81,12 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 
 # obsp / varp: square matrices over the cells / features (a sparse group, or a dense
 # dataset), as anndata holds them; a dgCMatrix stays sparse.
-.h5ad_pairs <- function(file, group, otype, n, threads) {
-    if (!identical(otype, "H5I_GROUP")) return(list())
+.h5ad_pairs <- function(file, group, otype, n, threads, wanted = TRUE) {
+    if (isFALSE(wanted) || !identical(otype, "H5I_GROUP")) return(list())
     members <- .members(file, group)
     out <- list()
     for (name in names(members)) {
+        if (is.character(wanted) && !name %in% wanted) next
         path <- paste0(group, "/", name)
         m <- if (identical(members[[name]], "H5I_GROUP")) .read_sparse_group(file, path, threads, stored = TRUE)
              else t(.h5ad_array_values(.h5ad_read(file, path, threads)))
@@ -67,10 +101,9 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 # numpy's dimension order, strings as character, encoded elements (dataframes, sparse
 # matrices, categoricals, nullable arrays) as their R counterparts. `skip`: paths of
 # entries anndata takes out of uns when it reads them (see .h5ad_uns_moved).
-.h5ad_uns <- function(file, group, skip = character(), threads) {
-    members <- .members(file, group)
+.h5ad_uns <- function(file, group, skip = character(), threads, wanted = TRUE, members = .members(file, group)) {
     out <- list()
-    for (name in names(members)) {
+    for (name in .h5ad_pick(names(members), wanted, group, file)) {
         path <- paste0(group, "/", name)
         if (path %in% skip) next
         value <- if (identical(members[[name]], "H5I_GROUP")) .h5ad_uns_group(file, path, threads)
@@ -129,10 +162,12 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 # obsm: a group of (cells, k) datasets, or (anndata 0.5-0.6) one compound dataset whose
 # members are the embeddings, each a k-array per cell. Sparse and dataframe entries of
 # the group are left out, with a warning naming them.
-.h5ad_embeddings <- function(file, otype, n_obs, threads) {
+.h5ad_embeddings <- function(file, otype, n_obs, threads, wanted = TRUE) {
     dims <- list()
+    if (isFALSE(wanted)) return(dims)
     if (identical(otype, "H5I_GROUP")) {
         members <- .members(file, "obsm")
+        members <- members[.h5ad_pick(names(members), wanted, "reducedDims", file)]
         for (name in names(members)[members == "H5I_DATASET"])
             dims[[name]] <- .h5ad_embedding(file, paste0("obsm/", name), n_obs, threads)
         left <- names(members)[members != "H5I_DATASET"]
@@ -142,10 +177,12 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
                     call. = FALSE)
     } else if (identical(otype, "H5I_DATASET")) {
         frame <- .h5ad_read(file, "obsm", threads)
-        for (name in names(frame)) {
+        for (name in .h5ad_pick(names(frame), wanted, "reducedDims", file)) {
             m <- .h5ad_array_values(frame[[name]])
             dims[[name]] <- if (is.null(dim(m))) matrix(m, ncol = 1L) else unclass(m)
         }
+    } else {
+        .h5ad_pick(character(), wanted, "reducedDims", file)  # names asked of a file without obsm
     }
     dims
 }
@@ -195,13 +232,21 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
         .raise(sprintf("the index '%s' is missing", index), code = 2L, file = file, name = name)
     order <- as.character(attrs[["column-order"]])
     columns <- lapply(stats::setNames(order, order), function(col)
-        .h5ad_column(file, paste0(name, "/", col), .otype(members, col), name, col, threads))
+        .h5ad_column(file, paste0(name, "/", col), .column_otype(file, name, members, col), name, col, threads))
     frame <- as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
     rows <- as.character(.h5ad_read(file, paste0(name, "/", index), threads))
     if (length(columns) == 0L) frame <- data.frame(row.names = seq_along(rows))
     if (nrow(frame) != length(rows))
         .raise("columns and index differ in length", code = 2L, file = file, name = name)
     .set_rownames(frame, rows)
+}
+
+# A column's object type; anndata writes a column named "a/b" as dataset b of a
+# group a (and lists "a/b" in column-order).
+.column_otype <- function(file, frame, members, col) {
+    if (!grepl("/", col, fixed = TRUE)) return(.otype(members, col))
+    inner <- tryCatch(.members(file, paste0(frame, "/", dirname(col))), h5turbo_error = function(e) character())
+    .otype(inner, basename(col))
 }
 
 # anndata allows repeated obs / var names (it warns), a data.frame's row names do not:

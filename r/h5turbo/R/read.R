@@ -14,10 +14,38 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     threads <- .threads(threads)
     flags <- if (bit64conversion == "double") 2L else 0L
     if (is.list(index)) index <- .eval_index(index, parent.frame())
+    if (.is_group(file, name)) {
+        if (!is.null(index)) .raise("index selects elements of a dataset, not of a group", file = file, name = name)
+        return(.read_group(file, name, threads, bit64conversion, compoundAsDataFrame, drop))
+    }
     x <- .read_values(file, name, index, threads, flags, compoundAsDataFrame)
     # rhdf5's drop: the values as a vector, without dimensions
     if (drop && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
     x
+}
+
+.is_group <- function(file, name) {
+    if (name %in% c("/", "")) return(TRUE)
+    parent <- dirname(sub("/+$", "", name))
+    if (parent == ".") parent <- "/"
+    otype <- tryCatch(.members(file, parent)[basename(name)], h5turbo_error = function(e) NA)
+    identical(unname(otype), "H5I_GROUP")
+}
+
+# A group read as rhdf5's h5read reads one: a list of its members by name, datasets
+# read, groups as lists of theirs (what h5ls lists; links that lead nowhere left out).
+.read_group <- function(file, name, threads, bit64conversion, compoundAsDataFrame, drop) {
+    members <- .members(file, name)
+    values <- lapply(names(members), function(member) {
+        path <- if (name %in% c("/", "")) paste0("/", member) else paste0(sub("/+$", "", name), "/", member)
+        switch(members[[member]],
+               H5I_GROUP = .read_group(file, path, threads, bit64conversion, compoundAsDataFrame, drop),
+               H5I_DATASET = h5t_read(file, path, threads = threads, bit64conversion = bit64conversion,
+                                      compoundAsDataFrame = compoundAsDataFrame, drop = drop),
+               NULL)
+    })
+    names(values) <- names(members)
+    values[!vapply(values, is.null, logical(1))]
 }
 
 # rhdf5's h5read evaluates index elements that are unevaluated calls or names

@@ -140,3 +140,69 @@ a.write_h5ad(sys.argv[1])
     expect_identical(as.matrix(SummarizedExperiment::assay(sce, "X")), expected)
     expect_identical(as.matrix(SummarizedExperiment::assay(sce, "csc")), expected)
 })
+
+test_that("h5t_read of a group gives what h5read gives: a named list of its members, read", {
+    skip_if_not_installed("rhdf5")
+    f <- new_h5()
+    rhdf5::h5createGroup(f, "g")
+    rhdf5::h5createGroup(f, "g/sub")
+    rhdf5::h5write(1:3, f, "g/a")
+    rhdf5::h5write(matrix(1.5, 2, 2), f, "g/b")
+    rhdf5::h5write(c("x", "y"), f, "g/sub/s")
+    rhdf5::h5write(7L, f, "top")
+    # was: "the object is not a dataset"
+    expect_identical(h5t_read(f, "g"), rhdf5_read(f, "g"))
+    expect_identical(h5t_read(f, "/"), rhdf5_read(f, "/"))
+    expect_identical(h5t_read(f, "g/sub/"), rhdf5_read(f, "g/sub"))
+    expect_error(h5t_read(f, "g", index = list(1)), class = "h5turbo_error_invalid")
+})
+
+test_that("h5t_ls takes a negative depth as every level, as h5ls does", {
+    skip_if_not_installed("rhdf5")
+    f <- new_h5()
+    rhdf5::h5createGroup(f, "a")
+    rhdf5::h5createGroup(f, "a/b")
+    rhdf5::h5write(1:3, f, "a/b/x")
+    expect_identical(h5t_ls(f, recursive = -1), h5t_ls(f, recursive = TRUE))
+    expect_identical(h5t_ls(f, recursive = -1), suppressWarnings(rhdf5::h5ls(f, recursive = -1)))
+    expect_error(h5t_ls(f, recursive = 0), class = "h5turbo_error_invalid")
+})
+
+h5ad_parts_py <- '
+import sys, warnings
+import anndata as ad, numpy as np, pandas as pd
+warnings.simplefilter("ignore")
+a = ad.AnnData(np.ones((3, 2), "f4"), obs=pd.DataFrame({"a/b": [1, 2, 3], "c": [4, 5, 6]}, index=["c1", "c2", "c3"]))
+a.layers["counts"] = np.full((3, 2), 2, "i4")
+a.layers["spliced"] = np.full((3, 2), 3, "i4")
+a.obsm["X_pca"] = np.ones((3, 2))
+a.obsm["X_umap"] = np.zeros((3, 2))
+a.uns["one"] = 1
+a.uns["two"] = "b"
+a.obsp["distances"] = np.eye(3)
+a.write_h5ad(sys.argv[1])
+'
+
+test_that("h5t_read_h5ad takes the names of the layers, reducedDims, uns and pairs to read, and refuses other values", {
+    skip_if_not_installed("SingleCellExperiment")
+    f <- tempfile(fileext = ".h5ad")
+    run_python(h5ad_parts_py, f, needs = "anndata")
+    # was: any value but TRUE read none of them, silently
+    sce <- h5t_read_h5ad(f, layers = "spliced", reducedDims = "X_umap", uns = "two", pairs = "distances")
+    expect_identical(SummarizedExperiment::assayNames(sce), c("X", "spliced"))
+    expect_identical(SingleCellExperiment::reducedDimNames(sce), "X_umap")
+    expect_identical(names(S4Vectors::metadata(sce)), "two")
+    expect_identical(SingleCellExperiment::colPairNames(sce), "distances")
+    all <- h5t_read_h5ad(f)
+    expect_identical(SummarizedExperiment::assayNames(all), c("X", "counts", "spliced"))
+    none <- h5t_read_h5ad(f, layers = FALSE, reducedDims = FALSE, uns = FALSE, pairs = FALSE)
+    expect_identical(SummarizedExperiment::assayNames(none), "X")
+    expect_length(SingleCellExperiment::reducedDimNames(none), 0L)
+    for (bad in list(NA, c(TRUE, TRUE), 1, NULL))
+        expect_error(h5t_read_h5ad(f, layers = bad), "layers must be TRUE, FALSE or the names", class = "h5turbo_error_invalid")
+    expect_error(h5t_read_h5ad(f, layers = "nope"), "layers 'nope' not in the file", class = "h5turbo_error_not_found")
+    expect_error(h5t_read_h5ad(f, pairs = "nope"), "pairs 'nope' not in obsp or varp", class = "h5turbo_error_not_found")
+    # anndata writes a column named "a/b" as dataset b of a group a: read as anndata reads it
+    expect_identical(SingleCellExperiment::colData(all)[["a/b"]], 1:3)
+    expect_identical(SingleCellExperiment::colData(all)[["c"]], 4:6)
+})
