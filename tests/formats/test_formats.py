@@ -244,6 +244,10 @@ def test_sparse_group_opens_as_sparse_dataset(generated):
 # ---------------------------------------------------------------------- broken h5ad
 
 
+def _encoded(ds, kind):
+    ds.attrs["encoding-type"], ds.attrs["encoding-version"] = kind, "0.2.0"
+
+
 def _broken_copy(generated, tmp_path, edit):
     path = tmp_path / "broken.h5ad"
     shutil.copy(generated[("csr", "gzip", None)], path)
@@ -274,6 +278,11 @@ def _broken_copy(generated, tmp_path, edit):
      h5turbo.FormatError, ("/obs", "float32")),
     (lambda f: (f["obsm"].__delitem__("X_pca"), f["obsm"].create_dataset("X_pca", data=np.zeros((5, 2)))),
      h5turbo.FormatError, ("broken.h5ad",)),
+    # values that do not fit: a bare AttributeError before
+    (lambda f: _encoded(f["uns"].create_dataset("ns", data="abc"), "numeric-scalar"),
+     h5turbo.FormatError, ("/uns/ns", "numeric-scalar")),
+    (lambda f: _encoded(f["uns"].create_dataset("r", data=np.arange(3)), "rec-array"),
+     h5turbo.FormatError, ("/uns/r", "rec-array")),
 ])
 def test_broken_h5ad(generated, tmp_path, edit, error, names):
     path = _broken_copy(generated, tmp_path, edit)
@@ -428,9 +437,37 @@ def test_loom_broken(loom_file, tmp_path):
     with pytest.raises(h5turbo.FormatError, match="broken.loom.*/col_attrs/batch"):
         h5turbo.read_loom(path)
     with h5py.File(path, "r+") as f:
+        f.create_dataset("layers/text", data=np.full(f["matrix"].shape, b"a"))
+    with pytest.raises(h5turbo.FormatError, match="broken.loom.*/layers/text.*numbers"):  # was a bare ValueError
+        h5turbo.read_loom(path)
+    with h5py.File(path, "r+") as f:
         del f["matrix"]
     with pytest.raises(h5turbo.FormatError, match="broken.loom.*/matrix"):
         h5turbo.read_loom(path)
+
+
+def test_loom_takes_anndatas_spec_version(loom_file):
+    assert_same(h5turbo.read_loom(loom_file, spec_version="3.0.0"), anndata.read_loom(loom_file, spec_version="3.0.0"))
+
+
+def test_null_datasets_of_h5ad_are_h5pys_empty_as_anndata_gives(generated, tmp_path):
+    def edit(f):
+        _encoded(f["uns"].create_dataset("encoded", data=h5py.Empty("f")), "array")
+        f["uns"].create_dataset("plain", data=h5py.Empty("f"))
+    path = _broken_copy(generated, tmp_path, edit)
+    ours, theirs = h5turbo.read_h5ad(path).uns, anndata.read_h5ad(path).uns
+    for name in ("encoded", "plain"):
+        assert type(ours[name]) is type(theirs[name]) is h5py.Empty, name
+        assert ours[name].dtype == theirs[name].dtype
+
+
+def test_many_small_sparse_matrices_are_read_as_anndata_reads_them(tmp_path):
+    # each matrix read its three arrays on a new pool of threads: 1.5 ms a matrix
+    path = tmp_path / "many.h5ad"
+    a = anndata.AnnData(np.ones((5, 5), dtype=np.float32))
+    a.uns["sp"] = {f"m{i}": sp.random(5, 5, 0.3, format="csr", random_state=i) for i in range(40)}
+    a.write_h5ad(path)
+    assert_same(h5turbo.read_h5ad(path), anndata.read_h5ad(path))
 
 
 # ---------------------------------------------------------------------- file objects

@@ -37,6 +37,10 @@ from .._native import Error, FormatError
 from .._optional import require
 from ..readahead import reading_pool
 
+# Below this many stored bytes, a matrix's three arrays are read one after another: a
+# file with hundreds of small matrices (in uns) spent most of its time starting threads.
+_CONCURRENT_READ_BYTES = 4 << 20
+
 __all__ = ["SparseDataset", "is_sparse_group"]
 
 # Stored entries per block in the reductions: bounds their memory.
@@ -189,8 +193,14 @@ class SparseDataset(Group):
         return matrix
 
     def to_scipy(self, threads: Optional[int] = None):
-        """The whole matrix, data, indices and indptr read concurrently; indptr and
-        indices keep the integer types they are stored with."""
+        """The whole matrix, data, indices and indptr read concurrently (one after
+        another when small: starting threads would cost more than the reads); indptr
+        and indices keep the integer types they are stored with."""
+        members = [self._member(name) for name in ("data", "indices", "indptr")]
+        if sum(m.nbytes for m in members) < _CONCURRENT_READ_BYTES:
+            data, indices = members[0].read(threads=threads), members[1].read(threads=threads)
+            self.indptr(threads)
+            return self._matrix(data, indices, self._stored_indptr, self.shape)
         with reading_pool(3) as pool:
             data = pool.submit(self._member("data").read, threads=threads)
             indices = pool.submit(self._member("indices").read, threads=threads)

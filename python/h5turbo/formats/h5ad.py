@@ -173,9 +173,10 @@ class _H5adReader:
             return reader(self, obj)
         except Error:
             raise  # h5turbo's own errors name the file and the element already
-        except (TypeError, ValueError, IndexError, KeyError) as exc:
+        except (TypeError, ValueError, IndexError, KeyError, AttributeError) as exc:
             # values that do not fit their encoding (an integer string-array, a mask
-            # that is not boolean, a 0-d array where a matrix must be)
+            # that is not boolean, a 0-d array where a matrix must be, a string as a
+            # numeric-scalar, plain numbers as a rec-array)
             raise _fail(obj, f"is not a valid {spec[0] or 'element'}: {exc}") from exc
         finally:
             self.reading.discard(obj)
@@ -315,7 +316,7 @@ class _H5adReader:
     # ------------------------------------------------------------------ datasets
 
     def read_array(self, ds: Dataset) -> np.ndarray:
-        return ds.read(threads=self.threads)
+        return _h5py_empty(ds.read(threads=self.threads))
 
     def read_string_array(self, ds: Dataset) -> np.ndarray:
         return ds.asstr()[()]
@@ -340,10 +341,7 @@ class _H5adReader:
         else:
             value = ds.read(threads=self.threads)
         if isinstance(value, Empty):
-            # anndata gives h5py's Empty there (h5py, anndata's dependency, is importable)
-            import h5py
-
-            return h5py.Empty(value.dtype)
+            return _h5py_empty(value)
         if not hasattr(value, "dtype"):
             return value
         if issubclass(value.dtype.type, np.bytes_):
@@ -450,3 +448,13 @@ def _decode_structured(value: np.ndarray, stored: np.dtype) -> np.ndarray:
         if string_encoding(field) == "utf-8":
             decode(value[name], out=value[name])
     return value
+
+
+def _h5py_empty(value: Any) -> Any:
+    """A null dataset's value as anndata gives it: h5py's Empty (h5py, anndata's
+    dependency, is importable where anndata is)."""
+    if not isinstance(value, Empty):
+        return value
+    import h5py
+
+    return h5py.Empty(value.dtype)

@@ -31,7 +31,8 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
               obsm_mapping: Mapping[str, Iterable[str]] = {},
               varm_mapping: Mapping[str, Iterable[str]] = {},
               threads: Optional[int] = None, obsm_names: Optional[Mapping[str, Iterable[str]]] = None,
-              varm_names: Optional[Mapping[str, Iterable[str]]] = None, validate: bool = True):
+              varm_names: Optional[Mapping[str, Iterable[str]]] = None, validate: bool = True,
+              spec_version: Optional[str] = None):
     """Read a ``.loom`` file as an ``anndata.AnnData`` equal to ``anndata.read_loom(path,
     ...)`` with the same arguments: X is layer ``X_name`` if present, else the main
     matrix (then kept as layer 'matrix' too), cast to ``dtype``; other layers float64 as
@@ -41,7 +42,8 @@ def read_loom(path: Any, *, sparse: bool = True, cleanup: bool = False, X_name: 
     ``obsm_names`` / ``varm_names``: anndata's deprecated names of the mappings (a
     FutureWarning, as anndata gives). ``validate``: loompy's check of the file when
     anndata opens it; h5turbo checks only what it reads, so ``validate=False`` changes
-    nothing.
+    nothing, and neither does ``spec_version`` (the loom version loompy validates
+    against; anndata passes it on to loompy).
     """
     anndata = require("anndata", "h5turbo.read_loom", "formats")
 
@@ -88,6 +90,8 @@ def _matrix_dataset(f: File, path: str) -> Dataset:
     ds = f[path]
     if ds.ndim != 2:
         raise FormatError(f"{f.filename}: {ds.name}: a loom matrix must be 2-D, not shape {ds.shape}")
+    if ds.dtype.kind not in "biuf":
+        raise FormatError(f"{f.filename}: {ds.name}: a loom matrix holds numbers, not {ds.dtype}")
     return ds
 
 
