@@ -122,6 +122,8 @@ class DatasetID:
         contiguous byte buffer large enough), the bytes go there and a memoryview of
         them is returned, as h5py."""
         _no_handle(dxpl, "dxpl")
+        if len(offsets) != self.rank:  # before the layout, as h5py checks
+            raise TypeError(f"offsets length ({len(offsets)}) must match dataset rank ({self.rank})")
         self._require_chunked()
         coords = self._coords(offsets)
         if any(c % n for c, n in zip(coords, self._obj.chunks)):

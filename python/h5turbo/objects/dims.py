@@ -10,6 +10,8 @@ machinery:
 
 from __future__ import annotations
 
+import operator
+
 import warnings
 from typing import Any, Union
 
@@ -193,6 +195,8 @@ class DimensionManager:
         return self._dataset.ndim
 
     def __getitem__(self, index: int) -> DimensionProxy:
+        # an axis number: numpy's integers, and True (numpy's too) as 1, as h5py takes them
+        index = operator.index(int(index) if isinstance(index, np.bool_) else index)
         if index > len(self) - 1:
             raise IndexError("Index out of range")
         if index < 0:  # h5py hands a negative axis to libhdf5, which fails; count from the end

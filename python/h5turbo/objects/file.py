@@ -283,14 +283,19 @@ class File(Group):
         through it are alive, and closes when they are gone (as libhdf5 keeps a target
         open only while its objects are), so a file with thousands of links does not
         hold a descriptor each."""
-        path = os.path.realpath(self._native_file.external_link_file(filename))
+        found = self._native_file.external_link_file(filename)
+        # kept by the real path (one opening per file, however it is named), opened by
+        # the path found: the target's own links are looked for next to that (a file
+        # that is a symbolic link into a store, as git-annex and DataLad keep them), and
+        # it is the file's name (h5py's filename)
+        path = os.path.realpath(found)
         if _file_identity(path) == self._identity:  # a link into this same file: no second opening
             return self
         target = self._externals.pop(path, None)
         if target is None or target.closed:
             target = self._let_go.pop(path, None)
         if target is None or target.closed:
-            target = File(path)
+            target = File(found)
         self._externals[path] = target  # now the most recent
         while len(self._externals) > MAX_OPEN_EXTERNALS:
             oldest, let_go = next(iter(self._externals.items()))

@@ -167,8 +167,8 @@ class Group(HLObject, MutableMapping):
             parent_obj = self._resolve(head)[0] if head else self._obj
         except KeyError:
             return False
-        if not _components(tail):
-            return True
+        if not _components(tail):  # "g/.": the group itself (after a dataset, nothing)
+            return parent_obj.kind == "group"
         return parent_obj.kind == "group" and _has_link(parent_obj, tail)
 
     def _resolve(self, path: str, external_hops: int = 0):
@@ -316,7 +316,10 @@ class Datatype(HLObject):
 
     @property
     def dtype(self):
-        return self._obj.dtype
+        try:
+            return self._obj.dtype
+        except _native.ClosedError as exc:
+            raise _ClosedDatatypeError(f"Not a datatype: {exc}") from None
 
     def __repr__(self):
         if not self:
@@ -413,6 +416,11 @@ def _link_value(kind: str, target: Any):
 MAX_EXTERNAL_HOPS = 16
 
 
+class _ClosedDatatypeError(_native.ClosedError, TypeError):
+    """A named datatype of a closed file: h5py's TypeError ("Not a datatype"), and the
+    ClosedError of every other object of a closed file."""
+
+
 def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
     """Follow one link: (object, File, name). An external link opens its target file, as
     h5py does; the name then is the path inside that file."""
@@ -432,8 +440,10 @@ def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
                        f"(more than {MAX_EXTERNAL_HOPS} external links in a row: a cycle?)")
     if kind == "soft":
         # a soft link whose path crosses an external link (the native side follows
-        # soft links within a file only): its path walked here, as h5py walks it
-        return file._resolve(posixpath.join(name, target), external_hops + 1)
+        # soft links within a file only): its path walked here, as h5py walks it; the
+        # object is named by the path it was reached by, as any soft link's (h5py)
+        native_obj, target_file, _ = file._resolve(posixpath.join(name, target), external_hops + 1)
+        return native_obj, target_file, posixpath.join(name, component)
     filename, path = target
     try:
         external_file = file._open_external(filename)

@@ -162,7 +162,7 @@ impl File {
 
     fn own_identity(&self) -> Option<&FileIdentity> {
         let own = self.inner.link_targets.own.get_or_init(|| {
-            std::fs::metadata(self.path()).ok().map(|meta| FileIdentity::of(self.path(), &meta))
+            std::fs::metadata(self.absolute_path()).ok().map(|meta| FileIdentity::of(self.absolute_path(), &meta))
         });
         own.as_ref()
     }

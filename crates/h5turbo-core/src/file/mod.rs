@@ -138,6 +138,12 @@ impl File {
         &self.inner.path
     }
 
+    /// The file's path made absolute when it was opened: what files it names
+    /// (external links, virtual dataset sources) are looked for next to it.
+    pub fn absolute_path(&self) -> &Path {
+        &self.inner.absolute_path
+    }
+
     /// Whether `other` is this same open file (an external link's target opened
     /// separately, even of the same path, is not).
     pub fn same_file(&self, other: &File) -> bool {
@@ -150,7 +156,7 @@ impl File {
 
     /// The file an external link of this file names, found as libhdf5 finds it.
     pub fn external_link_file(&self, name: &str) -> Result<PathBuf> {
-        find_named_file(NamedFile::ExternalLink, &self.inner.absolute_path, name).ok_or_else(|| {
+        find_named_file(NamedFile::ExternalLink, self.absolute_path(), name).ok_or_else(|| {
             Error::not_found(format!("external link target file '{}' not found", name)).in_file(self.path())
         })
     }

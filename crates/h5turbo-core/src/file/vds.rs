@@ -552,7 +552,9 @@ impl VirtualSources {
     fn dataset(&self, file: &File, mapping: &Mapping) -> Result<Option<(File, std::sync::Arc<Dataset>)>> {
         let source_file = match &mapping.file {
             SourceFile::Same => file.clone(),
-            SourceFile::Named(name) => match self.open(file.path(), name)? {
+            // next to the virtual dataset's file as it was opened, as libhdf5 finds
+            // sources (not wherever the program has moved to since)
+            SourceFile::Named(name) => match self.open(file.absolute_path(), name)? {
                 Some(f) => f,
                 None => return Ok(None),
             },
