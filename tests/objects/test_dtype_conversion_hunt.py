@@ -1038,3 +1038,32 @@ def test_float_narrowing_beyond_range_is_silent_as_h5py(tmp_path, source, to):
             want = h["x"].astype(to)[()]
             got = t["x"].astype(to)[()]
         assert _same(want, got) is None
+
+
+@pytest.mark.skipif(not hasattr(np.dtypes, "StringDType"), reason="numpy 2's StringDType")
+def test_string_datasets_read_as_numpys_string_dtype_as_h5py(tmp_path):
+    path = tmp_path / "strings.h5"
+    with h5py.File(path, "w") as f:
+        f["fixed"] = np.array([b"ab\xc3\xa9", b"x\x00y", b""], dtype="S5")
+        f["vlen"] = np.array(["abc", "h\u00e9llo", ""], dtype=h5py.string_dtype())
+        f["ascii"] = np.array([b"ab", b"c"], dtype=h5py.string_dtype("ascii"))
+        f["fixed_utf8"] = np.array(["ab", "c"], dtype=h5py.string_dtype("utf-8", 4))
+        f["scalar"] = "scalar"
+        f["empty"] = np.array([], dtype=h5py.string_dtype())
+        f["numbers"] = np.arange(3)
+    with h5py.File(path) as ref, h5turbo.File(path) as ours:
+        for name in ("fixed", "vlen", "ascii", "fixed_utf8", "scalar", "empty"):
+            selections = [(), np.s_[:1], np.s_[1:]] if ref[name].shape else [()]
+            for sel in selections:
+                want, want_exc = _outcome(lambda: ref[name].astype("T")[sel])
+                got, got_exc = _outcome(lambda: ours[name].astype(np.dtypes.StringDType())[sel])
+                assert type(got_exc) is type(want_exc), (name, sel, got_exc, want_exc)
+                if want_exc is None:
+                    assert type(got) is type(want) and getattr(got, "dtype", None) == getattr(want, "dtype", None)
+                    assert np.array_equal(got, want), (name, sel, got, want)
+            got, want = np.asarray(ours[name], dtype="T"), np.asarray(ref[name], dtype="T")
+            assert got.dtype == want.dtype and np.array_equal(got, want), name
+        with pytest.raises(TypeError, match="string datatype"):  # as h5py, when asked
+            ours["numbers"].astype("T")
+        with pytest.raises(TypeError, match="string datatype"):
+            ref["numbers"].astype("T")

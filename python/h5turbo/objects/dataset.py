@@ -414,6 +414,8 @@ class Dataset(HLObject):
                 "cannot be avoided on read"
             )
         _refuse_empty(self)
+        if dtype is not None and np.dtype(dtype).kind == "T":  # numpy 2's StringDType: as astype
+            return np.asarray(self.astype(dtype)[...], dtype=dtype)
         arr = np.asarray(self.read(Ellipsis))
         # h5py reads into an array of `dtype` (read_direct): libhdf5 converts, so
         # out-of-range numbers saturate and compounds match fields by name
@@ -526,7 +528,10 @@ class Dataset(HLObject):
 
     def astype(self, dtype) -> "AstypeView":
         """A view that reads with ``ds.astype(t)[sel]`` and converts to ``t``."""
-        return AstypeView(self, np.dtype(dtype))
+        dtype = np.dtype(dtype)
+        if dtype.kind == "T" and string_encoding(self.dtype) is None:  # numpy 2's StringDType
+            raise TypeError("dset.astype(StringDType()) can only be used on datasets with an HDF5 string datatype")
+        return AstypeView(self, dtype)
 
     def fields(self, names: Union[str, list]) -> "FieldsView":
         """A view reading only some fields of a compound dataset (h5py's ``fields``):
@@ -736,6 +741,8 @@ class AstypeView(_View):
             # h5py reads a null dataspace before any conversion: Empty of the stored
             # type, whatever the view's (or ValueError for a selection)
             return self._dataset[index]
+        if self.dtype.kind == "T":
+            return self._read_strings(index)
         names = split_fields(index)[1]
         if names:
             return self._read_fields(index, names)
@@ -757,6 +764,19 @@ class AstypeView(_View):
         if isinstance(data, np.ndarray):
             return convert(data, wanted, self._dataset._spacepad)
         return convert(np.asarray(data), wanted, self._dataset._spacepad)[()]
+
+    def _read_strings(self, index: Any) -> Any:
+        """numpy 2's StringDType, as h5py gives it: the strings decoded as UTF-8 whatever
+        their stored character set (strictly: bytes that are not UTF-8 raise), a fixed
+        string ending at its first NUL; a scalar as str."""
+        data = self._dataset.asstr(encoding="utf-8")[index]
+        fixed = self._dataset.dtype.kind == "S"
+        if isinstance(data, str):
+            return data.split("\0", 1)[0] if fixed else data
+        data = np.asarray(data, dtype=object)
+        if fixed:
+            data = np.vectorize(lambda s: s.split("\0", 1)[0], otypes=[object])(data) if data.size else data
+        return data.astype(self.dtype)
 
     def _read_fields(self, index: Any, names: list[str]) -> Any:
         """``ds.astype(compound)[..., "x"]``: as h5py, the named fields of the target
