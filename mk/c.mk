@@ -5,7 +5,7 @@
 #   make c-header             regenerate the committed header with cbindgen
 #   make c-test               header check, C tests (also under ASan + UBSan)
 
-APT_PACKAGES += libhdf5-dev pkg-config cbindgen gcc
+APT_PACKAGES += libhdf5-dev pkg-config cbindgen gcc g++
 TEST_TARGETS += c-test
 
 C_CRATE   := crates/h5turbo-c

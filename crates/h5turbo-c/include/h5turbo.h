@@ -2,7 +2,6 @@
  * Every function that can fail returns 0 (H5TURBO_OK) or a positive H5TURBO_E_* code;
  * h5turbo_last_error() then says which file, object and problem. All functions are
  * thread-safe; one h5turbo_file may be used from many threads at once. */
-
 #ifndef H5TURBO_H
 #define H5TURBO_H
 
@@ -10,6 +9,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif /* __cplusplus */
 
 /**
  * Sum of all values: floats accumulated in float64; integers summed exactly (in 128
@@ -243,10 +245,6 @@ typedef struct {
   uint64_t len;
   const void *data;
 } h5turbo_sequence;
-
-#ifdef __cplusplus
-extern "C" {
-#endif // __cplusplus
 
 /**
  * The attribute names of an object in h5py's order (creation order where tracked,
@@ -483,7 +481,9 @@ const char *h5turbo_last_error(void);
  * h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
  * it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
  * stop_on_error: a failed read makes h5turbo_fast5_next_batch fail instead of being
- * reported in the batch.
+ * reported in the batch. A stream belongs to the process that opened it: in a child of
+ * fork() its calls fail with H5TURBO_E_INVALID (h5turbo_fast5_close does nothing
+ * there); open the files again in the child.
  */
 int h5turbo_fast5_open(const char *const *paths,
                        size_t n_paths,
@@ -724,7 +724,7 @@ int h5turbo_link_kind(const h5turbo_object *group, const char *name, int *kind);
 void h5turbo_strings_free(char **strings, size_t count);
 
 #ifdef __cplusplus
-} // extern "C"
-#endif // __cplusplus
+} /* extern "C" */
+#endif /* __cplusplus */
 
 #endif /* H5TURBO_H */

@@ -101,6 +101,21 @@ pub struct h5turbo_fast5 {
     label: PathBuf,
     /// The batch being decoded ahead, if any.
     ahead: Mutex<Option<Ahead>>,
+    /// The process that opened it: its decoding threads exist there only. A child of a
+    /// fork that calls it would wait for them forever: it gets an error instead.
+    opened_by: u32,
+}
+
+impl h5turbo_fast5 {
+    fn in_this_process(&self) -> Result<(), Error> {
+        if self.opened_by == std::process::id() {
+            return Ok(());
+        }
+        Err(Error::invalid_argument(format!(
+            "the stream was opened by process {} before a fork; its threads are not in this process: open the files again here",
+            self.opened_by
+        )))
+    }
 }
 
 /// A batch decoded on the pool while the caller works: its entries (or the pool
@@ -321,7 +336,12 @@ unsafe fn given_paths(paths: *const *const c_char, n_paths: usize) -> Vec<PathBu
 unsafe fn guard_fast5(f5: *const h5turbo_fast5, body: impl FnOnce() -> Result<(), Error>) -> c_int {
     // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
     let named = f5.as_ref().map(|h| h.label.as_path()).filter(|p| !p.as_os_str().is_empty());
-    guard_named(named, None, body)
+    guard_named(named, None, || {
+        if let Some(handle) = f5.as_ref() {
+            handle.in_this_process()?;
+        }
+        body()
+    })
 }
 
 /// A file to read, or a folder under the ones given that could not be listed (why).
@@ -371,7 +391,9 @@ fn walk(dir: &Path, out: &mut Vec<Found>) -> std::io::Result<()> {
 /// h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
 /// it returns, so reading overlaps the caller's work: at most one batch decoded ahead.
 /// stop_on_error: a failed read makes h5turbo_fast5_next_batch fail instead of being
-/// reported in the batch.
+/// reported in the batch. A stream belongs to the process that opened it: in a child of
+/// fork() its calls fail with H5TURBO_E_INVALID (h5turbo_fast5_close does nothing
+/// there); open the files again in the child.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_open(
     paths: *const *const c_char,
@@ -414,7 +436,7 @@ pub unsafe extern "C" fn h5turbo_fast5_open(
             hints: FileHints::start(read_ahead::window()),
         };
         let label = stream_label(&given).unwrap_or_default();
-        let handle = h5turbo_fast5 { reader: Arc::new(reader), label, ahead: Mutex::new(None) };
+        let handle = h5turbo_fast5 { reader: Arc::new(reader), label, ahead: Mutex::new(None), opened_by: std::process::id() };
         give_handle(out, handle);
         Ok(())
     })
@@ -433,6 +455,12 @@ pub unsafe extern "C" fn h5turbo_fast5_file_count(f5: *const h5turbo_fast5, n: *
 /// Close (NULL is fine). Batches already taken stay valid.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_close(f5: *mut h5turbo_fast5) {
+    // A copy of a stream in a child of a fork: dropping it would wait for the parent's
+    // threads (a batch decoding ahead, the pool) forever. Its memory is left to the
+    // child; the parent closes the stream itself.
+    if f5.as_ref().is_some_and(|handle| handle.in_this_process().is_err()) {
+        return;
+    }
     close_handle(f5);
 }
 

@@ -7,7 +7,10 @@
 #include <pthread.h>
 #include <errno.h>
 #include <math.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long g_checks, g_failed;
@@ -847,6 +850,77 @@ static void test_fast5_get_replaced_file(const char *gen, const char *fast5_dir)
     h5turbo_fast5_close(f5);
 }
 
+/* Files full of external links read under a low descriptor limit: each file keeps
+   some of its targets open, and lets them go when the system has no descriptor left
+   (4 files x 64 links under 40 free descriptors failed from the 40th target on). */
+static void test_link_targets_under_few_descriptors(const char *gen) {
+    struct rlimit old;
+    if (getrlimit(RLIMIT_NOFILE, &old) != 0) return;
+    int in_use = 0;
+    for (int fd = 0; fd < 1024; fd++) in_use += fcntl(fd, F_GETFD) != -1;
+    struct rlimit few = old;
+    few.rlim_cur = (rlim_t)in_use + 40;
+    CHECK(setrlimit(RLIMIT_NOFILE, &few) == 0, "lower the descriptor limit");
+    h5turbo_file *files[4] = {NULL};
+    int failed = 0;
+    for (int m = 0; m < 4; m++) {
+        char name[64];
+        snprintf(name, sizeof name, "link_targets/m%d.h5", m);
+        CHECK(h5turbo_file_open(path_in(gen, name), &files[m]) == H5TURBO_OK, "open %s", name);
+        for (int i = 0; files[m] && i < 64; i++) {
+            char link[16];
+            snprintf(link, sizeof link, "/l%d", i);
+            h5turbo_object *o = NULL;
+            int64_t v[10] = {0};
+            int ok = h5turbo_object_open(files[m], link, &o) == H5TURBO_OK &&
+                     h5turbo_dataset_read(o, NULL, NULL, NULL, v, sizeof v, 1) == H5TURBO_OK && v[0] == i && v[9] == i + 9;
+            if (!ok && failed++ == 0) printf("first failure: m%d %s: %s\n", m, link, h5turbo_last_error());
+            h5turbo_object_close(o);
+        }
+    }
+    CHECK(failed == 0, "every link of 4 files read under %d descriptors (%d failed)", (int)few.rlim_cur, failed);
+    for (int m = 0; m < 4; m++) h5turbo_file_close(files[m]);
+    setrlimit(RLIMIT_NOFILE, &old);
+}
+
+/* A stream used in a child of fork(): its threads are the parent's, so each call is
+   an error there (it waited for them forever), close does nothing, and the parent's
+   stream goes on. The child reports by its exit status (0: as documented). */
+static void test_fast5_fork(const char *fast5_dir) {
+    for (int threads = 1; threads <= 2; threads++) {
+        const char *paths[] = {fast5_dir};
+        h5turbo_fast5 *f5 = NULL;
+        CHECK(h5turbo_fast5_open(paths, 1, threads, 0, &f5) == H5TURBO_OK, "fork: open (%d threads)", threads);
+        if (!f5) return;
+        h5turbo_fast5_batch *b = NULL;
+        CHECK(h5turbo_fast5_next_batch(f5, 1, &b) == H5TURBO_OK && b && b->n == 1, "fork: a first read");
+        char id[256] = "";
+        if (b && b->n == 1) snprintf(id, sizeof id, "%s", b->reads[0].read_id);
+        h5turbo_fast5_batch_free(b);
+        fflush(stdout);
+        pid_t child = fork();
+        if (child == 0) {
+            alarm(20);
+            char **ids = NULL;
+            size_t n = 0;
+            h5turbo_fast5_batch *c = NULL;
+            int bad = 0;
+            bad += h5turbo_fast5_next_batch(f5, 1, &c) != H5TURBO_E_INVALID || c != NULL ||
+                   !strstr(h5turbo_last_error(), "fork");
+            bad += h5turbo_fast5_get(f5, id, &c) != H5TURBO_E_INVALID || c != NULL;
+            bad += h5turbo_fast5_read_ids(f5, &ids, &n) != H5TURBO_E_INVALID;
+            h5turbo_fast5_close(f5);
+            _exit(bad);
+        }
+        int status = -1;
+        CHECK(child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "fork (%d threads): the child's calls are errors, its close returns (status %d)", threads, status);
+        CHECK(h5turbo_fast5_next_batch(f5, 1, &b) == H5TURBO_OK && b && b->n == 1, "fork: the parent's stream goes on");
+        h5turbo_fast5_batch_free(b);
+        h5turbo_fast5_close(f5);
+    }
+}
+
 /* A folder whose links lead back up the tree (to itself, to its parent): each file
    is listed once, as find lists it, not once per way round the loop. */
 static void test_fast5_folder_links(const char *gen, const char *fast5_dir) {
@@ -1179,6 +1253,8 @@ int main(int argc, char **argv) {
     test_fast5(argv[2]);
     test_fast5_get_batch_many_files(argv[1]);
     test_fast5_folder_links(argv[1], argv[2]);
+    test_fast5_fork(argv[2]);
+    test_link_targets_under_few_descriptors(argv[1]);
     test_fast5_get_replaced_file(argv[1], argv[2]);
     test_fast5_odd_attributes(argv[1]);
     test_opened_paths(argv[1]);

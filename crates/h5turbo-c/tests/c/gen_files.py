@@ -256,6 +256,19 @@ def odd_fast5(folder):
             raw.create_dataset("Signal", data=np.arange(7, dtype="<i2"))
 
 
+def link_targets(folder, targets=64, linking=4):
+    """`linking` files of `targets` external links each, into the same `targets` small
+    files (link_targets/m*.h5 -> t*.h5:/d, t<i>'s d is arange(10) + i)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(targets):
+        with h5py.File(folder / f"t{i}.h5", "w") as f:
+            f["d"] = np.arange(10, dtype="i8") + i
+    for m in range(linking):
+        with h5py.File(folder / f"m{m}.h5", "w") as f:
+            for i in range(targets):
+                f[f"l{i}"] = h5py.ExternalLink(f"t{i}.h5", "/d")
+
+
 def ont_named_fast5(folder):
     """Reads as ont_fast5_api names and reads them: a multi-read file whose group
     read_b is a second hard link to read_a's group and read_c a soft link to it (each
@@ -387,6 +400,7 @@ def main():
     many_fast5(out / "many_fast5")
     odd_fast5(out / "odd_fast5")
     ont_named_fast5(out / "ont_named_fast5")
+    link_targets(out / "link_targets")
     (out / "damaged").mkdir(exist_ok=True)
     bad_dataspace_version_file(out / "damaged" / "dataspace_version.h5")
     external_link_files(out / "external")

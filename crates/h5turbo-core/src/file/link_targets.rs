@@ -24,7 +24,9 @@ use std::time::SystemTime;
 
 /// External link target files one File keeps open, at most: the least recently used
 /// is let go beyond it (its objects still open keep it open until they are closed).
-const LINK_TARGETS_KEPT: usize = 64;
+/// Each File keeps its own (and its targets theirs): 64 a file ran a program holding 16
+/// files of 64 links out of descriptors (ulimit 1024), where libhdf5 keeps none.
+const LINK_TARGETS_KEPT: usize = 16;
 
 /// Which file a path names: two names of one file (a symbolic or hard link, "./x"
 /// and "x") are one target.
@@ -157,7 +159,16 @@ impl File {
         if let Some(file) = targets.get(&identity, stamp) {
             return Ok(file);
         }
-        Ok(targets.keep(identity, stamp, File::open(found)?))
+        let opened = match File::open(found) {
+            // out of descriptors: let go of the targets kept (those no object holds
+            // close now), then try once more
+            Err(e) if out_of_descriptors(&e) => {
+                targets.clear();
+                File::open(found)?
+            }
+            other => other?,
+        };
+        Ok(targets.keep(identity, stamp, opened))
     }
 
     fn own_identity(&self) -> Option<&FileIdentity> {
@@ -165,6 +176,20 @@ impl File {
             std::fs::metadata(self.absolute_path()).ok().map(|meta| FileIdentity::of(self.absolute_path(), &meta))
         });
         own.as_ref()
+    }
+}
+
+/// The system refused a file for want of descriptors (this process's, or the whole
+/// system's).
+fn out_of_descriptors(error: &crate::error::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(error.io_error().and_then(|e| e.raw_os_error()), Some(libc::EMFILE) | Some(libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = error;
+        false
     }
 }
 
