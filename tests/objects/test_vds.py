@@ -284,3 +284,31 @@ def test_mappings_sharing_long_names(tmp_path, libver):
             assert np.array_equal(ours[name][()], theirs[name][()])
             assert [(m.file_name, m.dset_name) for m in ours[name].virtual_sources()] == \
                 [(m.file_name, m.dset_name) for m in theirs[name].virtual_sources()]
+
+
+def test_many_mappings_of_every_shape_read_as_h5py_element_by_element(tmp_path):
+    # a read skips the mappings whose box it misses: regular tiles, strided ones,
+    # irregular unions (blocks), a whole-space mapping under them, and gaps of fill
+    path = tmp_path / "many.h5"
+    rng = np.random.default_rng(7)
+    with h5py.File(path, "w") as f:
+        layout = h5py.VirtualLayout(shape=(40, 30), dtype="i4")
+        f["src/base"] = np.full((40, 30), -5, dtype="i4")
+        layout[:, :] = h5py.VirtualSource(".", "src/base", shape=(40, 30))  # everywhere, first
+        for i in range(0, 40, 4):
+            f[f"src/row{i}"] = np.arange(30, dtype="i4") + 1000 * i
+            layout[i, :] = h5py.VirtualSource(".", f"src/row{i}", shape=(30,))
+        f["src/strided"] = np.arange(15, dtype="i4") + 50000
+        layout[1, ::2] = h5py.VirtualSource(".", "src/strided", shape=(15,))
+        f["src/tile"] = np.arange(36, dtype="i4").reshape(6, 6) + 70000
+        layout[30:36, 20:26] = h5py.VirtualSource(".", "src/tile", shape=(6, 6))
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+        f.create_virtual_dataset("gaps", h5py.VirtualLayout(shape=(40, 30), dtype="i4"), fillvalue=-7)
+    with h5py.File(path) as ref, h5turbo.File(path) as ours:
+        whole = ref["v"][()]
+        assert np.array_equal(ours["v"][()], whole)
+        for i, j in zip(rng.integers(0, 40, 300), rng.integers(0, 30, 300)):
+            assert ours["v"][i, j] == whole[i, j], (i, j)
+        for sel in (np.s_[28:37, 19:27], np.s_[1, :], np.s_[::5, ::7], np.s_[[2, 30, 33], 21]):
+            assert np.array_equal(ours["v"][sel], whole[sel]), sel
+        assert ours["gaps"][5, 5] == ref["gaps"][5, 5] == -7

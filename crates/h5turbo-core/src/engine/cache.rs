@@ -15,8 +15,12 @@ use std::sync::{Arc, Mutex};
 
 /// Decoded chunks kept per open file, at most. libhdf5 keeps a cache per open dataset
 /// (8 MiB by default in 2.0, 1 MiB before), dropped when the dataset is closed; here a
-/// file's datasets stay parsed while it is open, so the budget is the file's.
-pub const FILE_CACHE_BYTES: usize = 32 << 20;
+/// file's datasets stay parsed while it is open, so the budget is the file's. 64 MiB:
+/// a read of up to libhdf5's 8 MiB goes through it (`read_limit`: 32 MiB sent a row
+/// loop over 6 MB gzip chunks to decode its chunk again for every row, 40-65x h5py's
+/// time), and a loop cycling over 40 columns of 1 MiB chunks each (a table stored a
+/// dataset a column) stays in it (32 MiB: 27x h5py's time, every read a miss).
+pub const FILE_CACHE_BYTES: usize = 64 << 20;
 
 struct Entry {
     data: Arc<Vec<u8>>,
@@ -151,9 +155,9 @@ pub struct CacheSlot<'a> {
 }
 
 impl CacheSlot<'_> {
-    /// Decoded bytes a read may take in all to go through the cache, 4 MiB of the
-    /// default budget (libhdf5 2.0 keeps up to 8 MiB per open dataset): small reads
-    /// repeated come from memory; larger ones would only evict each other's chunks.
+    /// Decoded bytes a read may take in all to go through the cache, 8 MiB of the
+    /// default budget (as libhdf5 2.0 keeps per open dataset): small reads repeated
+    /// come from memory; larger ones would only evict each other's chunks.
     pub fn read_limit(&self) -> usize {
         self.cache.capacity / 8
     }
