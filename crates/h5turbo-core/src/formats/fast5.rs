@@ -48,8 +48,7 @@ pub fn file_from_source(source: FileSource, path: &Path) -> Result<File> {
     if source.len() > READ_WHOLE_BYTES {
         return File::from_source(Arc::new(source), path);
     }
-    let mut bytes = vec![0u8; source.len() as usize];
-    source.read_exact_at(&mut bytes, 0)?;
+    let bytes = source.read_whole()?;
     File::from_source(Arc::new(MemSource::new(bytes)), path)
 }
 
