@@ -25,6 +25,11 @@ pub trait ReadAt: Send + Sync {
     fn in_memory(&self) -> bool {
         false
     }
+    /// The bytes at `offset..offset + len` where the source holds them in memory (read
+    /// in place, not copied out); None otherwise, or where they are not all there.
+    fn bytes_at(&self, _offset: u64, _len: u64) -> Option<&[u8]> {
+        None
+    }
     /// Give back what the source holds (a file descriptor); later reads fail.
     fn close(&self) {}
     /// A hint that `offset..offset + len` will be read soon: a file asks the system to
@@ -217,6 +222,11 @@ impl ReadAt for MemSource {
 
     fn in_memory(&self) -> bool {
         true
+    }
+
+    fn bytes_at(&self, offset: u64, len: u64) -> Option<&[u8]> {
+        let start = usize::try_from(offset).ok()?;
+        self.data.get(start..start.checked_add(usize::try_from(len).ok()?)?)
     }
 }
 

@@ -73,7 +73,12 @@ impl Scratch {
 }
 
 /// One positional read of a whole batch into `buf`.
-fn read_batch<'a>(src: &ArraySource, geom: &Geometry, batch: &Batch, buf: &'a mut Vec<u8>) -> Result<&'a [u8]> {
+fn read_batch<'b, 's: 'b>(src: &ArraySource<'s>, geom: &Geometry, batch: &Batch, buf: &'b mut Vec<u8>) -> Result<&'b [u8]> {
+    // bytes in memory (a small file read whole: fast5 single-read files) are decoded
+    // where they lie, not copied out first
+    if let Some(span) = src.source.bytes_at(batch.start, batch.len) {
+        return Ok(span);
+    }
     let len = usize::try_from(batch.len).map_err(|_| Error::format("chunk batch too large"))?;
     grow(buf, len)?;
     let span = &mut buf[..len];
