@@ -191,6 +191,9 @@ class Object:
         """'nullterm', 'nullpad' or 'spacepad' for a fixed-length string dataset;
         None for other types."""
     @property
+    def native_complex(self) -> bool:
+        """HDF5 2.0 complex elements (not {r, i} compounds), alone or in an array type."""
+    @property
     def chunk_index(self) -> Optional[str]:
         """'btree_v1', 'single_chunk', 'implicit', 'fixed_array',
         'extensible_array', 'btree_v2' (chunked layouts only)."""

@@ -128,3 +128,28 @@ def test_complex_compat_dataset_reads_as_its_compound(tmp_path):
         assert got.dtype == ref["z"].dtype
         assert got.tobytes() == ref["z"][()].tobytes()
         np.testing.assert_array_equal(got.view(h5turbo.check_complex_dtype(got.dtype)), values)
+
+
+@pytest.mark.skipif(not hasattr(h5py.h5t, "COMPLEX_IEEE_F64LE"), reason="HDF5 2.0's complex type")
+@pytest.mark.parametrize("stored", ["COMPLEX_IEEE_F64LE", "COMPLEX_IEEE_F32BE"])
+def test_native_complex_converts_to_numbers_as_libhdf5_the_real_part(tmp_path, stored):
+    # libhdf5 converts HDF5 2.0 complex numbers to integers and reals (the real part,
+    # saturated); h5turbo refused, saying h5py and libhdf5 could not either
+    path = tmp_path / "complex.h5"
+    tid = getattr(h5py.h5t, stored)
+    values = np.array([1 + 2j, -3.5j, 1e30, -7.75 + 1j], "<c16")
+    with h5py.File(path, "w") as f:
+        ds = h5py.h5d.create(f.id, b"z", tid, h5py.h5s.create_simple((4,)))
+        ds.write(h5py.h5s.ALL, h5py.h5s.ALL, values, mtype=h5py.h5t.COMPLEX_IEEE_F64LE)
+        f["pairs"] = values.view(h5py.complex_compat_dtype("c16"))  # h5py's {r, i}: no path
+    with h5py.File(path) as ref, h5turbo.File(path) as ours:
+        for target in ("f8", "f4", "i4", "u2", "i8"):
+            want = ref["z"].astype(target)[...]
+            got = ours["z"].astype(target)[...]
+            assert got.dtype == want.dtype and np.array_equal(got, want), (target, got, want)
+            assert ours["z"].astype(target)[2] == want[2]
+            assert np.array_equal(np.asarray(ours["z"], dtype=target), np.asarray(ref["z"], dtype=target))
+        with pytest.raises(OSError):
+            ref["pairs"].astype("f8")[...]
+        with pytest.raises(OSError):
+            ours["pairs"].astype("f8")[...]

@@ -230,6 +230,13 @@ class Object:
                 h5py.h5t.STR_SPACEPAD: "spacepad"}[tid.get_strpad()]
 
     @property
+    def native_complex(self):
+        tid = self._h5().id.get_type()
+        while isinstance(tid, h5py.h5t.TypeArrayID):
+            tid = tid.get_super()
+        return tid.get_class() == getattr(h5py.h5t, "COMPLEX", -1)
+
+    @property
     def chunk_index(self):
         # h5py exposes no chunk index type; the package does not use it
         return None

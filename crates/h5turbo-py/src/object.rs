@@ -264,6 +264,19 @@ impl Object {
         })
     }
 
+    /// Whether the elements are HDF5 2.0's complex numbers (not h5py's {r, i}
+    /// compounds), alone or as an array type's: libhdf5 converts those to real
+    /// numbers (the real part), as h5py's astype then does.
+    #[getter]
+    fn native_complex(&self) -> PyResult<bool> {
+        use h5turbo_core::prelude::DatatypeClass;
+        let mut class = &self.dataset()?.datatype.class;
+        while let DatatypeClass::Array { base, .. } = class {
+            class = &base.class;
+        }
+        Ok(matches!(class, DatatypeClass::Complex { .. }))
+    }
+
     #[getter]
     fn chunk_index(&self) -> PyResult<Option<&'static str>> {
         Ok(self.dataset()?.chunk_index_type())
