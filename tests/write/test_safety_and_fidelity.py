@@ -156,7 +156,7 @@ def test_an_empty_array_keeps_its_options(tmp_path):
 def _adata_with_raw(value: float):
     import anndata as ad
     a = ad.AnnData(X=np.full((4, 5), value, "f4"))
-    a.raw = ad.AnnData(X=np.arange(24.0).reshape(4, 6), var={"gene": list("abcdef")})
+    a.raw = ad.AnnData(X=np.arange(24.0).reshape(4, 6), var={"gene": list("abcdef"), "kind": list("xxyyxx")})
     return a
 
 
@@ -167,6 +167,13 @@ def test_write_h5ad_keeps_raw_and_a_failed_write_keeps_the_old_file(tmp_path):
     back = ad.read_h5ad(path)
     np.testing.assert_array_equal(back.raw.X, np.arange(24.0).reshape(4, 6))
     assert list(back.raw.var["gene"]) == list("abcdef")
+    # raw.var's repeated strings as categoricals, as anndata writes them
+    reference = tmp_path / "anndata.h5ad"
+    _adata_with_raw(1.0).write_h5ad(reference)
+    theirs = ad.read_h5ad(reference).raw.var
+    assert back.raw.var["kind"].dtype == theirs["kind"].dtype == "category"
+    assert back.raw.var["gene"].dtype == theirs["gene"].dtype
+    reference.unlink()
     bad = _adata_with_raw(2.0)
     bad.layers["text"] = np.full((4, 5), "x")  # refused, after anndata wrote obs and var
     with pytest.raises(h5turbo.UnsupportedError, match="cells.h5ad"):

@@ -42,11 +42,13 @@ def write_h5ad(adata, path, compression: Optional[str] = "gzip", level: Optional
             for key, value in adata.layers.items():
                 _write_matrix(layers, key, value, chunks, options)
             if adata.raw is not None:
-                _write_raw(f, adata.raw, chunks, options, anndata_compression)
+                _write_raw(f, adata.raw, light, chunks, options, anndata_compression)
 
 
-def _write_raw(f, raw, chunks, options: dict, anndata_compression) -> None:
-    """``raw`` as anndata writes it: its var and varm by anndata, its X by h5turbo."""
+def _write_raw(f, raw, light, chunks, options: dict, anndata_compression) -> None:
+    """``raw`` as anndata writes it: its var (string columns as categoricals, as
+    anndata turns them, on a copy: the caller's raw is left as it is) and varm by
+    anndata, its X by h5turbo."""
     try:
         from anndata.io import write_elem
     except ImportError:  # anndata < 0.11
@@ -55,7 +57,9 @@ def _write_raw(f, raw, chunks, options: dict, anndata_compression) -> None:
     group = f.create_group("raw")
     group.attrs.update({"encoding-type": "raw", "encoding-version": "0.1.0"})
     kwargs = {"compression": anndata_compression} if anndata_compression else {}
-    write_elem(group, "var", raw.var, dataset_kwargs=kwargs)
+    var = raw.var.copy()
+    light.strings_to_categoricals(var)
+    write_elem(group, "var", var, dataset_kwargs=kwargs)
     write_elem(group, "varm", dict(raw.varm), dataset_kwargs=kwargs)
     _write_matrix(group, "X", raw.X, chunks, options)
 
