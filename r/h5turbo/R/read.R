@@ -14,11 +14,18 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     threads <- .threads(threads)
     flags <- if (bit64conversion == "double") 2L else 0L
     if (is.list(index)) index <- .eval_index(index, parent.frame())
-    if (.is_group(file, name)) {
+    # a group is asked after the read fails (listing its parent for every dataset read
+    # made reading a group of n datasets cost n^2)
+    group <- FALSE
+    x <- tryCatch(.read_values(file, name, index, threads, flags, compoundAsDataFrame),
+                  h5turbo_error_invalid = function(e) {
+                      if (!grepl("not a dataset", conditionMessage(e), fixed = TRUE) || !.is_group(file, name)) stop(e)
+                      group <<- TRUE
+                  })
+    if (group) {
         if (!is.null(index)) .raise("index selects elements of a dataset, not of a group", file = file, name = name)
         return(.read_group(file, name, threads, bit64conversion, compoundAsDataFrame, drop))
     }
-    x <- .read_values(file, name, index, threads, flags, compoundAsDataFrame)
     # rhdf5's drop: the values as a vector, without dimensions
     if (drop && !is.data.frame(x) && !is.null(dim(x))) dim(x) <- NULL
     x
