@@ -1,7 +1,11 @@
 """Loops of small reads, as h5py code writes them: a row, a column or an element at a
 time from datasets of 1000 x 1000 float32 (gzip in chunks of 100 x 100, each row
-meeting 10 chunks; the same unfiltered; contiguous), and elements or rows at random
-positions of 64 MB of contiguous float64 (more than either reader's cache holds).
+meeting 10 chunks; the same unfiltered; contiguous), elements or rows at random
+positions of 64 MB of contiguous float64 (more than either reader's cache holds), rows
+and columns of gzip data in chunks of 2-6 MB, a row across 40 datasets (a table stored
+a dataset a column; h5py opens each dataset again per call, and with it a fresh chunk
+cache), elements of a virtual dataset of 8000 mappings, and a dataset of tiny chunks
+read whole.
 Both readers keep recently decoded chunks (h5py's chunk cache and sieve buffer,
 h5turbo's per-file cache), so these loops time the per-call work around a cache; the
 random loops time what keeping costs when little is read again.
@@ -44,6 +48,12 @@ LOOPS = {
     "contiguous 1-d: elements in order, ds[i]": ("flat", "lambda d, i, p: d[i]", 20000),
     "contiguous 64 MB: random elements, ds[p[i]]": ("big", "lambda d, i, p: d[p[i]]", 20000),
     "contiguous 64 MB: random rows of 4 KB, ds[p[i]]": ("big_rows", "lambda d, i, p: d[p[i]]", 20000),
+    # chunks larger than a small cache: libhdf5 2.0 keeps 8 MiB of them per dataset
+    "gzip, 6 MB chunks: rows 0..99, ds[i]": ("gzip_6mb", "lambda d, i, p: d[i]", 100),
+    "gzip, 4 x 2 MB chunks: columns, ds[:, 20 * i]": ("gzip_8mb", "lambda d, i, p: d[:, 20 * i % 1000]", 50),
+    "40 gzip datasets of 1 MB chunks: row i of each": ("columns", "lambda d, i, p: [d[f'c{k}'][i] for k in range(40)]", 50),
+    "virtual dataset of 8000 mappings: elements, ds[i, 7]": ("vds", "lambda d, i, p: d[i % 8000, 7]", 500),
+    "3.2 MB in 25,000 chunks of 1 x 16: whole, ds[()]": ("tiny_chunks", "lambda d, i, p: d[()]", 5),
 }
 
 # One reader's timing of every loop, in a fresh process: prints {loop: us per call}.
@@ -78,6 +88,18 @@ def make(path: Path) -> None:
         f["flat"] = data.ravel()
         f["big"] = big
         f["big_rows"] = big.reshape(-1, 512)
+        noise = np.random.default_rng(0).random((3000, 1000)).astype("f4")
+        f.create_dataset("gzip_6mb", data=noise, chunks=(1500, 1000), compression="gzip", compression_opts=1)
+        f.create_dataset("gzip_8mb", data=noise[:2000], chunks=(500, 1000), compression="gzip", compression_opts=1)
+        table = np.random.default_rng(1).random((40, 1 << 18))
+        for k in range(40):  # a table stored a dataset per column
+            f.create_dataset(f"columns/c{k}", data=table[k], chunks=(1 << 17,), compression="gzip", compression_opts=1)
+        f.create_dataset("tiny_chunks", data=np.ones((400, 1000)), chunks=(1, 16))
+        layout = h5py.VirtualLayout(shape=(8000, 50), dtype="i4")
+        for i in range(8000):
+            f[f"vds_sources/s{i}"] = np.full(50, i, dtype="i4")
+            layout[i] = h5py.VirtualSource(".", f"vds_sources/s{i}", shape=(50,))
+        f.create_virtual_dataset("vds", layout, fillvalue=-1)
 
 
 def time_reader(module: str, path: Path, extra_path: str | None) -> dict:

@@ -171,10 +171,17 @@ fn whole_chunks_pay(plan: &plan::Plan, geom: &Geometry, slot: cache::CacheSlot) 
 }
 
 /// A read whose stored chunks take at most the cache's read limit goes through it:
-/// small, repeated reads hit; large reads would only evict each other.
+/// small, repeated reads hit; large reads would only evict each other. So do reads of
+/// many tiny chunks: through the cache each is looked up, read and kept alone (a
+/// (1000, 1000) f8 dataset in 1 x 1 chunks read whole took 1.36 s through it, 0.2 s
+/// without), and no loop of small reads meets that many chunks at once.
 fn fits_in_cache(plan: &plan::Plan, chunk_bytes: usize, cache: &cache::CacheSlot) -> bool {
-    plan.stored_count().saturating_mul(chunk_bytes) <= cache.read_limit()
+    let chunks = plan.stored_count();
+    chunks <= CACHED_READ_CHUNKS && chunks.saturating_mul(chunk_bytes) <= cache.read_limit()
 }
+
+/// Chunks a read may touch, at most, to go through the cache (see `fits_in_cache`).
+const CACHED_READ_CHUNKS: usize = 1024;
 
 #[cfg(test)]
 mod tests;
