@@ -206,3 +206,33 @@ test_that("h5t_read_h5ad takes the names of the layers, reducedDims, uns and pai
     expect_identical(SingleCellExperiment::colData(all)[["a/b"]], 1:3)
     expect_identical(SingleCellExperiment::colData(all)[["c"]], 4:6)
 })
+
+test_that("scattered positions on any dimension read in blocks give h5read's values", {
+    skip_if_not_installed("rhdf5")
+    f <- new_h5()
+    set.seed(3)
+    m <- matrix(rpois(300 * 400, 2), 300, 400)
+    cube <- array(runif(40 * 50 * 30), c(40, 50, 30))
+    words <- matrix(sprintf("w%d", seq_len(60 * 70)), 60, 70)
+    write_rhdf5(f, "rows_chunked", m, chunk = c(1, 400))
+    write_rhdf5(f, "blocks", m, chunk = c(20, 20))
+    write_rhdf5(f, "cube", cube, chunk = c(4, 5, 3))
+    # fixed-length strings: rhdf5's own h5read with index frees a bad pointer on
+    # variable-length ones
+    rhdf5::h5createDataset(f, "words", dims = dim(words), chunk = c(5, 70), level = 6,
+                           storage.mode = "character", size = 8)
+    rhdf5::h5write(words, f, "words")
+    picks <- list(c(1, 2, 299), c(299, 1, 150, 150, 2), sample(300, 40), 7)
+    for (rows in picks) for (name in c("rows_chunked", "blocks")) {
+        # was: every row between the first and the last read (the whole matrix)
+        expect_identical(h5t_read(f, name, index = list(rows, NULL)), rhdf5_read(f, name, index = list(rows, NULL)))
+        expect_identical(h5t_read(f, name, index = list(rows, c(400, 3, 17))),
+                         rhdf5_read(f, name, index = list(rows, c(400, 3, 17))))
+    }
+    idx <- list(c(1, 39, 20, 20), c(50, 2, 25), c(30, 1))
+    expect_identical(h5t_read(f, "cube", index = idx), rhdf5_read(f, "cube", index = idx))
+    expect_identical(h5t_read(f, "words", index = list(c(60, 1, 33), NULL)),
+                     rhdf5_read(f, "words", index = list(c(60, 1, 33), NULL)))
+    a <- H5TurboArray(f, "blocks")
+    expect_identical(as.matrix(a[c(1, 2, 299), ]), m[c(1, 2, 299), ])
+})
