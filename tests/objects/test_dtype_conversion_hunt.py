@@ -1067,3 +1067,19 @@ def test_string_datasets_read_as_numpys_string_dtype_as_h5py(tmp_path):
             ours["numbers"].astype("T")
         with pytest.raises(TypeError, match="string datatype"):
             ref["numbers"].astype("T")
+
+
+def test_complex_numbers_converted_to_another_size_keep_libhdf5s_nan_bits(tmp_path):
+    # each part converted as libhdf5 converts a float: a NaN with every mantissa bit
+    # set, where numpy's cast gives its quiet NaN (0x7fc00000)
+    path = tmp_path / "complex_nan.h5"
+    values = np.array([np.nan + 0j, complex(1.5, np.nan), complex(-np.inf, 2), 1e300 + 1e-300j])
+    with h5py.File(path, "w") as f:
+        f["be16"] = values.astype(">c16")
+        with np.errstate(over="ignore"):  # 1e300 as float32: inf
+            f["le8"] = values.astype("<c8")
+    with h5py.File(path) as ref, h5turbo.File(path) as ours:
+        for name, target in (("be16", "<c8"), ("be16", ">c8"), ("le8", "<c16"), ("le8", ">c16"), ("be16", "<c16")):
+            want = ref[name].astype(target)[...]
+            got = ours[name].astype(target)[...]
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (name, target, got, want)

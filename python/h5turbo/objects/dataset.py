@@ -880,11 +880,24 @@ def convert(data: np.ndarray, wanted: np.dtype, spacepad: bool = False) -> np.nd
         return (data if spacepad else _cut_at_nul(data)).astype(wanted)
     if wanted.kind == "f" and data.dtype.kind in "iuf":
         return _to_float(data, wanted)
+    if wanted.kind == "c" and data.dtype.kind == "c" and wanted != data.dtype:
+        return _complex_to_complex(data, wanted)
     if wanted.kind not in "iu" or data.dtype.kind not in "iuf":
         return data.astype(wanted)
     if data.dtype.kind in "iu":
         return _int_to_int(data, wanted)
     return _float_to_int(data, wanted)
+
+
+def _complex_to_complex(data: np.ndarray, wanted: np.dtype) -> np.ndarray:
+    """Complex numbers (libhdf5's {r, i} compounds) to another size or byte order: each
+    part converted as libhdf5 converts a float (a NaN then has every mantissa bit set,
+    where numpy's cast gives its own quiet NaN)."""
+    part = np.dtype(wanted.str.replace("c", "f").replace(str(wanted.itemsize), str(wanted.itemsize // 2)))
+    out = np.empty(data.shape, wanted)
+    out.real = _to_float(np.asarray(data.real), part)
+    out.imag = _to_float(np.asarray(data.imag), part)
+    return out
 
 
 def _both_native(data: np.ndarray, wanted: np.dtype) -> bool:
