@@ -787,14 +787,13 @@ class AstypeView(_View):
         """numpy 2's StringDType, as h5py gives it: the strings decoded as UTF-8 whatever
         their stored character set (strictly: bytes that are not UTF-8 raise), a fixed
         string ending at its first NUL; a scalar as str."""
-        data = self._dataset.asstr(encoding="utf-8")[index]
-        fixed = self._dataset.dtype.kind == "S"
-        if isinstance(data, str):
-            return data.split("\0", 1)[0] if fixed else data
-        data = np.asarray(data, dtype=object)
-        if fixed:
-            data = np.vectorize(lambda s: s.split("\0", 1)[0], otypes=[object])(data) if data.size else data
-        return data.astype(self.dtype)
+        if self._dataset.dtype.kind != "S":  # variable-length strings
+            data = self._dataset.asstr(encoding="utf-8")[index]
+            return data if isinstance(data, str) else np.asarray(data, dtype=object).astype(self.dtype)
+        raw = self._dataset[index]
+        if not isinstance(raw, np.ndarray):
+            return bytes(raw).split(b"\0", 1)[0].decode("utf-8")
+        return np.char.decode(_cut_at_nul(raw), "utf-8").astype(self.dtype)
 
     def _read_fields(self, index: Any, names: list[str]) -> Any:
         """``ds.astype(compound)[..., "x"]``: as h5py, the named fields of the target
