@@ -123,7 +123,8 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         # far more read than wanted: blocks, each combination read alone (.read_split)
         if (length(apart$blocks) > 1L && p$count > 4 * length(u)) apart else p
     })
-    split <- which(vapply(seq_len(rank - 1L), function(j) !is.null(plans[[j]]$blocks), TRUE))
+    plans <- .cap_split(plans, rank)
+    split <- .split_dims(plans, rank)
     if (length(split)) {
         done <- .read_split(file, name, plans, split, rank, threads, flags)
         x <- done$x
@@ -161,6 +162,25 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         c(st, ct, sd)
     })
     .h5call(C_read, file, name, sel, threads, flags)
+}
+
+# R dimensions other than the last whose positions are read in blocks
+.split_dims <- function(plans, rank)
+    which(vapply(seq_len(rank - 1L), function(j) !is.null(plans[[j]]$blocks), TRUE))
+
+# Each combination of the split dimensions' blocks is one read (.read_split): scattered
+# positions on several dimensions would make their product of calls (10,000 for 100
+# blocks on two). Past .MAX_SPLIT_READS, the dimension with the most blocks is read over
+# its range instead, until the product fits.
+.MAX_SPLIT_READS <- 256
+.cap_split <- function(plans, rank) {
+    repeat {
+        split <- .split_dims(plans, rank)
+        blocks <- vapply(split, function(j) length(plans[[j]]$blocks), 0)
+        if (prod(blocks) <= .MAX_SPLIT_READS) return(plans)
+        j <- split[which.max(blocks)]
+        plans[[j]] <- .plan_axis(unlist(lapply(plans[[j]]$blocks, .positions)))
+    }
 }
 
 # `plans` whose R dimensions `split` are blocks too: each combination of their blocks

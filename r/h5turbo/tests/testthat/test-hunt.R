@@ -236,3 +236,28 @@ test_that("scattered positions on any dimension read in blocks give h5read's val
     a <- H5TurboArray(f, "blocks")
     expect_identical(as.matrix(a[c(1, 2, 299), ]), m[c(1, 2, 299), ])
 })
+
+test_that("scattered positions on several dimensions take a bounded number of reads", {
+    skip_if_not_installed("rhdf5")
+    f <- new_h5()
+    set.seed(4)
+    cube <- array(rpois(200 * 200 * 3, 5), c(200, 200, 3))
+    write_rhdf5(f, "cube", cube, chunk = c(2, 2, 3))
+    reads <- new.env()
+    reads$n <- 0L
+    count <- function() reads$n <- reads$n + 1L
+    trace(".read_plans", bquote(.(count)()), print = FALSE,
+          where = asNamespace("h5turbo"))
+    on.exit(untrace(".read_plans", where = asNamespace("h5turbo")), add = TRUE)
+    # 40 blocks on each of the first two dimensions: 1600 combinations, was 1600 reads
+    scattered <- function() cumsum(sample(3:6, 40, replace = TRUE))  # gaps wider than a chunk
+    idx <- list(scattered(), rev(scattered()), c(3, 1))
+    expect_identical(h5t_read(f, "cube", index = idx), rhdf5_read(f, "cube", index = idx))
+    expect_lte(reads$n, 256L)
+    expect_gte(reads$n, 2L)   # one dimension still read in blocks
+    # few blocks: still one read per combination, and the same values
+    reads$n <- 0L
+    idx <- list(c(1, 100, 200), c(5, 150, 151), NULL)
+    expect_identical(h5t_read(f, "cube", index = idx), rhdf5_read(f, "cube", index = idx))
+    expect_identical(reads$n, 6L)
+})
