@@ -990,6 +990,19 @@ static void test_reduce_edges(const char *gen) {
           "max along an empty axis is an error");
     CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, 1, 0, cells, 0, 0) == H5TURBO_OK, "sums of no rows");
     h5turbo_object_close(o);
+    /* a scalar is its one value, as numpy reduces a 0-d array; a null dataspace holds none */
+    CHECK(reduce_all(f, "/scalar_be_i8", H5TURBO_SUM, 1, &r) == H5TURBO_OK && r == -ldexp(1, 62) - 3.0,
+          "scalar sum %.17g", r);
+    CHECK(reduce_all(f, "/scalar_be_i8", H5TURBO_MIN, 2, &r) == H5TURBO_OK && r == -ldexp(1, 62) - 3.0, "scalar min");
+    CHECK(reduce_all(f, "/scalar_f4", H5TURBO_MEAN, 0, &r) == H5TURBO_OK && r == -1.5, "scalar mean %.17g", r);
+    CHECK(reduce_all(f, "/scalar_f4", H5TURBO_COUNT_NONZERO, 0, &r) == H5TURBO_OK && r == 1.0, "scalar nonzero");
+    CHECK(reduce_all(f, "/scalar_f4", H5TURBO_VAR, 0, &r) == H5TURBO_OK && r == 0.0, "scalar variance %.17g", r);
+    h5turbo_object_open(f, "/scalar_f4", &o);
+    CHECK(h5turbo_dataset_reduce(o, H5TURBO_SUM, 0, 0, cells, 1, 0) == H5TURBO_E_INVALID, "a scalar has no axis 0");
+    h5turbo_object_close(o);
+    CHECK(reduce_all(f, "/null", H5TURBO_SUM, 0, &r) == H5TURBO_E_INVALID && strstr(h5turbo_last_error(), "reductions.h5") &&
+          strstr(h5turbo_last_error(), "/null") && strstr(h5turbo_last_error(), "null dataspace"),
+          "a null dataspace is an error naming it: %s", h5turbo_last_error());
     h5turbo_file_close(f);
 }
 

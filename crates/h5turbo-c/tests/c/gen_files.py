@@ -298,7 +298,8 @@ def ont_named_fast5(folder):
 
 
 def reductions_file(path):
-    """Sums past 64 bits, an exact integer mean, half floats and empty selections."""
+    """Sums past 64 bits, an exact integer mean, half floats, empty selections, scalars and a
+    null dataspace."""
     with h5py.File(path, "w") as f:
         f.create_dataset("u8_many", data=np.full(100000, 2**62, dtype="<u8"), chunks=(7001,))
         f.create_dataset("i8_three", data=np.full(3, 2**62, dtype=">i8"))
@@ -307,6 +308,9 @@ def reductions_file(path):
                          compression="gzip")
         f.create_dataset("f2", data=np.arange(-8, 8, 0.25).astype("<f2").reshape(8, 8), chunks=(3, 3))
         f.create_dataset("empty", shape=(0, 5), dtype="<i2", chunks=(2, 2), maxshape=(None, 5))
+        f.create_dataset("scalar_be_i8", data=np.array(-2**62 - 3, dtype=">i8"))
+        f.create_dataset("scalar_f4", data=np.float32(-1.5))
+        f.create_dataset("null", data=h5py.Empty("<f8"))
 
 
 def deep_file(path, depth=400):

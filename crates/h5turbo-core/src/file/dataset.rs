@@ -391,7 +391,8 @@ impl Dataset {
     /// Reduce `sel` (one entry per axis) along the axes flagged in `reduce_axis`,
     /// chunk by chunk in parallel (see `engine::reduce`). Integer, float and boolean
     /// datasets; elements stored in another layout than numpy's (integers using fewer
-    /// bits than their size, custom floats) are reduced as the values reads give.
+    /// bits than their size, custom floats) are reduced as the values reads give. A
+    /// scalar dataset takes an empty `sel` and `reduce_axis` and gives its one value.
     pub fn reduce(
         &self,
         file: &File,
@@ -402,10 +403,14 @@ impl Dataset {
     ) -> Result<engine::reduce::Reduced> {
         file.check_open()?;
         let kind = self.element_kind()?;
-        if self.dataspace.kind != DataspaceKind::Simple || self.dataspace.dims.is_empty() {
-            return Err(Error::invalid_argument("reductions need a dataset of rank >= 1"));
+        let (dims, sel) = self.engine_selection(sel)?;
+        if dims.is_empty() {
+            return Err(Error::invalid_argument("reductions need a dataset of rank >= 1 or a scalar"));
         }
-        let dims = self.dataspace.dims.clone();
+        // a scalar is reduced as the one-element array reads give: its one value
+        let scalar_axes = [true];
+        let reduce_axis = if self.dataspace.kind == DataspaceKind::Scalar { &scalar_axes[..] } else { reduce_axis };
+        let sel = &sel[..];
         if values::is_identity(&self.datatype) {
             return self.with_source(file, &dims, sel, |src| engine::reduce::reduce_selection(src, kind, sel, reduce_axis, op, threads));
         }
