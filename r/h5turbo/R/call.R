@@ -22,11 +22,22 @@
 
 # .Call with the file and object names kept for the error message.
 .h5call <- function(fun, file, name, ...) {
-    result <- .Call(fun, file, name, ...)
+    result <- .allocating(.Call(fun, file, name, ...), file, name, call = sys.call(-1L))
     if (inherits(result, "h5turbo_failure"))
         .raise(as.character(result), attr(result, "code"), file, name, call = sys.call(-1L))
     result
 }
+
+# R's own failures to allocate what a file's sizes ask for (a shape claiming 2^32
+# compound elements: "cannot allocate vector of size 592.0 Gb"): an h5turbo error
+# naming the file and the object, as every other failure.
+.allocating <- function(expr, file, name, call = sys.call(-1L)) {
+    withCallingHandlers(expr, error = function(e) {
+        if (!inherits(e, "h5turbo_error") && grepl(.ALLOCATION_FAILURES, conditionMessage(e)))
+            .raise(sprintf("the values do not fit in memory (%s)", conditionMessage(e)), 5L, file, name, call)
+    })
+}
+.ALLOCATION_FAILURES <- "cannot allocate (vector|memory)|vector size specified is too large|long vectors not supported"
 
 .check_file <- function(file) {
     if (!is.character(file) || length(file) != 1L || is.na(file))

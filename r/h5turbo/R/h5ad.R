@@ -269,7 +269,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
         # categories, is a reference: read as NA, with a warning, and not needed)
         ordered <- .flag(h5t_readAttributes(file, categories)[["ordered"]]) ||
             .flag(suppressWarnings(h5t_readAttributes(file, path))[["ordered"]])
-        return(.h5ad_factor(values, .h5ad_read(file, categories, NULL), ordered))
+        return(.h5ad_factor(values, .h5ad_read(file, categories, NULL), ordered, file, path))
     }
     values
 }
@@ -280,7 +280,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     kind <- as.character(attrs[["encoding-type"]] %||% "")
     part <- function(what) .h5ad_read(file, paste0(path, "/", what), threads)
     if (kind == "categorical")
-        return(.h5ad_factor(part("codes"), part("categories"), .flag(attrs[["ordered"]])))
+        return(.h5ad_factor(part("codes"), part("categories"), .flag(attrs[["ordered"]]), file, path))
     if (kind %in% c("nullable-integer", "nullable-boolean", "nullable-string-array")) {
         values <- .h5ad_vector(part("values"))
         values[.h5ad_vector(part("mask"))] <- NA
@@ -313,11 +313,17 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     as.vector(x)
 }
 
-# codes 0..n-1 (-1: missing) into the categories, as pandas' Categorical.
-.h5ad_factor <- function(codes, categories, ordered) {
+# codes 0..n-1 (-1: missing) into the categories, as pandas' Categorical; repeated
+# categories or codes past them are not a categorical (pandas refuses them, and so
+# does read_h5ad): an error naming the column.
+.h5ad_factor <- function(codes, categories, ordered, file, path) {
     categories <- as.vector(categories)
     codes <- as.integer(codes)
-    codes[codes < 0L | codes >= length(categories)] <- NA_integer_
+    invalid <- function(why) .raise(sprintf("not a valid categorical: %s", why), code = 1L, file = file, name = path)
+    if (anyDuplicated(categories)) invalid(sprintf("category '%s' is repeated", categories[anyDuplicated(categories)]))
+    bad <- !is.na(codes) & (codes < -1L | codes >= length(categories))
+    if (any(bad)) invalid(sprintf("code %d is not between -1 and %d", codes[bad][1L], length(categories) - 1L))
+    codes[codes < 0L] <- NA_integer_
     factor(categories[codes + 1L], levels = categories, ordered = ordered)
 }
 
@@ -330,7 +336,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     frame[[index]] <- NULL
     for (col in names(frame)) {
         categories <- paste0("uns/", col, "_categories")
-        if (.exists(file, categories)) frame[[col]] <- .h5ad_factor(frame[[col]], .h5ad_read(file, categories, NULL), FALSE)
+        if (.exists(file, categories)) frame[[col]] <- .h5ad_factor(frame[[col]], .h5ad_read(file, categories, NULL), FALSE, file, categories)
         else frame[[col]] <- .h5ad_vector(frame[[col]])
     }
     .set_rownames(frame, rows)

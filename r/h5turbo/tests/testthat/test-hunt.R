@@ -261,3 +261,27 @@ test_that("scattered positions on several dimensions take a bounded number of re
     expect_identical(h5t_read(f, "cube", index = idx), rhdf5_read(f, "cube", index = idx))
     expect_identical(reads$n, 6L)
 })
+
+test_that("invalid categoricals and sizes R cannot allocate are h5turbo errors naming the object", {
+    f <- tempfile(fileext = ".h5ad")
+    run_python('
+import sys, warnings
+import anndata as ad, numpy as np, pandas as pd, h5py
+warnings.simplefilter("ignore")
+obs = pd.DataFrame({"a": pd.Categorical(["x", "y", "x"]), "b": pd.Categorical(["u", "v", "u"])},
+                   index=["c1", "c2", "c3"])
+ad.AnnData(X=np.zeros((3, 2), dtype="f4"), obs=obs).write_h5ad(sys.argv[1])
+with h5py.File(sys.argv[1], "a") as f:
+    del f["obs/a/categories"]
+    f["obs/a/categories"] = np.array([b"x", b"x"], dtype=object)   # repeated: pandas refuses it
+    f["obs/b/codes"][1] = 7                                          # past the categories
+with h5py.File(sys.argv[2], "w") as f:
+    # a compound dataset claiming 2^33 elements (none stored): R cannot hold the values
+    f.create_dataset("big", shape=(2**33,), dtype=[("p", "<i4"), ("q", "<f8")], chunks=(2**20,))
+', f, paste0(f, ".big.h5"), needs = "anndata")
+    # were: "factor level [2] is duplicated" (a plain R error), and b's 7 read as NA
+    expect_error(h5t_read_h5ad(f), "obs/a.*not a valid categorical: category 'x' is repeated",
+                 class = "h5turbo_error_format")
+    expect_error(h5t_read(paste0(f, ".big.h5"), "/big"), "big.*(fit in memory|R's limit|too large)",
+                 class = "h5turbo_error")
+})
