@@ -728,6 +728,9 @@ def main(argv: Optional[list[str]] = None, out=None) -> int:
     except RuntimeError as exc:  # libhdf5 failing to write (a full disk, a quota)
         print(f"h5turbo {args.command}: {_one_line(exc)}", file=sys.stderr)
         return 1
+    except MemoryError as exc:  # numpy's "Unable to allocate 24.4 GiB ..." under a memory limit
+        print(f"h5turbo {args.command}: out of memory: {_one_line(exc)}", file=sys.stderr)
+        return 1
     return 0
 
 

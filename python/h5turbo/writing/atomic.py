@@ -18,7 +18,8 @@ __all__ = ["replacing"]
 @contextmanager
 def replacing(path, exclusive: bool = False) -> Iterator[Path]:
     """Yield a temporary path to write the new file to; on a normal exit, give it the
-    destination's permissions (a new file: 0666 less the umask, as ``open`` would) and
+    destination's owner, group and permissions (a new file: 0666 less the umask, as
+    ``open`` would) and
     rename it to ``path``. A symbolic link at ``path`` keeps pointing where it did: its
     target is replaced. ``exclusive``: refuse a destination that exists (h5py's "w-")."""
     path = os.fsdecode(path)  # a bytes name too, as h5py takes
@@ -41,6 +42,7 @@ def replacing(path, exclusive: bool = False) -> Iterator[Path]:
     tmp = Path(name)
     try:
         yield tmp
+        _keep_owner(tmp, dst)
         os.chmod(tmp, _mode_for(dst))
         os.replace(tmp, dst)
     except BaseException as exc:
@@ -61,6 +63,26 @@ def _name_destination(exc: BaseException, tmp: Path, path) -> None:
         for name in ("strerror", "filename", "filename2"):
             if isinstance(getattr(exc, name, None), str):
                 setattr(exc, name, swap(getattr(exc, name)))
+
+
+def _keep_owner(tmp: Path, dst: Path) -> None:
+    """Give the new file the owner and group of the file it replaces, as h5py (which
+    writes into that file) keeps them, where this process may (root may; others may
+    change the group to one of their own); before the permissions, which a change of
+    owner can clear."""
+    try:
+        old = os.stat(dst)
+    except FileNotFoundError:
+        return
+    new = os.stat(tmp)
+    for uid, gid in ((old.st_uid, old.st_gid), (-1, old.st_gid)):
+        if (new.st_uid, new.st_gid) == (old.st_uid, old.st_gid):
+            return
+        try:
+            os.chown(tmp, uid, gid)
+            return
+        except PermissionError:
+            continue
 
 
 def _mode_for(dst: Path) -> int:

@@ -38,6 +38,9 @@ CODECS = {
 # One chunk's raw bytes for chunks=None; the encode batch size (memory bound).
 CHUNK_TARGET_BYTES = 1 << 20
 BATCH_BYTES = 64 << 20
+# A dask array's band of chunks along axis 0 up to this size is computed whole, once
+# (computing part of a chunk computes all of it, so slicing a band costs as much memory)
+DASK_BAND_BYTES = 1 << 30
 
 
 def auto_chunks(shape: tuple, itemsize: int, target_bytes: int = CHUNK_TARGET_BYTES) -> tuple:
@@ -314,6 +317,15 @@ class _Source:
 
     @classmethod
     def of(cls, data, shape, dtype, where: str) -> "_Source":
+        data = _unwrapped(data)
+        if _is_stored_array(data):
+            # another file's dataset (h5py, h5turbo, zarr): read a slab at a time, not whole
+            if shape is not None and tuple(shape) != tuple(data.shape):
+                raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
+            row_bytes = np.dtype(data.dtype).itemsize * math.prod(data.shape[1:])
+            step = max(1, BATCH_BYTES // max(1, row_bytes))
+            slabs = (data[start:start + step] for start in range(0, data.shape[0], step))
+            return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), blocks=slabs, where=where)
         if hasattr(data, "dask") and hasattr(data, "compute") and hasattr(data, "chunks"):
             if shape is not None and tuple(shape) != tuple(data.shape):
                 raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
@@ -336,16 +348,38 @@ class _Source:
         holds a multiple of ``rows`` rows (so slabs start on chunk boundaries)."""
         if self.array is not None:
             yield 0, self.array
+        elif self.dask is not None and self._band_bytes() <= DASK_BAND_BYTES:
+            yield from self._stacked(rows, self._dask_bands(rows))
         elif self.dask is not None:
+            # bands too large to hold: slabs sliced out of them (a band's chunks are
+            # computed again for each slab that crosses it)
             for start in range(0, self.shape[0], rows):
                 block = convert(np.asarray(self.dask[start:start + rows].compute()), self.dtype, f"{self.where}: block")
                 yield start, np.ascontiguousarray(block, dtype=self.dtype)
         else:
-            yield from self._stacked(rows)
+            yield from self._stacked(rows, self.blocks)
 
-    def _stacked(self, rows: int):
+    def _band_bytes(self) -> int:
+        """The bytes of the dask array's largest band of chunks along axis 0."""
+        return max(self.dask.chunks[0], default=0) * self.dtype.itemsize * math.prod(self.shape[1:])
+
+    def _dask_bands(self, rows: int) -> Iterator[np.ndarray]:
+        """The dask array computed in whole bands of its chunks along axis 0, as many
+        bands at a time as make up `rows` rows: each chunk is computed once. Slabs cut
+        at chunk-row multiples straddled the bands, and each band was computed again for
+        every slab it crossed (81 times for chunks spanning every row)."""
+        start = end = 0
+        for band in self.dask.chunks[0]:
+            end += band
+            if end - start >= rows:
+                yield self.dask[start:end].compute()
+                start = end
+        if end > start:
+            yield self.dask[start:end].compute()
+
+    def _stacked(self, rows: int, blocks: Iterator):
         pending, have, start = [], 0, 0
-        for block in self.blocks:
+        for block in blocks:
             block = convert(np.asarray(block), self.dtype, f"{self.where}: block")
             if block.ndim != len(self.shape) or block.shape[1:] != self.shape[1:]:
                 raise ArgumentError(f"{self.where}: block of shape {block.shape} does not stack into {self.shape}")
@@ -369,6 +403,23 @@ class _Source:
             raise ArgumentError(f"{self.where}: blocks hold {start} rows, shape= says {self.shape[0]}")
 
 
+def _unwrapped(data):
+    """An xarray DataArray or Variable over a dask array: that dask array (np.asarray
+    computed it whole: a 1.3 GB lazy array peaked at 2.6 GB)."""
+    inner = getattr(data, "data", None)
+    if type(data).__module__.startswith("xarray") and hasattr(inner, "dask") and hasattr(inner, "compute"):
+        return inner
+    return data
+
+
+def _is_stored_array(data) -> bool:
+    """A dataset of a file (h5py's, h5turbo's, a zarr array) of rank >= 1: read in
+    slabs of rows, as blocks are."""
+    module = type(data).__module__.split(".")[0]
+    return module in ("h5py", "h5turbo", "zarr") and len(getattr(data, "shape", ()) or ()) >= 1 \
+        and hasattr(data, "dtype") and hasattr(data, "__getitem__")
+
+
 def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progress) -> None:
     """Encode and write every chunk: slabs of whole chunk rows, each in batches of chunks
     encoded in parallel (into one of two reused buffers) while the previous batch goes
@@ -381,12 +432,12 @@ def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progr
         fill = b""
     itemsize = source.dtype.itemsize
     chunk_bytes = itemsize * math.prod(chunks)
-    per_batch = max(1, batch_bytes // chunk_bytes)
+    bound = _encoded_bound(chunk_bytes)
+    # batches of batch_bytes of encoded room: counted by raw bytes, chunks of 64 bytes
+    # asked for 30 GiB (each chunk's room for headers dwarfing the chunk)
+    per_batch = max(1, batch_bytes // bound)
     row_bytes = itemsize * math.prod(source.shape[1:])
     slab_rows = chunks[0] * max(1, batch_bytes // max(1, row_bytes * chunks[0]))
-    # Room for the worst case of every codec (incompressible data grows by well under
-    # 1/16 plus headers); a chunk that would not fit is an error, never an overrun.
-    bound = chunk_bytes + chunk_bytes // 16 + 65536
     buffers = [None, None]
     written = 0
     nthreads = int(threads or 0)
@@ -412,6 +463,13 @@ def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progr
                 written += len(batch) * chunk_bytes
                 if progress is not None:
                     progress(min(written, itemsize * math.prod(source.shape)))
+
+
+def _encoded_bound(chunk_bytes: int) -> int:
+    """Room for one chunk encoded, the worst case of every codec: incompressible data
+    grows by well under 1/16, plus headers (a few hundred bytes at most for a small
+    chunk); a chunk that would not fit is an error, never an overrun."""
+    return chunk_bytes + chunk_bytes // 16 + min(65536, 4096 + chunk_bytes)
 
 
 def _write_batch(dset, batch: list, first_row: int, out: np.ndarray) -> None:
