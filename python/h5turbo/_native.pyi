@@ -300,6 +300,9 @@ class Fast5ReadIndex:
     def unindexed(self) -> Tuple[int, Optional[str]]:
         """How many files could not be indexed, and the first one's error."""
 
+    def unindexed_files(self) -> list[tuple[int, str]]:
+        """Each file that could not be indexed (its number in file order) and its error."""
+
 
 def encode_chunks_into(array: Any, chunk: Sequence[int], filters: Sequence[tuple[int, int, Sequence[int]]],
                        fill: bytes, first: int, count: int, out: Any,

@@ -287,8 +287,10 @@ def test_unusual_attribute_values_match_h5py_and_ont(unusual):
             else:
                 assert_same_value(read.attrs[key], value, f"{name} attr {key}")
     [numeric] = h5turbo.read_fast5(unusual["numeric_read_id"])
-    # a read_id that is not text: the read's group name stands for it
-    assert numeric.read_id == f"Read_{numeric.attrs['read_number']}"
+    # an integer read_id (ont_fast5_api gives the int): its decimal text, the id the
+    # index keys it by (the read's group name stood for it, which the index did not know)
+    assert numeric.read_id == str(ont_reads(unusual["numeric_read_id"])[0]["read_id"]) == "12345"
+    assert h5turbo.Fast5Index(unusual["numeric_read_id"]).read_ids == ["12345"]
 
 
 def test_a_variable_length_read_id_is_the_id_streamed_indexed_and_fetched(unusual):

@@ -4,6 +4,7 @@ groups are reached under more than one name: a read's id is its group's name
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import h5py
@@ -169,3 +170,82 @@ def test_an_empty_compact_signal_and_an_external_read_link(tmp_path):
     assert isinstance(external, h5turbo.Fast5Error) and external.read_id == "ext"
     assert "external link" in str(external)
     assert h5turbo.Fast5Index(path).read_ids == ["abc", "ext"]
+
+
+def _write_single(path: Path, read_number: int, read_id: str | None, version: str | None) -> None:
+    with h5py.File(path, "w") as f:
+        if version is not None:
+            f.attrs["file_version"] = np.bytes_(version)
+        raw = f.create_group(f"Raw/Reads/Read_{read_number}")
+        if read_id is not None:
+            raw.attrs["read_id"] = np.bytes_(read_id)
+        raw.attrs["read_number"] = np.int32(read_number)
+        for key in ("start_time", "duration"):
+            raw.attrs[key] = np.uint64(read_number)
+        raw.create_dataset("Signal", data=np.arange(read_number, dtype=np.int16))
+        f.create_group("UniqueGlobalKey/channel_id").attrs["channel_number"] = np.bytes_("3")
+        f.create_group("UniqueGlobalKey/tracking_id")
+
+
+def test_links_to_folders_are_walked_once_as_ont_walks_them(tmp_path):
+    """A run folder whose sub-folders are links to other disks: their files are read
+    (they were skipped silently), as ont_fast5_api lists them; links back up the tree
+    list nothing twice."""
+    from ont_fast5_api.conversion_tools.conversion_utils import get_fast5_file_list
+    elsewhere, top = tmp_path / "disk2" / "run1", tmp_path / "top"
+    (top / "sub").mkdir(parents=True)
+    elsewhere.mkdir(parents=True)
+    _write_single(top / "a.fast5", 3, "a", "2.0")
+    _write_single(elsewhere / "b.fast5", 4, "b", "2.0")
+    (top / "run1").symlink_to(elsewhere)
+    (top / "sub" / "up").symlink_to(top)
+    (top / "self").symlink_to(".")
+    ont = sorted(get_fast5_file_list(str(top / "run1"), recursive=True))
+    assert ont == [str(top / "run1" / "b.fast5")]
+    reads = list(h5turbo.read_fast5(top))
+    assert [(r.path, r.read_id) for r in reads] == [(str(top / "a.fast5"), "a"), (str(top / "run1" / "b.fast5"), "b")]
+    assert sorted(h5turbo.Fast5Index(top).read_ids) == ["a", "b"]
+
+
+def test_a_legacy_read_without_read_id_is_named_by_its_file_as_ont_names_it(tmp_path):
+    """Files before format 1.1 may lack read_id: ont_fast5_api names the read by the
+    file's name. The group's name ("Read_7" in every file) was taken, and the index
+    refused the files; a later file without one fails its read (ont refuses it)."""
+    for channel in (1, 2):
+        _write_single(tmp_path / f"ch{channel}_read7.fast5", 7, None, "0.6")
+    _write_single(tmp_path / "modern.fast5", 7, None, "2.0")
+    legacy = sorted(tmp_path.glob("ch*.fast5"))
+    ont = [_ont(path)[0] for path in legacy]
+    assert [read_id for read_id, _ in ont] == ["ch1_read7.fast5", "ch2_read7.fast5"]
+    reads = list(h5turbo.read_fast5(tmp_path))
+    assert [type(r).__name__ for r in reads] == ["Fast5Read", "Fast5Read", "Fast5Error"]
+    assert [r.read_id for r in reads[:2]] == [read_id for read_id, _ in ont]
+    for read, (_, signal) in zip(reads, ont):
+        assert np.array_equal(read.signal, signal)
+    assert "modern.fast5" in str(reads[2]) and "no read_id" in str(reads[2]) and "Read_7" in str(reads[2])
+    index = h5turbo.Fast5Index(tmp_path)
+    assert index.read_ids == ["ch1_read7.fast5", "ch2_read7.fast5"]
+    assert np.array_equal(index.get_read("ch2_read7.fast5").signal, ont[1][1])
+    assert index.unindexed[0] == 1
+    [(path, problem)] = index.unindexed_files
+    assert path == str(tmp_path / "modern.fast5") and "read_id" in problem
+
+
+def test_reads_by_id_stay_within_the_open_file_limit(tmp_path):
+    """get_reads ran a task per thread, each holding its files open, whatever
+    RLIMIT_NOFILE was left: reads failed with 'Too many open files' where read_fast5
+    (which bounds its tasks by the descriptors left) read them all."""
+    resource = pytest.importorskip("resource")
+    for k in range(200):
+        _write_single(tmp_path / f"r{k:03d}.fast5", 5, f"id{k}", "2.0")
+    index = h5turbo.Fast5Index(tmp_path, threads=2)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    open_now = len(os.listdir("/proc/self/fd"))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (open_now + 24, hard))
+    try:
+        items = list(index.get_reads(index.read_ids))
+        streamed = list(h5turbo.read_fast5(tmp_path, threads=2))
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert [type(i).__name__ for i in items] == ["Fast5Read"] * 200, [str(i) for i in items if isinstance(i, Exception)][:1]
+    assert [i.read_id for i in items] == [i.read_id for i in streamed]

@@ -475,8 +475,9 @@ const char *h5turbo_last_error(void);
 
 /**
  * Open fast5 files and/or folders (searched recursively for *.fast5, in name order;
- * links to folders inside them are not followed, as by `find`; a folder inside them
- * that cannot be listed is an entry that fails in its place). threads: the
+ * links to folders inside them are followed, each folder once, as ont_fast5_api
+ * follows them; a folder inside them that cannot be listed is an entry that fails in
+ * its place). threads: the
  * decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
  * h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
  * it returns, so reading overlaps the caller's work: at most one batch decoded ahead.

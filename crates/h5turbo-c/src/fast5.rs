@@ -15,7 +15,7 @@ use h5turbo_core::prelude::fast5::{
 use h5turbo_core::prelude::{read_ahead, zeroed_vec, FileHints, FileSource};
 use h5turbo_core::prelude::{Error, File, ResultExt};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::ffi::{c_char, c_int, CString};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -352,9 +352,10 @@ type Found = (PathBuf, Option<String>);
 /// one found inside it is an entry that fails (as `find` reports it and goes on).
 fn expand(paths: &[PathBuf]) -> Result<Vec<Found>, Error> {
     let mut out = Vec::new();
+    let mut seen = HashSet::new();
     for path in paths {
         if path.is_dir() {
-            walk(path, &mut out).map_err(|e| Error::io(e, "cannot list the folder").in_file(path))?;
+            walk(path, &mut seen, &mut out).map_err(|e| Error::io(e, "cannot list the folder").in_file(path))?;
         } else {
             out.push((path.clone(), None));
         }
@@ -362,10 +363,16 @@ fn expand(paths: &[PathBuf]) -> Result<Vec<Found>, Error> {
     Ok(out)
 }
 
-/// The *.fast5 files under `dir`, in name order, depth first. Links to folders are not
-/// followed (as `find`, f5c's and Python's walks: a link back up the tree would list
-/// the same files again and again); links to files are taken.
-fn walk(dir: &Path, out: &mut Vec<Found>) -> std::io::Result<()> {
+/// The *.fast5 files under `dir`, in name order, depth first. Links to folders are
+/// followed (a run's sub-folders often live on other disks; ont_fast5_api's and
+/// h5turbo's Python walks follow them too), each folder walked once (`seen`: device and
+/// inode), so a link back up the tree lists nothing twice; links to files are taken.
+fn walk(dir: &Path, seen: &mut HashSet<(u64, u64)>, out: &mut Vec<Found>) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir)?;
+    if !seen.insert((meta.dev(), meta.ino())) {
+        return Ok(());
+    }
     let entries = std::fs::read_dir(dir)?;
     // The entry's type comes with the listing on most file systems: only links (and
     // entries of unknown type) cost a stat, not each of 100,000 files on a network disk.
@@ -373,11 +380,16 @@ fn walk(dir: &Path, out: &mut Vec<Found>) -> std::io::Result<()> {
         entries.filter_map(|e| e.ok()).map(|e| (e.path(), e.file_type().ok())).collect();
     found.sort_by(|a, b| a.0.cmp(&b.0));
     for (path, kind) in found {
-        if kind.is_some_and(|k| k.is_dir()) {
-            if let Err(e) = walk(&path, out) {
+        let folder = match kind {
+            Some(k) if k.is_dir() => true,
+            Some(k) if k.is_file() => false,
+            _ => path.is_dir(), // a link (followed) or a type the listing did not give
+        };
+        if folder {
+            if let Err(e) = walk(&path, seen, out) {
                 out.push((path, Some(format!("cannot list the folder: {}", e))));
             }
-        } else if path.extension().is_some_and(|e| e == "fast5") && (kind.is_some_and(|k| k.is_file()) || !path.is_dir()) {
+        } else if path.extension().is_some_and(|e| e == "fast5") {
             out.push((path, None));
         }
     }
@@ -385,8 +397,9 @@ fn walk(dir: &Path, out: &mut Vec<Found>) -> std::io::Result<()> {
 }
 
 /// Open fast5 files and/or folders (searched recursively for *.fast5, in name order;
-/// links to folders inside them are not followed, as by `find`; a folder inside them
-/// that cannot be listed is an entry that fails in its place). threads: the
+/// links to folders inside them are followed, each folder once, as ont_fast5_api
+/// follows them; a folder inside them that cannot be listed is an entry that fails in
+/// its place). threads: the
 /// decoding pool (0 = H5TURBO_THREADS or every core); with two or more, each
 /// h5turbo_fast5_next_batch starts decoding the next batch (of the same size) before
 /// it returns, so reading overlaps the caller's work: at most one batch decoded ahead.

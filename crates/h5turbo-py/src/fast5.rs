@@ -157,6 +157,11 @@ impl Fast5ReadIndex {
     fn unindexed(&self) -> (usize, Option<&str>) {
         self.locations.unindexed()
     }
+
+    /// Each file that could not be indexed (its number in file order) and its error.
+    fn unindexed_files(&self) -> Vec<(usize, String)> {
+        self.locations.unindexed_files().to_vec()
+    }
 }
 
 /// A read that cannot be gathered (a broken group header, a bad attribute) is an

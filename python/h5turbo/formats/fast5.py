@@ -18,7 +18,6 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any, Union
 
 import numpy as np
@@ -71,7 +70,10 @@ class Fast5Error(_native.Error):
 class Fast5Read:
     """One read. ``read_id``: a multi-read file's group name less ``read_`` (as
     ont_fast5_api and :class:`Fast5Index` name it), a single-read file's ``read_id``
-    attribute; ``signal``: the raw int16 samples (DAQ values, unscaled);
+    attribute (an integer one in decimal; where it has none, in files before format
+    1.1, the file's name, as
+    ont_fast5_api names it; in later files such a read is a :class:`Fast5Error`);
+    ``signal``: the raw int16 samples (DAQ values, unscaled);
     ``channel``: the ``channel_id`` attributes as ont_fast5_api's ``get_channel_info``
     gives them (digitisation, offset, range, sampling_rate as floats, channel_number
     as int), or None when the file has no ``channel_id`` group; ``attrs``: the
@@ -130,7 +132,8 @@ class Fast5Index:
     paths: as for :func:`read_fast5` (files, directories, or an iterable of those). Every
     file's read ids are read once, here, in parallel: a multi-read file's from its group
     names (``read_<id>``), a single-read file's from its ``read_id`` attribute. A file
-    that cannot be indexed is left out (``unindexed`` says how many, and why); when two
+    that cannot be indexed is left out (``unindexed`` says how many, and why;
+    ``unindexed_files`` lists them); when two
     files hold the same id, the first wins. threads and io_depth: as for read_fast5.
 
     A fetch opens the read's file and looks its group up by name: a multi-read file is
@@ -159,6 +162,11 @@ class Fast5Index:
     def unindexed(self) -> tuple[int, str | None]:
         """How many files could not be indexed, and the first one's error."""
         return self._index.unindexed()
+
+    @property
+    def unindexed_files(self) -> list[tuple[str, str]]:
+        """Each file that could not be indexed, in file order, with its error."""
+        return [(self._paths[k], problem) for k, problem in self._index.unindexed_files()]
 
     def __len__(self) -> int:
         return len(self._index)
@@ -203,7 +211,10 @@ class Fast5Index:
 
     def _reads_by_id(self, ids: Iterator[str], on_error: str) -> Iterator[Fast5Read | Fast5Error]:
         rounds = iter(lambda: list(islice(ids, IDS_PER_ROUND)), [])
-        pool = ThreadPoolExecutor(self._threads, thread_name_prefix="h5turbo-fast5")
+        # Each task running may hold its files open: as many at once as the descriptors
+        # left allow (a round's tasks are all submitted; the pool's size bounds them).
+        workers = max(1, min(self._threads, _descriptor_budget() // FILES_PER_TASK))
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="h5turbo-fast5")
         owner = os.getpid()
         try:
             ahead = None
@@ -362,11 +373,42 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
     for p in paths:
         p = os.fsdecode(p)
         if os.path.isdir(p):
-            # Anything that is not a folder, a link that leads nowhere included: it fails
-            # as that read's error instead of vanishing from the count.
-            yield from (str(f) for f in sorted(Path(p).rglob("*.fast5")) if not f.is_dir())
+            yield from _fast5_under(p, set(), top=True)
         else:
             yield p
+
+
+def _fast5_under(folder: str, seen: set, top: bool = False) -> Iterator[str]:
+    """The *.fast5 files under `folder`, by name, depth first. Links to folders are
+    followed (a run's sub-folders often live on other disks; ont_fast5_api follows them
+    too), each folder walked once, so a link back up the tree lists nothing twice. A
+    sub-folder that cannot be listed is yielded itself, to fail as that entry's error
+    instead of vanishing from the count; the folder given failing is the caller's error.
+    Anything else named *.fast5, a link that leads nowhere included, is yielded too."""
+    try:
+        info = os.stat(folder)
+        if (info.st_dev, info.st_ino) in seen:
+            return
+        seen.add((info.st_dev, info.st_ino))
+        with os.scandir(folder) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+    except OSError:
+        if top:
+            raise
+        yield folder
+        return
+    for entry in entries:
+        if _is_folder(entry):
+            yield from _fast5_under(entry.path, seen)
+        elif entry.name.endswith(".fast5"):
+            yield entry.path
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir()  # follows links; costs no stat where the listing gives the type
+    except OSError:
+        return False
 
 
 def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
@@ -512,11 +554,13 @@ def _reads(path: str, reads: list, asked: list[str] | None = None) -> Iterator[F
         if not done:  # a value the native side left to the general path
             attrs = {key: attribute_value(value) for key, value in attrs.items()} if attrs is not None else None
         # the native side names a read as Fast5Index does (a multi-read file's by its
-        # group's link name); None: a single-read file's read_id is absent or not text
-        if read_id is None:
-            read_id = _read_id(attrs, name)
+        # group's link name, a legacy single-read file's without read_id by the file's
+        # name); None: a single-read file's read_id is absent (or neither text nor an
+        # integer), a read the index leaves out (as ont_fast5_api refuses it): no made-up id
         if asked is not None:
             read_id = asked[k]
+        if read_id is None and error is None:
+            error = f"{name}: the read has no read_id attribute (a string)"
         if error is not None:
             yield Fast5Error(path, error, read_id)
             continue
@@ -528,15 +572,6 @@ def _reads(path: str, reads: list, asked: list[str] | None = None) -> Iterator[F
             yield Fast5Error(path, f"channel_id: {exc}", read_id)
             continue
         yield Fast5Read(path, read_id, signal, channel, attrs)
-
-
-def _read_id(attrs: dict | None, name: str) -> str:
-    """The read_id attribute as str; else (absent, or not text) from the group name."""
-    try:
-        read_id = _clean(attrs["read_id"]) if attrs and "read_id" in attrs else None
-    except ValueError:  # bytes that are not UTF-8 (the native side names such reads)
-        read_id = None
-    return read_id if isinstance(read_id, str) else _name_id(name)
 
 
 def _channel_info(channel: dict | None) -> dict[str, Any] | None:
@@ -555,9 +590,3 @@ def _clean(value: Any) -> Any:
     if isinstance(value, np.generic):
         value = value.item()
     return value.decode() if isinstance(value, bytes) else value
-
-
-def _name_id(name: str) -> str:
-    """A read's id from its group name (read_<id>, Read_<n>) when it has no read_id."""
-    last = name.rsplit("/", 1)[-1]
-    return last[5:] if last.startswith("read_") else last

@@ -240,11 +240,15 @@ def odd_fast5(folder):
         raw.attrs["read_number"] = np.int32(42)
         raw.create_dataset("Signal", data=np.arange(5, dtype="<i2"))
         f.create_group("UniqueGlobalKey/channel_id").attrs["digitisation"] = 8192.0
-    with h5py.File(folder / "single_no_id.fast5", "w") as f:  # a read without an id: fails
-        raw = f.create_group("Raw/Reads/Read_100")
-        raw.attrs["read_number"] = np.int32(100)
-        raw.create_dataset("Signal", data=np.arange(4, dtype="<i2"))
-        f.create_group("UniqueGlobalKey/channel_id").attrs["digitisation"] = 8192.0
+    # a read without an id: in a file of format 1.1 or later it fails (ont_fast5_api
+    # refuses the file); before 1.1 it is named by the file (as ont_fast5_api names it)
+    for name, version in [("single_no_id", "2.0"), ("legacy_no_id", "0.6")]:
+        with h5py.File(folder / f"{name}.fast5", "w") as f:
+            f.attrs["file_version"] = np.bytes_(version)
+            raw = f.create_group("Raw/Reads/Read_100")
+            raw.attrs["read_number"] = np.int32(100)
+            raw.create_dataset("Signal", data=np.arange(4, dtype="<i2"))
+            f.create_group("UniqueGlobalKey/channel_id").attrs["digitisation"] = 8192.0
     odd = [("start_float", "start_time", np.float64(123456)), ("duration_float32", "duration", np.float32(77)),
            ("number_too_big", "read_number", np.uint32(4_000_000_000)), ("number_text", "read_number", np.bytes_("9"))]
     for name, key, value in odd:

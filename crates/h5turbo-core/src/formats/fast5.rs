@@ -205,10 +205,13 @@ impl Fast5Index {
             Some(id) if self.layout == Layout::MultiRead => Ok(id.to_string()),
             _ => {
                 let raw = self.read_groups(i)?.raw?;
-                match attribute_text(&raw, &raw.attribute("read_id")?) {
-                    Some(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-                    None => Err(Error::format(format!("{}: read_id is not a string", raw.name()))),
+                if !raw.has_attribute("read_id")? {
+                    if let Some(id) = legacy_read_id(&raw) {
+                        return Ok(id);
+                    }
                 }
+                id_text(&raw, &raw.attribute("read_id")?)
+                    .ok_or_else(|| Error::format(format!("{}: read_id is not a string or an integer", raw.name())))
             }
         }
     }
@@ -282,8 +285,8 @@ pub struct ReadLocations {
     reads: HashMap<Box<str>, (usize, usize)>,
     /// Each file's layout (None: it could not be indexed).
     layouts: Vec<Option<Layout>>,
-    unindexed: usize,
-    first_error: Option<String>,
+    /// The files that could not be indexed (by number), each with its error.
+    unindexed: Vec<(usize, String)>,
 }
 
 impl ReadLocations {
@@ -298,10 +301,7 @@ impl ReadLocations {
                         index.reads.entry(id.into_boxed_str()).or_insert((file_no, read));
                     }
                 }
-                Err(e) => {
-                    index.unindexed += 1;
-                    index.first_error.get_or_insert_with(|| e.to_string());
-                }
+                Err(e) => index.unindexed.push((file_no, e.to_string())),
             }
         }
         index
@@ -311,8 +311,8 @@ impl ReadLocations {
     pub fn find(&self, id: &str) -> Result<(usize, usize)> {
         self.reads.get(id).copied().ok_or_else(|| {
             let mut message = format!("no read '{}' in the fast5 files", id);
-            if let Some(first) = &self.first_error {
-                message += &format!(" ({} files could not be indexed, the first: {})", self.unindexed, first);
+            if let Some((_, first)) = self.unindexed.first() {
+                message += &format!(" ({} files could not be indexed, the first: {})", self.unindexed.len(), first);
             }
             Error::not_found(message)
         })
@@ -334,7 +334,12 @@ impl ReadLocations {
 
     /// Files that could not be indexed, and the first one's error.
     pub fn unindexed(&self) -> (usize, Option<&str>) {
-        (self.unindexed, self.first_error.as_deref())
+        (self.unindexed.len(), self.unindexed.first().map(|(_, e)| e.as_str()))
+    }
+
+    /// Each file that could not be indexed (its number in file order) and its error.
+    pub fn unindexed_files(&self) -> &[(usize, String)] {
+        &self.unindexed
     }
 
     pub fn contains(&self, id: &str) -> bool {
@@ -405,7 +410,9 @@ impl<S> ReadRecord<S> {
     /// The read's id as `Fast5Index::read_ids` gives it: a multi-read file's from its
     /// group's name (`read_<id>`, what ont_fast5_api and a fetch by id go by, whatever
     /// the group's `read_id` attribute says), a single-read file's `read_id` attribute
-    /// (a fixed- or variable-length string; bytes that are not UTF-8 replaced by U+FFFD).
+    /// (a fixed- or variable-length string; bytes that are not UTF-8 replaced by U+FFFD;
+    /// where it has none, in files before format 1.1, the file's name: see
+    /// `legacy_read_id`).
     pub fn read_id(&self) -> Option<String> {
         if self.layout == Layout::MultiRead {
             if let Some(id) = self.name.strip_prefix("/read_") {
@@ -413,9 +420,51 @@ impl<S> ReadRecord<S> {
             }
         }
         let (obj, _) = self.attrs.as_ref()?;
-        let bytes = attribute_text(obj, self.attribute("read_id")?)?;
-        Some(String::from_utf8_lossy(&bytes).into_owned())
+        let Some(value) = self.attribute("read_id") else {
+            return if self.layout == Layout::SingleRead { legacy_read_id(obj) } else { None };
+        };
+        id_text(obj, value)
     }
+}
+
+/// A `read_id` attribute as the id: a string (bytes that are not UTF-8 replaced by
+/// U+FFFD), or an integer in decimal (ont_fast5_api gives it as that int).
+fn id_text(obj: &Object, value: &AttributeValue) -> Option<String> {
+    match attribute_text(obj, value) {
+        Some(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        None => Some(single_value(value)?.as_integer()?.to_string()),
+    }
+}
+
+/// The id ont_fast5_api gives a single-read file's read that has no `read_id`
+/// attribute: in files before format 1.1 (a root `file_version` below 1.1, or none)
+/// the file's name, `ch3_read7.fast5`; None in later files, which ont_fast5_api
+/// refuses, and where the version cannot be read.
+fn legacy_read_id(obj: &Object) -> Option<String> {
+    let root = obj.file().root().ok()?;
+    if root.has_attribute("file_version").ok()? {
+        let value = root.attribute("file_version").ok()?;
+        let text = match single_value(&value) {
+            Some(Scalar::Text(bytes)) => String::from_utf8(bytes).ok()?,
+            Some(number) => format!("{}", number.as_f64()?),
+            None => String::from_utf8(attribute_text(&root, &value)?).ok()?,
+        };
+        if !version_before_1_1(&text)? {
+            return None;
+        }
+    }
+    obj.file().path().file_name().map(|name| name.to_string_lossy().into_owned())
+}
+
+/// Whether a version "major.minor[...]" is below 1.1; None if it is not one.
+fn version_before_1_1(text: &str) -> Option<bool> {
+    let mut parts = text.trim().split('.');
+    let major: u64 = parts.next()?.parse().ok()?;
+    let minor: u64 = match parts.next() {
+        Some(minor) => minor.parse().ok()?,
+        None => 0,
+    };
+    Some((major, minor) < (1, 1))
 }
 
 /// A string attribute of `obj` as bytes: a scalar NUL-padded fixed-length one without
