@@ -6,6 +6,7 @@
  * cannot be read is reported on stderr (exit status 1) and the others still printed. */
 #include <h5turbo.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,26 +86,39 @@ static double element(const unsigned char *p, const h5turbo_type_info *t) {
     }
 }
 
-/* Sum a dataset in row-major order, reading blocks of whole rows along axis 0. */
-static int sum_dataset(const h5turbo_object *ds, int rank, const uint64_t *dims,
+/* Sum a dataset in row-major order, reading blocks of whole rows along axis 0.
+   H5TURBO_OK, an h5turbo status (h5turbo_last_error says why), or -1 when a row is
+   too large to hold (told on stderr here: the walk goes on with the other datasets). */
+static int sum_dataset(const h5turbo_object *ds, const char *path, int rank, const uint64_t *dims,
                        const h5turbo_type_info *t, double *sum) {
     *sum = 0.0;
-    uint64_t row = 1; /* elements per index of axis 0 */
-    for (int i = 1; i < rank; i++) row *= dims[i];
     uint64_t rows = rank == 0 ? 1 : dims[0];
-    if (rows == 0 || row == 0) return H5TURBO_OK;
-    uint64_t rows_per_block = BLOCK_BYTES / (row * t->size);
+    for (int i = 0; i < rank; i++)
+        if (dims[i] == 0) return H5TURBO_OK;
+    uint64_t row_bytes = t->size; /* bytes per index of axis 0, checked against overflow */
+    for (int i = 1; i < rank; i++) {
+        if (row_bytes > UINT64_MAX / dims[i]) {
+            fprintf(stderr, "h5sum: %s: a row of the dataset is too large to sum\n", path);
+            return -1;
+        }
+        row_bytes *= dims[i];
+    }
+    uint64_t rows_per_block = BLOCK_BYTES / row_bytes;
     if (rows_per_block == 0) rows_per_block = 1;
-    size_t block_bytes = (size_t)(rows_per_block < rows ? rows_per_block : rows) * row * t->size;
-    unsigned char *buf = malloc(block_bytes);
-    if (!buf) { perror("h5sum"); exit(1); }
+    uint64_t block_bytes = (rows_per_block < rows ? rows_per_block : rows) * row_bytes;
+    unsigned char *buf = block_bytes <= SIZE_MAX ? malloc((size_t)block_bytes) : NULL;
+    if (!buf) {
+        fprintf(stderr, "h5sum: %s: cannot allocate %llu bytes for a row of the dataset\n", path,
+                (unsigned long long)block_bytes);
+        return -1;
+    }
     uint64_t start[MAX_RANK] = {0}, count[MAX_RANK];
     for (int i = 0; i < rank; i++) count[i] = dims[i];
     int status = H5TURBO_OK;
     for (uint64_t first = 0; first < rows && status == H5TURBO_OK; first += rows_per_block) {
         uint64_t n_rows = rows - first < rows_per_block ? rows - first : rows_per_block;
         if (rank > 0) { start[0] = first; count[0] = n_rows; }
-        size_t bytes = (size_t)(n_rows * row * t->size);
+        size_t bytes = (size_t)(n_rows * row_bytes);
         status = h5turbo_dataset_read(ds, rank ? start : NULL, rank ? count : NULL, NULL, buf, bytes, 0);
         for (size_t k = 0; status == H5TURBO_OK && k < bytes; k += t->size) *sum += element(buf + k, t);
     }
@@ -139,8 +153,9 @@ static int dataset_line(const h5turbo_object *ds, const char *path) {
         return 1;
     }
     double sum;
-    if (sum_dataset(ds, rank, dims, &t, &sum) != H5TURBO_OK) {
-        fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
+    int status = sum_dataset(ds, path, rank, dims, &t, &sum);
+    if (status != H5TURBO_OK) {
+        if (status > 0) fprintf(stderr, "h5sum: %s\n", h5turbo_last_error());
         return 1;
     }
     printf("%s\t", path);

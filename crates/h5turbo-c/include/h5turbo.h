@@ -86,7 +86,8 @@ extern "C" {
 #define H5TURBO_E_UNSUPPORTED 2
 
 /**
- * No such object, attribute or read.
+ * No such object, attribute or read (a path whose soft or external links go round a
+ * cycle, or more than 16 deep, names none either: libhdf5's "too many links").
  */
 #define H5TURBO_E_NOT_FOUND 3
 
@@ -330,7 +331,8 @@ const char *h5turbo_filter_name(uint32_t id);
  * Read a hyperslab of a dataset into `buf` (buf_size bytes, checked), row-major, in
  * native byte order: numbers, booleans and enums (their base integer), bitfields,
  * opaque data, compounds of those (members at the offsets of
- * h5turbo_datatype_member), fixed-length strings (size bytes each, as stored).
+ * h5turbo_datatype_member), fixed-length strings (size bytes each, NUL-padded: the
+ * trailing spaces of a space-padded string become NULs, as libhdf5 converts them).
  * start/count/stride: one value per axis; start NULL = 0, count NULL = to the end,
  * stride NULL = 1 (scalars: ignored). threads 0 = H5TURBO_THREADS or every core.
  */

@@ -64,7 +64,7 @@ pub unsafe extern "C" fn h5turbo_attribute_open(
 /// Close an attribute (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_attribute_close(attr: *mut h5turbo_attribute) {
-    close_handle(attr);
+    close_handle(attr, "attr");
 }
 
 /// The attribute's element type (a new handle: close it with h5turbo_datatype_close).

@@ -228,7 +228,8 @@ fn selection_len(sel: &[AxisSelection]) -> Result<usize, Error> {
 /// Read a hyperslab of a dataset into `buf` (buf_size bytes, checked), row-major, in
 /// native byte order: numbers, booleans and enums (their base integer), bitfields,
 /// opaque data, compounds of those (members at the offsets of
-/// h5turbo_datatype_member), fixed-length strings (size bytes each, as stored).
+/// h5turbo_datatype_member), fixed-length strings (size bytes each, NUL-padded: the
+/// trailing spaces of a space-padded string become NULs, as libhdf5 converts them).
 /// start/count/stride: one value per axis; start NULL = 0, count NULL = to the end,
 /// stride NULL = 1 (scalars: ignored). threads 0 = H5TURBO_THREADS or every core.
 #[no_mangle]

@@ -40,8 +40,7 @@ impl Origin {
 /// Run an entry point on a type handle: its errors name the object and file the type
 /// came from.
 unsafe fn guard_datatype(dt: *const h5turbo_datatype, body: impl FnOnce() -> Result<(), Error>) -> c_int {
-    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
-    let origin = dt.as_ref().and_then(|d| d.origin.clone());
+    let origin = crate::handles::live(dt).and_then(|d| d.origin.clone());
     guard(|| {
         body().map_err(|e| match &origin {
             Some(o) => e.in_object(o.object.clone()).in_file(&o.file),
@@ -204,7 +203,7 @@ pub unsafe extern "C" fn h5turbo_dataset_datatype(ds: *const h5turbo_object, dt:
 /// Close a datatype handle (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_datatype_close(dt: *mut h5turbo_datatype) {
-    close_handle(dt);
+    close_handle(dt, "dt");
 }
 
 /// Class, size, byte order, sign and string kind of a type.

@@ -13,7 +13,8 @@ pub const H5TURBO_OK: c_int = 0;
 pub const H5TURBO_E_FORMAT: c_int = 1;
 /// Valid HDF5 that h5turbo does not read (the message names the feature).
 pub const H5TURBO_E_UNSUPPORTED: c_int = 2;
-/// No such object, attribute or read.
+/// No such object, attribute or read (a path whose soft or external links go round a
+/// cycle, or more than 16 deep, names none either: libhdf5's "too many links").
 pub const H5TURBO_E_NOT_FOUND: c_int = 3;
 /// The operating system refused a read, or the file is missing.
 pub const H5TURBO_E_IO: c_int = 4;
@@ -44,16 +45,17 @@ pub extern "C" fn h5turbo_last_error() -> *const c_char {
 /// The status code of an error kind.
 pub(crate) fn code_of(kind: ErrorKind) -> c_int {
     match kind {
-        ErrorKind::Format | ErrorKind::TooManyLinks => H5TURBO_E_FORMAT,
+        ErrorKind::Format => H5TURBO_E_FORMAT,
         ErrorKind::Unsupported => H5TURBO_E_UNSUPPORTED,
-        ErrorKind::NotFound => H5TURBO_E_NOT_FOUND,
+        // a link cycle is valid HDF5 (H5Lcreate_soft makes one): the path names nothing
+        ErrorKind::NotFound | ErrorKind::TooManyLinks => H5TURBO_E_NOT_FOUND,
         ErrorKind::Io => H5TURBO_E_IO,
         ErrorKind::InvalidArgument => H5TURBO_E_INVALID,
         ErrorKind::Closed => H5TURBO_E_CLOSED,
     }
 }
 
-fn set_last_error(message: &str) {
+pub(crate) fn set_last_error(message: &str) {
     let text = c_string_lossy(message.as_bytes());
     LAST_ERROR.with(|e| *e.borrow_mut() = text);
 }
@@ -148,8 +150,7 @@ pub(crate) unsafe fn label(ptr: *const c_char) -> Option<String> {
 /// `guard` for an entry point given an object handle: a failure that names no file or
 /// object (a bad argument, say) is told with the handle's file and object path.
 pub(crate) unsafe fn guard_in(obj: *const crate::objects::h5turbo_object, body: impl FnOnce() -> Result<(), Error>) -> c_int {
-    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
-    let object = obj.as_ref().map(|h| &h.object);
+    let object = crate::handles::live(obj).map(|h| &h.object);
     guard(|| body().map_err(|e| match object {
         Some(o) => e.in_object(o.name()).in_file(o.file().path()),
         None => e,
@@ -159,8 +160,7 @@ pub(crate) unsafe fn guard_in(obj: *const crate::objects::h5turbo_object, body: 
 /// `guard` for an entry point given an attribute handle: a failure is told with the
 /// file, the object and the attribute's name.
 pub(crate) unsafe fn guard_attr(attr: *const crate::attribute::h5turbo_attribute, body: impl FnOnce() -> Result<(), Error>) -> c_int {
-    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
-    let handle = attr.as_ref();
+    let handle = crate::handles::live(attr);
     guard(|| body().map_err(|e| match handle {
         Some(a) => e
             .in_object(format!("{} (attribute '{}')", a.object().name(), a.value().name))
@@ -178,9 +178,13 @@ pub(crate) fn invalid(message: impl Into<String>) -> Error {
     Error::invalid_argument(message)
 }
 
-/// A reference from a pointer the caller passed, or an invalid-argument error naming it.
+/// The handle behind a pointer the caller passed, or an invalid-argument error naming
+/// it: NULL, or not an open handle (closed already).
 pub(crate) unsafe fn deref<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, Error> {
-    ptr.as_ref().ok_or_else(|| invalid(format!("{} is NULL", what)))
+    if ptr.is_null() {
+        return Err(invalid(format!("{} is NULL", what)));
+    }
+    crate::handles::live(ptr).ok_or_else(|| invalid(format!("{} is not an open handle (closed already?)", what)))
 }
 
 /// Check an output pointer.

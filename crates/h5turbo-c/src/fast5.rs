@@ -334,10 +334,9 @@ unsafe fn given_paths(paths: *const *const c_char, n_paths: usize) -> Vec<PathBu
 /// Run an entry point on a stream: its errors (a NULL output too) name the paths the
 /// stream was opened with, when they name no file of their own.
 unsafe fn guard_fast5(f5: *const h5turbo_fast5, body: impl FnOnce() -> Result<(), Error>) -> c_int {
-    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
-    let named = f5.as_ref().map(|h| h.label.as_path()).filter(|p| !p.as_os_str().is_empty());
+    let named = crate::handles::live(f5).map(|h| h.label.as_path()).filter(|p| !p.as_os_str().is_empty());
     guard_named(named, None, || {
-        if let Some(handle) = f5.as_ref() {
+        if let Some(handle) = crate::handles::live(f5) {
             handle.in_this_process()?;
         }
         body()
@@ -471,10 +470,10 @@ pub unsafe extern "C" fn h5turbo_fast5_close(f5: *mut h5turbo_fast5) {
     // A copy of a stream in a child of a fork: dropping it would wait for the parent's
     // threads (a batch decoding ahead, the pool) forever. Its memory is left to the
     // child; the parent closes the stream itself.
-    if f5.as_ref().is_some_and(|handle| handle.in_this_process().is_err()) {
+    if crate::handles::live(f5).is_some_and(|handle| handle.in_this_process().is_err()) {
         return;
     }
-    close_handle(f5);
+    close_handle(f5, "f5");
 }
 
 /// Files are opened in waves of this many, `WAVES_AHEAD` waves ahead of the one being
@@ -759,7 +758,7 @@ impl Reader {
         let n = reads.len();
         let reads = if n == 0 { std::ptr::null_mut() } else { Box::into_raw(reads.into_boxed_slice()).cast() };
         let owned = Box::new(OwnedBatch { batch: h5turbo_fast5_batch { reads, n }, paths, arenas });
-        Box::into_raw(owned).cast::<h5turbo_fast5_batch>()
+        crate::handles::register(Box::into_raw(owned)).cast::<h5turbo_fast5_batch>()
     }
 
     /// The next entries, at most `max`: held ones first, else newly planned and decoded.
@@ -1109,7 +1108,7 @@ pub unsafe extern "C" fn h5turbo_fast5_read_ids(f5: *mut h5turbo_fast5, ids: *mu
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_fast5_batch_free(batch: *mut h5turbo_fast5_batch) {
     // SAFETY: made by batch_of: an OwnedBatch whose first field is the batch.
-    close_handle(batch.cast::<OwnedBatch>());
+    close_handle(batch.cast::<OwnedBatch>(), "batch");
 }
 
 impl Drop for OwnedBatch {

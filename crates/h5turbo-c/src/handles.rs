@@ -2,10 +2,51 @@
 //! every entry point: an output pointer is checked before anything else, handle and
 //! array outputs are cleared first (a failed call leaves NULL behind, never a stale
 //! value), and a handle is a boxed Rust value dropped by its `*_close` / `*_free`.
+//! Every handle given out is registered until it is closed, so a handle closed twice
+//! or used after its close is an error (libhdf5 checks its ids so), not a free or a
+//! read of freed memory (a double close corrupted the allocator: the program hung at
+//! exit). A pointer the library never gave, or one whose memory a later handle
+//! reuses, cannot be told apart: handles are pointers, not ids.
 
-use crate::errors::{guard_attr, guard_in, guard_void, out_ptr};
+use crate::errors::{guard_attr, guard_in, guard_void, out_ptr, set_last_error};
 use h5turbo_core::prelude::Error;
+use std::collections::HashSet;
 use std::ffi::{c_char, c_int};
+use std::sync::{LazyLock, Mutex, MutexGuard};
+
+/// The addresses of the handles given out and not yet closed.
+static LIVE: LazyLock<Mutex<HashSet<usize>>> = LazyLock::new(Default::default);
+
+fn live_handles() -> MutexGuard<'static, HashSet<usize>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Record a new handle as open; returns it.
+pub(crate) fn register<T>(handle: *mut T) -> *mut T {
+    live_handles().insert(handle as usize);
+    handle
+}
+
+/// Forget a handle being closed: false (and h5turbo_last_error says so) when it is not
+/// open, closed already, and must not be freed again.
+pub(crate) fn unregister<T>(handle: *const T, what: &str) -> bool {
+    let was_open = live_handles().remove(&(handle as usize));
+    if !was_open {
+        set_last_error(&format!("{} is not an open handle (closed already?): nothing closed", what));
+    }
+    was_open
+}
+
+/// Whether `ptr` is a handle given out and not yet closed.
+pub(crate) fn is_live<T>(ptr: *const T) -> bool {
+    !ptr.is_null() && live_handles().contains(&(ptr as usize))
+}
+
+/// The handle behind `ptr` when it is open, for naming a failure's file and object.
+pub(crate) unsafe fn live<'a, T>(ptr: *const T) -> Option<&'a T> {
+    // SAFETY: an open handle points at the value give_handle boxed, dropped only by close_handle.
+    if is_live(ptr) { ptr.as_ref() } else { None }
+}
 
 /// Run an entry point whose result is one value written through `out`, given an object
 /// handle: the pointer is checked first, then `value` computes what it receives; its
@@ -55,15 +96,20 @@ pub(crate) unsafe fn out_handle<T>(handle: *mut *mut T, what: &str) -> Result<*m
 
 /// Give `value` to the caller as a new handle through `out` (checked by out_handle).
 pub(crate) unsafe fn give_handle<T>(out: *mut *mut T, value: T) {
-    *out = Box::into_raw(Box::new(value));
+    *out = register(Box::into_raw(Box::new(value)));
 }
 
 /// Drop a handle made by give_handle (NULL is fine); a panic while dropping it stays
-/// inside the library.
-pub(crate) unsafe fn close_handle<T>(handle: *mut T) {
-    if !handle.is_null() {
-        guard_void(|| drop(Box::from_raw(handle)));
+/// inside the library. A handle not open (closed already) is left alone, and
+/// h5turbo_last_error says so.
+pub(crate) unsafe fn close_handle<T>(handle: *mut T, what: &str) {
+    if handle.is_null() {
+        return;
     }
+    if !unregister(handle, what) {
+        return;
+    }
+    guard_void(|| drop(Box::from_raw(handle)));
 }
 
 /// Check the pointers a string array (for strings::give_strings) and its count are

@@ -187,8 +187,7 @@ fn vlen_columns(read: Vec<CoreColumn>, dt: &Datatype, members: &[CompoundMember]
 /// Run an entry point on columns: its errors (a NULL output too) name the file and
 /// the dataset or attribute the columns were read from.
 unsafe fn guard_columns(columns: *const h5turbo_columns, body: impl FnOnce() -> Result<(), Error>) -> c_int {
-    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
-    let handle = columns.as_ref();
+    let handle = crate::handles::live(columns);
     guard(|| body().map_err(|e| match handle {
         Some(c) => e.in_object(&c.what).in_file(&c.file),
         None => e,
@@ -349,5 +348,5 @@ pub unsafe extern "C" fn h5turbo_columns_member_sequences(
 /// Free what h5turbo_dataset_read_columns gave (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_columns_free(columns: *mut h5turbo_columns) {
-    close_handle(columns)
+    close_handle(columns, "columns")
 }

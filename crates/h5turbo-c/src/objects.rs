@@ -119,7 +119,7 @@ pub unsafe extern "C" fn h5turbo_file_open(path: *const c_char, file: *mut *mut 
 /// Close them too. No other thread may be using `file` itself.
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_file_close(file: *mut h5turbo_file) {
-    close_handle(file);
+    close_handle(file, "file");
 }
 
 /// Open the object at `path` ("/", "/group/dataset"; soft and external links followed,
@@ -133,8 +133,7 @@ pub unsafe extern "C" fn h5turbo_object_open(
     path: *const c_char,
     obj: *mut *mut h5turbo_object,
 ) -> c_int {
-    // SAFETY (of as_ref): the caller's handle is valid or NULL, as every entry point requires.
-    let named_file = file.as_ref().map(|f| f.file.path());
+    let named_file = crate::handles::live(file).map(|f| f.file.path());
     let named_object = label(path);
     guard_named(named_file, named_object.as_deref(), || {
         let out = out_handle(obj, "obj")?;
@@ -182,7 +181,7 @@ pub unsafe extern "C" fn h5turbo_object_open_at(
 /// Close an object (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_object_close(obj: *mut h5turbo_object) {
-    close_handle(obj);
+    close_handle(obj, "obj");
 }
 
 /// The kind of an object: H5TURBO_GROUP, H5TURBO_DATASET or H5TURBO_NAMED_DATATYPE.

@@ -74,7 +74,7 @@ fn pack(runs: &[(u64, Vec<u8>)]) -> Result<*mut h5turbo_sequence, Error> {
             array_ptr.add(i).write(h5turbo_sequence { len: *len, data });
         }
         std::mem::forget(block);
-        Ok(array_ptr)
+        Ok(crate::handles::register(array_ptr))
     }
 }
 
@@ -147,7 +147,7 @@ pub(crate) unsafe fn give_sequences(values: Vec<VlenValue>, base: &Datatype, seq
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_sequences_free(seqs: *mut h5turbo_sequence, n: usize) {
     let _ = n; // the block records its own size
-    if seqs.is_null() {
+    if seqs.is_null() || !crate::handles::unregister(seqs, "seqs") {
         return;
     }
     guard_void(|| {

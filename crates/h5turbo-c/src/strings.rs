@@ -33,7 +33,7 @@ where
     *out = if strings.is_empty() {
         std::ptr::null_mut()
     } else {
-        Box::into_raw(strings.into_boxed_slice()).cast::<*mut c_char>()
+        crate::handles::register(Box::into_raw(strings.into_boxed_slice()).cast::<*mut c_char>())
     };
     Ok(())
 }
@@ -55,7 +55,7 @@ impl Drop for Made {
 /// Free an array of `count` strings returned by h5turbo (NULL is fine).
 #[no_mangle]
 pub unsafe extern "C" fn h5turbo_strings_free(strings: *mut *mut c_char, count: usize) {
-    if strings.is_null() {
+    if strings.is_null() || !crate::handles::unregister(strings, "strings") {
         return;
     }
     guard_void(|| {

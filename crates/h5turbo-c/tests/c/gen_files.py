@@ -346,6 +346,17 @@ def dangling_reference_file(path):
         raw.write((16).to_bytes(8, "little"))
 
 
+def huge_rows_file(path):
+    """Datasets whose rows (the elements past axis 0) overflow 64 bits of bytes or are
+    too large to allocate, between two small ones: h5sum divided by zero (SIGFPE) on the
+    first and exited at the second; each is an error on stderr, the others summed."""
+    with h5py.File(path, "w") as f:
+        f.create_dataset("a_small", data=np.arange(5.0))
+        f.create_dataset("huge_row", shape=(4, 2**62, 8), dtype="f8", chunks=(1, 1024, 8))
+        f.create_dataset("wide_row", shape=(3, 2**50), dtype="i1", chunks=(1, 1 << 20))
+        f.create_dataset("z_small", data=np.arange(3))
+
+
 def bad_dataspace_version_file(path):
     """/good, and /bad whose dataspace message claims version 9 (object header v1, no
     checksum): the core parses a dataset's dataspace from a copy of its bytes, so its
@@ -374,6 +385,7 @@ def external_link_files(folder):
         f["missing"] = h5py.ExternalLink("no_such_file.h5", "/x")
         f["loop_a"] = h5py.ExternalLink("links.h5", "/loop_b")
         f["loop_b"] = h5py.ExternalLink("links.h5", "/loop_a")
+        f["soft_self"] = h5py.SoftLink("/soft_self")
         f.create_group("g")["soft_to_ext"] = h5py.SoftLink("/to_data")
 
 
@@ -411,6 +423,7 @@ def main():
     link_targets(out / "link_targets")
     (out / "damaged").mkdir(exist_ok=True)
     bad_dataspace_version_file(out / "damaged" / "dataspace_version.h5")
+    huge_rows_file(out / "damaged" / "huge_rows.h5")  # not compared with libhdf5's sums
     external_link_files(out / "external")
     with h5py.File(out / "earliest.h5", "w", libver="earliest") as f:
         f.create_dataset("a", data=values(">f4", (30, 7), 9), chunks=(4, 3), compression="gzip")

@@ -254,6 +254,15 @@ done
 use_plugins plain
 unset H5TURBO_SYSTEM_MALLOC
 run "fast5_dump on damaged files exits 0 or 1" sh -c "'$FAST5_DUMP' '$WORK/broken' > /dev/null 2>&1; [ \$? -le 1 ]"
+run "h5sum on damaged files exits 0 or 1" sh -c "for f in \$(cat '$WORK/broken.list'); do '$H5SUM' \"\$f\" > /dev/null 2>&1; [ \$? -le 1 ] || exit 1; done"
+# rows too large to sum: an error each, naming the dataset; the others summed
+huge_rows() {
+    "$H5SUM" "$WORK/gen/damaged/huge_rows.h5" > "$WORK/huge.out" 2> "$WORK/huge.err"
+    [ $? -eq 1 ] && grep -q "^/a_small	5	10$" "$WORK/huge.out" && grep -q "^/z_small	3	3$" "$WORK/huge.out" &&
+        grep -q "/huge_row: a row of the dataset is too large" "$WORK/huge.err" &&
+        grep -q "/wide_row: cannot allocate" "$WORK/huge.err"
+}
+run "h5sum: rows too large are errors, the other datasets summed" huge_rows
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
