@@ -381,3 +381,45 @@ def test_replacing_a_file_keeps_its_owner_and_group(tmp_path):
     assert (st.st_uid, st.st_gid, st.st_mode & 0o777) == (1234, 4321, 0o640)
     with h5py.File(path, "r") as f:
         np.testing.assert_array_equal(f["x"][()], np.arange(5))
+
+
+def test_write_h5ad_of_a_backed_anndata_and_of_dask_sparse(tmp_path):
+    """A backed AnnData (read_h5ad(backed="r"): X an h5py dataset or anndata's
+    CSRDataset) was refused ("//X is a Dataset"); a dask array of sparse chunks failed
+    with numpy's "setting an array element with a sequence"."""
+    ad = pytest.importorskip("anndata")
+    sp = pytest.importorskip("scipy.sparse")
+    da = pytest.importorskip("dask.array")
+    import warnings
+    warnings.simplefilter("ignore")
+    rng = np.random.default_rng(3)
+    sparse = sp.random(300, 40, density=0.1, format="csr", dtype="f4", random_state=rng)
+    for fmt in ("csr", "csc", "dense"):
+        X = sparse.toarray() if fmt == "dense" else sparse.asformat(fmt)
+        source = tmp_path / f"source_{fmt}.h5ad"
+        ad.AnnData(X=X, layers={"twice": sparse.toarray() * 2}).write_h5ad(source)
+        backed = ad.read_h5ad(source, backed="r")
+        h5turbo.write_h5ad(backed, tmp_path / f"copy_{fmt}.h5ad", compression="zstd")
+        backed.file.close()
+        copy, expected = ad.read_h5ad(tmp_path / f"copy_{fmt}.h5ad"), ad.read_h5ad(source)
+        assert type(copy.X) is type(expected.X)
+        got = copy.X.toarray() if sp.issparse(copy.X) else copy.X
+        np.testing.assert_array_equal(got, sparse.toarray())
+        np.testing.assert_array_equal(copy.layers["twice"], expected.layers["twice"])
+    chunked = da.from_array(sparse, chunks=(100, 40), asarray=False)
+    h5turbo.write_h5ad(ad.AnnData(X=chunked), tmp_path / "dask_sparse.h5ad")
+    back = ad.read_h5ad(tmp_path / "dask_sparse.h5ad")
+    assert sp.issparse(back.X) and back.X.format == "csr"
+    np.testing.assert_array_equal(back.X.toarray(), sparse.toarray())
+
+
+def test_maxshape_smaller_than_the_shape_says_so(tmp_path):
+    # was h5py's message about the chunks: "(5,) is not compatible with (5,)"
+    with pytest.raises(h5turbo.ArgumentError, match=r"maxshape \(3,\) is smaller than the shape \(5,\)"):
+        h5turbo.write(tmp_path / "t.h5", "d", np.arange(5), maxshape=(3,), mode="w")
+    with pytest.raises(h5turbo.ArgumentError, match="has 2 axes, the data 1"):
+        h5turbo.write(tmp_path / "t.h5", "d", np.arange(5), maxshape=(5, 5), mode="w")
+    h5turbo.write(tmp_path / "t.h5", "d", np.arange(5), maxshape=8, mode="w")
+    h5turbo.write(tmp_path / "t.h5", "e", np.ones((5, 2)), maxshape=(None, 2), mode="a")
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        assert f["d"].maxshape == (8,) and f["e"].maxshape == (None, 2)

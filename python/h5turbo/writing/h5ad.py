@@ -10,7 +10,7 @@ import numpy as np
 
 from .._native import UnsupportedError
 from .atomic import replacing
-from .write import write
+from .write import _is_stored_array, write
 
 __all__ = ["write_h5ad"]
 
@@ -20,8 +20,9 @@ _DENSE = {"encoding-type": "array", "encoding-version": "0.2.0"}
 def write_h5ad(adata, path, compression: Optional[str] = "gzip", level: Optional[int] = None,
                shuffle: bool = False, threads: Optional[int] = None, chunks=None) -> None:
     """Write ``adata`` to ``path`` so that ``anndata.read_h5ad`` reads it back equal.
-    X, every layer and raw.X (dense numpy or dask arrays, scipy CSR/CSC matrices) are
-    written with h5turbo's parallel encoders (``compression``/``level``/``shuffle`` as in
+    X, every layer and raw.X (dense numpy or dask arrays, scipy CSR/CSC matrices, dask
+    arrays of those, the X of a backed AnnData: copied from its file a slab at a time)
+    are written with h5turbo's parallel encoders (``compression``/``level``/``shuffle`` as in
     :func:`h5turbo.write`; ``chunks`` applies to dense arrays, None: auto); the rest by
     anndata, with ``compression`` passed on when it is one anndata knows (gzip, lzf).
     The file is written next to ``path`` and renamed over it only when complete: a
@@ -76,11 +77,31 @@ def _write_matrix(group, name: str, value, chunks, options: dict) -> None:
         for part in ("data", "indices", "indptr"):
             write(g, part, np.asarray(getattr(value, part)), **options)
         return
-    if hasattr(value, "dask"):
+    if _backed_sparse(value):
+        # anndata's backed CSR/CSC (read_h5ad(..., backed="r")): its arrays copied from
+        # the file a slab at a time, not loaded whole
+        g = group.create_group(name)
+        g.attrs.update({"encoding-type": f"{value.format}_matrix", "encoding-version": "0.1.0",
+                        "shape": np.array(value.shape)})
+        for part in ("data", "indices", "indptr"):
+            write(g, part, value.group[part], **options)
+        return
+    if hasattr(value, "dask") and sp.issparse(getattr(value, "_meta", None)):
+        # a dask array of sparse chunks: computed, then written as the matrix it makes
+        _write_matrix(group, name, value.compute(), chunks, options)
+        return
+    if hasattr(value, "dask") or _is_stored_array(value):
+        # dask (a band of chunks at a time) or a backed dense X (an h5py dataset: slabs)
         write(group, name, value, chunks=chunks, attrs=_DENSE, **options)
         return
     if isinstance(value, (np.ndarray, np.matrix)):
         write(group, name, np.asarray(value), chunks=chunks, attrs=_DENSE, **options)
         return
-    raise UnsupportedError(f"{group.file.filename}: {group.name}/{name} is a {type(value).__name__}; "
-                           "write_h5ad writes numpy, dask and scipy CSR/CSC matrices")
+    raise UnsupportedError(f"{group.file.filename}: {group.name.rstrip('/')}/{name} is a {type(value).__name__}; "
+                           "write_h5ad writes numpy, dask, scipy CSR/CSC and backed anndata matrices")
+
+
+def _backed_sparse(value) -> bool:
+    """anndata's sparse dataset of a backed AnnData (its CSRDataset / CSCDataset)."""
+    return type(value).__module__.startswith("anndata") and getattr(value, "format", None) in ("csr", "csc") \
+        and hasattr(value, "group") and hasattr(value, "shape")

@@ -186,7 +186,7 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
     if fletcher32:
         kwargs["fletcher32"] = True
     if maxshape is not None:
-        kwargs["maxshape"] = maxshape
+        kwargs["maxshape"] = _check_maxshape(maxshape, source.shape, where)
     # Without chunks or any option that needs them, an empty array is an empty
     # contiguous dataset, as h5py makes it.
     picked = chunks is True  # h5py's chunks=True: chunked, the shape picked here
@@ -401,6 +401,22 @@ class _Source:
             start += have
         if start != self.shape[0]:
             raise ArgumentError(f"{self.where}: blocks hold {start} rows, shape= says {self.shape[0]}")
+
+
+def _check_maxshape(maxshape, shape: tuple, where: str) -> tuple:
+    """maxshape as h5py takes it (None: unlimited), checked against the shape first:
+    h5py's own message came after the chunks were picked ("Chunk shape must not be
+    greater than data shape ... (5,) is not compatible with (5,)")."""
+    try:
+        maxshape = (maxshape,) if isinstance(maxshape, (int, np.integer)) else tuple(maxshape)
+    except TypeError:
+        raise ArgumentError(f"{where}: maxshape={maxshape!r} (a tuple, one entry per axis)") from None
+    if len(maxshape) != len(shape):
+        raise ArgumentError(f"{where}: maxshape {maxshape} has {len(maxshape)} axes, the data {len(shape)}")
+    for axis, (limit, size) in enumerate(zip(maxshape, shape)):
+        if limit is not None and int(limit) < size:
+            raise ArgumentError(f"{where}: maxshape {maxshape} is smaller than the shape {shape} along axis {axis}")
+    return maxshape
 
 
 def _unwrapped(data):
