@@ -14,6 +14,8 @@ import numpy as np
 class Error(Exception):
     """Base of every h5turbo error."""
 
+H5TurboError = Error  # the class's own name, under which pickle finds it
+
 class FormatError(Error):
     """The file is broken or malformed where we looked."""
 

@@ -26,10 +26,12 @@ def parse_io_depth(value: Union[int, str, None]) -> Optional[int]:
     if value is None:
         return None
     if isinstance(value, str):
-        m = re.fullmatch(r"\s*(\d+)\s*([KMG]?)(?:I?B)?\s*", value.upper())
+        # the grammar of the native H5TURBO_IO_DEPTH parser: ASCII digits, then B, or K,
+        # M, G with an optional B or iB (\d took other scripts' digits, and "64iB")
+        m = re.fullmatch(r"\s*([0-9]+)\s*(?:([KMG])(?:I?B)?|B)?\s*", value.upper())
         if not m:
             raise ValueError(f"io_depth must be a byte count such as 33554432 or '32M', not {value!r}")
-        return _at_most_u64(int(m.group(1)) << _UNITS[m.group(2)], value)
+        return _at_most_u64(int(m.group(1)) << _UNITS[m.group(2) or ""], value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"io_depth must be a byte count >= 0 (or a string such as '32M'), not {value!r}")
     return _at_most_u64(int(value), value)

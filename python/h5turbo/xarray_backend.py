@@ -238,6 +238,10 @@ class _PhonyCounter:
 
 
 def _max_dim_id(f: File) -> int:
+    """The largest dimension id of the file's scales. A scale without _Netcdf4Dimid
+    (h5py's make_scale) is numbered in visiting order, as h5netcdf and netCDF-C number
+    it: with n scales, ids reach n - 1 at least (they counted as -1, and phony
+    dimensions were numbered from 0 where h5netcdf and netCDF-C start at n)."""
     ids = []
 
     def visit(_name, obj):
@@ -245,7 +249,7 @@ def _max_dim_id(f: File) -> int:
             ids.append(_dimid(obj) if _dimid(obj) is not None else -1)
 
     f.visititems(visit)
-    return max(ids) if ids else -1
+    return max(ids + [len(ids) - 1]) if ids else -1
 
 
 def _lookup_dimensions(name: str, ds: Dataset, scope: ChainMap, local: dict) -> tuple:

@@ -406,6 +406,11 @@ blocks = [np.full((250, 2000), i, dtype=np.float32) for i in range(4)]
 dask_array = da.from_array(rng.normal(size=(2000, 300)), chunks=(500, 300))
 adata = anndata.AnnData(X=sp.random(200, 50, density=0.1, format="csr", random_state=1, dtype=np.float32),
                         layers={"counts": sp.random(200, 50, density=0.1, format="csr", random_state=2, dtype=np.float32)})
+import h5py
+with h5py.File("source.h5", "w") as src:
+    src["counts"] = x
+h5py_file = h5py.File("source.h5", "r")
+adata.write_h5ad("big.h5ad")
 """
 
 WRITING_EPILOGUE = """
@@ -419,7 +424,8 @@ with h5py.File("out.h5", "r") as g:
     assert np.array_equal(g["big"][...], np.concatenate(blocks)) and g["big"].dtype == np.float32
     assert filters(g["big"]) == [1]
     assert np.array_equal(g["lazy"][...], dask_array.compute()) and filters(g["lazy"]) == [32004]
-assert_equal(anndata.read_h5ad("out.h5ad"), adata)
+    assert np.array_equal(g["copy"][...], x)
+assert_equal(anndata.read_h5ad("out.h5ad"), adata)   # written twice: adata, then its backed copy
 # claims of the text below the block
 assert h5turbo.auto_chunks((30000, 20000), 4) == (512, 512) and h5turbo.auto_chunks((10**6, 10), 8) == (8192, 10)
 h5turbo.write("conv.h5", "u8", np.array([300.2, -5.0, 2.7]), dtype="u1")   # "300.2 as uint8 is 255"
@@ -532,9 +538,10 @@ def _check_fast5_loop(tmp, out, err):
 def _check_fast5_index(tmp, out, err):
     lines = out.splitlines()
     assert lines[-1] == "checked", out
-    summary = lines[-2]
+    summary = lines[-3]
     assert summary.startswith(f"{len(_FAST5_READS[tmp])} ["), summary  # every read of the good files
     assert "c_bad.fast5" in summary, summary  # unindexed: the file that could not be indexed, and why
+    assert lines[-2].startswith("runs/c_bad.fast5 ") and "not an HDF5 file" in lines[-2], lines[-2]  # unindexed_files
 
 
 _FAST5_READS: dict = {}

@@ -125,3 +125,19 @@ def test_sparse_index_arrays_must_be_integers_scipy_takes(tmp_path, member, dtyp
         f[f"X/{member}"] = values
     with pytest.raises(h5turbo.FormatError, match=f"/X: {member} are stored as"):
         h5turbo.read_h5ad(path)
+
+
+def test_a_10x_group_inside_itself_is_a_format_error(tmp_path):
+    # the walk for the matrix's datasets recursed until RecursionError
+    import h5py
+    import numpy as np
+    path = tmp_path / "cycle.h5"
+    with h5py.File(path, "w") as f:
+        m = f.create_group("matrix")
+        for name, value in [("data", np.ones(2, "f4")), ("indices", np.array([0, 1])), ("indptr", np.array([0, 1, 2])),
+                            ("shape", np.array([2, 2])), ("barcodes", np.array([b"a", b"b"]))]:
+            m[name] = value
+        m["features/id"] = np.array([b"g1", b"g2"])
+        m["features/loop"] = m["features"]
+    with pytest.raises(h5turbo.FormatError, match="matrix/features.*: is inside itself"):
+        h5turbo.read_10x_h5(path)

@@ -720,3 +720,21 @@ def test_open_then_save_as_h5netcdf_opened_saves(kitchen_sink, writer, tmp_path)
     xr.testing.assert_identical(got, ref)
     for name, want in ref.variables.items():
         assert _encoding(got[name]) == _encoding(want), name
+
+
+@pytest.mark.parametrize("scales", [1, 2])
+def test_phony_dims_sort_counts_scales_made_by_h5py(tmp_path, scales):
+    """Scales without _Netcdf4Dimid (h5py's make_scale) counted as id -1: phony
+    dimensions were numbered from 0 where h5netcdf and netCDF-C start past the scales."""
+    path = tmp_path / "scales.h5"
+    with h5py.File(path, "w") as f:
+        for k in range(scales):
+            f[f"x{k}"] = np.arange(3 + k)
+            f[f"x{k}"].make_scale(f"x{k}")
+            f[f"a{k}"] = np.zeros(3 + k)
+            f[f"a{k}"].dims[0].attach_scale(f[f"x{k}"])
+        f["b"] = np.zeros((5, 2))
+    got = _assert_same(path, phony_dims="sort")
+    assert got["b"].dims == (f"phony_dim_{scales}", f"phony_dim_{scales + 1}")
+    with netCDF4.Dataset(path) as d:
+        assert d["b"].dimensions == got["b"].dims

@@ -111,6 +111,7 @@ def test_reference_typecodes_are_h5py_ints(tmp_path):
     with a, b:
         for name in ("refs", "regrefs"):
             assert b[name][0].typecode == a[name][0].typecode
+            assert b[name][0].typesize == a[name][0].typesize
         assert (b["refs"][0].typecode, b["regrefs"][0].typecode) == (h5py.h5r.OBJECT, h5py.h5r.DATASET_REGION)
 
 

@@ -900,3 +900,29 @@ def test_external_link_to_a_moved_absolute_path(tmp_path, monkeypatch):
     with h5py.File(tmp_path / "d" / "top.h5", "r") as h:
         assert h["a"][()].tolist() == [0.0, 1.0, 2.0, 3.0]
     assert_same_reads(tmp_path / "d" / "top.h5", "a")
+
+
+def test_an_object_of_an_external_link_target_outlives_the_linking_file(tmp_path):
+    """File.close closed the targets its external links had opened: a dataset read
+    through a link (a NeXus master file's data) was closed with it, where h5py keeps
+    it readable (libhdf5 keeps the target open while its objects are)."""
+    import gc
+    import weakref
+    import h5turbo
+    with h5py.File(tmp_path / "target.h5", "w") as f:
+        f["data"] = np.arange(5)
+    with h5py.File(tmp_path / "master.h5", "w") as f:
+        f["entry"] = h5py.ExternalLink("target.h5", "/data")
+    with h5py.File(tmp_path / "master.h5", "r") as f:
+        kept_h5py = f["entry"]
+    with h5turbo.File(tmp_path / "master.h5") as f:
+        kept = f["entry"]
+        untouched = weakref.ref(f["entry"].file)
+    assert bool(kept) == bool(kept_h5py) is True
+    np.testing.assert_array_equal(kept[...], kept_h5py[...])
+    assert kept.file.filename == kept_h5py.file.filename and kept.name == kept_h5py.name
+    target = weakref.ref(kept.file)
+    assert untouched() is target()
+    del kept
+    gc.collect()
+    assert target() is None  # let go with its last object: its descriptor closed

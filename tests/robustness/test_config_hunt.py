@@ -747,3 +747,24 @@ def test_r_ls_recursive_nan_is_an_invalid_error(r_results):
 def test_r_read_drop_not_logical_is_refused_as_rhdf5(r_results):
     assert r_results["drop_rhdf5_yes"] != "ok"
     assert r_results["drop_yes"] != "ok"
+
+
+def test_the_argument_and_the_environment_variable_read_io_depth_alike():
+    """The argument took other scripts' digits ('٣') and refused '+64'; the variable
+    the reverse; both took '64iB' as 64 bytes. One grammar now, checked value by value."""
+    from h5turbo.readahead import parse_io_depth
+    values = ["64", "7B", "64k", "64 KB", "32MiB", " 1G ", "+64", "\u0663", "64iB", "1.5M", "M", "-1", "64 K B"]
+    script = "import sys, h5turbo._native as n; print(n.io_depth())"
+    for value in values:
+        try:
+            expected = parse_io_depth(value)
+        except ValueError:
+            expected = None
+        run = subprocess.run([sys.executable, "-c", script], env={**os.environ, "H5TURBO_IO_DEPTH": value},
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        got = int(run.stdout)
+        if expected is None:
+            assert "H5TURBO_IO_DEPTH" in run.stderr and got == 32 << 20, (value, got, run.stderr)
+        else:
+            assert got == expected and "H5TURBO_IO_DEPTH" not in run.stderr, (value, got, expected)

@@ -134,3 +134,75 @@ def test_a_broken_dataspace_names_its_place_in_the_file(tmp_path):
         f["bad"].shape
     message = str(info.value)
     assert "/bad" in message and "version 9" in message and f"(at byte offset {at})" in message
+
+
+def test_errors_pickle_to_another_process_as_themselves(tmp_path):
+    """h5turbo's errors were of module "_native", which pickle cannot import: an error
+    raised in a worker process reached the parent as a PicklingError, its message lost
+    (Fast5Error failed the other way, at unpickling, breaking the process pool)."""
+    import pickle
+    truncated = tmp_path / "cut.h5"
+    with h5py.File(truncated, "w") as f:
+        f.create_dataset("x", data=np.arange(100000), chunks=(1000,))
+    truncated.write_bytes(truncated.read_bytes()[:4000])
+    caught = []
+    for call in (lambda: h5turbo.File(truncated)["x"][()], lambda: h5turbo.File(tmp_path / "none.h5")):
+        try:
+            call()
+        except Exception as exc:  # noqa: BLE001 - each error as raised
+            caught.append(exc)
+    caught += [h5turbo.UnsupportedError("u"), h5turbo.FormatError("f"), h5turbo.Error("e"),
+               h5turbo.Fast5Error("/runs/a.fast5", "no Signal", "r1"), h5turbo.Fast5Error("/runs/b.fast5", "broken")]
+    for exc in caught:
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is type(exc) and str(back) == str(exc), (type(exc), str(exc))
+    fast5 = pickle.loads(pickle.dumps(caught[-2]))
+    assert (fast5.path, fast5.problem, fast5.read_id) == ("/runs/a.fast5", "no Signal", "r1")
+
+
+def test_reductions_and_fill_values_name_the_file_and_dataset_once(tmp_path):
+    """A reduction's errors named only the chunk (a missing external file), or the file
+    and dataset twice (a truncated file); a fill value of an unreadable type named
+    neither."""
+    path = tmp_path / "ext.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("external", shape=(100,), dtype="<i4", external=[("missing.bin", 0, 400)])
+        f.create_dataset("x", data=np.arange(400_000).reshape(200, 2000), chunks=(10, 2000))
+    with h5turbo.File(path) as f:
+        for reduce in (lambda d: d.sum(), lambda d: d.max(), lambda d: d.mean(axis=0)):
+            with pytest.raises(OSError) as info:
+                reduce(f["external"])
+            assert str(info.value).count(str(path)) == 1 and "/external" in str(info.value), str(info.value)
+    path.write_bytes(path.read_bytes()[:len(path.read_bytes()) // 2])
+    with h5turbo.File(path) as f:
+        with pytest.raises(h5turbo.FormatError) as info:
+            f["x"].sum(axis=0)
+        assert str(info.value).count(str(path)) == 1 and str(info.value).count("/x") == 1, str(info.value)
+
+
+def test_a_root_object_that_is_no_group_and_a_size_past_2_63_are_format_errors(tmp_path):
+    """A superblock pointing at a dataset's header opened, and every walk then failed
+    with a bare ValueError; a dimension of 2^64 - 1 (the "unlimited" marker) opened as
+    that shape, and len() raised OverflowError (h5py refuses both)."""
+    import struct
+    path = tmp_path / "dims.h5"
+    with h5py.File(path, "w", libver="earliest") as f:
+        f.create_dataset("d", data=np.arange(5, dtype="<i8"), maxshape=(5,))
+    data = bytearray(path.read_bytes())
+    at = data.find(struct.pack("<QQ", 5, 5))
+    data[at:at + 16] = struct.pack("<QQ", 2**64 - 1, 2**64 - 1)
+    path.write_bytes(bytes(data))
+    with h5turbo.File(path) as f, pytest.raises(h5turbo.FormatError, match=r"/d: .*past 2\^63 - 1"):
+        f["d"].shape
+    with h5py.File(tmp_path / "root.h5", "w", libver="earliest") as f:
+        f["d"] = np.arange(5)
+        dataset_address = h5py.h5o.get_info(f["d"].id).addr
+        root_address = h5py.h5o.get_info(f.id).addr
+    raw = bytearray((tmp_path / "root.h5").read_bytes())
+    # superblock v0 (no checksum): the root group's symbol table entry holds its address
+    at = raw.find(struct.pack("<Q", root_address), 8, 128)
+    assert at > 0
+    raw[at:at + 8] = struct.pack("<Q", dataset_address)
+    (tmp_path / "root.h5").write_bytes(bytes(raw))
+    with pytest.raises(h5turbo.FormatError, match="root object is not a group"):
+        h5turbo.File(tmp_path / "root.h5")

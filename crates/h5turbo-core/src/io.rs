@@ -307,17 +307,25 @@ pub mod read_ahead {
         })
     }
 
-    /// "4096", "64K", "32M", "1G" (binary units, case-insensitive, "iB"/"B" allowed).
+    /// "4096", "7B", "64K", "32M", "1G" (binary units, case-insensitive, "iB"/"B"
+    /// allowed after a unit).
     pub fn parse_bytes(text: &str) -> Option<u64> {
+        // the grammar of Python's parse_io_depth, exactly: ASCII digits (no sign), then
+        // B, K, M or G, the last three with an optional B or iB ("64iB" was 64 bytes)
         let t = text.trim().to_ascii_uppercase();
-        let t = t.strip_suffix("IB").or_else(|| t.strip_suffix('B')).unwrap_or(&t);
-        let (digits, shift) = match t.chars().last()? {
-            'K' => (&t[..t.len() - 1], 10),
-            'M' => (&t[..t.len() - 1], 20),
-            'G' => (&t[..t.len() - 1], 30),
-            _ => (t, 0),
+        let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (digits, unit) = t.split_at(digits_end);
+        let shift = match unit.trim_start() {
+            "" | "B" => 0,
+            "K" | "KB" | "KIB" => 10,
+            "M" | "MB" | "MIB" => 20,
+            "G" | "GB" | "GIB" => 30,
+            _ => return None,
         };
-        digits.trim().parse::<u64>().ok()?.checked_mul(1 << shift)
+        if digits.is_empty() {
+            return None;
+        }
+        digits.parse::<u64>().ok()?.checked_mul(1 << shift)
     }
 
     /// Ask the system to start reading `offset..offset + len` of `file`.
@@ -352,6 +360,12 @@ pub mod read_ahead {
             assert_eq!(super::parse_bytes("1G"), Some(1 << 30));
             assert_eq!(super::parse_bytes("lots"), None);
             assert_eq!(super::parse_bytes(""), None);
+            // the grammar of Python's parse_io_depth: no sign, ASCII digits, a unit before B/iB
+            for refused in ["+64", "-1", "\u{663}", "64iB", "64X", "M", "1.5M", "64 K B"] {
+                assert_eq!(super::parse_bytes(refused), None, "{}", refused);
+            }
+            assert_eq!(super::parse_bytes("64 kb"), Some(64 << 10));
+            assert_eq!(super::parse_bytes("7B"), Some(7));
         }
 
         #[test]

@@ -303,7 +303,7 @@ pub fn fill_value_to_py(py: Python<'_>, obj: &CoreObject, ds: &Dataset) -> PyRes
         // a reference a writer chose as fill (MATLAB: its canonical empty, /#refs#/a)
         return reference_to_py(py, *kind, &ds.fill);
     }
-    match guard(|| ds.fill_numpy()).map_err(to_py_err)? {
+    match guard(|| ds.fill_numpy().in_object(obj.name()).in_file(obj.file().path())).map_err(to_py_err)? {
         Some(bytes) => {
             let array = array_from_bytes(py, &bytes, &dtype, &[])?;
             Ok(array.call_method1("__getitem__", (PyTuple::empty(py),))?.unbind())

@@ -40,6 +40,13 @@ impl std::error::Error for FileObjectFailure {}
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    // Named where pickle finds them (h5turbo._native.FormatError ...): an error raised in
+    // a worker process then reaches the parent as itself ("_native" is no importable
+    // module: the parent got a PicklingError and the message was lost).
+    for class in [py.get_type::<H5TurboError>(), py.get_type::<FormatError>(), py.get_type::<UnsupportedError>(), py.get_type::<FileObjectError>()] {
+        class.setattr("__module__", "h5turbo._native")?;
+    }
+    m.add("H5TurboError", py.get_type::<H5TurboError>())?; // its class name, for pickle
     m.add("Error", py.get_type::<H5TurboError>())?;
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("UnsupportedError", py.get_type::<UnsupportedError>())?;

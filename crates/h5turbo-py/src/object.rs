@@ -300,6 +300,7 @@ impl Object {
     #[getter]
     fn fillvalue(&self, py: Python<'_>) -> PyResult<PyObject> {
         let ds = self.dataset()?;
+        self.check_numpy_dtype(&ds.datatype, self.inner.name())?;
         convert::fill_value_to_py(py, &self.inner, &ds)
     }
 
@@ -404,8 +405,11 @@ impl Object {
         let threads = threads_arg(threads);
         let file = self.inner.file().clone();
         // a reduction through a Python file object stops at Ctrl-C, as a read does
-        let reduced = crate::pyfile::interruptible(py, file.path(), || guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads)))
-            .map_err(to_py_err)?;
+        let name = self.inner.name();
+        let reduced = crate::pyfile::interruptible(py, file.path(), || {
+            guard(|| ds.reduce(&file, &sel, &reduce_axis, op, threads).in_object(name).in_file(file.path()))
+        })
+        .map_err(to_py_err)?;
         reduce::to_py(py, reduced)
     }
 }

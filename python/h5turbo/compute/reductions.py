@@ -52,7 +52,6 @@ except ImportError:  # NumPy 1.x keeps it in numpy.core
     from numpy.core.numeric import normalize_axis_tuple
 
 from ..objects.selection import plan_read
-from .._native import Error
 from .moments import count_total, float_result_dtype, merge_moments, sum_dtype
 
 __all__ = ["reduce"]
@@ -96,10 +95,7 @@ def _native_reduce(ds: Any, op: str, block: tuple, axis: Any, dtype: Any, ddof: 
     def native(name: str) -> Any:
         if getattr(ds, "is_virtual", False):
             return _slab_reduce(ds, name, axes, shape, flags, threads)
-        try:
-            return ds._obj.reduce(list(axes), name, flags, threads)
-        except (ValueError, Error) as exc:  # the engine's errors name the chunk, not the file and dataset
-            raise type(exc)(f"{_where(ds)}: {exc}") from exc
+        return ds._obj.reduce(list(axes), name, flags, threads)  # its errors name the file and dataset
 
     def finish(values: np.ndarray) -> Any:
         result = np.asarray(values).reshape(kshape)

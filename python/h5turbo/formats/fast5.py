@@ -65,6 +65,11 @@ class Fast5Error(_native.Error):
         self.read_id = read_id
         self.problem = problem
 
+    def __reduce__(self):
+        # rebuilt from its parts (the default, from the one-message args, failed in the
+        # receiving process and broke a ProcessPoolExecutor)
+        return (type(self), (self.path, self.problem, self.read_id))
+
 
 @dataclass(frozen=True, eq=False)
 class Fast5Read:

@@ -64,15 +64,23 @@ def _pick_genome(f: File, genome: Optional[str]) -> str:
     return genome
 
 
-def _collect(group: Group, found: dict[str, Dataset]) -> dict[str, Dataset]:
+def _collect(group: Group, found: dict[str, Dataset], inside: Optional[set] = None) -> dict[str, Dataset]:
     """Every dataset below the group by its own name, in h5py's order (a later one of
-    the same name wins, as scanpy's _collect_datasets)."""
+    the same name wins, as scanpy's _collect_datasets). `inside`: the groups being
+    walked; a hard link back to one of them is a FormatError (it recursed until
+    RecursionError)."""
+    inside = set() if inside is None else inside
+    if group in inside:
+        raise FormatError(f"{group.file.filename}: {group.name}: is inside itself "
+                          "(a hard link back to a group being read)")
+    inside.add(group)
     for name in group:
         obj = Group.__getitem__(group, name)
         if isinstance(obj, Dataset):
             found[name] = obj
         else:
-            _collect(obj, found)
+            _collect(obj, found, inside)
+    inside.discard(group)
     return found
 
 

@@ -209,9 +209,10 @@ class File(Group):
         return self._native_file.closed
 
     def close(self) -> None:
-        """Close this file and the files its external links opened; idempotent."""
-        for external in [*self._externals.values(), *self._let_go.values()]:
-            external.close()
+        """Close this file; idempotent. The files its external links opened are let go:
+        each closes as soon as no object read through it is left, so an object of a
+        target (a NeXus master file's linked data) stays readable after this file is
+        closed, as in h5py (libhdf5 keeps a target open while its objects are)."""
         self._externals.clear()
         self._let_go.clear()
         self._native_file.close()

@@ -23,6 +23,7 @@ class Reference:
 
     __slots__ = ("_address",)
     typecode = 0  # H5R_OBJECT, as h5py's Reference.typecode
+    typesize = 8  # bytes of the stored reference, as h5py's Reference.typesize
 
     def __init__(self, address: int = 0):
         self._address = int(address)
@@ -56,6 +57,7 @@ class RegionReference(Reference):
 
     __slots__ = ("_index", "_region")
     typecode = 1  # H5R_DATASET_REGION, as h5py's RegionReference.typecode
+    typesize = 12  # as h5py's RegionReference.typesize
 
     def __init__(self, collection: int = 0, index: int = 0):
         super().__init__(collection)

@@ -95,10 +95,8 @@ pub struct Object {
     file: File,
     name: String,
     header: Arc<ObjectHeader>,
-    /// The attributes, parsed on first use and kept: the file is read-only, and
-    /// reading every attribute by name (a dict of them) would otherwise parse all of
-    /// them once per name. Shared by the clones of this object.
-    attributes: Arc<std::sync::OnceLock<attrs::ParsedAttributes>>,
+    /// The attributes, parsed on first use and kept (see attrs::AttributeCache).
+    attributes: Arc<attrs::AttributeCache>,
 }
 
 impl File {
@@ -130,7 +128,11 @@ impl File {
             chunk_cache: ChunkCache::new(FILE_CACHE_BYTES),
         };
         let file = File { inner: Arc::new(inner) };
-        file.root()?; // fail at open, not at first use, if the root group is unreadable
+        // fail at open, not at first use, if the root group is unreadable or is no group
+        // (a superblock pointing at a dataset's header: every walk would fail on it)
+        if file.root()?.kind() != ObjectKind::Group {
+            return Err(Error::format("the superblock's root object is not a group").in_file(file.path()));
+        }
         Ok(file)
     }
 

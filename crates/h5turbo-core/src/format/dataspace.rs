@@ -82,6 +82,12 @@ impl Dataspace {
             ))
             .at(start));
         }
+        // a size of 2^63 or more: not an array any program can index (numpy's shapes,
+        // hsize_t arithmetic); 2^64 - 1 is the "unlimited" marker, a maximum only
+        if let Some(axis) = (0..rank).find(|&i| dims[i] > i64::MAX as u64) {
+            return Err(Error::format(format!("dataspace dimension {} of size {} is past 2^63 - 1", axis, dims[axis]))
+                .at(start));
+        }
         if version == 1 && flags & FLAG_HAS_PERMUTATION != 0 {
             // Never implemented by libhdf5 either; the indices are skipped.
             read_lengths(r, rank)?;
@@ -172,7 +178,10 @@ mod tests {
         assert!(Dataspace::parse(&[1, 33, 0, 0, 0, 0, 0, 0], 0, Sizes::DEFAULT).is_err());
         assert!(Dataspace::parse(&[2, 1, 0, 0, 5], 0, Sizes::DEFAULT).is_err());
         assert!(Dataspace::parse(&[3, 0, 0, 0], 0, Sizes::DEFAULT).is_err());
+        // a size past 2^63 - 1 (the "unlimited" marker among them) is refused at once
         let m = v1(2, 0, &[u64::MAX, 3]);
+        assert!(Dataspace::parse(&m, 0, Sizes::DEFAULT).unwrap_err().to_string().contains("past 2^63 - 1"));
+        let m = v1(2, 0, &[1 << 62, 8]);
         assert!(Dataspace::parse(&m, 0, Sizes::DEFAULT).unwrap().num_elements().is_err());
         let full = v1(2, 1, &[3, 4, 10, 10]);
         for n in 0..full.len() {
