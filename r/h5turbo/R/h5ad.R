@@ -170,6 +170,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
         members <- members[.h5ad_pick(names(members), wanted, "reducedDims", file)]
         for (name in names(members)[members == "H5I_DATASET"])
             dims[[name]] <- .h5ad_embedding(file, paste0("obsm/", name), n_obs, threads)
+        dims <- dims[!vapply(dims, is.null, TRUE)]
         left <- names(members)[members != "H5I_DATASET"]
         if (length(left))
             warning(sprintf("h5turbo: '%s': obsm %s %s not dense arrays (sparse matrices or data frames), left out of reducedDims",
@@ -217,6 +218,12 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 .h5ad_embedding <- function(file, name, n_obs, threads) {
     m <- .h5ad_array_values(.h5ad_read(file, name, threads))
     if (is.null(dim(m))) m <- matrix(m, nrow = 1L)
+    if (length(dim(m)) > 2L && dim(m)[length(dim(m))] == n_obs) {
+        # (cells, a, b ...): valid in anndata, no reducedDim (a cells x k matrix) holds it
+        warning(sprintf("h5turbo: '%s': %s has %d dimensions, left out of reducedDims", file, name, length(dim(m))),
+                call. = FALSE)
+        return(NULL)
+    }
     if (length(dim(m)) != 2L || ncol(m) != n_obs)
         .raise(sprintf("an embedding must be %d cells x k", n_obs), code = 2L, file = file, name = name)
     t(m)
@@ -234,11 +241,20 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
     columns <- lapply(stats::setNames(order, order), function(col)
         .h5ad_column(file, paste0(name, "/", col), .column_otype(file, name, members, col), name, col, threads))
     frame <- as.data.frame(columns, optional = TRUE, stringsAsFactors = FALSE)
-    rows <- as.character(.h5ad_read(file, paste0(name, "/", index), threads))
+    rows <- .h5ad_index(file, name, threads, attrs, members)
     if (length(columns) == 0L) frame <- data.frame(row.names = seq_along(rows))
     if (nrow(frame) != length(rows))
         .raise("columns and index differ in length", code = 2L, file = file, name = name)
     .set_rownames(frame, rows)
+}
+
+# The index of an obs/var group as text: a dataset, or an encoded group as anndata
+# writes a pandas StringDtype index (pandas 3's default: a nullable-string-array) or a
+# CategoricalIndex (read as plain h5t_read, such a group gave its parts as row names).
+.h5ad_index <- function(file, frame, threads, attrs = h5t_readAttributes(file, frame),
+                        members = .members(file, frame)) {
+    index <- as.character(attrs[["_index"]] %||% "_index")
+    as.character(.h5ad_column(file, paste0(frame, "/", index), .otype(members, index), frame, index, threads))
 }
 
 # A column's object type; anndata writes a column named "a/b" as dataset b of a
@@ -317,7 +333,7 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 # categories or codes past them are not a categorical (pandas refuses them, and so
 # does read_h5ad): an error naming the column.
 .h5ad_factor <- function(codes, categories, ordered, file, path) {
-    categories <- as.vector(categories)
+    categories <- .h5ad_vector(categories)   # uint8 categories (raw) as numbers: factor() made hex of raw
     codes <- as.integer(codes)
     invalid <- function(why) .raise(sprintf("not a valid categorical: %s", why), code = 1L, file = file, name = path)
     if (anyDuplicated(categories)) invalid(sprintf("category '%s' is repeated", categories[anyDuplicated(categories)]))

@@ -144,11 +144,7 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
         dn <- list(as.vector(h5t_read(file, rows)), as.vector(h5t_read(file, paste0(g, "/barcodes"))))
     } else {
         if (!(g == "X" || startsWith(g, "layers/"))) return(NULL)
-        index_of <- function(frame) {
-            key <- h5t_readAttributes(file, frame)[["_index"]]
-            as.vector(h5t_read(file, paste0(frame, "/", key)))
-        }
-        dn <- list(index_of("var"), index_of("obs"))
+        dn <- list(.h5ad_index(file, "var", NULL), .h5ad_index(file, "obs", NULL))
     }
     if (!identical(lengths(dn), as.integer(dims))) return(NULL)
     dn

@@ -285,3 +285,29 @@ with h5py.File(sys.argv[2], "w") as f:
     expect_error(h5t_read(paste0(f, ".big.h5"), "/big"), "big.*(fit in memory|R's limit|too large)",
                  class = "h5turbo_error")
 })
+
+test_that("encoded obs/var indexes, uint8 categories and 3-d obsm read as anndata reads them", {
+    f <- tempfile(fileext = ".h5ad")
+    run_python('
+import sys, warnings
+import anndata as ad, numpy as np, pandas as pd, scipy.sparse as sp
+warnings.simplefilter("ignore")
+obs = pd.DataFrame({"cluster": pd.Categorical(np.array([0, 9, 16, 200], np.uint8))},
+                   index=pd.CategoricalIndex(["c1", "c2", "c3", "c4"]))
+var = pd.DataFrame(index=pd.Index(["g1", "g2"], dtype="string"))   # pandas 3: every string index
+a = ad.AnnData(X=sp.csr_matrix(np.arange(8, dtype="f4").reshape(4, 2)), obs=obs, var=var)
+a.obsm["X_pca"] = np.ones((4, 3))
+a.obsm["stack"] = np.zeros((4, 2, 3))
+with ad.settings.override(allow_write_nullable_strings=True):
+    a.write_h5ad(sys.argv[1])
+', f, needs = c("anndata", "scipy"))
+    # were: row names made of the index group's parts ("c(1, 1)"), or "columns and index
+    # differ in length"; levels "00" "09" "10" "c8"; the whole file refused for "stack"
+    expect_warning(sce <- h5t_read_h5ad(f), "obsm/stack has 3 dimensions, left out of reducedDims")
+    expect_identical(colnames(sce), c("c1", "c2", "c3", "c4"))
+    expect_identical(rownames(sce), c("g1", "g2"))
+    expect_identical(levels(SingleCellExperiment::colData(sce)$cluster), c("0", "9", "16", "200"))
+    expect_identical(SingleCellExperiment::reducedDimNames(sce), "X_pca")
+    m <- h5t_read_sparse(f)
+    expect_identical(dimnames(m), list(c("g1", "g2"), c("c1", "c2", "c3", "c4")))
+})
