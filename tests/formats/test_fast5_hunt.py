@@ -249,3 +249,29 @@ def test_reads_by_id_stay_within_the_open_file_limit(tmp_path):
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert [type(i).__name__ for i in items] == ["Fast5Read"] * 200, [str(i) for i in items if isinstance(i, Exception)][:1]
     assert [i.read_id for i in items] == [i.read_id for i in streamed]
+
+
+def _expand_paths(folder):
+    from h5turbo.formats.fast5 import _expand
+    return list(_expand(folder))
+
+
+def test_the_walk_takes_any_depth_and_the_c_walks_order(tmp_path):
+    """The walk recursed once per folder (RecursionError past ~1000 levels; C reads
+    such a tree), sorted decoded names (a name that is not UTF-8 came before an emoji,
+    where C sorts bytes), and a file named ".fast5" is a fast5 file to ont_fast5_api."""
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    folder = deep
+    for _ in range(1100):  # one level at a time: mkdir(parents=True) recurses too
+        folder = folder / "d"
+        folder.mkdir()
+    _write_single(tmp_path / "bottom.fast5", 3, "bottom", "2.0")  # libhdf5 opens no path this long
+    os.rename(tmp_path / "bottom.fast5", folder / "bottom.fast5")
+    assert [p.endswith("/d/bottom.fast5") for p in _expand_paths(deep)] == [True]
+    names = tmp_path / "names"
+    names.mkdir()
+    for k, name in enumerate([b"e.fast5", b"\xc3\xa9.fast5", b"\xf0\x9f\x98\x80.fast5", b"\xff.fast5", b".fast5"]):
+        _write_single(os.fsdecode(names / os.fsdecode(name)), 3, f"r{k}", "2.0")
+    got = [os.fsencode(os.path.basename(r.path)) for r in h5turbo.read_fast5(names)]
+    assert got == sorted(got) and len(got) == 5 and b".fast5" in got

@@ -423,3 +423,18 @@ def test_maxshape_smaller_than_the_shape_says_so(tmp_path):
     h5turbo.write(tmp_path / "t.h5", "e", np.ones((5, 2)), maxshape=(None, 2), mode="a")
     with h5py.File(tmp_path / "t.h5", "r") as f:
         assert f["d"].maxshape == (8,) and f["e"].maxshape == (None, 2)
+
+
+def test_a_dask_array_of_unknown_chunk_sizes(tmp_path):
+    """A boolean selection leaves dask's chunk sizes unknown (NaN): 'cannot convert float
+    NaN to integer'; h5py writes it (computing it whole)."""
+    da = pytest.importorskip("dask.array")
+    a = np.arange(2000 * 4).reshape(2000, 4)
+    d = da.from_array(a, chunks=(100, 4))
+    selected = d[d[:, 0] % 3 == 0]
+    assert np.isnan(selected.shape[0])
+    h5turbo.write(tmp_path / "t.h5", "x", selected, mode="w")
+    h5turbo.write(tmp_path / "t.h5", "flat", d[:, 0][d[:, 0] > 10], mode="a")
+    with h5py.File(tmp_path / "t.h5", "r") as f:
+        np.testing.assert_array_equal(f["x"][()], a[a[:, 0] % 3 == 0])
+        np.testing.assert_array_equal(f["flat"][()], a[:, 0][a[:, 0] > 10])

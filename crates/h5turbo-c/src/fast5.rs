@@ -388,7 +388,9 @@ fn walk(dir: &Path, seen: &mut HashSet<(u64, u64)>, out: &mut Vec<Found>) -> std
             if let Err(e) = walk(&path, seen, out) {
                 out.push((path, Some(format!("cannot list the folder: {}", e))));
             }
-        } else if path.extension().is_some_and(|e| e == "fast5") {
+        } else if path.as_os_str().as_encoded_bytes().ends_with(b".fast5") {
+            // by the name's ending, as ont_fast5_api and the Python walk: a file named
+            // ".fast5" has no extension to Rust
             out.push((path, None));
         }
     }

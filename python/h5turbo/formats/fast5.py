@@ -384,29 +384,37 @@ def _expand(paths: PathLike | Iterable[PathLike]) -> Iterator[str]:
 
 
 def _fast5_under(folder: str, seen: set, top: bool = False) -> Iterator[str]:
-    """The *.fast5 files under `folder`, by name, depth first. Links to folders are
-    followed (a run's sub-folders often live on other disks; ont_fast5_api follows them
-    too), each folder walked once, so a link back up the tree lists nothing twice. A
-    sub-folder that cannot be listed is yielded itself, to fail as that entry's error
-    instead of vanishing from the count; the folder given failing is the caller's error.
-    Anything else named *.fast5, a link that leads nowhere included, is yielded too."""
-    try:
-        info = os.stat(folder)
-        if (info.st_dev, info.st_ino) in seen:
-            return
-        seen.add((info.st_dev, info.st_ino))
-        with os.scandir(folder) as listing:
-            entries = sorted(listing, key=lambda e: e.name)
-    except OSError:
-        if top:
-            raise
-        yield folder
-        return
-    for entry in entries:
-        if _is_folder(entry):
-            yield from _fast5_under(entry.path, seen)
-        elif entry.name.endswith(".fast5"):
-            yield entry.path
+    """The *.fast5 files under `folder`, by name (as bytes, as the C walk sorts them),
+    depth first. Links to folders are followed (a run's sub-folders often live on other
+    disks; ont_fast5_api follows them too), each folder walked once, so a link back up
+    the tree lists nothing twice. A sub-folder that cannot be listed is yielded itself,
+    to fail as that entry's error instead of vanishing from the count; the folder given
+    failing is the caller's error. Anything else named *.fast5, a link that leads
+    nowhere included, is yielded too. A stack of its own, not recursion: any depth."""
+    stack = [iter([(folder, True)])]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        path, is_folder = item
+        if not is_folder:
+            yield path
+            continue
+        try:
+            info = os.stat(path)
+            if (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            with os.scandir(path) as listing:
+                entries = sorted(listing, key=lambda e: os.fsencode(e.name))
+        except OSError:
+            if top and len(stack) == 1:  # the folder given
+                raise
+            yield path
+            continue
+        found = ((e.path, _is_folder(e)) for e in entries)
+        stack.append(iter([(entry, is_dir) for entry, is_dir in found if is_dir or entry.endswith(".fast5")]))
 
 
 def _is_folder(entry: os.DirEntry) -> bool:

@@ -327,6 +327,10 @@ class _Source:
             slabs = (data[start:start + step] for start in range(0, data.shape[0], step))
             return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), blocks=slabs, where=where)
         if hasattr(data, "dask") and hasattr(data, "compute") and hasattr(data, "chunks"):
+            if any(math.isnan(n) for axis in data.chunks for n in axis) and hasattr(data, "compute_chunk_sizes"):
+                # unknown sizes (after a boolean selection): found by dask's own remedy,
+                # one computation (h5py computes the whole array; a NaN shape failed here)
+                data = data.compute_chunk_sizes()
             if shape is not None and tuple(shape) != tuple(data.shape):
                 raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
             # dtype=: each computed slab is converted as an in-memory array would be
