@@ -76,9 +76,8 @@ class Fast5Read:
     """One read. ``read_id``: a multi-read file's group name less ``read_`` (as
     ont_fast5_api and :class:`Fast5Index` name it), a single-read file's ``read_id``
     attribute (an integer one in decimal; where it has none, in files before format
-    1.1, the file's name, as
-    ont_fast5_api names it; in later files such a read is a :class:`Fast5Error`);
-    ``signal``: the raw int16 samples (DAQ values, unscaled);
+    1.1, the file's name, as ont_fast5_api names it; in later files such a read is a
+    :class:`Fast5Error`); ``signal``: the raw int16 samples (DAQ values, unscaled);
     ``channel``: the ``channel_id`` attributes as ont_fast5_api's ``get_channel_info``
     gives them (digitisation, offset, range, sampling_rate as floats, channel_number
     as int), or None when the file has no ``channel_id`` group; ``attrs``: the
