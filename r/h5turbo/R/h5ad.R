@@ -140,10 +140,20 @@ h5t_read_h5ad <- function(file, layers = TRUE, reducedDims = TRUE, uns = TRUE, p
 
 # bool and uint8 arrays as logical and integer (as .h5ad_vector), keeping dim.
 .h5ad_array_values <- function(x) {
+    x <- .h5ad_complex(x)
     d <- dim(x)
     x <- .h5ad_vector(x)
     dim(x) <- d
     x
+}
+
+# numpy's complex numbers (h5py stores them as compounds of r and i, which h5t_read
+# gives as a list, or a data frame for one axis) as R's complex values, in their shape
+.h5ad_complex <- function(x) {
+    if (!is.list(x) || !identical(sort(names(x)), c("i", "r"))) return(x)
+    values <- complex(real = as.vector(x$r), imaginary = as.vector(x$i))
+    if (!is.null(dim(x$r))) dim(values) <- dim(x$r)
+    values
 }
 
 # What anndata takes out of uns when it reads a file: the neighbour graphs older

@@ -39,7 +39,7 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
 .sparse_matrix <- function(file, group, layout, threads) {
     read_vec <- function(what, ...) {
         v <- h5t_read(file, paste0(sub("/$", "", group), "/", what), threads = threads, ...)
-        dim(v) <- NULL   # in place: as.vector() copied the array (X's data: 1.3 s -> 0.44 s)
+        if (!is.list(v)) dim(v) <- NULL   # in place: as.vector() copied the array (X's data: 1.3 s -> 0.44 s)
         v
     }
     x <- .sparse_values(read_vec("data", bit64conversion = "double"), file, group)
@@ -54,6 +54,9 @@ h5t_read_sparse <- function(file, group = NULL, threads = NULL) {
 # The stored values as doubles. numpy bool (an h5py enum FALSE/TRUE) reads as a factor,
 # whose codes as.numeric would give (TRUE as 2): its logical values instead.
 .sparse_values <- function(x, file, group) {
+    if (is.list(x) && identical(sort(names(x)), c("i", "r")))
+        .raise("complex sparse matrices are not read: the Matrix package has no complex sparse class",
+               code = 2L, file = file, name = group)
     if (is.factor(x)) {
         if (!identical(levels(x), c("FALSE", "TRUE")))
             .raise("the data of a sparse matrix must be numbers or booleans, not an enum",

@@ -311,3 +311,23 @@ with ad.settings.override(allow_write_nullable_strings=True):
     m <- h5t_read_sparse(f)
     expect_identical(dimnames(m), list(c("g1", "g2"), c("c1", "c2", "c3", "c4")))
 })
+
+test_that("complex X is a complex assay; complex sparse X an h5turbo error saying why", {
+    f <- tempfile(fileext = ".h5ad")
+    g <- tempfile(fileext = ".h5ad")
+    run_python('
+import sys, warnings
+import anndata as ad, numpy as np, scipy.sparse as sp
+warnings.simplefilter("ignore")
+x = (np.arange(12).reshape(3, 4) + 1j * np.arange(12).reshape(3, 4)[::-1]).astype("c16")
+ad.AnnData(X=x).write_h5ad(sys.argv[1])
+ad.AnnData(X=sp.csr_matrix(x.astype("c8"))).write_h5ad(sys.argv[2])
+', f, g, needs = c("anndata", "scipy"))
+    # were: "shape  does not match obs x var (3 x 4)", and a bare "'list' object cannot be
+    # coerced to type 'double'"
+    sce <- h5t_read_h5ad(f)
+    x <- matrix(0:11, 3, 4, byrow = TRUE)
+    expected <- matrix(complex(real = x, imaginary = x[3:1, ]), 3, 4)   # cells x genes, as anndata
+    expect_identical(unname(SummarizedExperiment::assay(sce, withDimnames = FALSE)), t(expected))
+    expect_error(h5t_read_h5ad(g), "complex sparse matrices are not read", class = "h5turbo_error_unsupported")
+})
