@@ -12,25 +12,22 @@ use crate::errors::{guard_attr, guard_in, guard_void, out_ptr, set_last_error};
 use h5turbo_core::prelude::Error;
 use std::collections::HashSet;
 use std::ffi::{c_char, c_int};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{LazyLock, RwLock};
 
-/// The addresses of the handles given out and not yet closed.
-static LIVE: LazyLock<Mutex<HashSet<usize>>> = LazyLock::new(Default::default);
-
-fn live_handles() -> MutexGuard<'static, HashSet<usize>> {
-    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+/// The addresses of the handles given out and not yet closed. Every call on a handle
+/// looks it up: a read lock, so threads sharing handles do not wait for each other.
+static LIVE: LazyLock<RwLock<HashSet<usize>>> = LazyLock::new(Default::default);
 
 /// Record a new handle as open; returns it.
 pub(crate) fn register<T>(handle: *mut T) -> *mut T {
-    live_handles().insert(handle as usize);
+    LIVE.write().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(handle as usize);
     handle
 }
 
 /// Forget a handle being closed: false (and h5turbo_last_error says so) when it is not
 /// open, closed already, and must not be freed again.
 pub(crate) fn unregister<T>(handle: *const T, what: &str) -> bool {
-    let was_open = live_handles().remove(&(handle as usize));
+    let was_open = LIVE.write().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&(handle as usize));
     if !was_open {
         set_last_error(&format!("{} is not an open handle (closed already?): nothing closed", what));
     }
@@ -39,7 +36,7 @@ pub(crate) fn unregister<T>(handle: *const T, what: &str) -> bool {
 
 /// Whether `ptr` is a handle given out and not yet closed.
 pub(crate) fn is_live<T>(ptr: *const T) -> bool {
-    !ptr.is_null() && live_handles().contains(&(ptr as usize))
+    !ptr.is_null() && LIVE.read().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(&(ptr as usize))
 }
 
 /// The handle behind `ptr` when it is open, for naming a failure's file and object.
@@ -103,10 +100,7 @@ pub(crate) unsafe fn give_handle<T>(out: *mut *mut T, value: T) {
 /// inside the library. A handle not open (closed already) is left alone, and
 /// h5turbo_last_error says so.
 pub(crate) unsafe fn close_handle<T>(handle: *mut T, what: &str) {
-    if handle.is_null() {
-        return;
-    }
-    if !unregister(handle, what) {
+    if handle.is_null() || !unregister(handle, what) {
         return;
     }
     guard_void(|| drop(Box::from_raw(handle)));

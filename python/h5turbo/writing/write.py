@@ -318,23 +318,20 @@ class _Source:
     @classmethod
     def of(cls, data, shape, dtype, where: str) -> "_Source":
         data = _unwrapped(data)
-        if _is_stored_array(data):
-            # another file's dataset (h5py, h5turbo, zarr): read a slab at a time, not whole
-            if shape is not None and tuple(shape) != tuple(data.shape):
-                raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
-            row_bytes = np.dtype(data.dtype).itemsize * math.prod(data.shape[1:])
-            step = max(1, BATCH_BYTES // max(1, row_bytes))
-            slabs = (data[start:start + step] for start in range(0, data.shape[0], step))
-            return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), blocks=slabs, where=where)
-        if hasattr(data, "dask") and hasattr(data, "compute") and hasattr(data, "chunks"):
-            if any(math.isnan(n) for axis in data.chunks for n in axis) and hasattr(data, "compute_chunk_sizes"):
+        dask = hasattr(data, "dask") and hasattr(data, "compute") and hasattr(data, "chunks")
+        if dask or _is_stored_array(data):
+            # read a slab at a time, not whole: dask computed a band of chunks at a time,
+            # another file's dataset (h5py, h5turbo, zarr) sliced; dtype= converts each
+            # slab as an in-memory array would be
+            if dask and any(math.isnan(n) for axis in data.chunks for n in axis) and hasattr(data, "compute_chunk_sizes"):
                 # unknown sizes (after a boolean selection): found by dask's own remedy,
                 # one computation (h5py computes the whole array; a NaN shape failed here)
                 data = data.compute_chunk_sizes()
-            if shape is not None and tuple(shape) != tuple(data.shape):
-                raise ArgumentError(f"{where}: data has shape {tuple(data.shape)}, shape= says {tuple(shape)}")
-            # dtype=: each computed slab is converted as an in-memory array would be
-            return cls(data.shape, _check_dtype(data.dtype if dtype is None else dtype, where), dask=data, where=where)
+            _check_shape(tuple(data.shape), shape, where)
+            dtype = _check_dtype(data.dtype if dtype is None else dtype, where)
+            if dask:
+                return cls(data.shape, dtype, dask=data, where=where)
+            return cls(data.shape, dtype, blocks=_slabs_of(data), where=where)
         if isinstance(data, Iterator):
             if shape is None or dtype is None:
                 raise ArgumentError(f"{where}: writing from an iterator of blocks needs shape= and dtype=")
@@ -342,8 +339,7 @@ class _Source:
         array = np.asarray(data)
         if dtype is not None:
             array = convert(array, dtype, where)
-        if shape is not None and tuple(shape) != array.shape:
-            raise ArgumentError(f"{where}: data has shape {array.shape}, shape= says {tuple(shape)}")
+        _check_shape(array.shape, shape, where)
         _check_dtype(array.dtype, where)
         return cls(array.shape, array.dtype, array=np.ascontiguousarray(array), where=where)
 
@@ -405,6 +401,19 @@ class _Source:
             start += have
         if start != self.shape[0]:
             raise ArgumentError(f"{self.where}: blocks hold {start} rows, shape= says {self.shape[0]}")
+
+
+def _check_shape(have: tuple, shape, where: str) -> None:
+    """The data's shape agrees with shape= when one is given."""
+    if shape is not None and tuple(shape) != have:
+        raise ArgumentError(f"{where}: data has shape {have}, shape= says {tuple(shape)}")
+
+
+def _slabs_of(data) -> Iterator:
+    """Another file's dataset in slabs of rows of about BATCH_BYTES."""
+    row_bytes = np.dtype(data.dtype).itemsize * math.prod(data.shape[1:])
+    step = max(1, BATCH_BYTES // max(1, row_bytes))
+    return (data[start:start + step] for start in range(0, data.shape[0], step))
 
 
 def _check_maxshape(maxshape, shape: tuple, where: str) -> tuple:

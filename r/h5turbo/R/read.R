@@ -135,7 +135,7 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     # positions read along each R dimension, then the user's order and repeats
     got <- lapply(seq_len(rank), function(j) {
         p <- plans[[j]]
-        if (!is.null(p$blocks)) unlist(lapply(p$blocks, .positions)) else .positions(p)
+        if (!is.null(p$blocks)) .block_positions(p) else .positions(p)
     })
     subs <- lapply(seq_len(rank), function(j) {
         if (is.null(wanted[[j]])) return(NULL)
@@ -147,6 +147,9 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
 }
 
 .positions <- function(p) if (p$count == 0) numeric(0) else p$start + 1 + (seq_len(p$count) - 1) * p$stride
+
+# the 1-based positions of a plan's blocks, in order
+.block_positions <- function(p) unlist(lapply(p$blocks, .positions))
 
 # One read of `plans` (per R dimension: a hyperslab, or for R's last one blocks
 # stacked along HDF5 axis 0).
@@ -179,7 +182,7 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         blocks <- vapply(split, function(j) length(plans[[j]]$blocks), 0)
         if (prod(blocks) <= .MAX_SPLIT_READS) return(plans)
         j <- split[which.max(blocks)]
-        plans[[j]] <- .plan_axis(unlist(lapply(plans[[j]]$blocks, .positions)))
+        plans[[j]] <- .plan_axis(.block_positions(plans[[j]]))
     }
 }
 
@@ -189,7 +192,7 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
 # or attributed vectors) are read over the blocks' whole range instead.
 .read_split <- function(file, name, plans, split, rank, threads, flags) {
     whole <- function() {
-        for (j in split) plans[[j]] <- .plan_axis(unlist(lapply(plans[[j]]$blocks, .positions)))
+        for (j in split) plans[[j]] <- .plan_axis(.block_positions(plans[[j]]))
         list(x = .read_plans(file, name, plans, rank, threads, flags), plans = plans)
     }
     counts <- lapply(split, function(j) vapply(plans[[j]]$blocks, function(b) b$count, 0))

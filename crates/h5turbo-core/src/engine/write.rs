@@ -145,16 +145,7 @@ pub fn encode_chunks(
         let (data, filter_mask) = pipeline.encode(buf, scratch)?;
         Ok(EncodedChunk { offset: start.iter().map(|&s| s as u64).collect(), data, filter_mask })
     };
-    if inline(count, chunk_bytes) {
-        let mut state = (Vec::new(), EncodeScratch::default());
-        return (first..first + count).map(|index| encode_one(&mut state, index)).collect();
-    }
-    pool::get(pool::Threads::resolve(threads))?.install(|| {
-        (first..first + count)
-            .into_par_iter()
-            .map_init(|| (Vec::new(), EncodeScratch::default()), encode_one)
-            .collect()
-    })
+    encode_each(first..first + count, count.saturating_mul(chunk_bytes), threads, encode_one)
 }
 
 /// Where one encoded chunk landed in the caller's output buffer.
@@ -217,16 +208,7 @@ pub fn encode_chunks_into(
             pipeline.encode_with(buf, scratch, |bytes, mask| (shared.put(bytes), bytes.len(), mask))?;
         Ok(PlacedChunk { offset: start.iter().map(|&s| s as u64).collect(), start: placed?, len, filter_mask })
     };
-    if inline(count, chunk_bytes) {
-        let mut state = (Vec::new(), EncodeScratch::default());
-        return (first..first + count).map(|index| encode_one(&mut state, index)).collect();
-    }
-    pool::get(pool::Threads::resolve(threads))?.install(|| {
-        (first..first + count)
-            .into_par_iter()
-            .map_init(|| (Vec::new(), EncodeScratch::default()), encode_one)
-            .collect()
-    })
+    encode_each(first..first + count, count.saturating_mul(chunk_bytes), threads, encode_one)
 }
 
 /// Raw bytes up to which chunks are encoded on the calling thread: handing so little
@@ -235,9 +217,20 @@ pub fn encode_chunks_into(
 /// of many small datasets).
 const INLINE_BYTES: usize = 256 << 10;
 
-/// Whether `count` chunks of `chunk_bytes` are encoded on the calling thread.
-fn inline(count: usize, chunk_bytes: usize) -> bool {
-    count <= 1 || count.saturating_mul(chunk_bytes) <= INLINE_BYTES
+/// `encode_one` of each chunk of `chunks` (`raw_bytes` of them in all), results in
+/// chunk order: on the calling thread for one chunk or little work, else on the pool.
+fn encode_each<T: Send>(
+    chunks: std::ops::Range<usize>,
+    raw_bytes: usize,
+    threads: usize,
+    encode_one: impl Fn(&mut (Vec<u8>, EncodeScratch), usize) -> Result<T> + Send + Sync,
+) -> Result<Vec<T>> {
+    if chunks.len() <= 1 || raw_bytes <= INLINE_BYTES {
+        let mut state = (Vec::new(), EncodeScratch::default());
+        return chunks.map(|index| encode_one(&mut state, index)).collect();
+    }
+    pool::get(pool::Threads::resolve(threads))?
+        .install(|| chunks.into_par_iter().map_init(|| (Vec::new(), EncodeScratch::default()), encode_one).collect())
 }
 
 #[cfg(test)]

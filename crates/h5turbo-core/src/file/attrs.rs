@@ -148,9 +148,9 @@ impl Object {
             return Ok(None);
         }
         let info = self.header.find(msg::ATTRIBUTE_INFO);
-        let compact = self.header.all(msg::ATTRIBUTE).count();
+        let (compact, shared) = self.header.all(msg::ATTRIBUTE).fold((0, false), |(n, shared), m| (n + 1, shared || m.is_shared()));
         // shared messages (their bodies elsewhere) are left to the full parse
-        if (info.is_none() && compact <= SCANNED_ATTRIBUTES) || self.header.all(msg::ATTRIBUTE).any(|m| m.is_shared()) {
+        if (info.is_none() && compact <= SCANNED_ATTRIBUTES) || shared {
             return Ok(None);
         }
         if self.attributes.lookups.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= LOOKUPS_BEFORE_PARSING {

@@ -51,16 +51,7 @@ pub fn dense_attribute_message(ctx: &FormatContext, info: &AttributeInfo, name: 
     let index_address = info
         .name_index_address
         .ok_or_else(|| Error::format("dense attribute storage has a heap but no name index").at(heap_address))?;
-    let index = BTreeV2::open(ctx, index_address)?;
-    if index.record_type() != NAME_INDEX || index.record_size() < 17 {
-        return Err(crate::format_err!(
-            "attribute name index has record type {} of {} bytes, expected type {} of 17 bytes",
-            index.record_type(),
-            index.record_size(),
-            NAME_INDEX
-        )
-        .at(index_address));
-    }
+    let index = open_index(ctx, index_address, NAME_INDEX)?;
     let heap = FractalHeap::open(ctx, heap_address)?;
     let hash = lookup3(name, 0);
     let mut cache = BlockCache::new();
@@ -84,6 +75,24 @@ pub fn dense_attribute_message(ctx: &FormatContext, info: &AttributeInfo, name: 
         Ok(order)
     })?;
     Ok(found)
+}
+
+/// The attribute index at `address`, checked to hold records of `record_type` (and
+/// of their size at least: the fields read from them are there).
+fn open_index(ctx: &FormatContext, address: u64, record_type: u8) -> Result<BTreeV2> {
+    let index = BTreeV2::open(ctx, address)?;
+    let min_size = if record_type == NAME_INDEX { 17 } else { 13 };
+    if index.record_type() != record_type || index.record_size() < min_size {
+        return Err(crate::format_err!(
+            "attribute index has record type {} of {} bytes, expected type {} of {} bytes",
+            index.record_type(),
+            index.record_size(),
+            record_type,
+            min_size
+        )
+        .at(address));
+    }
+    Ok(index)
 }
 
 /// A message's bytes and address, as the callers take them.
@@ -119,18 +128,7 @@ pub fn dense_attribute_messages_by_creation_order(
 
 /// Every entry of the attribute index at `address`, in index order.
 fn read_index(ctx: &FormatContext, address: u64, record_type: u8) -> Result<Vec<IndexEntry>> {
-    let index = BTreeV2::open(ctx, address)?;
-    let min_size = if record_type == NAME_INDEX { 17 } else { 13 };
-    if index.record_type() != record_type || index.record_size() < min_size {
-        return Err(crate::format_err!(
-            "attribute index has record type {} of {} bytes, expected type {} of {} bytes",
-            index.record_type(),
-            index.record_size(),
-            record_type,
-            min_size
-        )
-        .at(address));
-    }
+    let index = open_index(ctx, address, record_type)?;
     let mut entries = Vec::new();
     index.for_each_located_record(ctx, &mut |rec| {
         let mut r = rec.reader(ctx.sizes());
