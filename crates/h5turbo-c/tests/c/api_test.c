@@ -859,22 +859,27 @@ static void test_fast5_get_replaced_file(const char *gen, const char *fast5_dir)
 }
 
 /* Files full of external links read under a low descriptor limit: each file keeps
-   some of its targets open, and lets them go when the system has no descriptor left
-   (4 files x 64 links under 40 free descriptors failed from the 40th target on). */
-static void test_link_targets_under_few_descriptors(const char *gen) {
+   some of its targets open, and every file lets them go when the system has no
+   descriptor left (4 files x 64 links under 40 free descriptors failed from the 40th
+   target on; then, when each file let go of its own alone, every link of the fourth
+   failed: the other three held the descriptors). */
+static void link_targets_under(const char *gen, int free_descriptors) {
     struct rlimit old;
     if (getrlimit(RLIMIT_NOFILE, &old) != 0) return;
-    int in_use = 0;
-    for (int fd = 0; fd < 1024; fd++) in_use += fcntl(fd, F_GETFD) != -1;
+    /* the limit below which exactly free_descriptors numbers are free (an open
+       descriptor above it, such as a shell's 255, leaves no more room) */
+    int limit = 0;
+    for (int found = 0; found < free_descriptors; limit++) found += fcntl(limit, F_GETFD) == -1;
     struct rlimit few = old;
-    few.rlim_cur = (rlim_t)in_use + 40;
+    few.rlim_cur = (rlim_t)limit;
     CHECK(setrlimit(RLIMIT_NOFILE, &few) == 0, "lower the descriptor limit");
     h5turbo_file *files[4] = {NULL};
     int failed = 0;
     for (int m = 0; m < 4; m++) {
         char name[64];
         snprintf(name, sizeof name, "link_targets/m%d.h5", m);
-        CHECK(h5turbo_file_open(path_in(gen, name), &files[m]) == H5TURBO_OK, "open %s", name);
+        CHECK(h5turbo_file_open(path_in(gen, name), &files[m]) == H5TURBO_OK, "open %s under %d free descriptors: %s",
+              name, free_descriptors, h5turbo_last_error());
         for (int i = 0; files[m] && i < 64; i++) {
             char link[16];
             snprintf(link, sizeof link, "/l%d", i);
@@ -886,9 +891,14 @@ static void test_link_targets_under_few_descriptors(const char *gen) {
             h5turbo_object_close(o);
         }
     }
-    CHECK(failed == 0, "every link of 4 files read under %d descriptors (%d failed)", (int)few.rlim_cur, failed);
+    CHECK(failed == 0, "every link of 4 files read under %d free descriptors (%d failed)", free_descriptors, failed);
     for (int m = 0; m < 4; m++) h5turbo_file_close(files[m]);
     setrlimit(RLIMIT_NOFILE, &old);
+}
+
+static void test_link_targets_under_few_descriptors(const char *gen) {
+    link_targets_under(gen, 40);
+    link_targets_under(gen, 6);
 }
 
 /* A stream used in a child of fork(): its threads are the parent's, so each call is

@@ -13,13 +13,19 @@
 //! opened it (a link into the file itself gives that file, not a cached copy), so the
 //! files kept form a tree under the one the user opened; a link loop builds a chain of
 //! at most MAX_SOFT_LINK_HOPS files before it fails, and its later tries reuse it.
+//!
+//! Descriptors are the system's, not one File's: when an open fails for want of them,
+//! the targets kept by every File of the process are let go (those no object holds
+//! close at once) and the open is tried again. Letting go of the failing File's own
+//! only left a program holding four files of 64 links unable to follow any link of
+//! the fourth, under a limit of 40 descriptors.
 
 use super::File;
 use crate::error::Result;
 use std::collections::VecDeque;
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::SystemTime;
 
 /// External link target files one File keeps open, at most: the least recently used
@@ -84,12 +90,21 @@ struct KeptTarget {
     file: File,
 }
 
+/// One File's kept targets, least recently used first.
+type KeptList = Mutex<VecDeque<KeptTarget>>;
+
+/// The kept lists of every File that has kept a target, weakly (a File dropped drops
+/// its list): what `let_go_of_every_kept_target` empties.
+static EVERY_KEPT_LIST: Mutex<Vec<Weak<KeptList>>> = Mutex::new(Vec::new());
+
 /// The target files one File opened through its external links (a field of the File,
 /// shared by its clones and threads; the lock is held only to look up or insert).
 #[derive(Default)]
 pub(crate) struct LinkTargets {
-    /// Least recently used first.
-    kept: Mutex<VecDeque<KeptTarget>>,
+    kept: Arc<KeptList>,
+    /// Set when `kept` is first listed in EVERY_KEPT_LIST (Files that never follow an
+    /// external link, most of them, are never listed).
+    listed: OnceLock<()>,
     /// The identity of the file itself, taken once: a link into it gives it back.
     own: OnceLock<Option<FileIdentity>>,
 }
@@ -125,6 +140,8 @@ impl LinkTargets {
             kept.pop_front();
         }
         kept.push_back(KeptTarget { identity, stamp, file: file.clone() });
+        drop(kept);
+        self.listed.get_or_init(|| list_kept(&self.kept));
         file
     }
 
@@ -137,6 +154,28 @@ impl LinkTargets {
     #[cfg(test)]
     fn len(&self) -> usize {
         self.kept.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Add one File's kept list to EVERY_KEPT_LIST, dropping the lists of Files gone since.
+fn list_kept(kept: &Arc<KeptList>) {
+    let mut every = EVERY_KEPT_LIST.lock().unwrap_or_else(|p| p.into_inner());
+    every.retain(|list| list.strong_count() > 0);
+    every.push(Arc::downgrade(kept));
+}
+
+/// Let go of the targets every File of the process keeps: those no object holds are
+/// closed now. Called when the system has no descriptor left for an open.
+pub(crate) fn let_go_of_every_kept_target() {
+    let lists: Vec<Arc<KeptList>> = {
+        let every = EVERY_KEPT_LIST.lock().unwrap_or_else(|p| p.into_inner());
+        every.iter().filter_map(Weak::upgrade).collect()
+    };
+    // Each list is emptied under its own lock, and its files closed (dropped) after:
+    // a target's drop may drop its own kept targets, and no lock is held then.
+    for list in lists {
+        let let_go: Vec<KeptTarget> = list.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect();
+        drop(let_go);
     }
 }
 
@@ -159,15 +198,9 @@ impl File {
         if let Some(file) = targets.get(&identity, stamp) {
             return Ok(file);
         }
-        let opened = match File::open(found) {
-            // out of descriptors: let go of the targets kept (those no object holds
-            // close now), then try once more
-            Err(e) if out_of_descriptors(&e) => {
-                targets.clear();
-                File::open(found)?
-            }
-            other => other?,
-        };
+        // (File::open lets go of every File's kept targets and tries again when the
+        // system has no descriptor left)
+        let opened = File::open(found)?;
         Ok(targets.keep(identity, stamp, opened))
     }
 
@@ -181,7 +214,7 @@ impl File {
 
 /// The system refused a file for want of descriptors (this process's, or the whole
 /// system's).
-fn out_of_descriptors(error: &crate::error::Error) -> bool {
+pub(crate) fn out_of_descriptors(error: &crate::error::Error) -> bool {
     #[cfg(unix)]
     {
         matches!(error.io_error().and_then(|e| e.raw_os_error()), Some(libc::EMFILE) | Some(libc::ENFILE))

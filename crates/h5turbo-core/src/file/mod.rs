@@ -101,7 +101,15 @@ pub struct Object {
 
 impl File {
     pub fn open(path: &Path) -> Result<File> {
-        let source = FileSource::open(path)?;
+        let source = match FileSource::open(path) {
+            // out of descriptors: the external link targets kept by every File (those
+            // no object holds) are closed, then the open is tried once more
+            Err(e) if link_targets::out_of_descriptors(&e) => {
+                link_targets::let_go_of_every_kept_target();
+                FileSource::open(path)?
+            }
+            other => other?,
+        };
         Self::from_source(Arc::new(source), path)
     }
 
