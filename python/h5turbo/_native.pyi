@@ -264,10 +264,13 @@ def fast5_limit(paths: Sequence[str], threads: int = 0, repeats: int = 5) -> flo
     """As codec_limit, for the raw signal of every read in these fast5 files (single-
     or multi-read), decoded all together: the floor under a fast5 reader."""
 
-def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list[Any]]]:
+def fast5_reads(jobs: Sequence[Tuple[str, int, int, Optional[Tuple[int, ...]]]],
+                io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list[Any], Optional[Tuple[int, ...]]]]:
     """Oxford Nanopore fast5 files (python/h5turbo/formats/fast5.py builds the reads).
-    For each job (path, first read, read limit): (reads in the file, None, reads) or
-    (None, error message naming the file, []). A read is (group path, int16 signal or
+    For each job (path, first read, read limit, the file's version as an earlier job
+    gave it, or None): (reads in the file, None, reads, the file's version: device,
+    inode, size, mtime and ctime) or (None, error message naming the file, [], None),
+    the error when the file is no longer the version given. A read is (group path, int16 signal or
     None, raw-group attributes dict or None, channel_id attributes dict or None, error
     message or None, read_id str or None, done): raw-group values as h5py gives them,
     channel values as plain Python int, float or str; done is False when some value
@@ -275,7 +278,7 @@ def fast5_reads(jobs: Sequence[Tuple[str, int, int]], io_depth: Optional[int] = 
     released while the files are walked and the signals decoded (one thread per call)."""
 
 def fast5_fetch(jobs: Sequence[Tuple[str, bool, Sequence[Tuple[str, int]]]],
-                io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list[Any]]]:
+                io_depth: Optional[int] = None) -> list[Tuple[Optional[int], Optional[str], list[Any], Optional[Tuple[int, ...]]]]:
     """Reads fetched by id from files a Fast5ReadIndex indexed: for each job (path,
     multi-read file, [(read id, read number in the file)]) the reads in the order
     asked, in fast5_reads' form. A multi-read file's read groups are looked up by name

@@ -9,13 +9,13 @@ block applies to reads started on the calling thread inside it, on any read path
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Iterator, Optional, Union
 
 import numpy as np
 
 from . import _native
+from .workers import WorkerPool
 
 _UNITS = {"": 0, "K": 10, "M": 20, "G": 30}
 
@@ -54,10 +54,10 @@ def io_depth(value: Union[int, str, None]) -> Iterator[int]:
         _native.swap_io_depth(previous)
 
 
-def reading_pool(workers: int) -> ThreadPoolExecutor:
+def reading_pool(workers: int) -> WorkerPool:
     """A thread pool whose threads read with the io_depth in force on the calling thread:
     a ``with io_depth(...)`` block sets it for its own thread only, and the reads a
     sparse matrix or a 10x file hands to helper threads are the block's reads too."""
     override = _native.swap_io_depth(None)
     _native.swap_io_depth(override)
-    return ThreadPoolExecutor(workers, initializer=_native.swap_io_depth, initargs=(override,))
+    return WorkerPool(workers, initializer=_native.swap_io_depth, initargs=(override,))

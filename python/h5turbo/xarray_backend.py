@@ -307,12 +307,15 @@ class H5TurboArray(BackendArray):
     dask worker), opens the file once per process. A file opened from a file object
     (path None) pickles with that object and is opened again from its copy."""
 
-    __slots__ = ("path", "name", "shape", "dtype", "as_str", "file")
+    __slots__ = ("path", "name", "shape", "dtype", "as_str", "file", "stored")
 
     def __init__(self, path: Optional[str], name: str, shape: tuple, dtype: np.dtype, as_str: bool,
-                 file: Optional[File] = None):
+                 file: Optional[File] = None, stored: Optional[tuple] = None):
         self.path, self.name, self.shape, self.dtype = path, name, tuple(shape), dtype
         self.as_str, self.file = as_str, file
+        # the dataset's own shape when opened: shorter than `shape` along an unlimited
+        # dimension is netCDF's padding; any other shape later is a file changed since
+        self.stored = self.shape if stored is None else tuple(stored)
 
     def __getstate__(self):
         state = {k: getattr(self, k) for k in self.__slots__ if k != "file"}
@@ -343,6 +346,10 @@ class H5TurboArray(BackendArray):
         # UTF-8 for ASCII-labelled strings too, as netCDF-C reads them (h5netcdf decodes
         # those as ASCII and fails on any other byte)
         source = ds.asstr("utf-8") if self.as_str else ds
+        if tuple(ds.shape) != self.stored or ds.dtype != self.dtype:
+            raise _native.Error(
+                f"{ds.file.filename}: variable {self.name!r} is now {tuple(ds.shape)} {ds.dtype}, "
+                f"opened as {self.stored} {self.dtype}: the file changed after it was opened; open it again")
         if tuple(ds.shape) == self.shape:
             return np.asarray(source[key])
         return self._read_padded(ds, source, key)
@@ -585,7 +592,8 @@ class H5TurboStore(AbstractDataStore):
             None if home._fileobj is not None else os.path.realpath(home.filename))
         # vlen strings of either character set read as str: h5netcdf (decode_vlen_strings)
         # and netCDF-C (NC_STRING) both decode ASCII-labelled ones too
-        array = H5TurboArray(path, ds.name, shape, ds.dtype, as_str=vlen in (str, bytes), file=home)
+        array = H5TurboArray(path, ds.name, shape, ds.dtype, as_str=vlen in (str, bytes), file=home,
+                             stored=ds.shape)
         encoding = {"dtype": str if vlen is str else _enum_named(ds.dtype, self._types_in_scope)}
         chunks = ds.chunks if shape else None
         encoding["contiguous"] = not chunks

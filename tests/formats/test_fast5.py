@@ -403,16 +403,16 @@ def test_the_default_pool_stops_at_the_measured_best(monkeypatch, env, cores, ex
     """On 16 cores read_fast5 was slower at 16 threads than at 4-8
     (benchmarks/results/scaling.md), so without `threads` or H5TURBO_THREADS its pool
     takes at most DEFAULT_MAX_THREADS; an explicit count is kept."""
-    import concurrent.futures
     import h5turbo.formats.fast5 as fast5_module
+    from h5turbo.workers import WorkerPool
     sizes = []
 
-    class Recording(concurrent.futures.ThreadPoolExecutor):
-        def __init__(self, workers, **kwargs):
+    class Recording(WorkerPool):
+        def __init__(self, workers, *args, **kwargs):
             sizes.append(workers)
-            super().__init__(workers, **kwargs)
+            super().__init__(workers, *args, **kwargs)
 
-    monkeypatch.setattr(fast5_module, "ThreadPoolExecutor", Recording)
+    monkeypatch.setattr(fast5_module, "WorkerPool", Recording)
     monkeypatch.setattr(fast5_module._native, "default_threads", lambda: cores)
     if env is None:
         monkeypatch.delenv("H5TURBO_THREADS", raising=False)

@@ -283,3 +283,41 @@ def test_the_walk_takes_any_depth_and_the_c_walks_order(tmp_path):
         _write_single(os.fsdecode(names / os.fsdecode(name)), 3, f"r{k}", "2.0")
     got = [os.fsencode(os.path.basename(r.path)) for r in h5turbo.read_fast5(names)]
     assert got == sorted(got) and len(got) == 5 and b".fast5" in got
+
+
+def _multi_read_file(path: Path, prefix: str, reads: int) -> None:
+    with h5py.File(path, "w") as f:
+        f.attrs["file_type"] = np.bytes_("multi-read")
+        for k in range(reads):
+            _write_read(f, f"{prefix}{k:03d}", f"{prefix}{k:03d}", 10 + k)
+
+
+def test_a_file_replaced_while_its_reads_are_read_is_an_error_not_another_files_reads(tmp_path):
+    """A multi-read file's later reads are read by later tasks, each opening the path
+    again: a file replaced in between (os.replace, a re-export) gave the new file's
+    reads as the rest of the old one's, under its path, without a word. ont_fast5_api
+    keeps reading the file it opened; h5turbo says the file changed."""
+    path, other = tmp_path / "run.fast5", tmp_path / "other.fast5"
+    _multi_read_file(path, "old", 300)
+    _multi_read_file(other, "new", 300)
+    expected = dict(_ont(path))
+    reads = h5turbo.read_fast5(path, threads=1)
+    items = [next(reads) for _ in range(5)]
+    os.replace(other, path)
+    items += list(reads)
+    errors = [i for i in items if isinstance(i, h5turbo.Fast5Error)]
+    good = [i for i in items if not isinstance(i, h5turbo.Fast5Error)]
+    assert errors and all("the file changed while it was read" in str(e) and str(path) in str(e) for e in errors)
+    assert [r.read_id for r in good] == sorted(expected)[:len(good)]
+    assert all(np.array_equal(r.signal, expected[r.read_id]) for r in good)
+
+
+def test_a_file_rewritten_in_place_between_tasks_is_an_error_too(tmp_path):
+    path = tmp_path / "run.fast5"
+    _multi_read_file(path, "old", 300)
+    reads = h5turbo.read_fast5(path, threads=1)
+    first = next(reads)
+    os.utime(path, ns=(0, 0))  # the same inode, its times changed as a rewrite changes them
+    rest = list(reads)
+    assert first.read_id == "old000"
+    assert any(isinstance(i, h5turbo.Fast5Error) and "changed while it was read" in str(i) for i in rest)

@@ -738,3 +738,26 @@ def test_phony_dims_sort_counts_scales_made_by_h5py(tmp_path, scales):
     assert got["b"].dims == (f"phony_dim_{scales}", f"phony_dim_{scales + 1}")
     with netCDF4.Dataset(path) as d:
         assert d["b"].dimensions == got["b"].dims
+
+
+def test_a_file_rewritten_after_it_was_opened_is_an_error_not_padding(tmp_path):
+    """A variable read lazily (on a dask worker: the dataset pickled) after its file was
+    rewritten with fewer steps came back at its old length, the new values followed by
+    fill values (NaN once decoded), as though it were shorter than its unlimited
+    dimension; to_dask says the file changed, and now so does the engine."""
+    import pickle
+    import h5turbo
+
+    def write(path, steps, value, dtype="f4"):
+        xr.Dataset({"v": (("t",), np.full(steps, value, dtype))}, coords={"t": np.arange(steps)}).to_netcdf(
+            str(path) + ".tmp", engine="h5netcdf", encoding={"v": {"chunksizes": (10,)}}, unlimited_dims=["t"])
+        Path(str(path) + ".tmp").replace(path)
+
+    path = tmp_path / "r.nc"
+    for steps, value, dtype in [(50, 2.0, "f4"), (100, 7, "i8")]:
+        write(path, 100, 1.0)
+        with _open(path, ENGINE, chunks={}) as ds:
+            write(path, steps, value, dtype)
+            on_a_worker = pickle.loads(pickle.dumps(ds))
+            with pytest.raises(h5turbo.Error, match="changed after it was opened"):
+                on_a_worker.v.values

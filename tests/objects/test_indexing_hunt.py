@@ -1002,3 +1002,21 @@ def test_a_mask_with_more_axes_than_left_is_a_type_error_as_in_h5py(small, name,
     _assert_like_h5py(lambda: h[name][index], lambda: t[name][index])
     with pytest.raises(IndexError):  # and numpy's IndexError
         t[name][index]
+
+
+def test_a_mask_with_one_index_too_many_is_h5pys_value_error(tmp_path):
+    """h5py: ValueError("3 indexing arguments for 2 dimensions"); any boolean mask made
+    it h5turbo's InvalidIndexError (an IndexError and TypeError, no ValueError), so code
+    written for h5py's `except ValueError` missed it."""
+    path = tmp_path / "m.h5"
+    with h5py.File(path, "w") as f:
+        f["d"] = np.zeros((10, 4), np.int8)
+    mask = np.zeros(10, bool)
+    mask[3] = True
+    with h5py.File(path) as ref, pytest.raises(ValueError):
+        ref["d"][mask, :, 0]
+    with h5turbo.File(path) as f:
+        with pytest.raises(ValueError):
+            f["d"][mask, :, 0]
+        with pytest.raises(TypeError):  # a mask of the wrong shape stays h5py's TypeError
+            f["d"][np.zeros((10, 4, 1), bool)]

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 mod file_hints;
+mod open_files;
 pub use file_hints::FileHints;
 
 /// Something bytes can be read from at any offset, from many threads at once.
@@ -42,31 +43,94 @@ pub trait ReadAt: Send + Sync {
     fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
         Ok(None)
     }
+    /// Which file this reads, as it was when opened; None for bytes in memory.
+    fn version(&self) -> Option<FileVersion> {
+        None
+    }
+}
+
+/// A file as it was when opened: which file (device and inode) and its size and
+/// modification and change times. A file replaced since (renamed over) is another
+/// inode; one rewritten in place differs in its size or times (the change time moves
+/// even where a writer set the modification time back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileVersion {
+    pub device: u64,
+    pub inode: u64,
+    pub len: u64,
+    /// (seconds, nanoseconds) since the epoch.
+    pub modified: (i64, i64),
+    pub changed: (i64, i64),
+}
+
+impl FileVersion {
+    pub fn of(meta: &std::fs::Metadata) -> FileVersion {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            FileVersion {
+                device: meta.dev(),
+                inode: meta.ino(),
+                len: meta.len(),
+                modified: (meta.mtime(), meta.mtime_nsec()),
+                changed: (meta.ctime(), meta.ctime_nsec()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let since_epoch = |t: std::io::Result<std::time::SystemTime>| {
+                t.ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or((0, 0), |d| (d.as_secs() as i64, d.subsec_nanos() as i64))
+            };
+            FileVersion { device: 0, inode: 0, len: meta.len(), modified: since_epoch(meta.modified()), changed: (0, 0) }
+        }
+    }
 }
 
 /// A file on disk, read with `pread` (Unix) / `seek_read` (Windows).
 pub struct FileSource {
-    /// `None` once closed: `File::close` gives the descriptor back to the system at
-    /// once, even while Python still holds objects of the file (reads then fail with a
-    /// Closed error). Readers share the lock; only closing takes it exclusively, so a
-    /// read in flight finishes before the descriptor goes.
-    /// Shared with the sources `refreshed` makes, so that closing one closes all.
-    file: Arc<RwLock<Option<File>>>,
+    /// `None` once closed: `File::close` lets go of the descriptor at once, even while
+    /// Python still holds objects of the file (reads then fail with a Closed error); it
+    /// goes back to the system then, unless the source of another open of the same file
+    /// shares it (open_files.rs). Readers share the lock; only closing takes it
+    /// exclusively, so a read in flight finishes first. Shared with the sources
+    /// `refreshed` makes, so that closing one closes all.
+    file: Arc<RwLock<Option<Arc<File>>>>,
     len: u64,
+    version: FileVersion,
     path: PathBuf,
 }
 
 impl FileSource {
+    /// The file at `path`, read through a descriptor this process already holds on the
+    /// same version of it where there is one (open_files.rs).
     pub fn open(path: &Path) -> Result<Self> {
-        let file = File::open(path).map_err(|e| Error::io(e, "cannot open file").in_file(path))?;
-        Self::from_file(file, path)
+        match File::open(path) {
+            Ok(file) => {
+                let version = version_now(&file, path)?;
+                Ok(Self::with(open_files::shared(file, version), version, path))
+            }
+            // no descriptor left: one already open on the file serves as well
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EMFILE) | Some(libc::ENFILE)) => {
+                match open_files::already_open(path) {
+                    Some((file, version)) => Ok(Self::with(file, version, path)),
+                    None => Err(Error::io(e, "cannot open file").in_file(path)),
+                }
+            }
+            Err(e) => Err(Error::io(e, "cannot open file").in_file(path)),
+        }
     }
 
     /// An already open file (a descriptor a binding was handed), named `path` in
     /// messages; its size is taken now.
     pub fn from_file(file: File, path: &Path) -> Result<Self> {
-        let len = size_now(&file, path)?;
-        Ok(FileSource { file: Arc::new(RwLock::new(Some(file))), len, path: path.to_path_buf() })
+        let version = version_now(&file, path)?;
+        Ok(Self::with(Arc::new(file), version, path))
+    }
+
+    fn with(file: Arc<File>, version: FileVersion, path: &Path) -> Self {
+        FileSource { file: Arc::new(RwLock::new(Some(file))), len: version.len, version, path: path.to_path_buf() }
     }
 
     pub fn path(&self) -> &Path {
@@ -166,14 +230,18 @@ impl ReadAt for FileSource {
     fn refreshed(&self) -> Result<Option<Arc<dyn ReadAt>>> {
         let guard = self.file.read().unwrap_or_else(|poisoned| poisoned.into_inner());
         let file = guard.as_ref().ok_or_else(|| Error::closed().in_file(&self.path))?;
-        let len = size_now(file, &self.path)?;
-        Ok(Some(Arc::new(FileSource { file: self.file.clone(), len, path: self.path.clone() })))
+        let version = version_now(file, &self.path)?;
+        Ok(Some(Arc::new(FileSource { file: self.file.clone(), len: version.len, version, path: self.path.clone() })))
+    }
+
+    fn version(&self) -> Option<FileVersion> {
+        Some(self.version)
     }
 }
 
-/// The size of an open file as the system sees it now.
-fn size_now(file: &File, path: &Path) -> Result<u64> {
-    Ok(file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(path))?.len())
+/// An open file as the system sees it now (its size among the rest).
+fn version_now(file: &File, path: &Path) -> Result<FileVersion> {
+    Ok(FileVersion::of(&file.metadata().map_err(|e| Error::io(e, "cannot stat file").in_file(path))?))
 }
 
 #[cfg(unix)]

@@ -54,4 +54,4 @@ pub use crate::convert::numpy_dtype::{has_objects, memory_layout, vlen_element_d
 pub use crate::format::reference::{self, Selection as RegionSelection};
 pub use crate::format::vds::{Mapping as VirtualMapping, SourceFile as VirtualSourceFile};
 pub use crate::convert::values::VlenValue;
-pub use crate::io::{read_ahead, FileHints, FileSource, MemSource, ReadAt};
+pub use crate::io::{read_ahead, FileHints, FileSource, FileVersion, MemSource, ReadAt};

@@ -5,22 +5,38 @@ use crate::fork_gate::without_gil;
 use crate::convert::attribute_to_py;
 use crate::errors::{guard, to_py_err, H5TurboError};
 use h5turbo_core::prelude::fast5::{file_read_ids, read_record, scalar, Fast5Index, Layout, OpenAhead, ReadLocations, ReadRecord, Scalar};
-use h5turbo_core::prelude::{on_threads, read_ahead, AttributeValue, File as CoreFile, Object as CoreObject};
-use h5turbo_core::prelude::Result;
+use h5turbo_core::prelude::{on_threads, read_ahead, AttributeValue, File as CoreFile, FileVersion, Object as CoreObject};
+use h5turbo_core::prelude::{Error, Result};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use rayon::prelude::*;
 use std::path::PathBuf;
 
-/// One job: reads `first..first + limit` of a file, and how many reads it has.
+/// One job: reads `first..first + limit` of a file, how many reads it has, and the
+/// file as it was opened.
 struct JobOut {
     total: usize,
     reads: Vec<ReadRecord>,
+    version: Option<FileVersion>,
 }
 
-/// For each job (path, first read, read limit): (reads in the file, None, reads) or
-/// (None, error message, []) when the file cannot be read. A read is (group path,
+/// A `FileVersion` as Python holds it between tasks: (device, inode, size, mtime s,
+/// mtime ns, ctime s, ctime ns).
+type VersionTuple = (u64, u64, u64, i64, i64, i64, i64);
+
+fn version_tuple(v: FileVersion) -> VersionTuple {
+    (v.device, v.inode, v.len, v.modified.0, v.modified.1, v.changed.0, v.changed.1)
+}
+
+fn version_from(t: VersionTuple) -> FileVersion {
+    FileVersion { device: t.0, inode: t.1, len: t.2, modified: (t.3, t.4), changed: (t.5, t.6) }
+}
+
+/// For each job (path, first read, read limit, the file as an earlier job opened it
+/// or None): (reads in the file, None, reads, the file as opened) or (None, error
+/// message, [], None) when the file cannot be read (a file that is no longer the one
+/// an earlier job read, replaced or rewritten since, among the reasons). A read is (group path,
 /// int16 signal or None, raw-group attrs dict or None, channel_id attrs dict or None,
 /// error message or None, read_id str or None, done). Raw-group attribute values are
 /// what h5py gives; channel values are plain Python (int, float, str) as ont_fast5_api
@@ -32,11 +48,15 @@ struct JobOut {
 #[pyo3(signature = (jobs, io_depth=None))]
 pub fn fast5_reads<'py>(
     py: Python<'py>,
-    jobs: Vec<(PathBuf, usize, usize)>,
+    jobs: Vec<(PathBuf, usize, usize, Option<VersionTuple>)>,
     io_depth: Option<u64>,
 ) -> PyResult<Bound<'py, PyList>> {
-    let paths = jobs.iter().map(|(path, _, _)| path.clone());
-    let gathered = gather_jobs(py, paths, io_depth, |k, file| gather(file, jobs[k].1, jobs[k].2));
+    let paths = jobs.iter().map(|(path, _, _, _)| path.clone());
+    let gathered = gather_jobs(py, paths, io_depth, |k, file| {
+        let (_, first, limit, seen) = jobs[k];
+        still_the_file_read(&file, seen.map(version_from), first)?;
+        gather(file, first, limit)
+    });
     jobs_to_py(py, gathered)
 }
 
@@ -82,9 +102,10 @@ fn jobs_to_py(py: Python<'_>, gathered: Vec<Result<JobOut>>) -> PyResult<Bound<'
         .map(|job| match job {
             Ok(job) => {
                 let reads = job.reads.into_iter().map(|r| read_to_py(py, &types, r)).collect::<PyResult<Vec<_>>>()?;
-                (job.total, py.None(), PyList::new(py, reads)?).into_pyobject(py).map(|t| t.into_any())
+                let version = job.version.map(version_tuple);
+                (job.total, py.None(), PyList::new(py, reads)?, version).into_pyobject(py).map(|t| t.into_any())
             }
-            Err(e) => (py.None(), e.to_string(), PyList::empty(py)).into_pyobject(py).map(|t| t.into_any()),
+            Err(e) => (py.None(), e.to_string(), PyList::empty(py), py.None()).into_pyobject(py).map(|t| t.into_any()),
         })
         .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
@@ -98,7 +119,22 @@ fn gather(file: CoreFile, first: usize, limit: usize) -> Result<JobOut> {
     let order = index.by_address(first.min(stop)..stop);
     let mut reads: Vec<(usize, ReadRecord)> = order.into_iter().map(|i| (i, gather_read(&index, i))).collect();
     reads.sort_by_key(|&(i, _)| i);
-    Ok(JobOut { total: index.len(), reads: reads.into_iter().map(|(_, read)| read).collect() })
+    let reads = reads.into_iter().map(|(_, read)| read).collect();
+    Ok(JobOut { total: index.len(), reads, version: file.version() })
+}
+
+/// The later reads of a multi-read file are read by later jobs, each opening the file
+/// again by its path: one replaced or rewritten in between (another inode, size or
+/// time) is an error, not its reads taken as the rest of the first file's.
+fn still_the_file_read(file: &CoreFile, seen: Option<FileVersion>, first: usize) -> Result<()> {
+    match seen {
+        Some(seen) if file.version() != Some(seen) => Err(Error::format(format!(
+            "the file changed while it was read (replaced or rewritten after its first {} reads)",
+            first
+        ))
+        .in_file(file.path())),
+        _ => Ok(()),
+    }
 }
 
 /// The reads `asked` of a file indexed before (see `fast5_fetch`), in that order.
@@ -106,7 +142,8 @@ fn gather_asked(file: CoreFile, multi_read: bool, asked: &[(String, usize)]) -> 
     let layout = if multi_read { Layout::MultiRead } else { Layout::SingleRead };
     let asked: Vec<(&str, usize)> = asked.iter().map(|(id, read)| (id.as_str(), *read)).collect();
     let (index, numbers) = Fast5Index::for_reads(&file, layout, &asked)?;
-    Ok(JobOut { total: numbers.len(), reads: numbers.into_iter().map(|i| gather_read(&index, i)).collect() })
+    let reads = numbers.into_iter().map(|i| gather_read(&index, i)).collect();
+    Ok(JobOut { total: asked.len(), reads, version: file.version() })
 }
 
 /// Where each read of many fast5 files is, by read id: every file's read ids read

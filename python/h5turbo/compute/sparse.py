@@ -23,7 +23,7 @@ nothing but the attributes until asked:
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor
 from typing import Any, Optional
 
 import numpy as np
@@ -305,7 +305,7 @@ class SparseDataset(Group):
             return new_ptr.astype(stored, copy=False)
         return new_ptr
 
-    def _read_pair(self, sel: Any, threads: Optional[int], pool: Optional[ThreadPoolExecutor] = None
+    def _read_pair(self, sel: Any, threads: Optional[int], pool: Optional[Executor] = None
                    ) -> tuple[np.ndarray, np.ndarray]:
         """data[sel] and indices[sel], read concurrently (in `pool` when given: the
         blocks of a reduction share one rather than start two threads each)."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import Any, Callable
 
 
-def in_order(pool: ThreadPoolExecutor, tasks: Iterator[Callable[[], Any] | Ready], window: int) -> Iterator[Any]:
+def in_order(pool: Executor, tasks: Iterator[Callable[[], Any] | Ready], window: int) -> Iterator[Any]:
     """Run tasks on the pool, at most `window` at a time, and give results in task order
     (so memory holds at most `window` results however many tasks there are). A
     `Ready` task is a result already at hand, kept in its place in the order."""

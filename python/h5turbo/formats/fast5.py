@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Union
@@ -26,6 +26,7 @@ from .. import _native
 from ..objects.dataset import pool_threads
 from ..objects.values import attribute_value
 from ..readahead import parse_io_depth
+from ..workers import WorkerPool
 from ._window import Ready, in_order
 
 __all__ = ["read_fast5", "Fast5Index", "Fast5Read", "Fast5Error"]
@@ -116,12 +117,12 @@ def read_fast5(paths: PathLike | Iterable[PathLike], threads: int | None = None,
 def _read_fast5(paths, threads: int, on_error: str, depth: int | None) -> Iterator[Fast5Read | Fast5Error]:
     # Each task in flight may hold its files open: stay within the descriptors left.
     window = max(1, min(2 * threads, _descriptor_budget() // FILES_PER_TASK))
-    pool = ThreadPoolExecutor(threads, thread_name_prefix="h5turbo-fast5")
+    pool = WorkerPool(threads, "h5turbo-fast5")
     owner = os.getpid()
     try:
         yield from _checked_items(_reads_in_order(pool, _expand(paths), window, depth), on_error, owner, "read_fast5")
     finally:
-        pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+        pool.shutdown(cancel_futures=True)  # no wait in a forked child or a worker
 
 
 # Read ids Fast5Index.get_reads looks up and fetches together (its memory: two such
@@ -218,7 +219,7 @@ class Fast5Index:
         # Each task running may hold its files open: as many at once as the descriptors
         # left allow (a round's tasks are all submitted; the pool's size bounds them).
         workers = max(1, min(self._threads, _descriptor_budget() // FILES_PER_TASK))
-        pool = ThreadPoolExecutor(workers, thread_name_prefix="h5turbo-fast5")
+        pool = WorkerPool(workers, "h5turbo-fast5")
         owner = os.getpid()
         try:
             ahead = None
@@ -237,7 +238,7 @@ class Fast5Index:
             if ahead is not None:
                 yield from _checked_items(_round_results(*ahead), on_error, owner, "Fast5Index.get_reads")
         finally:
-            pool.shutdown(wait=os.getpid() == owner, cancel_futures=True)
+            pool.shutdown(cancel_futures=True)  # no wait in a forked child or a worker
 
     def _in_file_order(self, read_ids: Iterable[str]) -> list[str]:
         """The ids sorted by file, then by place in the file (KeyError for one no file holds)."""
@@ -249,7 +250,7 @@ class Fast5Index:
         """The reads, in order, fetched on the calling thread."""
         return _round_results(*self._start_round(None, [_checked_id(i) for i in read_ids]))
 
-    def _start_round(self, pool: ThreadPoolExecutor | None, asked: list[str]) -> tuple[int, list]:
+    def _start_round(self, pool: WorkerPool | None, asked: list[str]) -> tuple[int, list]:
         """Submit the fetches of `asked` (by file, in file order; single-read files
         FILES_PER_TASK to a task, a multi-read file's reads READS_PER_TASK to a task);
         returns the round's size and [(places in `asked`, future or result)]."""
@@ -310,7 +311,7 @@ def _round_results(size: int, tasks: list) -> list:
     for places, jobs, result in tasks:
         results = result.result() if isinstance(result, Future) else result
         items: list = []
-        for (path, _, asked), (_, error, reads) in zip(jobs, results):
+        for (path, _, asked), (_, error, reads, _) in zip(jobs, results):
             if error is not None:
                 items.extend(Fast5Error(path, error, read_id) for read_id, _ in asked)
             else:
@@ -423,7 +424,7 @@ def _is_folder(entry: os.DirEntry) -> bool:
         return False
 
 
-def _reads_in_order(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
+def _reads_in_order(pool: WorkerPool, paths: Iterator[str], window: int, depth: int | None) -> Iterator:
     """Files go to the native reader in groups (their first reads each); the reads a
     multi-read file has beyond those become further tasks in the same ordered stream,
     so the pool stays busy across file boundaries. Reading ahead: a group of small
@@ -454,13 +455,13 @@ class _Group:
     large: bool
 
 
-def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: int,
+def _tasks(pool: WorkerPool, paths: Iterator[str], window: int, depth: int,
            hints: _native.FileHints) -> Iterator:
     """Ready lists of reads and native tasks for the rest, in output order."""
     grouping = _Grouping(paths, hints)
     for group, results in _group_results(pool, grouping.groups(), hints, window, depth):
         ready: list = []
-        for path, (total, error, reads) in results:
+        for path, (total, error, reads, version) in results:
             ready.extend([Fast5Error(path, error)] if error is not None else _reads(path, reads))
             if error is None and total > FIRST_READS:
                 yield Ready(ready)
@@ -468,12 +469,12 @@ def _tasks(pool: ThreadPoolExecutor, paths: Iterator[str], window: int, depth: i
                 if not group.large:  # a multi-read file among small ones: hinted by its tasks
                     grouping.measure_every_file = True
                 place = (group.number, total) if group.large else None
-                yield from (partial(_more_reads, path, first, hints, place, depth)
+                yield from (partial(_more_reads, path, first, version, hints, place, depth)
                             for first in range(FIRST_READS, total, READS_PER_TASK))
         yield Ready(ready)
 
 
-def _group_results(pool: ThreadPoolExecutor, groups: Iterator[_Group], hints: _native.FileHints,
+def _group_results(pool: WorkerPool, groups: Iterator[_Group], hints: _native.FileHints,
                    window: int, depth: int) -> Iterator[tuple[_Group, list]]:
     """Each group with its task's results, in order: at most `window` tasks in flight,
     and, with reading ahead on, no more once the large files waiting hold `depth` bytes
@@ -482,7 +483,7 @@ def _group_results(pool: ThreadPoolExecutor, groups: Iterator[_Group], hints: _n
     pending: deque = deque()
     held = 0
     for group in groups:
-        jobs = [(p, 0, FIRST_READS) for p in group.paths]
+        jobs = [(p, 0, FIRST_READS, None) for p in group.paths]
         where = (group.number, 0, 1)
         pending.append((group, pool.submit(_native_task, jobs, hints, where, 0 if group.large else depth)))
         held += group.size
@@ -539,16 +540,19 @@ def _size(path: str) -> int:
         return 0
 
 
-def _more_reads(path: str, first: int, hints: _native.FileHints, place: tuple[int, int] | None,
-                depth: int) -> list:
-    """Reads from `first` on; `place`: (the file's number, its reads) when it is with the
-    hinting thread, else the task hints the file itself, `depth` bytes."""
+def _more_reads(path: str, first: int, version: tuple, hints: _native.FileHints,
+                place: tuple[int, int] | None, depth: int) -> list:
+    """Reads from `first` on of the file as its first task opened it (`version`: one
+    replaced or rewritten since is an error, not another file's reads); `place`: (the
+    file's number, its reads) when it is with the hinting thread, else the task hints
+    the file itself, `depth` bytes."""
     where = (place[0], first, place[1]) if place else None
-    [(_, (_, error, reads))] = _native_task([(path, first, READS_PER_TASK)], hints, where, 0 if place else depth)
+    job = (path, first, READS_PER_TASK, version)
+    [(_, (_, error, reads, _))] = _native_task([job], hints, where, 0 if place else depth)
     return [Fast5Error(path, error)] if error is not None else list(_reads(path, reads))
 
 
-def _native_task(jobs: list[tuple[str, int, int]], hints: _native.FileHints,
+def _native_task(jobs: list[tuple[str, int, int, tuple | None]], hints: _native.FileHints,
                  where: tuple[int, int, int] | None, depth: int) -> list:
     """Runs on a pool thread; the native side releases the GIL while it reads. The
     hinting thread learns where this task starts (file number, reads done, reads);
@@ -556,7 +560,7 @@ def _native_task(jobs: list[tuple[str, int, int]], hints: _native.FileHints,
     hinting thread has them)."""
     if where is not None:
         hints.reached(*where)
-    return list(zip((path for path, _, _ in jobs), _native.fast5_reads(jobs, depth)))
+    return list(zip((path for path, *_ in jobs), _native.fast5_reads(jobs, depth)))
 
 
 def _reads(path: str, reads: list, asked: list[str] | None = None) -> Iterator[Fast5Read | Fast5Error]:

@@ -12,7 +12,6 @@ differences: docs/formats.md).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import Any, Callable, Optional
 
@@ -21,6 +20,7 @@ import numpy as np
 from .. import _native
 from ..objects.base import HLObject
 from ..objects.dataset import Dataset, pool_threads
+from ..workers import WorkerPool
 from ._window import in_order
 
 __all__ = ["GenotypeArray"]
@@ -221,7 +221,7 @@ class GenotypeArray:
         def ranges():
             return ((s, min(s + self.block_variants, self.n_variants)) for s in starts)
 
-        with ThreadPoolExecutor(self.threads, thread_name_prefix="h5turbo-genotype") as pool:
+        with WorkerPool(self.threads, "h5turbo-genotype") as pool:
             tasks = (partial(self._map_block, fn, r) for r in ranges())
             yield from zip(ranges(), in_order(pool, tasks, 2 * self.threads))
 

@@ -265,8 +265,12 @@ def _resolve(entries: list, shape: tuple[int, ...]) -> list[_Item]:
     consumed = sum(_consumed_axes(e) for e in entries)
     if consumed > ndim:
         message = f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed"
-        # a boolean mask of the wrong shape: h5py's TypeError (and numpy's IndexError)
-        if any(isinstance(e, np.ndarray) and e.dtype == np.bool_ for e in entries):
+        # more entries than axes: h5py's ValueError ("3 indexing arguments for 2
+        # dimensions"), masks or not; else a boolean mask of the wrong shape: h5py's
+        # TypeError (and numpy's IndexError)
+        entries_given = sum(e is not None and e is not Ellipsis for e in entries)
+        masked = any(isinstance(e, np.ndarray) and e.dtype == np.bool_ for e in entries)
+        if masked and entries_given <= ndim:
             raise InvalidIndexError(message)
         raise IndexMismatchError(message)
     items = []

@@ -10,7 +10,6 @@ pipeline back and encodes exactly those filters.
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
 from typing import Optional
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from .. import _native
 from .._native import Error, UnsupportedError
+from ..workers import WorkerPool
 from .atomic import replacing
 
 __all__ = ["write", "auto_chunks", "ArgumentError", "CODECS"]
@@ -473,7 +473,7 @@ def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progr
     # The encoding thread is started only for a slab of several batches: a dataset of
     # one batch is encoded here (a thread started per dataset cost a file of 500 small
     # datasets 1.3 ms each on a loaded host).
-    encoder: Optional[ThreadPoolExecutor] = None
+    encoder: Optional[WorkerPool] = None
     try:
         for first_row, block in source.slabs(slab_rows):
             grid = [math.ceil(s / c) for s, c in zip(block.shape, chunks)]
@@ -488,7 +488,7 @@ def _fill(dset, source: _Source, chunks: tuple, threads, batch_bytes: int, progr
                                                        nthreads)
 
             if total > per_batch and encoder is None:
-                encoder = ThreadPoolExecutor(max_workers=1)
+                encoder = WorkerPool(1, "h5turbo-encode")
             pending = encoder.submit(encode, 0, 0) if total > per_batch else None
             for k, first in enumerate(range(0, total, per_batch)):
                 out, batch = pending.result() if pending is not None else encode(0, 0)

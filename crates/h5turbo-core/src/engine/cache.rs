@@ -11,7 +11,8 @@
 //! bytes and pay at most twice what they would have.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Decoded chunks kept per open file, at most. libhdf5 keeps a cache per open dataset
 /// (8 MiB by default in 2.0, 1 MiB before), dropped when the dataset is closed; here a
@@ -21,6 +22,25 @@ use std::sync::{Arc, Mutex};
 /// time), and a loop cycling over 40 columns of 1 MiB chunks each (a table stored a
 /// dataset a column) stays in it (32 MiB: 27x h5py's time, every read a miss).
 pub const FILE_CACHE_BYTES: usize = 64 << 20;
+
+/// Decoded chunks (and spare buffers) kept by all the files of the process together,
+/// at most: past it, the caches of the files read least recently are emptied. Each
+/// file's own budget alone let a dask worker holding 64 files open keep 64 MiB of
+/// chunks each, read once and never again: workers with a memory limit paused for good
+/// (48 files: 3.3 GB, where h5py held 70 MB).
+pub const PROCESS_CACHE_BYTES: usize = 256 << 20;
+
+/// Bytes held by every cache of the process (`Inner::held` of each, summed).
+static HELD_IN_PROCESS: AtomicUsize = AtomicUsize::new(0);
+
+/// The use stamps of caches: which was read least recently.
+static USE_CLOCK: AtomicU64 = AtomicU64::new(0);
+
+/// Every cache that has kept a chunk, weakly (a file dropped drops its cache).
+fn every_cache() -> std::sync::MutexGuard<'static, Vec<Weak<Shared>>> {
+    static EVERY_CACHE: OnceLock<Mutex<Vec<Weak<Shared>>>> = OnceLock::new();
+    EVERY_CACHE.get_or_init(Mutex::default).lock().unwrap_or_else(|p| p.into_inner())
+}
 
 struct Entry {
     data: Arc<Vec<u8>>,
@@ -72,6 +92,11 @@ struct Inner {
 }
 
 impl Inner {
+    /// Bytes this cache holds: its chunks and its spare buffers.
+    fn held(&self) -> usize {
+        self.bytes + self.spare.iter().map(|b| b.len()).sum::<usize>()
+    }
+
     fn tick(&mut self) -> u64 {
         self.clock += 1;
         self.clock
@@ -120,15 +145,73 @@ impl Inner {
 }
 
 /// Decoded chunks of many datasets within one byte budget, least recently used evicted
-/// first.
+/// first; and, with the other caches of the process, within PROCESS_CACHE_BYTES.
 pub struct ChunkCache {
     capacity: usize,
+    shared: Arc<Shared>,
+    /// Set once the cache is in `every_cache` (on its first chunk kept).
+    listed: OnceLock<()>,
+}
+
+/// What the process-wide budget sees of a cache.
+#[derive(Default)]
+struct Shared {
     inner: Mutex<Inner>,
+    /// `Inner::held`, as of the last change.
+    held: AtomicUsize,
+    /// USE_CLOCK when a chunk was last kept or found here.
+    last_used: AtomicU64,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        HELD_IN_PROCESS.fetch_sub(*self.held.get_mut(), Ordering::Relaxed);
+    }
 }
 
 impl ChunkCache {
     pub fn new(capacity: usize) -> Self {
-        ChunkCache { capacity, inner: Mutex::new(Inner::default()) }
+        ChunkCache { capacity, shared: Arc::default(), listed: OnceLock::new() }
+    }
+
+    /// `change` applied to the cache, its bytes counted in the process's.
+    fn changing<R>(&self, change: impl FnOnce(&mut Inner) -> R) -> R {
+        let mut inner = self.lock();
+        let result = change(&mut inner);
+        let held = inner.held();
+        let before = self.shared.held.swap(held, Ordering::Relaxed);
+        drop(inner);
+        if held >= before {
+            HELD_IN_PROCESS.fetch_add(held - before, Ordering::Relaxed);
+        } else {
+            HELD_IN_PROCESS.fetch_sub(before - held, Ordering::Relaxed);
+        }
+        result
+    }
+
+    fn used_now(&self) {
+        self.shared.last_used.store(USE_CLOCK.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+    }
+
+    /// Empty the caches of the files read least recently (never this one) until the
+    /// process holds at most PROCESS_CACHE_BYTES. No cache's lock is held meanwhile
+    /// but the one being emptied.
+    fn keep_the_process_within_budget(&self) {
+        self.listed.get_or_init(|| {
+            let mut every = every_cache();
+            every.retain(|cache| cache.strong_count() > 0);
+            every.push(Arc::downgrade(&self.shared));
+        });
+        while HELD_IN_PROCESS.load(Ordering::Relaxed) > PROCESS_CACHE_BYTES {
+            let oldest = every_cache()
+                .iter()
+                .filter_map(Weak::upgrade)
+                .filter(|other| !Arc::ptr_eq(other, &self.shared) && other.held.load(Ordering::Relaxed) > 0)
+                .min_by_key(|other| other.last_used.load(Ordering::Relaxed));
+            let Some(oldest) = oldest else { break };
+            let emptied = ChunkCache { capacity: 0, shared: oldest, listed: OnceLock::new() };
+            emptied.clear();
+        }
     }
 
     /// The part of the cache that holds the chunks of `owner` (a dataset's object
@@ -139,11 +222,11 @@ impl ChunkCache {
 
     /// Forget every chunk (the file is closed).
     pub fn clear(&self) {
-        *self.lock() = Inner::default();
+        self.changing(|inner| *inner = Inner::default());
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        self.shared.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -219,9 +302,10 @@ impl CacheSlot<'_> {
     /// A buffer of `len` bytes (its contents stale) left by an evicted chunk, if one
     /// of that size is spare: to read the next chunk into.
     pub fn spare_buffer(&self, len: usize) -> Option<Vec<u8>> {
-        let mut inner = self.cache.lock();
-        let found = inner.spare.iter().position(|b| b.len() == len)?;
-        Some(inner.spare.swap_remove(found))
+        self.cache.changing(|inner| {
+            let found = inner.spare.iter().position(|b| b.len() == len)?;
+            Some(inner.spare.swap_remove(found))
+        })
     }
 
     pub fn get(&self, coords: &[u64]) -> Option<Arc<Vec<u8>>> {
@@ -233,6 +317,8 @@ impl CacheSlot<'_> {
         if let Some(key) = inner.order.remove(&before) {
             inner.order.insert(now, key);
         }
+        drop(inner);
+        self.cache.used_now();
         Some(data)
     }
 
@@ -242,13 +328,17 @@ impl CacheSlot<'_> {
         if data.len() > self.cache.capacity {
             return;
         }
-        let mut inner = self.cache.lock();
-        inner.remove(self.owner, &coords);
-        while inner.bytes + data.len() > self.cache.capacity && inner.evict_oldest() {}
-        let now = inner.tick();
-        inner.bytes += data.len();
-        inner.order.insert(now, (self.owner, coords.clone()));
-        inner.owners.entry(self.owner).or_default().insert(coords, Entry { data: Arc::new(data), last_used: now });
+        let capacity = self.cache.capacity;
+        self.cache.changing(|inner| {
+            inner.remove(self.owner, &coords);
+            while inner.bytes + data.len() > capacity && inner.evict_oldest() {}
+            let now = inner.tick();
+            inner.bytes += data.len();
+            inner.order.insert(now, (self.owner, coords.clone()));
+            inner.owners.entry(self.owner).or_default().insert(coords, Entry { data: Arc::new(data), last_used: now });
+        });
+        self.cache.used_now();
+        self.cache.keep_the_process_within_budget();
     }
 }
 

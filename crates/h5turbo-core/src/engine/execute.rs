@@ -386,13 +386,15 @@ const STREAMING_OUTPUT_BYTES: usize = 64 << 20;
 /// Copy the selected elements of one chunk into the output.
 fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) -> Result<()> {
     let streaming = out.len >= STREAMING_OUTPUT_BYTES;
-    let rank = geom.rank();
-    let elem = geom.element_size;
-    let pieces: Vec<_> = (0..rank).map(|d| &geom.pieces[d][task.pieces[d] as usize]).collect();
+    let all: Vec<_> = (0..geom.rank()).map(|d| &geom.pieces[d][task.pieces[d] as usize]).collect();
+    // Trailing axes taken whole are copied as one wide element (`fold` elements).
+    let (rank, fold) = folded_tail(geom, &all);
+    let pieces = &all[..rank];
+    let elem = geom.element_size * fold as usize;
     let last = rank - 1;
-    if let (Elements::Chunk { data, skip }, false) = (from, streaming) {
+    if let (Elements::Chunk { data, skip }, false, 1) = (from, streaming, fold) {
         if rank >= 2 && pieces[last].in_chunk.len() == 1 && geom.out_strides[last - 1] == 1 {
-            return gather_column(geom, &pieces, out, data, skip);
+            return gather_column(geom, pieces, out, data, skip);
         }
     }
     // Iterate over all outer positions; copy a run along the last axis each time.
@@ -406,6 +408,8 @@ fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) ->
             chunk_base += pieces[d].in_chunk.get(idx[d]) * geom.chunk_strides[d];
             out_base += (pieces[d].out_start + idx[d]) * geom.out_strides[d];
         }
+        // in wide elements: every stride of the axes left is a multiple of `fold`
+        let (chunk_base, out_base) = (chunk_base / fold, out_base / fold);
         let dst = out.region(out_base as usize * elem, inner.len() as usize * elem)?;
         copy_run(inner, chunk_base, dst, elem, from, streaming);
         advance(&mut idx[..last], |d| pieces[d].in_chunk.len());
@@ -414,6 +418,29 @@ fn scatter(geom: &Geometry, task: &ChunkTask, out: SharedOut, from: Elements) ->
         stream::fence();
     }
     Ok(())
+}
+
+/// How many leading axes `scatter` walks, and how many elements each of its runs'
+/// elements holds: trailing axes a task takes whole, in its chunk and in the output
+/// alike, lie in one stretch of bytes in both, so they are one wide element. A
+/// genotype matrix (variants, samples, ploidy 2) was copied two bytes at a time, with
+/// the bookkeeping of a run each time: 12x h5py's time for a whole read.
+fn folded_tail(geom: &Geometry, pieces: &[&AxisPiece]) -> (usize, u64) {
+    let (mut rank, mut fold) = (pieces.len(), 1u64);
+    while rank >= 2 {
+        let a = rank - 1;
+        let InChunk::Strided { start: 0, step: 1, len } = pieces[a].in_chunk else { break };
+        let whole_in_both = geom.chunk_strides[a] == fold
+            && geom.out_strides[a] == fold
+            && geom.chunk_strides[a - 1] == len * fold
+            && geom.out_strides[a - 1] == len * fold;
+        if !whole_in_both {
+            break;
+        }
+        fold *= len;
+        rank -= 1;
+    }
+    (rank, fold)
 }
 
 /// `scatter` of a task that takes one element of each chunk row (a column) into

@@ -171,14 +171,20 @@ impl File {
         })
     }
 
+    /// The file on disk as it was when opened (None for bytes in memory): a binding that
+    /// opens it again by path checks it is still the same file.
+    pub fn version(&self) -> Option<crate::io::FileVersion> {
+        self.inner.ctx.source().version()
+    }
+
     pub fn superblock(&self) -> &Superblock {
         &self.inner.superblock
     }
 
     /// Marks the file closed: later operations fail with a Closed error. The
-    /// descriptor, the cached chunk indexes and the decoded chunks are given back now,
-    /// not when the last object of the file is dropped; reads in flight on other
-    /// threads finish first.
+    /// descriptor (unless another open File of the same file shares it: io/open_files.rs),
+    /// the cached chunk indexes and the decoded chunks are given back now, not when the
+    /// last object of the file is dropped; reads in flight on other threads finish first.
     pub fn close(&self) {
         self.inner.closed.store(true, Ordering::SeqCst);
         self.inner.ctx.source().close();
