@@ -25,7 +25,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import BrokenExecutor, Future, ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 
@@ -48,12 +48,13 @@ class WorkerPool(ThreadPoolExecutor):
 
     def __init__(self, workers: int, name: str = "h5turbo", initializer: Optional[Callable[..., Any]] = None,
                  initargs: tuple = ()):
-        self._worker_idents: set[int] = set()
+        idents: set[int] = set()  # the set, not the pool: no cycle through the initializer
+        self._worker_idents = idents
         self._owner_pid = os.getpid()
         self._shut_down_here = False
 
         def start_worker(*args: Any) -> None:
-            self._worker_idents.add(threading.get_ident())
+            idents.add(threading.get_ident())
             if initializer is not None:
                 initializer(*args)
 
@@ -62,6 +63,8 @@ class WorkerPool(ThreadPoolExecutor):
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
         try:
             return super().submit(fn, *args, **kwargs)
+        except BrokenExecutor:  # an initializer failed: the pool's own error
+            raise
         except RuntimeError:
             if self._shut_down_here:  # a pool this code shut down itself: a bug, say so
                 raise
