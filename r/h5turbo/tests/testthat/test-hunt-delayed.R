@@ -444,11 +444,15 @@ test_that("random index sets on the corpus's numeric matrices read as h5read rea
 test_that("scattered positions are read a piece at a time, in memory of the result", {
     # 150 random cells of a matrix were read over one range holding them all: the whole
     # matrix in one vector for a result 13 times smaller (rhdf5 reads only the cells).
-    # Each read now takes about 2^20 values, cut to the positions before the next.
+    # Each read now takes about .PIECE_ELEMENTS values (2^22; 2^20 here, for a matrix
+    # of test size), cut to the positions before the next.
     set.seed(20261207)
     x <- matrix(sample.int(1000L, 3000L * 2000L, replace = TRUE), 3000L, 2000L)
     f <- new_h5()
     write_rhdf5(f, "m", x, chunk = c(100L, 100L), level = 1)
+    piece <- get(".PIECE_ELEMENTS", envir = asNamespace("h5turbo"))
+    assignInNamespace(".PIECE_ELEMENTS", 2^20, "h5turbo")
+    on.exit(assignInNamespace(".PIECE_ELEMENTS", piece, "h5turbo"), add = TRUE)
     largest <- new.env()
     largest$n <- 0
     note <- function(r) largest$n <- max(largest$n, length(r))
