@@ -141,7 +141,13 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
         p <- plans[[j]]
         if (!is.null(p$blocks)) .block_positions(p) else .positions(p)
     })
-    subs <- lapply(seq_len(rank), function(j) {
+    .in_users_order(x, wanted, got)
+}
+
+# `x`, read at positions `got` along each R dimension, at the positions `wanted` (the
+# user's order and repeats; NULL: all of a dimension, as read).
+.in_users_order <- function(x, wanted, got) {
+    subs <- lapply(seq_along(wanted), function(j) {
         if (is.null(wanted[[j]])) return(NULL)
         m <- match(wanted[[j]], got[[j]])
         if (length(m) == length(got[[j]]) && all(m == seq_along(m))) NULL else m
@@ -188,13 +194,7 @@ h5t_read <- function(file, name, index = NULL, threads = NULL,
     }
     # R arrays are column-major: pieces along the last dimension follow one another
     x <- array(unlist(pieces, use.names = FALSE), dim = c(kept[-rank], length(rows)))
-    subs <- lapply(seq_len(rank), function(j) {
-        if (is.null(wanted[[j]])) return(NULL)
-        m <- match(wanted[[j]], u[[j]])
-        if (length(m) == length(u[[j]]) && all(m == seq_along(m))) NULL else m
-    })
-    if (all(vapply(subs, is.null, TRUE))) return(x)
-    .subset_read(x, subs)
+    .in_users_order(x, wanted, u)
 }
 
 # the 1-based positions of a plan's blocks, in order
