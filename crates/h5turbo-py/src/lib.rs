@@ -46,6 +46,7 @@ fn filters() -> Vec<(u16, &'static str, bool, bool)> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     arrays::load_numpy_api(m.py())?;
+    pyfile::note_main_thread(m.py());
     errors::register(m)?;
     m.add_class::<file::File>()?;
     m.add_class::<object::Object>()?;
