@@ -1079,7 +1079,6 @@ fn fold_run<T: Element, A: Acc<T>>(
     cells: &mut [A],
     kept: bool,
 ) {
-    use super::selection::InChunk;
     let s = T::SIZE;
     match inner {
         InChunk::Strided { start, step: 1, len } => {
