@@ -14,8 +14,8 @@ from importlib.metadata import PackageNotFoundError, version as _dist_version
 
 from . import _native
 
-from ._native import (ClosedError, Error, FileObjectError, FormatError, TooManyLinksError, UnsupportedError,
-                      default_threads)
+from ._native import (ClosedError, Error, FileObjectError, FormatError, OutOfMemoryError, TooManyLinksError,
+                      UnsupportedError, default_threads)
 from .objects.dataset import Dataset
 from .objects.attrs import AttributeManager
 from .objects.file import File, ReadOnlyError
@@ -57,7 +57,7 @@ __all__ = [
     "enum_dtype", "check_enum_dtype", "opaque_dtype", "check_opaque_dtype", "check_ref_dtype",
     "special_dtype", "check_dtype", "check_complex_dtype", "complex_compat_dtype", "is_hdf5",
     "Error", "FormatError", "UnsupportedError", "ClosedError", "ReadOnlyError",
-    "FileObjectError", "TooManyLinksError",
+    "FileObjectError", "TooManyLinksError", "OutOfMemoryError",
     "default_threads", "io_depth", "__version__",
     "read_h5ad", "read_10x_h5", "read_loom",
     "read_fast5", "Fast5Index", "Fast5Read", "Fast5Error",

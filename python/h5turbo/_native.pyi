@@ -28,6 +28,10 @@ class ClosedError(Error, ValueError, RuntimeError):
 class TooManyLinksError(FormatError, RuntimeError):
     """A path followed too many soft links (a cycle); a RuntimeError too, as h5py raises."""
 
+class OutOfMemoryError(Error, MemoryError):
+    """The memory the values need cannot be had (more than the machine has, or a memory
+    limit refused it): read less at a time. A MemoryError too, as numpy raises."""
+
 class FileObjectError(Error):
     """A file-like object given to File.from_fileobj failed: it raised (that exception
     is the ``__cause__``), returned fewer bytes than it holds, returned something other

@@ -151,7 +151,7 @@ def test_errors_pickle_to_another_process_as_themselves(tmp_path):
             call()
         except Exception as exc:  # noqa: BLE001 - each error as raised
             caught.append(exc)
-    caught += [h5turbo.UnsupportedError("u"), h5turbo.FormatError("f"), h5turbo.Error("e"),
+    caught += [h5turbo.UnsupportedError("u"), h5turbo.FormatError("f"), h5turbo.Error("e"), h5turbo.OutOfMemoryError("m"),
                h5turbo.Fast5Error("/runs/a.fast5", "no Signal", "r1"), h5turbo.Fast5Error("/runs/b.fast5", "broken")]
     for exc in caught:
         back = pickle.loads(pickle.dumps(exc))

@@ -198,10 +198,38 @@ def test_results_too_large_for_a_memory_limit_are_errors(tmp_path):
             "with h5turbo.File(sys.argv[1]) as f:\n"
             "    for name in ['s', 'seq']:\n"
             "        try:\n            f[name][: 2**25]\n            print(name, 'read')\n"
-            "        except (h5turbo.Error, MemoryError) as e:\n            print(name, 'refused:', e)\n")
+            "        except (h5turbo.Error, MemoryError) as e:\n            print(name, 'refused:', type(e).__name__, e)\n")
     proc = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.count("refused:") == 2 and "cannot allocate" in proc.stdout, proc.stdout
+    assert proc.stdout.count("refused: OutOfMemoryError") == 2 and "cannot allocate" in proc.stdout, proc.stdout
+
+
+def test_results_larger_than_memory_are_errors_without_a_memory_limit(tmp_path):
+    """A reduction whose output cells are more than the machine's memory (2^40 cells, none
+    stored), with no limit set: OutOfMemoryError, a MemoryError too, at once. The cells
+    were reserved fallibly, but the allocator maps large blocks without reserving them
+    (the kernel never refuses), and filling them ran until the out-of-memory killer. The
+    child is killed here once it holds more than 2 GiB."""
+    import time
+    path = tmp_path / "huge.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", shape=(2**40, 2), dtype="f8", chunks=(2**20, 2))
+    code = ("import sys, h5turbo\n"
+            "with h5turbo.File(sys.argv[1]) as f:\n"
+            "    try:\n        f['x'].sum(axis=1)\n        print('read')\n"
+            "    except h5turbo.OutOfMemoryError as e:\n"
+            "        print('refused:', isinstance(e, MemoryError), e)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while proc.poll() is None and time.monotonic() < deadline:
+        status = Path(f"/proc/{proc.pid}/status").read_text() if Path(f"/proc/{proc.pid}/status").exists() else ""
+        rss_kib = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+        if rss_kib > 2 << 20:
+            proc.kill()
+            pytest.fail(f"the reduction filled {rss_kib >> 10} MiB before it was killed")
+        time.sleep(0.02)
+    out = proc.communicate(timeout=10)[0] if proc.poll() is not None else (proc.kill(), "timed out")[1]
+    assert out.startswith("refused: True") and "/x" in out and "cannot allocate" in out, out
 
 
 def test_regression_files(tmp_path):

@@ -112,6 +112,12 @@ extern "C" {
 #define H5TURBO_E_INTERNAL 7
 
 /**
+ * The memory the values need cannot be had (more than the machine has, or a memory
+ * limit refused it): read less at a time.
+ */
+#define H5TURBO_E_NOMEM 8
+
+/**
  * A group.
  */
 #define H5TURBO_GROUP 0

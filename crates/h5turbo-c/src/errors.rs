@@ -24,6 +24,9 @@ pub const H5TURBO_E_INVALID: c_int = 5;
 pub const H5TURBO_E_CLOSED: c_int = 6;
 /// A bug in h5turbo (a panic caught at the boundary); please report it.
 pub const H5TURBO_E_INTERNAL: c_int = 7;
+/// The memory the values need cannot be had (more than the machine has, or a memory
+/// limit refused it): read less at a time.
+pub const H5TURBO_E_NOMEM: c_int = 8;
 
 thread_local! {
     static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
@@ -52,6 +55,7 @@ pub(crate) fn code_of(kind: ErrorKind) -> c_int {
         ErrorKind::Io => H5TURBO_E_IO,
         ErrorKind::InvalidArgument => H5TURBO_E_INVALID,
         ErrorKind::Closed => H5TURBO_E_CLOSED,
+        ErrorKind::OutOfMemory => H5TURBO_E_NOMEM,
     }
 }
 

@@ -298,7 +298,7 @@ impl Located {
         if let Located::Read { record, .. } = self {
             if let Ok(signal) = &record.signal {
                 let message = format!("{}: cannot allocate its {} samples", signal.name(), signal.len());
-                record.signal = Err(Error::format(message));
+                record.signal = Err(Error::out_of_memory(message));
             }
         }
     }
@@ -1041,6 +1041,7 @@ fn kind_of(code: c_int) -> h5turbo_core::prelude::ErrorKind {
         H5TURBO_E_IO => Io,
         H5TURBO_E_INVALID => InvalidArgument,
         H5TURBO_E_CLOSED => Closed,
+        H5TURBO_E_NOMEM => OutOfMemory,
         _ => Format,
     }
 }

@@ -59,7 +59,7 @@ fn pack(runs: &[(u64, Vec<u8>)]) -> Result<*mut h5turbo_sequence, Error> {
     }
     let units = end / ALIGN;
     let mut block: Vec<u128> = Vec::new();
-    block.try_reserve_exact(units).map_err(|_| Error::unsupported(format!("cannot allocate {} bytes for the sequences", end)))?;
+    block.try_reserve_exact(units).map_err(|_| Error::out_of_memory(format!("cannot allocate {} bytes for the sequences", end)))?;
     block.resize(units, 0);
     let mut block = block.into_boxed_slice();
     block[0] = units as u128;

@@ -25,7 +25,7 @@ where
     let items = items.into_iter();
     let mut made = Made(vec_with_capacity(items.size_hint().0, "the strings")?);
     for item in items {
-        made.0.try_reserve(1).map_err(|_| Error::format(format!("cannot allocate {} strings", made.0.len() + 1)))?;
+        made.0.try_reserve(1).map_err(|_| Error::out_of_memory(format!("cannot allocate {} strings", made.0.len() + 1)))?;
         made.0.push(item.map_or(std::ptr::null_mut(), |s| c_string_lossy(s.as_ref()).into_raw()));
     }
     let strings = std::mem::take(&mut made.0);

@@ -76,6 +76,14 @@ pub fn vec_with_capacity<T>(n: usize, what: &str) -> Result<Vec<T>> {
     Ok(values)
 }
 
+/// Whether `n` values of `T` fit in the machine's memory and swap. Growing a vector
+/// fallibly (`try_reserve`) is not enough: the bindings' allocator (mimalloc) maps large
+/// blocks without reserving them (MAP_NORESERVE), so the kernel's overcommit check never
+/// refuses them, and filling one larger than memory ends in the out-of-memory killer.
+pub fn fits_in_memory<T>(n: usize) -> bool {
+    std::alloc::Layout::array::<T>(n).is_ok_and(|layout| layout.size() as u64 <= physical_memory())
+}
+
 /// The layout of `n` values of `T`, checked against the machine's memory.
 fn layout_that_fits<T>(n: usize, what: &str) -> Result<std::alloc::Layout> {
     let layout = std::alloc::Layout::array::<T>(n).map_err(|_| cannot_allocate::<T>(n, what))?;
@@ -84,7 +92,7 @@ fn layout_that_fits<T>(n: usize, what: &str) -> Result<std::alloc::Layout> {
 }
 
 fn cannot_allocate<T>(n: usize, what: &str) -> Error {
-    Error::format(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()))
+    Error::out_of_memory(format!("cannot allocate {} ({} x {} bytes)", what, n, std::mem::size_of::<T>()))
 }
 
 /// More bytes than the machine has are refused before asking the allocator: with the
@@ -97,7 +105,7 @@ fn check_fits_in_memory(bytes: u64, what: &str) -> Result<()> {
         return Ok(());
     }
     let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
-    Err(Error::format(format!(
+    Err(Error::out_of_memory(format!(
         "cannot allocate {}: {:.1} GiB, more than this machine's memory and swap ({:.1} GiB)",
         what,
         gib(bytes),
@@ -135,7 +143,7 @@ fn system_memory() -> Option<u64> {
 pub fn zeroed_elements(n: usize, element_size: usize, what: &str) -> Result<Vec<u8>> {
     let len = n
         .checked_mul(element_size)
-        .ok_or_else(|| Error::format(format!("cannot allocate {}: {} elements of {} bytes overflow", what, n, element_size)))?;
+        .ok_or_else(|| Error::out_of_memory(format!("cannot allocate {}: {} elements of {} bytes overflow", what, n, element_size)))?;
     zeroed(len, what)
 }
 

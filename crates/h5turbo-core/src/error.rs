@@ -28,6 +28,10 @@ pub enum ErrorKind {
     /// A path followed more soft links than libhdf5 allows (a cycle): a malformed
     /// file, but h5py raises RuntimeError for it, not the error of a broken structure.
     TooManyLinks,
+    /// Memory the values need cannot be had: more than the machine has, or the
+    /// allocator (a memory limit) refused it. Not the file's fault: the same read of
+    /// less at a time, or on a larger machine, works.
+    OutOfMemory,
 }
 
 #[derive(Debug)]
@@ -64,6 +68,11 @@ impl Error {
 
     pub fn invalid_argument(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::InvalidArgument, message)
+    }
+
+    /// Memory that cannot be had; the message says for what and how much.
+    pub fn out_of_memory(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::OutOfMemory, message)
     }
 
     pub fn closed() -> Self {

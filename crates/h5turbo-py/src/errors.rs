@@ -2,7 +2,7 @@
 
 use h5turbo_core::prelude::{Error, ErrorKind};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyException, PyFileNotFoundError, PyKeyError, PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -54,6 +54,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FileObjectError", py.get_type::<FileObjectError>())?;
     m.add("NotBytesError", not_bytes_type(py)?)?;
     m.add("TooManyLinksError", too_many_links_type(py)?)?;
+    m.add("OutOfMemoryError", out_of_memory_type(py)?)?;
     Ok(())
 }
 
@@ -64,6 +65,7 @@ pub fn to_py_err(e: Error) -> PyErr {
         ErrorKind::Unsupported => UnsupportedError::new_err(msg),
         ErrorKind::Closed => new_err_of(closed_error_type, msg),
         ErrorKind::TooManyLinks => new_err_of(too_many_links_type, msg),
+        ErrorKind::OutOfMemory => new_err_of(out_of_memory_type, msg),
         ErrorKind::NotFound => PyKeyError::new_err(msg),
         ErrorKind::InvalidArgument => PyValueError::new_err(msg),
         ErrorKind::Io if interrupted(&e).is_some() => interrupted(&e).unwrap_or_else(|| PyOSError::new_err(msg)),
@@ -115,6 +117,14 @@ fn too_many_links_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static TOO_MANY_LINKS: GILOnceCell<Py<PyType>> = GILOnceCell::new();
     let bases = [py.get_type::<FormatError>(), py.get_type::<PyRuntimeError>()];
     made_once(py, &TOO_MANY_LINKS, "TooManyLinksError", bases, "A path followed too many soft links, a cycle (also a RuntimeError, as h5py raises).")
+}
+
+/// Memory the values need cannot be had: an h5turbo error, and the MemoryError numpy
+/// raises when h5py's output array cannot be allocated.
+fn out_of_memory_type(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
+    static OUT_OF_MEMORY: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+    let bases = [py.get_type::<H5TurboError>(), py.get_type::<PyMemoryError>()];
+    made_once(py, &OUT_OF_MEMORY, "OutOfMemoryError", bases, "The memory the values need cannot be had: read less at a time (also a MemoryError, as numpy raises).")
 }
 
 /// The class kept in `cell`, made by `exception_type` the first time.

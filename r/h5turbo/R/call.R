@@ -2,7 +2,7 @@
 # never as a longjmp out of C, and is raised here as an R condition whose message
 # names the file, the object and the problem.
 
-.error_kinds <- c("format", "unsupported", "not_found", "io", "invalid", "closed", "internal")
+.error_kinds <- c("format", "unsupported", "not_found", "io", "invalid", "closed", "internal", "out_of_memory")
 
 .raise <- function(message, code = 5L, file = NULL, name = NULL, call = sys.call(-1L)) {
     # useBytes: a name need not be valid in the locale (Latin-1 bytes)
@@ -34,7 +34,7 @@
 .allocating <- function(expr, file, name, call = sys.call(-1L)) {
     withCallingHandlers(expr, error = function(e) {
         if (!inherits(e, "h5turbo_error") && grepl(.ALLOCATION_FAILURES, conditionMessage(e)))
-            .raise(sprintf("the values do not fit in memory (%s)", conditionMessage(e)), 5L, file, name, call)
+            .raise(sprintf("the values do not fit in memory (%s)", conditionMessage(e)), 8L, file, name, call)
     })
 }
 .ALLOCATION_FAILURES <- "cannot allocate (vector|memory)|vector size specified is too large|long vectors not supported"

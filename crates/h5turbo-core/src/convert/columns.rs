@@ -39,7 +39,11 @@ impl Strings {
     fn push(&mut self, text: &[u8]) -> Result<()> {
         // the text buffer grows with the strings: past what the allocator gives, an
         // error, not the host program aborted
-        self.data.try_reserve(text.len()).map_err(|_| cannot_hold(self.data.len() + text.len(), "string bytes"))?;
+        let total = self.data.len().saturating_add(text.len());
+        if !crate::buffer::fits_in_memory::<u8>(total) {
+            return Err(cannot_hold(total, "string bytes"));
+        }
+        self.data.try_reserve(text.len()).map_err(|_| cannot_hold(total, "string bytes"))?;
         self.data.extend_from_slice(text);
         self.ends.push(self.data.len());
         Ok(())
@@ -89,7 +93,11 @@ impl Column {
     /// them copies each byte once.
     fn reserve_for(&mut self, more: &[&Column]) -> Result<()> {
         fn room<T>(v: &mut Vec<T>, more: usize, what: &str) -> Result<()> {
-            v.try_reserve_exact(more).map_err(|_| cannot_hold(v.len().saturating_add(more), what))
+            let total = v.len().saturating_add(more);
+            if !crate::buffer::fits_in_memory::<T>(total) {
+                return Err(cannot_hold(total, what));
+            }
+            v.try_reserve_exact(more).map_err(|_| cannot_hold(total, what))
         }
         match self {
             Column::Fixed { bytes, .. } => {
@@ -170,7 +178,7 @@ impl Column {
 
 /// What a column could not hold (`n` of `what`: more than the allocator gives).
 fn cannot_hold(n: usize, what: &str) -> Error {
-    Error::format(format!("cannot allocate {} {}", n, what))
+    Error::out_of_memory(format!("cannot allocate {} {}", n, what))
 }
 
 /// The columns of `dtype` (a compound with variable-length parts): one per numpy

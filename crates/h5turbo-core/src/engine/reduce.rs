@@ -772,13 +772,17 @@ fn combine<A: Cell>(partials: Vec<Mutex<Option<Vec<A>>>>, out_len: usize) -> Res
 /// Room for `n` more cells in `cells`, or an error: the number of output cells (and of a
 /// chunk's cells) comes from the file's extents, and may be more than memory holds.
 fn reserve_cells<A>(cells: &mut Vec<A>, n: usize) -> Result<()> {
-    cells.try_reserve_exact(n).map_err(|_| {
-        Error::invalid_argument(format!(
+    let refused = || {
+        Error::out_of_memory(format!(
             "cannot allocate the reduction's {} cells ({} bytes each): reduce more axes or select less at a time",
             n,
             std::mem::size_of::<A>()
         ))
-    })
+    };
+    if !cells.len().checked_add(n).is_some_and(crate::buffer::fits_in_memory::<A>) {
+        return Err(refused());
+    }
+    cells.try_reserve_exact(n).map_err(|_| refused())
 }
 
 /// `n` cells holding the identity, allocated fallibly.
@@ -971,7 +975,7 @@ fn numeric<'b, T: Element>(job: &Job, chunk: &'b [u8], buf: &'b mut Vec<u8>) -> 
     let n = chunk.len() / job.src.element_size.max(1);
     let len = n.checked_mul(T::SIZE).ok_or_else(|| Error::invalid_argument("converted chunk size overflows"))?;
     buf.clear();
-    buf.try_reserve_exact(len).map_err(|_| Error::invalid_argument(format!("cannot allocate {} bytes for a converted chunk", len)))?;
+    buf.try_reserve_exact(len).map_err(|_| Error::out_of_memory(format!("cannot allocate {} bytes for a converted chunk", len)))?;
     buf.resize(len, 0);
     convert(chunk, buf, n)?;
     if job.big_endian && T::SIZE > 1 {

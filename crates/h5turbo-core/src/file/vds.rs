@@ -108,8 +108,7 @@ pub(super) fn read_vlen(
         .in_object("the virtual dataset's fill value")?
         .pop()
         .ok_or_else(|| Error::format("virtual dataset fill value without an element"))?;
-    let mut out = Vec::new();
-    out.try_reserve_exact(n).map_err(|_| Error::invalid_argument(format!("cannot hold {} elements", n)))?;
+    let mut out = crate::buffer::vec_with_capacity(n, "the virtual dataset's elements")?;
     out.resize(n, fill);
     let request = Request::new(sel);
     for mapping in sources.meeting(&request) {
