@@ -912,3 +912,32 @@ def test_decoded_chunks_kept_by_all_files_stay_within_the_process_budget(tmp_pat
     """)
     ok, grown = _child(script, timeout=300).split()
     assert ok == "True" and int(grown) < 450, f"RSS grew by {grown} MiB reading 12 files (was about 770)"
+
+
+def test_imported_by_a_thread_that_exits_then_read_from_other_threads(tmp_path):
+    """h5turbo imported lazily by a worker thread that is gone before the main thread, and
+    then new threads, read on 2 to 4 threads (pools start then): the first new thread to
+    allocate crashed the interpreter (mimalloc 3.x, microsoft/mimalloc#1287), in 10 runs
+    of 10. Three fresh interpreters, each must print the sums."""
+    path = tmp_path / "x.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", data=np.arange(200_000, dtype="i8").reshape(400, 500), chunks=(50, 100), compression="gzip")
+    script = """
+        import sys, threading
+        loader = threading.Thread(target=lambda: __import__("h5turbo"))
+        loader.start()
+        loader.join()
+        import h5turbo
+        sums = []
+        def read(threads):
+            with h5turbo.File(sys.argv[1]) as f:
+                sums.append(int(f["x"].read(threads=threads).sum()))
+        read(2)
+        for threads in (3, 4):
+            reader = threading.Thread(target=read, args=(threads,))
+            reader.start()
+            reader.join()
+        print(*sums)
+    """
+    for _ in range(3):
+        assert _child(script, str(path)).split() == [str(200_000 * 199_999 // 2)] * 3
