@@ -29,7 +29,7 @@ from typing import Any, Iterable, Iterator, Optional
 import numpy as np
 
 from . import _native
-from .compute.dask import open_cached
+from .compute.dask import disk_signature, open_cached
 from .objects.dataset import Dataset
 from .objects.file import File
 from .objects.group import Datatype, Group, depth_first
@@ -307,7 +307,7 @@ class H5TurboArray(BackendArray):
     dask worker), opens the file once per process. A file opened from a file object
     (path None) pickles with that object and is opened again from its copy."""
 
-    __slots__ = ("path", "name", "shape", "dtype", "as_str", "file", "stored")
+    __slots__ = ("path", "name", "shape", "dtype", "as_str", "file", "stored", "signature")
 
     def __init__(self, path: Optional[str], name: str, shape: tuple, dtype: np.dtype, as_str: bool,
                  file: Optional[File] = None, stored: Optional[tuple] = None):
@@ -316,6 +316,9 @@ class H5TurboArray(BackendArray):
         # the dataset's own shape when opened: shorter than `shape` along an unlimited
         # dimension is netCDF's padding; any other shape later is a file changed since
         self.stored = self.shape if stored is None else tuple(stored)
+        # the file on disk when opened: `file` keeps the metadata read then, which does not
+        # describe a file rewritten since (its reads would be of other bytes)
+        self.signature = None if path is None else disk_signature(path)
 
     def __getstate__(self):
         state = {k: getattr(self, k) for k in self.__slots__ if k != "file"}
@@ -333,11 +336,19 @@ class H5TurboArray(BackendArray):
         return indexing.explicit_indexing_adapter(
             key, self.shape, indexing.IndexingSupport.OUTER_1VECTOR, self._getitem)
 
-    def _getitem(self, key: tuple) -> np.ndarray:
-        f = self.file if self.file is not None and not self.file.closed else None
-        if f is None and self.path is None:
+    def _open_file(self) -> File:
+        """The store's File while it is open and the file on disk is the one it read;
+        else the file as it is now, opened once per process (its dataset's shape and
+        dtype are then checked against what was opened)."""
+        if self.file is not None and not self.file.closed:
+            if self.path is None or disk_signature(self.path) == self.signature:
+                return self.file
+        if self.path is None:
             raise _native.ClosedError(f"{self.name}: the file (opened from a file object) is closed")
-        ds = (f or open_cached(self.path))[self.name]
+        return open_cached(self.path)
+
+    def _getitem(self, key: tuple) -> np.ndarray:
+        ds = self._open_file()[self.name]
         if ds.shape is None:  # h5netcdf fails here too, netCDF-C refuses the whole file
             raise _native.UnsupportedError(
                 f"{ds.file.filename}: variable {self.name!r} has a null dataspace (an HDF5 "

@@ -761,3 +761,33 @@ def test_a_file_rewritten_after_it_was_opened_is_an_error_not_padding(tmp_path):
             on_a_worker = pickle.loads(pickle.dumps(ds))
             with pytest.raises(h5turbo.Error, match="changed after it was opened"):
                 on_a_worker.v.values
+
+
+@pytest.mark.parametrize("how", ["in_place", "replaced"])
+def test_a_file_rewritten_after_it_was_opened_reads_as_it_is_now_in_the_opening_process(tmp_path, how):
+    """The opening process read through the File opened first, whose metadata described
+    the file before it was rewritten: a variable moved by the rewrite came back as zeros
+    at its old shape (rewritten in place), or as the old values (replaced), with no
+    error. Now a changed shape is the documented error there too, and a variable of the
+    same shape and dtype reads the new values, as on a worker."""
+    import h5turbo
+    path = tmp_path / "rw.nc"
+
+    def write(steps, value, big):
+        ds = xr.Dataset({"t": (("time", "lat"), np.full((steps, 5), value, dtype="f4"))})
+        if big:  # a variable written first moves t's bytes
+            ds["big"] = (("x",), np.arange(100_000, dtype="f8"))
+            ds = ds[["big", "t"]]
+        target = path if how == "in_place" else Path(str(path) + ".tmp")
+        ds.to_netcdf(target, engine="h5netcdf", mode="w")
+        if how == "replaced":
+            target.replace(path)
+
+    write(10, 1.0, big=False)
+    with _open(path, ENGINE) as ds:
+        write(12, 2.0, big=True)
+        with pytest.raises(h5turbo.Error, match="changed after it was opened"):
+            ds.t.values
+    with _open(path, ENGINE) as ds:
+        write(12, 3.0, big=False)
+        np.testing.assert_array_equal(ds.t.values, np.full((12, 5), 3.0, dtype="f4"))

@@ -38,7 +38,7 @@ def open_cached(path: str):
     changed (rewritten, replaced) or someone closed it."""
     from ..objects.file import File
 
-    signature = _signature(path)
+    signature = disk_signature(path)
     with _OPEN_FILES_LOCK:
         entry = _OPEN_FILES.get(path)
         if entry is not None and entry[1] == signature and not entry[0].closed:
@@ -53,7 +53,8 @@ def open_cached(path: str):
     return f
 
 
-def _signature(path: str) -> Optional[tuple]:
+def disk_signature(path: str) -> Optional[tuple]:
+    """What tells a file rewritten or replaced since: device, inode, size, modification time."""
     try:
         st = os.stat(path)
     except OSError:
