@@ -330,15 +330,15 @@ def test_repack_refuses_a_level_without_compression_and_zero_threads(tmp_path):
 def test_unwritable_folder_error_names_the_destination(tmp_path, monkeypatch):
     """A folder where no file can be created (simulated: the test may run as root) is
     an OSError of the same kind naming DST and its folder, not the temporary name."""
-    import tempfile as _tempfile
+    from h5turbo.writing import atomic
 
-    def refuse(*args, **kwargs):
-        raise PermissionError(13, "Permission denied", str(tmp_path / ".x.h5.abcd.h5turbo-tmp"))
+    def refuse(folder):
+        raise PermissionError(13, "Permission denied", str(folder / ".h5turbo-abcd1234.tmp"))
 
-    monkeypatch.setattr(_tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(atomic, "_create_temporary", refuse)
     with pytest.raises(PermissionError) as info:
         h5turbo.write(tmp_path / "x.h5", "d", np.arange(3), mode="w")
-    assert str(tmp_path / "x.h5") in str(info.value) and "h5turbo-tmp" not in str(info.value)
+    assert str(tmp_path / "x.h5") in str(info.value) and ".h5turbo-" not in str(info.value)
     assert not (tmp_path / "x.h5").exists()
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from .._native import UnsupportedError
 from .atomic import replacing
-from .write import _is_stored_array, write
+from .write import _codec_kwargs, _is_stored_array, check_threads, write
 
 __all__ = ["write_h5ad"]
 
@@ -30,6 +30,9 @@ def write_h5ad(adata, path, compression: Optional[str] = "gzip", level: Optional
     import anndata as ad
     import h5py
 
+    # options checked before anything is written (each matrix would check them again)
+    threads = check_threads(threads, f"{path}")
+    _codec_kwargs(compression, level, shuffle)
     light = ad.AnnData(obs=adata.obs, var=adata.var, uns=dict(adata.uns), obsm=dict(adata.obsm),
                        varm=dict(adata.varm), obsp=dict(adata.obsp), varp=dict(adata.varp))
     anndata_compression = compression if compression in ("gzip", "lzf") else None

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._native import Error as _Error
 from .atomic import replacing
-from .write import ArgumentError, CODECS, auto_chunks, write
+from .write import ArgumentError, CODECS, auto_chunks, check_threads, write
 from ..objects.filters import FILTERS, filter_id
 
 __all__ = ["repack", "KEEP"]
@@ -68,8 +68,7 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
         raise ArgumentError(f"unknown compression {compression!r}")
     if level is not None and compression == KEEP:
         raise ArgumentError(f"level={level} needs a compression (with 'keep' each dataset keeps its own level)")
-    if threads is not None and int(threads) < 1:
-        raise ArgumentError(f"threads={threads} (at least 1)")
+    threads = check_threads(threads, str(dst))
     if src.is_dir():
         raise IsADirectoryError(f"{src}: is a directory, not a file")
     if not src.is_file():

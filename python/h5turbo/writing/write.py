@@ -9,8 +9,11 @@ pipeline back and encodes exactly those filters.
 
 from __future__ import annotations
 
+import errno
 import math
-from collections.abc import Iterator
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Optional
 
 import numpy as np
@@ -20,7 +23,7 @@ from .._native import Error, UnsupportedError
 from ..workers import WorkerPool
 from .atomic import replacing
 
-__all__ = ["write", "auto_chunks", "ArgumentError", "CODECS"]
+__all__ = ["write", "auto_chunks", "ArgumentError", "CODECS", "check_threads", "MAX_THREADS_PER_CORE"]
 
 
 class ArgumentError(Error, ValueError):
@@ -78,7 +81,7 @@ def _codec_kwargs(compression: Optional[str], level: Optional[int], shuffle) -> 
                             f"{', '.join(repr(c) for c in CODECS if c)} or None")
     if level is not None and CODECS[compression] is None:
         raise ArgumentError(f"compression {compression!r} takes no level")
-    lvl = CODECS[compression] if level is None else int(level)
+    lvl = CODECS[compression] if level is None else _check_level(level, compression)
     if compression is None:
         return {}
     if compression == "gzip":
@@ -110,6 +113,39 @@ def _codec_kwargs(compression: Optional[str], level: Optional[int], shuffle) -> 
     mode = {False: hdf5plugin.Blosc.NOSHUFFLE, True: hdf5plugin.Blosc.SHUFFLE,
             "bit": hdf5plugin.Blosc.BITSHUFFLE}[shuffle]
     return dict(hdf5plugin.Blosc(cname=cname, clevel=lvl, shuffle=mode))
+
+
+def _check_level(level, compression: str) -> int:
+    """A level is an integer (numpy's too): 3.7 was truncated to 3 and "3" taken, where
+    h5py says "GZIP setting must be an integer from 0-9"."""
+    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, np.integer)):
+        raise ArgumentError(f"compression {compression!r}: level={level!r} (an integer)")
+    return int(level)
+
+
+# Encoding is CPU-bound: more threads than this many per core gain nothing, and the
+# native pools keep their threads (threads=10000 left 1024 threads alive).
+MAX_THREADS_PER_CORE = 4
+
+
+def check_threads(threads, where: str) -> Optional[int]:
+    """``threads`` as an int of at least 1 (None: every core), at most
+    MAX_THREADS_PER_CORE per core available to this process. A float (2.5 became 2),
+    a string or a bool is an ArgumentError."""
+    if threads is None:
+        return None
+    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+        raise ArgumentError(f"{where}: threads={threads!r} (an integer, at least 1, or None for every core)")
+    if threads < 1:
+        raise ArgumentError(f"{where}: threads={threads} (at least 1)")
+    return min(int(threads), MAX_THREADS_PER_CORE * _cores())
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _pipeline(dset) -> list:
@@ -145,20 +181,26 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
           fillvalue=None, fletcher32: bool = False, maxshape=None, fill_time: Optional[str] = None,
           track_order: Optional[bool] = None, batch_bytes: int = BATCH_BYTES, progress=None):
     """Write ``data`` as dataset ``name`` of the HDF5 file ``path``, compressing chunks
-    on ``threads`` threads (default: all cores). Returns nothing; the file is standard
-    HDF5 that h5py (with hdf5plugin for zstd, lz4, blosc and bitshuffle) reads.
+    on ``threads`` threads (default: all cores; at most 4 per core). Returns nothing;
+    the file is standard HDF5 that h5py (with hdf5plugin for zstd, lz4, blosc and
+    bitshuffle) reads.
 
     ``data``: a numpy array (or anything ``np.asarray`` takes), a dask array (computed
     one slab of chunk rows at a time), or an iterable of numpy blocks stacked along
     axis 0 (then ``shape`` and ``dtype`` are required) for arrays larger than memory.
     ``dtype``: values are converted as libhdf5 converts them (as h5py stores
     ``create_dataset(data=..., dtype=...)``): out-of-range values saturate.
-    ``path`` may also be an open, writable ``h5py.File`` or ``h5py.Group``.
+    ``path`` may also be an open, writable ``h5py.File`` or ``h5py.Group``, or a file
+    object (``io.BytesIO``, a file opened "w+b"), as h5py takes.
 
     ``mode``: as h5py's. "a" and "r+" add the dataset to the file in place (a failed
     write removes what it added). "w" (and "w-"/"x", which refuse an existing file)
     write a new file to a temporary file next to ``path`` and rename it over ``path``
     only when complete: a failed or interrupted write leaves the old file as it was.
+    "w-"/"x" also refuse a file created while the write runs. Where the rename is refused
+    (a sticky folder, a bind-mounted file) or the folder takes no new file, "w" writes
+    the finished file over ``path`` in place (not atomic; docs/writing.md). A file
+    object gets the new file copied in once complete.
 
     ``compression``: None, "gzip" (level 0-9, default 4), "lzf", "zstd" (level, default
     3), "lz4", "blosc" / "blosc:lz4|lz4hc|zlib|zstd|snappy|blosclz" (level 0-9, default 5;
@@ -180,7 +222,12 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
         raise ArgumentError(f"{where}: shuffle={shuffle!r} (True, False, or 'bit' with blosc)")
     if not isinstance(shuffle, str):
         shuffle = bool(shuffle)  # numpy's True (or 1) is True: `shuffle is True` below
-    kwargs = _codec_kwargs(compression, level, shuffle)
+    try:
+        kwargs = _codec_kwargs(compression, level, shuffle)
+    except ArgumentError as exc:
+        raise ArgumentError(f"{where}: {exc}") from None
+    if progress is not None and not callable(progress):
+        raise ArgumentError(f"{where}: progress={progress!r} (a function taking the bytes written so far)")
     if shuffle is True and not str(compression).startswith("blosc"):
         kwargs["shuffle"] = True
     if fletcher32:
@@ -203,23 +250,78 @@ def write(path, name: str, data, chunks=None, compression: Optional[str] = None,
         kwargs["fill_time"] = fill_time
     if track_order is not None:
         kwargs["track_order"] = track_order
-    if threads is not None and int(threads) < 1:
-        raise ArgumentError(f"{where}: threads={threads} (at least 1)")
+    threads = check_threads(threads, where)
+    if attrs is not None and not isinstance(attrs, Mapping):
+        raise ArgumentError(f"{where}: attrs={attrs!r} (a dict of attribute names and values)")
     job = _Job(name, source, chunks if chunked else None, kwargs, fillvalue, attrs, threads, batch_bytes,
                progress, where)
     if isinstance(path, h5py.Group):
         job.into(path)
+    elif mode in ("w", "w-", "x") and _is_file_object(path):
+        _write_file_object(path, mode, job, where)
     elif mode in ("w", "w-", "x"):
         with replacing(path, exclusive=mode != "w") as tmp:
-            with h5py.File(tmp, "w") as f:
+            with _naming_failures(where), h5py.File(tmp, "w") as f:
                 job.into(f)
     else:
         try:
             f = h5py.File(path, mode)
         except ValueError as exc:
             raise ArgumentError(f"{path}: {exc}") from None
-        with f:
+        with _naming_failures(where), f:
             job.into(f)
+
+
+def _is_file_object(path) -> bool:
+    return hasattr(path, "read") and hasattr(path, "seek") and hasattr(path, "write")
+
+
+def _write_file_object(fileobj, mode: str, job, where: str) -> None:
+    """A new file in a file object (``io.BytesIO``, an open file), as h5py writes one:
+    written to a temporary file first, then copied into the object (truncated) only
+    when complete, so a failed write leaves the object as it was. "w-" and "x" refuse
+    an object that holds data already."""
+    import shutil
+    import tempfile
+
+    import h5py
+
+    size = fileobj.seek(0, os.SEEK_END)
+    if mode != "w" and size:
+        raise FileExistsError(errno.EEXIST, f"{where}: the file object holds {size} bytes already "
+                                            f"(mode {mode!r} never replaces a file)")
+    with tempfile.TemporaryFile(prefix=".h5turbo-") as tmp:
+        with _naming_failures(where), h5py.File(tmp, "w") as f:
+            job.into(f)
+        tmp.seek(0)
+        fileobj.seek(0)
+        fileobj.truncate()
+        shutil.copyfileobj(tmp, fileobj, 1 << 20)
+        fileobj.flush()
+
+
+@contextmanager
+def _naming_failures(where: str):
+    """libhdf5's OSErrors (a full disk: "Can't write unprocessed chunk data (file write
+    failed: ... errno = 28 ...)", at a chunk or when the file is closed) say neither
+    which file nor which dataset: raised again naming both, the original as the cause.
+    The system's own errors about a file they name (the source's, say) pass as they are."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, Error) or exc.filename is not None or str(exc).startswith(where):
+            raise
+        code = exc.errno if exc.errno is not None else _errno_in(str(exc))
+        if code is None:
+            raise OSError(f"{where}: {exc}") from exc
+        raise OSError(code, f"{where}: {exc.strerror or exc}") from exc
+
+
+def _errno_in(message: str) -> Optional[int]:
+    """The "errno = N" libhdf5 puts in its messages (h5py leaves OSError.errno unset)."""
+    import re
+    found = re.search(r"errno = (\d+)", message)
+    return int(found.group(1)) if found else None
 
 
 def _describe(path, name: str) -> str:
@@ -247,10 +349,10 @@ class _Job:
         made = _missing_groups(group, self.name)
         try:
             dset = self._create(group)
+            # attributes first: one h5py cannot store fails before the data is written
+            self._set_attrs(dset)
             if self.chunks is not None:
                 _fill(dset, self.source, self.chunks, self.threads, self.batch_bytes, self.progress)
-            for key, value in (self.attrs or {}).items():
-                dset.attrs[key] = value
         except BaseException:
             if self.name in group:
                 del group[self.name]
@@ -267,8 +369,17 @@ class _Job:
                                             fillvalue=self.fillvalue, **self.kwargs)
             return group.create_dataset(self.name, shape=source.shape, dtype=source.dtype, chunks=self.chunks,
                                         fillvalue=self.fillvalue, **self.kwargs)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, AttributeError) as exc:
+            # AttributeError: h5py's for a fill value of the wrong kind ("'int' object
+            # has no attribute 'encode'" for fillvalue=3 with dtype "S5")
             raise ArgumentError(f"{self.where}: {exc}") from None
+
+    def _set_attrs(self, dset) -> None:
+        for key, value in (self.attrs or {}).items():
+            try:
+                dset.attrs[key] = value
+            except (ValueError, TypeError) as exc:
+                raise ArgumentError(f"{self.where}: attribute {key!r}: {exc}") from None
 
 
 def _missing_groups(group, name: str) -> list:
@@ -291,6 +402,11 @@ def convert(array: np.ndarray, dtype: np.dtype, where: str) -> np.ndarray:
         # equal numpy types may still differ in h5py's metadata (an enum over int16
         # equals int16): the stored type is the one asked for
         return array if array.dtype.metadata == dtype.metadata else array.view(dtype)
+    if (array.dtype.kind == "c") != (dtype.kind == "c") and array.dtype.kind in "biufc" and dtype.kind in "biufc":
+        # libhdf5 has no conversion between real and complex numbers (h5py: "no
+        # appropriate function for conversion path"); numpy's would drop or invent parts
+        raise ArgumentError(f"{where}: values of {array.dtype} cannot be stored as {dtype} "
+                            "(no conversion between real and complex numbers; convert with numpy first)")
     numeric = "biuf"
     if array.dtype.kind not in numeric or dtype.kind not in numeric or dtype.kind == "f" and dtype.itemsize == 2:
         return array.astype(dtype)  # float16: h5py converts with numpy too
