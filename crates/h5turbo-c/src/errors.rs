@@ -184,11 +184,15 @@ pub(crate) fn invalid(message: impl Into<String>) -> Error {
 
 /// The handle behind a pointer the caller passed, or an invalid-argument error naming
 /// it: NULL, or not an open handle (closed already).
-pub(crate) unsafe fn deref<'a, T>(ptr: *const T, what: &str) -> Result<&'a T, Error> {
+pub(crate) unsafe fn deref<'a, T: 'static>(ptr: *const T, what: &str) -> Result<&'a T, Error> {
     if ptr.is_null() {
         return Err(invalid(format!("{} is NULL", what)));
     }
-    crate::handles::live(ptr).ok_or_else(|| invalid(format!("{} is not an open handle (closed already?)", what)))
+    match crate::handles::lookup(ptr) {
+        // SAFETY: an open handle of this kind points at the value give_handle boxed.
+        Ok(()) => Ok(&*ptr),
+        Err(of_another_kind) => Err(invalid(crate::handles::not_open(of_another_kind, what))),
+    }
 }
 
 /// Check an output pointer.

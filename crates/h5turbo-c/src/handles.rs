@@ -5,42 +5,74 @@
 //! Every handle given out is registered until it is closed, so a handle closed twice
 //! or used after its close is an error (libhdf5 checks its ids so), not a free or a
 //! read of freed memory (a double close corrupted the allocator: the program hung at
-//! exit). A pointer the library never gave, or one whose memory a later handle
+//! exit). Each handle is registered with its kind, so one of another kind (a file
+//! handle where a dataset's is expected: the C compiler warns, a binding's FFI with
+//! untyped pointers does not) is an error too, not a read of the wrong memory. A
+//! pointer the library never gave, or one whose memory a later handle of the same kind
 //! reuses, cannot be told apart: handles are pointers, not ids.
 
 use crate::errors::{guard_attr, guard_in, guard_void, out_ptr, set_last_error};
 use h5turbo_core::prelude::Error;
-use std::collections::HashSet;
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::ffi::{c_char, c_int};
 use std::sync::{LazyLock, RwLock};
 
-/// The addresses of the handles given out and not yet closed. Every call on a handle
-/// looks it up: a read lock, so threads sharing handles do not wait for each other.
-static LIVE: LazyLock<RwLock<HashSet<usize>>> = LazyLock::new(Default::default);
+/// The handles given out and not yet closed: address -> the Rust type behind it. Every
+/// call on a handle looks it up: a read lock, so threads sharing handles do not wait
+/// for each other.
+static LIVE: LazyLock<RwLock<HashMap<usize, TypeId>>> = LazyLock::new(Default::default);
 
 /// Record a new handle as open; returns it.
-pub(crate) fn register<T>(handle: *mut T) -> *mut T {
-    LIVE.write().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(handle as usize);
+pub(crate) fn register<T: 'static>(handle: *mut T) -> *mut T {
+    LIVE.write().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(handle as usize, TypeId::of::<T>());
     handle
 }
 
 /// Forget a handle being closed: false (and h5turbo_last_error says so) when it is not
-/// open, closed already, and must not be freed again.
-pub(crate) fn unregister<T>(handle: *const T, what: &str) -> bool {
-    let was_open = LIVE.write().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&(handle as usize));
-    if !was_open {
-        set_last_error(&format!("{} is not an open handle (closed already?): nothing closed", what));
+/// an open handle of this kind, and must not be freed here.
+pub(crate) fn unregister<T: 'static>(handle: *const T, what: &str) -> bool {
+    let mut live = LIVE.write().unwrap_or_else(|poisoned| poisoned.into_inner());
+    match live.get(&(handle as usize)) {
+        Some(&kind) if kind == TypeId::of::<T>() => {
+            live.remove(&(handle as usize));
+            true
+        }
+        found => {
+            set_last_error(&format!("{}: nothing closed", not_open(found.is_some(), what)));
+            false
+        }
     }
-    was_open
 }
 
-/// Whether `ptr` is a handle given out and not yet closed.
-pub(crate) fn is_live<T>(ptr: *const T) -> bool {
-    !ptr.is_null() && LIVE.read().unwrap_or_else(|poisoned| poisoned.into_inner()).contains(&(ptr as usize))
+/// Why a pointer is not a handle to use: another kind's, or none open (closed already).
+pub(crate) fn not_open(of_another_kind: bool, what: &str) -> String {
+    if of_another_kind {
+        format!("{} is a handle of another kind (a file's, an object's, an attribute's ...)", what)
+    } else {
+        format!("{} is not an open handle (closed already?)", what)
+    }
+}
+
+/// Whether `ptr` is a handle of this kind given out and not yet closed; false with
+/// whether it is a live handle of another kind.
+pub(crate) fn lookup<T: 'static>(ptr: *const T) -> Result<(), bool> {
+    if ptr.is_null() {
+        return Err(false);
+    }
+    match LIVE.read().unwrap_or_else(|poisoned| poisoned.into_inner()).get(&(ptr as usize)) {
+        Some(&kind) if kind == TypeId::of::<T>() => Ok(()),
+        found => Err(found.is_some()),
+    }
+}
+
+/// Whether `ptr` is a handle of this kind given out and not yet closed.
+pub(crate) fn is_live<T: 'static>(ptr: *const T) -> bool {
+    lookup(ptr).is_ok()
 }
 
 /// The handle behind `ptr` when it is open, for naming a failure's file and object.
-pub(crate) unsafe fn live<'a, T>(ptr: *const T) -> Option<&'a T> {
+pub(crate) unsafe fn live<'a, T: 'static>(ptr: *const T) -> Option<&'a T> {
     // SAFETY: an open handle points at the value give_handle boxed, dropped only by close_handle.
     if is_live(ptr) { ptr.as_ref() } else { None }
 }
@@ -92,14 +124,14 @@ pub(crate) unsafe fn out_handle<T>(handle: *mut *mut T, what: &str) -> Result<*m
 }
 
 /// Give `value` to the caller as a new handle through `out` (checked by out_handle).
-pub(crate) unsafe fn give_handle<T>(out: *mut *mut T, value: T) {
+pub(crate) unsafe fn give_handle<T: 'static>(out: *mut *mut T, value: T) {
     *out = register(Box::into_raw(Box::new(value)));
 }
 
 /// Drop a handle made by give_handle (NULL is fine); a panic while dropping it stays
 /// inside the library. A handle not open (closed already) is left alone, and
 /// h5turbo_last_error says so.
-pub(crate) unsafe fn close_handle<T>(handle: *mut T, what: &str) {
+pub(crate) unsafe fn close_handle<T: 'static>(handle: *mut T, what: &str) {
     if handle.is_null() || !unregister(handle, what) {
         return;
     }

@@ -1344,6 +1344,38 @@ static void test_handle_misuse(const char *gen, const char *fast5_dir) {
           h5turbo_last_error());
 }
 
+/* A live handle of another kind (easy through an FFI that passes untyped pointers:
+   Python's ctypes, Julia's Ptr{Cvoid}): an error naming it, never a read of the wrong
+   memory (a crash), a hang, or a success with a made-up value. */
+static void test_handle_of_another_kind(const char *gen) {
+    h5turbo_file *f = NULL;
+    h5turbo_object *o = NULL;
+    h5turbo_datatype *dt = NULL;
+    CHECK(h5turbo_file_open(path_in(gen, "structures.h5"), &f) == H5TURBO_OK &&
+          h5turbo_object_open(f, "/compound", &o) == H5TURBO_OK && h5turbo_dataset_datatype(o, &dt) == H5TURBO_OK,
+          "open a file, a dataset and its type");
+    int rank = 7, kind = 7;
+    CHECK(h5turbo_dataset_rank((h5turbo_object *)(void *)dt, &rank) == H5TURBO_E_INVALID && rank == 7 &&
+          strstr(h5turbo_last_error(), "another kind"), "a type handle as a dataset's: %s", h5turbo_last_error());
+    CHECK(h5turbo_object_kind((h5turbo_object *)(void *)f, &kind) == H5TURBO_E_INVALID && kind == 7,
+          "a file handle as an object's: %s", h5turbo_last_error());
+    char buf[64];
+    CHECK(h5turbo_dataset_read((h5turbo_object *)(void *)f, NULL, NULL, NULL, buf, sizeof buf, 1) == H5TURBO_E_INVALID,
+          "a file handle read as a dataset: %s", h5turbo_last_error());
+    h5turbo_file_close((h5turbo_file *)(void *)o);
+    CHECK(strstr(h5turbo_last_error(), "another kind") != NULL, "an object handle given to file_close: nothing closed: %s",
+          h5turbo_last_error());
+    h5turbo_strings_free((char **)(void *)f, 3);
+    CHECK(strstr(h5turbo_last_error(), "another kind") != NULL, "a file handle given to strings_free: nothing freed: %s",
+          h5turbo_last_error());
+    h5turbo_sequences_free((h5turbo_sequence *)(void *)o, 3);
+    CHECK(h5turbo_dataset_rank(o, &rank) == H5TURBO_OK && rank == 1 && h5turbo_object_kind(o, &kind) == H5TURBO_OK,
+          "the handles given to the wrong calls still work");
+    h5turbo_datatype_close(dt);
+    h5turbo_object_close(o);
+    h5turbo_file_close(f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) { fprintf(stderr, "usage: api_test GENERATED_DIR FAST5_DIR BROKEN_FAST5 HUGE_SIGNAL_FAST5\n"); return 2; }
     test_errors(argv[1]);
@@ -1368,6 +1400,7 @@ int main(int argc, char **argv) {
     test_fast5_errors(argv[2], argv[3]);
     test_fast5_huge_signal(argv[4]);
     test_handle_misuse(argv[1], argv[2]);
+    test_handle_of_another_kind(argv[1]);
     printf("api_test: %ld checks, %ld failed\n", g_checks, g_failed);
     return g_failed ? 1 : 0;
 }
