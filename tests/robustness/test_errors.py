@@ -206,3 +206,18 @@ def test_a_root_object_that_is_no_group_and_a_size_past_2_63_are_format_errors(t
     (tmp_path / "root.h5").write_bytes(bytes(raw))
     with pytest.raises(h5turbo.FormatError, match="root object is not a group"):
         h5turbo.File(tmp_path / "root.h5")
+
+
+@pytest.mark.skipif(h5py.version.hdf5_version_tuple < (2, 0, 0), reason="only HDF5 2.0 writes chunks over 4 GiB")
+def test_chunks_over_4_gib_are_unsupported_not_a_broken_file(tmp_path):
+    """HDF5 2.0 writes chunks over 4 GiB (8 GiB here, none stored); the file was called
+    broken (FormatError: "exceeds HDF5's 4 GiB chunk limit"). Valid HDF5 not read yet."""
+    path = tmp_path / "big_chunk.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("x", shape=(2**33,), chunks=(2**30,), dtype="f8", fillvalue=2.5)
+        f["small"] = np.arange(3)
+    with h5turbo.File(path) as f:
+        with pytest.raises(h5turbo.UnsupportedError, match=r"/x.*8589934592 bytes.*over 4 GiB") as info:
+            f["x"].shape
+        assert not isinstance(info.value, h5turbo.FormatError)
+        assert f["small"][()].tolist() == [0, 1, 2]

@@ -232,7 +232,8 @@ fn parse_index_kind(r: &mut ByteReader, flags: u8) -> Result<ChunkIndexKind> {
     Ok(kind)
 }
 
-/// Largest chunk HDF5 can write (its chunk sizes are 32-bit).
+/// Largest chunk read: HDF5 before 2.0 writes no larger one (its chunk sizes were
+/// 32-bit); HDF5 2.0 does, and h5turbo does not read those yet.
 const MAX_CHUNK_BYTES: u64 = u32::MAX as u64;
 
 fn chunked_from_dims(
@@ -259,13 +260,14 @@ fn chunked_from_dims(
         version,
     };
     let bytes = layout.chunk_bytes().map_err(|e| e.at(r.address()))?;
-    // HDF5 stores chunk sizes in 32 bits; a larger chunk is a corrupt message, and
-    // would otherwise size every decode buffer of the read.
+    // A larger chunk would size every decode buffer of the read: valid from HDF5 2.0
+    // on, but not read (a message damaged into one says the same, naming its size).
     if bytes > MAX_CHUNK_BYTES {
-        return Err(r.error(format!(
-            "chunk of {} bytes (dims {:?}, element size {}) exceeds HDF5's 4 GiB chunk limit",
+        return Err(Error::unsupported(format!(
+            "chunks of {} bytes (dims {:?}, element size {}): chunks over 4 GiB (written by HDF5 2.0 and later) are not read",
             bytes, layout.chunk_dims, layout.element_size
-        )));
+        ))
+        .at(r.address()));
     }
     Ok(Layout::Chunked(layout))
 }
@@ -338,7 +340,9 @@ mod tests {
         m.push(2); // implicit index
         m.extend_from_slice(&777u64.to_le_bytes());
         let e = Layout::parse(&m, 0, s()).unwrap_err();
-        assert!(e.to_string().contains("4 GiB"), "{}", e);
+        assert!(e.to_string().contains("over 4 GiB"), "{}", e);
+        // valid from HDF5 2.0 on: not read, not called a broken file
+        assert_eq!(e.kind(), crate::ErrorKind::Unsupported);
         m[9..13].copy_from_slice(&1u32.to_le_bytes());
         assert!(Layout::parse(&m, 0, s()).is_ok());
     }
