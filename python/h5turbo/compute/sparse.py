@@ -323,16 +323,23 @@ class SparseDataset(Group):
     # matrix (bools or'ed, small integers wrapping), so results are numpy's on it.
 
     def sum(self, axis=None, dtype=None, threads: Optional[int] = None) -> Any:
+        """The sum, as scipy's ``matrix.sum(axis, dtype)`` on the matrix read whole (axis
+        None, 0 or 1; a 1-d array, not scipy's np.matrix), from the stored entries only.
+        Unlike ``Dataset.sum``, no ``out`` or ``keepdims``."""
         out = np.dtype(dtype) if dtype is not None else sum_dtype(self.dtype)
         acc = _accumulator(out)
         sums = self._reduce_sums(axis, threads, acc)
         return sums if acc == out else sums.astype(out)[()]
 
     def count_nonzero(self, axis=None, threads: Optional[int] = None) -> Any:
+        """The number of non-zero cells, as scipy's ``count_nonzero(axis)``: stored zeros
+        are not counted."""
         result = self._reduce_sums(axis, threads, np.dtype(np.intp), nonzero=True)
         return count_total(result) if axis is None else result
 
     def mean(self, axis=None, dtype=None, threads: Optional[int] = None) -> Any:
+        """The mean over all cells (implicit zeros included), as scipy's ``mean(axis,
+        dtype)``; ``dtype`` a float (or complex) type."""
         out = self._float_dtype("mean", dtype, "fc") if dtype is not None else _mean_dtype(self.dtype)
         # complex data keep their imaginary part (numpy's mean of them is complex)
         acc = np.dtype(np.complex128 if "c" in (self.dtype.kind, out.kind) else np.float64)
@@ -344,6 +351,8 @@ class SparseDataset(Group):
             return (sums / count).astype(out)[()]
 
     def var(self, axis=None, dtype=None, ddof: float = 0, threads: Optional[int] = None) -> Any:
+        """The variance over all cells (implicit zeros included), as numpy's ``var`` of the
+        dense matrix (divided by ``n - ddof``)."""
         out = self._float_dtype("var", dtype, "f") if dtype is not None else _var_dtype(self.dtype)
         if self.dtype.kind == "c":  # numpy: the mean of |x - mean|^2, the real and imaginary parts' sum
             m2 = self._moments(axis, threads, np.real)[2] + self._moments(axis, threads, np.imag)[2]
@@ -353,6 +362,8 @@ class SparseDataset(Group):
             return (m2 / np.float64(max(self._count(axis) - ddof, 0))).astype(out)[()]
 
     def std(self, axis=None, dtype=None, ddof: float = 0, threads: Optional[int] = None) -> Any:
+        """The standard deviation over all cells, as numpy's ``std`` of the dense
+        matrix."""
         out = self._float_dtype("std", dtype, "f") if dtype is not None else _var_dtype(self.dtype)
         var = self.var(axis, np.float64, ddof, threads)
         return np.sqrt(var).astype(out)[()]
@@ -367,9 +378,11 @@ class SparseDataset(Group):
         return dtype
 
     def min(self, axis=None, threads: Optional[int] = None) -> Any:
+        """The smallest cell (an implicit zero counts), as scipy's ``min(axis)``."""
         return self._extreme(np.minimum, axis, threads)
 
     def max(self, axis=None, threads: Optional[int] = None) -> Any:
+        """The largest cell (an implicit zero counts), as scipy's ``max(axis)``."""
         return self._extreme(np.maximum, axis, threads)
 
     # internals: "within" reduces each major's own entries (CSR axis 1, CSC axis 0),

@@ -558,36 +558,52 @@ class Dataset(HLObject):
 
     def sum(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
             selection: Any = None, threads: Optional[int] = None) -> Any:
+        """The sum of the elements, as ``np.sum(ds[selection], axis, dtype, out, keepdims)``
+        gives it (integers in numpy's accumulator type, exactly), computed chunk by chunk
+        on ``threads`` threads without reading the dataset whole. ``selection``: reduce
+        ``ds[selection]`` (any index h5turbo reads) instead of the whole dataset."""
         return reductions.reduce(self, "sum", axis, dtype, 0, keepdims, selection,
                                  threads_arg(threads), out)
 
     def mean(self, axis=None, dtype=None, out=None, keepdims: bool = False, *,
              selection: Any = None, threads: Optional[int] = None) -> Any:
+        """The mean, as ``np.mean(ds[selection], axis, dtype, out, keepdims)`` (float64 for
+        integers); computed chunk by chunk on ``threads`` threads."""
         return reductions.reduce(self, "mean", axis, dtype, 0, keepdims, selection,
                                  threads_arg(threads), out)
 
     def var(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
             selection: Any = None, threads: Optional[int] = None) -> Any:
+        """The variance, as ``np.var(ds[selection], axis, dtype, out, ddof, keepdims)``
+        (divided by ``n - ddof``); one pass over the chunks, merged stably."""
         return reductions.reduce(self, "var", axis, dtype, ddof, keepdims, selection,
                                  threads_arg(threads), out)
 
     def std(self, axis=None, dtype=None, out=None, ddof: float = 0, keepdims: bool = False, *,
             selection: Any = None, threads: Optional[int] = None) -> Any:
+        """The standard deviation, as ``np.std(ds[selection], axis, dtype, out, ddof,
+        keepdims)``."""
         return reductions.reduce(self, "std", axis, dtype, ddof, keepdims, selection,
                                  threads_arg(threads), out)
 
     def min(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
             threads: Optional[int] = None) -> Any:
+        """The smallest element, as ``np.min(ds[selection], axis, out, keepdims)``: NaN if
+        any is NaN; an empty reduction is a ValueError, as numpy's."""
         return reductions.reduce(self, "min", axis, None, 0, keepdims, selection,
                                  threads_arg(threads), out)
 
     def max(self, axis=None, out=None, keepdims: bool = False, *, selection: Any = None,
             threads: Optional[int] = None) -> Any:
+        """The largest element, as ``np.max(ds[selection], axis, out, keepdims)``: NaN if
+        any is NaN; an empty reduction is a ValueError, as numpy's."""
         return reductions.reduce(self, "max", axis, None, 0, keepdims, selection,
                                  threads_arg(threads), out)
 
     def count_nonzero(self, axis=None, keepdims: bool = False, *, selection: Any = None,
                       threads: Optional[int] = None) -> Any:
+        """The number of non-zero elements, as ``np.count_nonzero(ds[selection], axis,
+        keepdims=keepdims)``."""
         return reductions.reduce(self, "count_nonzero", axis, None, 0, keepdims, selection,
                               threads_arg(threads))
 
