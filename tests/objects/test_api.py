@@ -347,7 +347,7 @@ def test_external_link_cycles_end_in_key_error_without_leaking_files(tmp_path, l
             f["loop"] = h5py.ExternalLink(str(a), "/loop")
     with h5py.File(a, "r") as h, h5turbo.File(a) as f:
         before = _open_descriptors()
-        with pytest.raises(KeyError, match="too many links"):
+        with pytest.raises(KeyError, match=r"[ab]\.h5: unable to open '.*': too many links"):
             f["loop"]
         assert f.get("loop") is None and dict(f.items())["loop"] is None
         assert [k for k, v in f.items() if v is None] == [k for k, v in h.items() if v is None]

@@ -118,6 +118,9 @@ impl h5turbo_datatype {
         if !is_plain(numpy) {
             return Err(Error::unsupported(match numpy {
                 NumpyDtype::VlenString { .. } => "variable-length strings: read them with h5turbo_*_read_strings",
+                NumpyDtype::VlenSequence(_) => "variable-length sequences: read them with h5turbo_*_read_sequences",
+                NumpyDtype::Reference { region: false } => "object references: read them with h5turbo_dataset_read_references",
+                NumpyDtype::Reference { region: true } => "region references are not read",
                 _ => "elements with variable-length or reference parts have no fixed C layout",
             }));
         }

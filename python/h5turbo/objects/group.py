@@ -436,7 +436,7 @@ def _follow(group_obj, component: str, file, name: str, external_hops: int = 0):
         if kind != "external" and not crosses_external:
             raise
     if external_hops >= MAX_EXTERNAL_HOPS:
-        raise KeyError(f"Unable to open '{posixpath.join(name, component)}': too many links "
+        raise KeyError(f"{file.filename}: unable to open '{posixpath.join(name, component)}': too many links "
                        f"(more than {MAX_EXTERNAL_HOPS} external links in a row: a cycle?)")
     if kind == "soft":
         # a soft link whose path crosses an external link (the native side follows

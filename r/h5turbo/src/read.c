@@ -493,6 +493,8 @@ static SEXP read_dataset(call_t *c, SEXP path, SEXP name, SEXP blocks, int threa
     if (dataset_type(c, &t) || parse_blocks(c, blocks, rank, dims, &s)) return NULL;
 
     SEXP out;
+    if (t.info.type_class == H5TURBO_REFERENCE)   /* rhdf5 gives H5Ref objects */
+        return call_fail_null(c, H5TURBO_E_UNSUPPORTED, "references are not read in R (read the objects they point to by path)");
     if (t.info.type_class == H5TURBO_STRING) {
         out = read_strings_selection(c, &s, rank, threads, t.info.is_utf8);
         if (out == NULL) return NULL;

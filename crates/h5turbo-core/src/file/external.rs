@@ -55,8 +55,17 @@ impl ExternalSource {
             return Ok(file);
         }
         let path = find_named_file(NamedFile::ExternalRawData, &self.hdf5_path, &part.name).ok_or_else(|| {
-            let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
-            Error::io(missing, format!("external raw data file '{}'", part.name))
+            // the system's own words (errno ENOENT), not Rust's "entity not found"
+            let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+            let folder = self.hdf5_path.parent().filter(|f| !f.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Error::io(
+                missing,
+                format!(
+                    "external raw data file '{}' (looked under HDF5_EXTFILE_PREFIX, in the working folder and in {})",
+                    part.name,
+                    folder.display()
+                ),
+            )
         })?;
         let opened = FileSource::open(&path)?;
         Ok(part.file.get_or_init(|| opened))
