@@ -1,7 +1,8 @@
 # The C library (crates/h5turbo-c, docs/c.md):
 #   make c                    build/c/{lib,include,bin}: libh5turbo.{so,a}, h5turbo.pc,
 #                             h5turbo.h, the example programs fast5_dump and h5sum
-#   make install-c PREFIX=/usr/local   (after make c)
+#   make install-c PREFIX=/usr/local   (after make c; LIBDIR=$(PREFIX)/lib64 for a
+#                             lib64 system; INCLUDEDIR, BINDIR and DESTDIR as usual)
 #   make c-header             regenerate the committed header with cbindgen
 #   make c-test               header check, C tests (also under ASan + UBSan)
 
@@ -17,13 +18,16 @@ C_EXAMPLES := fast5_dump h5sum
 CC ?= cc
 C_WARN    := -std=c11 -O2 -Wall -Wextra -Werror
 PREFIX    ?= /usr/local
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR    ?= $(PREFIX)/bin
 C_VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 # The ABI version in the SONAME (crates/h5turbo-c/build.rs): MAJOR, or 0.MINOR before 1.0
 C_SOVERSION := $(shell echo $(C_VERSION) | awk -F. '{ print ($$1 == "0") ? "0." $$2 : $$1 }')
 C_SO      := libh5turbo.so.$(C_VERSION)
 
 # so_links DIR: libh5turbo.so.SOVERSION -> the versioned file, libh5turbo.so -> that
-so_links = ln -sfn $(C_SO) $(1)/libh5turbo.so.$(C_SOVERSION) && ln -sfn libh5turbo.so.$(C_SOVERSION) $(1)/libh5turbo.so
+so_links = ln -sfn $(C_SO) "$(1)/libh5turbo.so.$(C_SOVERSION)" && ln -sfn libh5turbo.so.$(C_SOVERSION) "$(1)/libh5turbo.so"
 
 .PHONY: c c-lib c-header c-header-check c-test install-c
 
@@ -39,11 +43,12 @@ c-lib:
 	$(call so_links,$(C_BUILD)/lib)
 	install -m 644 $(C_RUST_LIB).a $(C_BUILD)/lib/
 	install -m 644 $(C_HEADER) $(C_BUILD)/include/h5turbo.h
-	sh $(C_CRATE)/h5turbo.pc.sh "$(abspath $(C_BUILD))" "$(C_VERSION)" > $(C_BUILD)/lib/h5turbo.pc
+	sh $(C_CRATE)/h5turbo.pc.sh "$(abspath $(C_BUILD))" "$(C_VERSION)" "$(abspath $(C_BUILD))/lib" "$(abspath $(C_BUILD))/include" > $(C_BUILD)/lib/h5turbo.pc
 
-# The examples find the library next to them ($ORIGIN/../lib), here and installed.
+# The examples find the library beside them ($ORIGIN/../lib, or ../lib64 where
+# LIBDIR is that), here and installed.
 $(C_BUILD)/bin/%: $(C_CRATE)/examples/%.c $(C_HEADER) c-lib
-	$(CC) $(C_WARN) -I$(C_BUILD)/include -o $@ $< -L$(C_BUILD)/lib -lh5turbo -lm -Wl,-rpath,'$$ORIGIN/../lib'
+	$(CC) $(C_WARN) -I$(C_BUILD)/include -o $@ $< -L$(C_BUILD)/lib -lh5turbo -lm -Wl,-rpath,'$$ORIGIN/../lib:$$ORIGIN/../lib64'
 
 c-header:
 	cbindgen --config $(C_CRATE)/cbindgen.toml --crate h5turbo-c --output $(C_HEADER) $(C_CRATE)
@@ -60,6 +65,9 @@ c-header-check:
 c-test: c
 	$(MAKE) --no-print-directory c-header-check
 	$(MAKE) --no-print-directory install-c PREFIX=$(abspath $(C_BUILD)/test-prefix)
+	rm -rf "$(abspath $(C_BUILD))/stage dir"
+	$(MAKE) --no-print-directory install-c PREFIX=/opt/h5t LIBDIR=/opt/h5t/lib64 DESTDIR="$(abspath $(C_BUILD))/stage dir" > /dev/null
+	sh $(C_CRATE)/tests/c/staged_install_check.sh "$(abspath $(C_BUILD))/stage dir" /opt/h5t /opt/h5t/lib64
 	H5TURBO_PREFIX=$(abspath $(C_BUILD)/test-prefix) PYTHON=$(abspath $(PYTHON)) sh $(C_CRATE)/tests/c/run.sh
 
 # Installs what `make c` built, without building (`make c && sudo make install-c`,
@@ -67,10 +75,10 @@ c-test: c
 C_BUILT := $(C_BUILD)/lib/$(C_SO) $(C_BUILD)/lib/libh5turbo.a $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES))
 install-c:
 	@for f in $(C_BUILT); do test -e $$f || { echo "$$f is missing: run make c first" >&2; exit 1; }; done
-	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin
-	install -m 644 $(C_BUILD)/lib/libh5turbo.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(C_BUILD)/lib/$(C_SO) $(DESTDIR)$(PREFIX)/lib/
-	$(call so_links,$(DESTDIR)$(PREFIX)/lib)
-	install -m 644 $(C_HEADER) $(DESTDIR)$(PREFIX)/include/h5turbo.h
-	sh $(C_CRATE)/h5turbo.pc.sh "$(PREFIX)" "$(C_VERSION)" > $(DESTDIR)$(PREFIX)/lib/pkgconfig/h5turbo.pc
-	install -m 755 $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES)) $(DESTDIR)$(PREFIX)/bin/
+	install -d "$(DESTDIR)$(LIBDIR)/pkgconfig" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(BINDIR)"
+	install -m 644 $(C_BUILD)/lib/libh5turbo.a "$(DESTDIR)$(LIBDIR)/"
+	install -m 755 $(C_BUILD)/lib/$(C_SO) "$(DESTDIR)$(LIBDIR)/"
+	$(call so_links,$(DESTDIR)$(LIBDIR))
+	install -m 644 $(C_HEADER) "$(DESTDIR)$(INCLUDEDIR)/h5turbo.h"
+	sh $(C_CRATE)/h5turbo.pc.sh "$(PREFIX)" "$(C_VERSION)" "$(LIBDIR)" "$(INCLUDEDIR)" > "$(DESTDIR)$(LIBDIR)/pkgconfig/h5turbo.pc"
+	install -m 755 $(addprefix $(C_BUILD)/bin/,$(C_EXAMPLES)) "$(DESTDIR)$(BINDIR)/"
