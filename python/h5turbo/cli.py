@@ -16,12 +16,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ast
+import itertools
 import json
 import math
+import os
 import signal
 import sys
 import threading
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -32,6 +34,7 @@ from .objects.group import Group, depth_first
 from .compute.sparse import SparseDataset
 from .objects.types import Empty, ExternalLink, SoftLink
 from .objects.references import Reference, RegionReference
+from .objects.selection import plan_read, split_fields
 from .objects.filters import filter_name
 from .bench.cli import BenchUsageError
 
@@ -132,8 +135,10 @@ def dump_json(value: Any, out, **options) -> None:
 
 def to_jsonable(value: Any, strict: bool = True) -> Any:
     """numpy values, bytes and HDF5 markers as plain JSON types (complex as [re, im];
-    NaN and infinities as the strings "NaN", "Infinity", "-Infinity", unless not
-    `strict`: then Python's floats, for text that tells them from strings)."""
+    NaN and infinities as the strings "NaN", "Infinity", "-Infinity"; bytes that are not
+    UTF-8 as \\xNN escapes). Not `strict`, for text: floats stay Python's floats (the
+    text tells them from strings) and stray bytes stay surrogates, which _literal
+    writes as \\xNN (an escape already in the string would show its backslash doubled)."""
     number = _json_float if strict else float
     if isinstance(value, np.ndarray):
         if value.dtype.names:
@@ -142,7 +147,7 @@ def to_jsonable(value: Any, strict: bool = True) -> Any:
     if isinstance(value, np.void) and value.dtype.names:
         return {name: to_jsonable(value[name], strict) for name in value.dtype.names}
     if isinstance(value, (bytes, np.bytes_)):
-        return bytes(value).decode("utf-8", "backslashreplace")
+        return bytes(value).decode("utf-8", _decoding(strict))
     if isinstance(value, np.void):
         return bytes(value).hex()
     if isinstance(value, (complex, np.complexfloating)):
@@ -169,6 +174,70 @@ def _json_value_fixed(value: Any, strict: bool = True) -> Any:
     if isinstance(value, np.ndarray) and value.dtype.names and value.ndim:
         return [_json_value_fixed(v, strict) for v in value]
     return to_jsonable(value, strict)
+
+
+# ---------------------------------------------------------------------- names
+# h5turbo (as h5py) gives a name that is not valid UTF-8 as bytes, b'x\xff'. In JSON
+# and in paths its stray bytes are \xNN escapes; text also escapes what would break
+# its line (a newline, a tab, other unprintable characters) as Python's repr does.
+
+
+def _decoding(strict: bool) -> str:
+    """How bytes become text: escaped at once for JSON (strict), kept as surrogates for
+    the text output, whose printing escapes them (_shown, _literal)."""
+    return "backslashreplace" if strict else "surrogateescape"
+
+
+def _name_text(name, errors: str = "backslashreplace") -> str:
+    return name.decode("utf-8", errors) if isinstance(name, bytes) else name
+
+
+def _name_order(name) -> bytes:
+    """HDF5 orders the names of a group by their bytes (what h5py's iteration gives):
+    str names by their UTF-8 encoding, which orders as their characters do, and bytes
+    names among them by their raw bytes."""
+    return name if isinstance(name, bytes) else name.encode("utf-8")
+
+
+def _object_key(path: str):
+    """The name to look up for a path from the command line: Python decodes argv with
+    surrogate escapes, so a name that is not UTF-8 arrives as 'x\\udcff', and h5turbo
+    looks it up by its bytes."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+
+
+def _escaped_char(ch: str) -> str:
+    code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a stray byte kept by surrogateescape
+        return f"\\x{code - 0xDC00:02x}"
+    return repr(ch)[1:-1]  # \n, \t, \x00, \u2028 as Python writes them
+
+
+def _shown(text: str) -> str:
+    """text on one line: unprintable characters escaped as repr does, stray bytes as
+    \\xNN; the rest (backslashes too) as it is."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else _escaped_char(ch) for ch in text)
+
+
+def _literal(value: Any) -> str:
+    """repr(value) for info's values (str, numbers, None, lists and dicts of them),
+    except that a stray byte is \\xNN as in a bytes literal, not repr's \\udcNN."""
+    if isinstance(value, str):
+        quote = '"' if "'" in value and '"' not in value else "'"  # repr's choice
+        return quote + "".join(
+            "\\" + ch if ch in ("\\", quote) else ch if ch.isprintable() else _escaped_char(ch)
+            for ch in value) + quote
+    if isinstance(value, list):
+        return "[" + ", ".join(map(_literal, value)) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 # ---------------------------------------------------------------------- descriptions
@@ -235,8 +304,7 @@ def _walk(group: Group, seen: dict, depth: int, recursive: bool, emit: Callable)
     twice (hard links) is listed once. Listing a member is what tells whether it opens
     a group to list next."""
     def members(group: Group, depth: int):
-        # HDF5 orders names by their UTF-8 bytes; Python's str order is the same
-        return ((group, name, depth) for name in sorted(group))
+        return ((group, name, depth) for name in sorted(group, key=_name_order))
 
     def below(member):
         group, name, depth = member
@@ -247,18 +315,21 @@ def _walk(group: Group, seen: dict, depth: int, recursive: bool, emit: Callable)
         pass
 
 
-def _list_member(group: Group, name: str, seen: dict, depth: int, emit: Callable) -> Optional[Group]:
-    """Emit one member; the group to list next when it is one met for the first time."""
-    link = group.get(name, getlink=True)
-    path = group.name.rstrip("/") + "/" + name
+def _list_member(group: Group, key, seen: dict, depth: int, emit: Callable) -> Optional[Group]:
+    """Emit one member (key: its name, str or bytes); the group to list next when it is
+    one met for the first time."""
+    link = group.get(key, getlink=True)
+    name = _name_text(key)
+    path = _name_text(group.name).rstrip("/") + "/" + name
     if isinstance(link, SoftLink):
-        emit(path, name, depth, {"kind": "soft_link", "target": link.path})
+        emit(path, name, depth, {"kind": "soft_link", "target": _name_text(link.path)})
         return None
     if isinstance(link, ExternalLink):
-        emit(path, name, depth, {"kind": "external_link", "file": link.filename, "target": link.path})
+        emit(path, name, depth, {"kind": "external_link", "file": _name_text(link.filename),
+                                 "target": _name_text(link.path)})
         return None
     try:
-        obj = group[name]
+        obj = group[key]
         info = _describe_short(obj)
     except _native.Error as exc:  # one unreadable object must not hide the rest
         emit(path, name, depth, {"kind": "error", "error": f"{type(exc).__name__}: {exc}"})
@@ -294,6 +365,7 @@ def _sparse_text(sparse: dict) -> str:
 
 def _ls_text(name: str, depth: int, info: dict) -> str:
     indent = "  " * depth
+    name = _shown(name)
     kind = info["kind"]
     if kind == "group":
         sparse = _sparse_text(info["sparse"]) if "sparse" in info else ""
@@ -305,8 +377,8 @@ def _ls_text(name: str, depth: int, info: dict) -> str:
     if kind == "error":
         return f"{indent}{name}  ({info['error']})"
     if kind == "external_link":
-        return f"{indent}{name} -> {info['file']}:{info['target']}  (external link)"
-    return f"{indent}{name} -> {info['target']}  ({kind.replace('_', ' ')})"
+        return f"{indent}{name} -> {_shown(info['file'])}:{_shown(info['target'])}  (external link)"
+    return f"{indent}{name} -> {_shown(info['target'])}  ({kind.replace('_', ' ')})"
 
 
 def cmd_ls(args, out) -> None:
@@ -322,10 +394,10 @@ def cmd_ls(args, out) -> None:
 
         if isinstance(top, Group):
             if not args.json:
-                print(f"{top.name}  ({len(top)} members)", file=out)
-            _walk(top, {top.id.address: top.name}, 1, not args.no_recursive, emit)
+                print(f"{_shown(_name_text(top.name))}  ({len(top)} members)", file=out)
+            _walk(top, {top.id.address: _name_text(top.name)}, 1, not args.no_recursive, emit)
         else:
-            emit(top.name, top.name, 0, _describe_short(top))
+            emit(_name_text(top.name), _name_text(top.name), 0, _describe_short(top))
         if args.json:
             dump_json(rows, out, indent=1)
 
@@ -335,8 +407,9 @@ def cmd_ls(args, out) -> None:
 
 def describe(obj, strict: bool = True) -> dict:
     """Everything about one object, JSON-ready (not `strict`: NaN and infinities stay
-    floats, for the text)."""
-    info = {"path": obj.name, "address": obj.id.address, **_describe_short(obj)}
+    floats and stray bytes in names and values surrogates, for the text)."""
+    errors = _decoding(strict)
+    info = {"path": _name_text(obj.name, errors), "address": obj.id.address, **_describe_short(obj)}
     if isinstance(obj, Dataset):
         info.update({
             "maxshape": None if obj.maxshape is None else list(obj.maxshape),
@@ -346,8 +419,8 @@ def describe(obj, strict: bool = True) -> dict:
             "fillvalue": to_jsonable(obj.fillvalue, strict),
         })
     if isinstance(obj, Group):
-        info["members"] = list(obj)
-    info["attrs"] = {name: _attr_value(obj, name, strict) for name in obj.attrs}
+        info["members"] = [_name_text(name, errors) for name in obj]
+    info["attrs"] = {_name_text(name, errors): _attr_value(obj, name, strict) for name in obj.attrs}
     return info
 
 
@@ -367,10 +440,10 @@ def _info_text(info: dict) -> list[str]:
         if key == "filters" and value:
             value = ", ".join(f"{f['name']} (id {f['id']}, data {f['client_data']})"
                               for f in value)
-        lines.append(f"{key + ':':<18} {value}")
+        lines.append(f"{key + ':':<18} {_shown(value) if isinstance(value, str) else _literal(value)}")
     attrs = info["attrs"]
     lines.append(f"{'attributes:':<18} {len(attrs)}")
-    lines += [f"  {name} = {value!r}" for name, value in attrs.items()]
+    lines += [f"  {_shown(name)} = {_literal(value)}" for name, value in attrs.items()]
     return lines
 
 
@@ -384,11 +457,17 @@ def cmd_info(args, out) -> None:
 
 
 # ---------------------------------------------------------------------- cat
+# cat reads what it prints: numpy's summary of a large array shows only the first and
+# last items of each axis, so only those corners are read; --all and --json read and
+# write a large selection in blocks of about _STREAM_BYTES, so neither waits for, nor
+# holds, the whole selection (a 74.5 GiB dataset is printed as a 1 KiB one).
+
+_STREAM_BYTES = 8 << 20
 
 
 def cmd_cat(args, out) -> None:
     with _open(args.file) as f:
-        where = f"{args.file}: {args.path}"
+        where = f"{args.file}: {_shown(args.path)}"
         try:
             index = parse_slice(args.slice) if args.slice is not None else Ellipsis
         except CLIError as exc:
@@ -396,15 +475,27 @@ def cmd_cat(args, out) -> None:
         ds = _lookup(f, args.path)
         if not isinstance(ds, Dataset):
             raise CLIError(f"{where} is a {_describe_short(ds)['kind']}, not a dataset")
-        name = ds.name  # (a closed file's dataset has no name)
+        name = _name_text(ds.name)  # (a closed file's dataset has no name)
+        bad = f"{where}: bad selection {args.slice!r} for shape {ds.shape}"
+        sel = _selection_of(ds, index, bad)
+        summary = not (args.all or args.json)
+        if sel is not None and summary and sel.size > np.get_printoptions()["threshold"]:
+            with np.printoptions(floatmode="unique"):
+                print(_summary(sel), file=out)
+            return
         if index is Ellipsis and (ds.nbytes or 0) > _PROGRESS_BYTES:
-            print(f"h5turbo: reading {ds.nbytes / 2**20:.0f} MiB of {name} ...",
+            print(f"h5turbo: reading {ds.nbytes / 2**20:.0f} MiB of {_shown(name)} ...",
                   file=sys.stderr, flush=True)
+        if sel is not None and args.json and sel.nbytes > _STREAM_BYTES:
+            _stream_json(sel, name, out)
+            return
+        if sel is not None and args.all and not _fits_a_print(sel, sel.shape):
+            _stream_all(sel, out)
+            return
         try:
             data = ds[index]
         except (IndexError, TypeError, ValueError) as exc:
-            raise CLIError(f"{where}: bad selection {args.slice!r} for shape {ds.shape}: "
-                           f"{exc}") from None
+            raise CLIError(f"{bad}: {exc}") from None
     if args.json:
         empty = isinstance(data, Empty)  # a null dataspace: no shape, no values
         dump_json({"path": name, "shape": None if empty else list(np.shape(data)),
@@ -420,6 +511,260 @@ def cmd_cat(args, out) -> None:
             _print_all(data, out)
         else:
             print(np.array2string(data), file=out)
+
+
+class _Selection:
+    """A selection of a dataset as one source per axis of its result, so that a part of
+    the result (a corner, a block of rows) is read alone. `template` follows the
+    dataset's axes (newaxis entries among them): ("at", i) an integer, fixed;
+    ("range", range) a slice; ("list", array) an index list or mask; ("new", None) a
+    newaxis. The integers take no result axis, the others one each, in order (h5turbo,
+    as h5py, leaves an index list in its place). Compound field names apply to each
+    part. `dtype` and `trailing` (an array type's axes, read whole) are those of a read."""
+
+    def __init__(self, ds: Dataset, template: list, fields: list):
+        self.ds, self.template, self.fields = ds, template, fields
+        self.shape = tuple(1 if kind == "new" else len(source)
+                           for kind, source in template if kind != "at")
+        probe = self.read(tuple(slice(0, 0) for _ in self.shape))  # nothing read; checks fields
+        self.dtype = probe.dtype
+        self.trailing = probe.shape[len(self.shape):]
+        self.per_item = math.prod(self.trailing)  # values per element of the outer axes
+        self.size = math.prod(self.shape) * self.per_item
+        self.nbytes = self.size * self.dtype.itemsize
+
+    def read(self, parts: tuple) -> Any:
+        """result[parts]: for the leading axes an int or a slice (step 1), the rest whole."""
+        index, axis = [], 0
+        for kind, source in self.template:
+            if kind == "at":
+                index.append(source)
+                continue
+            part = parts[axis] if axis < len(parts) else slice(None)
+            axis += 1
+            if kind == "new":  # one place: an int drops the axis, a slice keeps it
+                index += [None] if isinstance(part, slice) else []
+            elif kind == "range":
+                picked = source[part]
+                index.append(picked if isinstance(picked, int) else _range_slice(picked))
+            else:
+                picked = source[part]
+                index.append(int(picked) if np.ndim(picked) == 0 else picked)
+        return self.ds[tuple(index) + tuple(self.fields)]
+
+
+def _range_slice(r: range) -> slice:
+    """The slice that selects r's positions (a range inside [0, n): a negative stop, with
+    a negative step, means through position 0)."""
+    return slice(r.start, r.stop if r.stop >= 0 else None, r.step)
+
+
+def _selection_of(ds: Dataset, index: Any, bad: str) -> Optional[_Selection]:
+    """index as a _Selection, checked as ds[index] checks it (a bad one: CLIError
+    `bad: reason`); None for a null dataspace, one element and what _sources does
+    not model, which are read whole."""
+    if ds.shape is None:
+        return None
+    rest, fields = split_fields(index)
+    try:
+        plan = plan_read(rest, ds.shape)
+        template = _sources(rest, ds.shape)
+        if template is None or all(kind == "at" for kind, _ in template):
+            return None  # not modelled, or one element
+        sel = _Selection(ds, template, fields)
+    except (IndexError, TypeError, ValueError) as exc:
+        raise CLIError(f"{bad}: {exc}") from None
+    return sel if sel is not None and sel.shape == plan.out_shape else None
+
+
+def _sources(index: Any, shape: tuple) -> Optional[list]:
+    """_Selection's template for a checked index (parse_slice's entries: Ellipsis,
+    None, slices, integers, 1-D lists and masks)."""
+    entries = list(index) if isinstance(index, tuple) else [index]
+    consumed = sum(e is not None and e is not Ellipsis for e in entries)
+    template, axis = [], 0
+    for entry in entries:
+        if entry is Ellipsis:
+            template += [("range", range(n)) for n in shape[axis:axis + len(shape) - consumed]]
+            axis += len(shape) - consumed
+        elif entry is None:
+            template.append(("new", None))
+        elif isinstance(entry, slice):
+            template.append(("range", range(shape[axis])[entry]))
+            axis += 1
+        elif isinstance(entry, (int, np.integer)) and not isinstance(entry, (bool, np.bool_)):
+            template.append(("at", int(entry)))
+            axis += 1
+        elif isinstance(entry, np.ndarray) and entry.ndim == 1:
+            positions = np.flatnonzero(entry) if entry.dtype == bool else entry
+            template.append(("list", positions))
+            axis += 1
+        else:
+            return None
+    return template + [("range", range(n)) for n in shape[axis:]]
+
+
+# ------------------------------------------------- the summary: numpy's, from the corners
+
+
+def _summary(sel: _Selection) -> str:
+    """np.array2string of the whole result, read from its corners: numpy prints an
+    array over its threshold as the first and last edgeitems of each long axis, in a
+    format chosen over those items alone (arrayprint's _leading_trailing). With one
+    filler item put between the leading and trailing items of each long axis, numpy,
+    told to summarise the corners, puts its '...' where it would in the whole array
+    and never looks at the filler."""
+    edge = np.get_printoptions()["edgeitems"]
+    corners = _read_corners(sel, edge)
+    for axis in range(corners.ndim):
+        n = sel.shape[axis] if axis < len(sel.shape) else corners.shape[axis]
+        if n > 2 * edge:
+            corners = _with_filler(corners, axis, edge)
+    return np.array2string(corners, threshold=0)
+
+
+def _read_corners(sel: _Selection, edge: int) -> np.ndarray:
+    """The first and last `edge` items along each outer axis (all of a short one), read
+    part by part: 2**k small reads for k long axes. An array type's axes come whole."""
+    ends = [[(slice(0, edge), slice(0, edge)), (slice(n - edge, n), slice(edge, 2 * edge))]
+            if n > 2 * edge else [(slice(0, n), slice(0, n))] for n in sel.shape]
+    corners = None
+    for combination in itertools.product(*ends):
+        block = sel.read(tuple(source for source, _ in combination))
+        if corners is None:
+            outer = tuple(min(n, 2 * edge) for n in sel.shape)
+            corners = np.empty(outer + block.shape[len(outer):], dtype=block.dtype)
+        corners[tuple(place for _, place in combination)] = block
+    return corners
+
+
+def _with_filler(data: np.ndarray, axis: int, edge: int) -> np.ndarray:
+    """data with a copy of its first item inserted after the leading `edge` items of
+    `axis` (and its middle dropped, for an array type's long axis)."""
+    n = data.shape[axis]
+    return np.take(data, [*range(edge), 0, *range(n - edge, n)], axis=axis)
+
+
+# ------------------------------------------------- --json and --all of a large selection
+
+
+def _parts(sel: _Selection, prefix: tuple = ()) -> Iterator[Any]:
+    """result[prefix] in C order as parts of about _STREAM_BYTES: blocks of rows along
+    its first axis, or each row's own parts where one row is bigger."""
+    shape = sel.shape[len(prefix):]
+    if not shape:
+        yield sel.read(prefix)
+        return
+    row_bytes = math.prod(shape[1:]) * sel.per_item * sel.dtype.itemsize
+    if row_bytes > _STREAM_BYTES and len(shape) > 1:
+        for i in range(shape[0]):
+            yield from _parts(sel, prefix + (i,))
+        return
+    rows = max(1, _STREAM_BYTES // max(1, row_bytes))
+    for start in range(0, shape[0], rows):
+        yield sel.read(prefix + (slice(start, min(start + rows, shape[0])),))
+
+
+def _stream_json(sel: _Selection, name: str, out) -> None:
+    """What dump_json writes for the whole selection, written part by part."""
+    head = json.dumps({"path": name, "shape": list(sel.shape + sel.trailing),
+                       "dtype": _dtype_text(sel.dtype)})
+    out.write(head[:-1] + ', "data": ')
+    _write_json(sel, (), out)
+    out.write("}\n")
+
+
+def _write_json(sel: _Selection, prefix: tuple, out) -> None:
+    """result[prefix] as json.dumps writes it: whole where it fits in _STREAM_BYTES,
+    else its rows in blocks (or each row alone, where one row is bigger)."""
+    shape = sel.shape[len(prefix):]
+    if not shape or math.prod(shape) * sel.per_item * sel.dtype.itemsize <= _STREAM_BYTES:
+        out.write(_json_text(sel.read(prefix)))
+        return
+    out.write("[")
+    row_bytes = math.prod(shape[1:]) * sel.per_item * sel.dtype.itemsize
+    if row_bytes > _STREAM_BYTES:
+        for i in range(shape[0]):
+            out.write(", " if i else "")
+            _write_json(sel, prefix + (i,), out)
+    else:
+        for i, block in enumerate(_parts(sel, prefix)):
+            out.write((", " if i else "") + _json_text(block)[1:-1])
+    out.write("]")
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(_json_value_fixed(value), allow_nan=False)
+
+
+def _stream_all(sel: _Selection, out) -> None:
+    """_print_all of the whole selection, read twice in parts: once to choose numpy's
+    number format over every value (as _whole_array_format does), once to print."""
+    with np.printoptions(floatmode="unique"):  # (numpy's options shape the format)
+        element = _streamed_format(sel)
+        options = {"threshold": sys.maxsize}
+        if element is not None:
+            options["formatter"] = {"all": element}
+        _write_streamed(sel, (), out, options, 0)
+    out.write("\n")
+
+
+def _fits_a_print(sel: _Selection, shape: tuple) -> bool:
+    """Whether result[...] of this shape is read whole for _write_nested: small enough
+    in bytes, or in values for numpy to print in one piece (as _write_nested would)."""
+    values = math.prod(shape) * sel.per_item
+    return values <= _PRINT_BLOCK or values * sel.dtype.itemsize <= _STREAM_BYTES
+
+
+def _write_streamed(sel: _Selection, prefix: tuple, out, options: dict, depth: int) -> None:
+    """What _write_nested writes for result[prefix], read part by part: the same
+    pieces (one whole, items one by one, or print blocks of rows, chosen as it
+    chooses), read in blocks of whole print blocks of about _STREAM_BYTES."""
+    shape = sel.shape[len(prefix):]
+    if not shape or _fits_a_print(sel, shape):
+        _write_nested(sel.read(prefix), out, options, depth)
+        return
+    item_size = math.prod(shape[1:]) * sel.per_item
+    separator = "\n" * (len(shape) + len(sel.trailing) - 1) + " " * (depth + 1)
+    out.write("[")
+    if item_size > _PRINT_BLOCK:
+        for i in range(shape[0]):
+            out.write(separator if i else "")
+            _write_streamed(sel, prefix + (i,), out, options, depth + 1)
+    else:
+        rows = max(1, _PRINT_BLOCK // max(1, item_size))
+        per_read = rows * max(1, _STREAM_BYTES // max(1, rows * item_size * sel.dtype.itemsize))
+        for start in range(0, shape[0], per_read):
+            block = sel.read(prefix + (slice(start, min(start + per_read, shape[0])),))
+            for offset in range(0, len(block), rows):
+                text = np.array2string(block[offset:offset + rows], prefix=" " * depth, **options)
+                out.write(("" if start + offset == 0 else separator) + text[1:-1])
+    out.write("]")
+
+
+def _streamed_format(sel: _Selection) -> Optional[Callable]:
+    """_whole_array_format of the whole selection from one pass over its parts:
+    integers need their extremes, floats _FormatBasis's values, booleans nothing."""
+    kind = sel.dtype.kind
+    if kind not in "biufc":
+        return None
+    if kind == "b":
+        return _numpy_format(np.zeros(1, dtype=sel.dtype))
+    if kind in "iu":
+        lowest, highest = None, None
+        for part in _parts(sel):
+            if part.size:
+                low, high = part.min(), part.max()
+                lowest = low if lowest is None else min(lowest, low)
+                highest = high if highest is None else max(highest, high)
+        return _numpy_format(np.array([lowest, highest], dtype=sel.dtype))
+    basis = _FormatBasis(sel.dtype, sel.size)
+    for part in _parts(sel):
+        basis.add(np.asarray(part).reshape(-1))
+    return _numpy_format(basis.values())
+
+
+# ------------------------------------------------- --all
 
 
 # --all prints blocks of about this many values: numpy's array2string joins the lines of
@@ -471,6 +816,12 @@ def _whole_array_format(data: np.ndarray) -> Optional[Callable]:
     string: 20 s and 1.9 GB for 4 million float32, before the first line)."""
     if data.dtype.kind not in "biufc":
         return None
+    return _numpy_format(_format_basis(data) if data.dtype.kind in "fc" else data)
+
+
+def _numpy_format(basis: np.ndarray) -> Optional[Callable]:
+    """The element format numpy's array2string would choose for `basis` (None where
+    numpy's internals differ)."""
     try:
         try:  # NumPy 2: the options in a context variable
             from numpy._core import arrayprint
@@ -478,44 +829,77 @@ def _whole_array_format(data: np.ndarray) -> Optional[Callable]:
         except ImportError:  # NumPy 1.x: in a module dict
             from numpy.core import arrayprint
             options = arrayprint._format_options
-        basis = _format_basis(data) if data.dtype.kind in "fc" else data
         return arrayprint._get_format_function(basis, **options)
     except (ImportError, AttributeError, TypeError):
         return None
 
 
 # Floats beyond four times this many choose their format over a sample this size and
-# their extremes (_format_basis), found in blocks of _FORMAT_BLOCK.
+# their extremes (_format_basis), found in runs of _FORMAT_BLOCK values.
 _FORMAT_SAMPLE = 1 << 16
 _FORMAT_BLOCK = 1 << 20
 
 
 def _format_basis(data: np.ndarray) -> np.ndarray:
-    """Values whose numpy format is the whole array's notation: every extreme numpy's
-    choice looks at (largest and smallest finite magnitudes, signs, nan and inf), found
-    block by block, with an even sample for the widths. A value that needs more digits
-    than any of them prints wider than the others: out of line, still exact."""
-    flat = data.reshape(-1)
-    if flat.size <= 4 * _FORMAT_SAMPLE:
+    """Values whose numpy format is the whole array's notation (_FormatBasis)."""
+    if data.size <= 4 * _FORMAT_SAMPLE:
         return data
-    parts = [flat.real, flat.imag] if data.dtype.kind == "c" else [flat]
-    found = [[] for _ in parts]
-    for values, extremes in zip(parts, found):
-        for start in range(0, values.size, _FORMAT_BLOCK):
-            block = values[start:start + _FORMAT_BLOCK]
-            finite = block[np.isfinite(block)]
+    basis = _FormatBasis(data.dtype, data.size)
+    basis.add(data.reshape(-1))
+    return basis.values()
+
+
+class _FormatBasis:
+    """The values whose numpy format is a float array's notation, gathered from its
+    values fed in C order, part by part: every value of a small array; else an even
+    sample of _FORMAT_SAMPLE and every extreme numpy's choice looks at (largest and
+    smallest finite magnitudes, signs, nan and inf) of each run of _FORMAT_BLOCK
+    values, the runs counted from the first value however the parts fall. A value
+    that needs more digits than any of them prints wider than the others: out of line,
+    still exact."""
+
+    def __init__(self, dtype: np.dtype, size: int):
+        self.dtype, self.size = dtype, size
+        self.every = size <= 4 * _FORMAT_SAMPLE
+        self.step = max(1, size // _FORMAT_SAMPLE)
+        self.seen = 0
+        self.kept = []  # every value, or the sample (copies: a view would keep its part)
+        self.pending = np.empty(0, dtype)  # the values of a run not yet complete
+        self.found = ([], [])  # extremes of the real and of the imaginary parts
+
+    def add(self, values: np.ndarray) -> None:
+        first = 0 if self.every else (-self.seen) % self.step
+        self.kept.append(values[first::1 if self.every else self.step].copy())
+        self.seen += values.size
+        if self.every:
+            return
+        run = np.concatenate([self.pending, values]) if self.pending.size else values
+        complete = run.size if self.seen >= self.size else run.size - run.size % _FORMAT_BLOCK
+        for start in range(0, complete, _FORMAT_BLOCK):
+            self._note(run[start:start + _FORMAT_BLOCK])
+        self.pending = run[complete:].copy()
+
+    def _note(self, run: np.ndarray) -> None:
+        parts = [run.real, run.imag] if self.dtype.kind == "c" else [run]
+        for values, extremes in zip(parts, self.found):
+            finite = values[np.isfinite(values)]
             nonzero = finite[finite != 0]
             if nonzero.size:
                 extremes += [nonzero.max(), nonzero.min(), nonzero[np.argmin(np.abs(nonzero))]]
-            if np.isnan(block).any():
+            if np.isnan(values).any():
                 extremes.append(np.nan)
-            extremes += [v for v in (np.inf, -np.inf) if (block == v).any()]
-    sample = flat[::flat.size // _FORMAT_SAMPLE]
-    if data.dtype.kind == "c":
-        extra = [complex(v, 0) for v in found[0]] + [complex(0, v) for v in found[1]]
-    else:
-        extra = found[0]
-    return np.concatenate([sample, np.asarray(extra, dtype=data.dtype)])
+            extremes += [v for v in (np.inf, -np.inf) if (values == v).any()]
+
+    def values(self) -> np.ndarray:
+        kept = np.concatenate(self.kept) if self.kept else np.empty(0, self.dtype)
+        if self.every:
+            return kept
+        real, imaginary = self.found
+        if self.dtype.kind == "c":
+            extra = [complex(v, 0) for v in real] + [complex(0, v) for v in imaginary]
+        else:
+            extra = real
+        return np.concatenate([kept, np.asarray(extra, dtype=self.dtype)])
 
 
 # ---------------------------------------------------------------------- writing
@@ -612,7 +996,7 @@ def _open(path: str) -> File:
 
 def _lookup(f: File, path: str):
     try:
-        return f[path]
+        return f[_object_key(path)]
     except KeyError:
         raise CLIError(f"{f.filename}: {_why_missing(f, path)}") from None
 
@@ -620,15 +1004,15 @@ def _lookup(f: File, path: str):
 def _why_missing(f: File, path: str) -> str:
     """A link that leads nowhere is named as one: 'no object' would hide it exists."""
     try:
-        link = f.get(path, getlink=True)
+        link = f.get(_object_key(path), getlink=True)
     except (KeyError, _native.Error):
         link = None
     if isinstance(link, SoftLink):
-        return f"{path!r} is a soft link to {link.path!r}, which does not exist"
+        return f"{_literal(path)} is a soft link to {_literal(_name_text(link.path, 'surrogateescape'))}, which does not exist"
     if isinstance(link, ExternalLink):
-        return (f"{path!r} is an external link to {link.filename}:{link.path}, "
-                "which cannot be opened")
-    return f"no object {path!r}"
+        return (f"{_literal(path)} is an external link to {_shown(_name_text(link.filename))}:"
+                f"{_shown(_name_text(link.path))}, which cannot be opened")
+    return f"no object {_literal(path)}"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,18 @@ def cache_dir() -> Path:
     return path
 
 
+def _example_folder(wanted: Path | None, parser: argparse.ArgumentParser) -> Path:
+    """--dir, created with its parents as the default cache folder is (h5py would fail
+    to create the file in a missing folder); the cache folder when not given."""
+    if wanted is None:
+        return cache_dir()
+    try:
+        wanted.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file in the way, no permission
+        parser.exit(1, f"h5turbo demo: --dir {wanted}: cannot create it ({exc.strerror or exc})\n")
+    return wanted
+
+
 def write_matrix(path: Path, rows: int, cols: int, chunk: int, level: int) -> None:
     """Random integers 1..100, written block by block so memory stays bounded."""
     import h5py
@@ -87,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                        "pip install 'h5turbo[bench]' (or h5py)\n")
     import h5turbo
 
-    folder = args.dir or cache_dir()
+    folder = _example_folder(args.dir, parser)
     path = folder / f"demo-{args.rows}x{args.cols}-c{args.chunk}-gzip{args.level}.h5"
     print(f"h5turbo demo: {args.rows} x {args.cols} int32, gzip {args.level}, chunks {args.chunk} x {args.chunk}")
     if not path.exists():

@@ -440,3 +440,64 @@ def test_codec_limit_rows_come_from_the_native_module(tmp_path, capsys):
     assert status == 0, text + capsys.readouterr().err
     codec = [r for r in report.read_csv(tmp_path / "o" / "results.csv") if r["strategy"] == "ref:codec"]
     assert codec and all(r["status"] == "reference" and float(r["wall_s"]) > 0 for r in codec)
+
+
+# ---------------------------------------------------------------------- arguments that cannot be honoured
+
+
+def test_file_refuses_options_of_a_generated_matrix_and_readers_of_other_stores(tmp_path, capsys):
+    """--layouts or --shape with --file labelled rows with a layout never read; zarr or
+    SQLite strategies on an HDF5 file gave failed rows and status 0."""
+    path = _small_file(tmp_path)
+    cases = [
+        (["--layouts", "10x10:gzip3"], "not with --layouts, which describe a generated matrix"),
+        (["--shape", "64x16", "--dtype", "float32"], "not with --shape, --dtype"),
+        (["--strategies", "h5turbo,zarr-python,sqlite"],
+         "zarr-python, sqlite cannot read an HDF5 file; with --file use h5turbo, h5py, hidefix"),
+    ]
+    for extra, message in cases:
+        status, _ = run_cli("bench", "--file", path, "--dataset", "x", *extra, "--no-progress",
+                            "-o", tmp_path / "o")
+        err = capsys.readouterr().err
+        assert status == 1 and message in err and err.count("\n") == 1, (extra, err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_layouts_larger_than_the_matrix_are_refused_before_anything_is_written(tmp_path, capsys):
+    status, _ = run_cli("bench", "--shape", "100x50", "--layouts", "40x40,500x500:gzip3", "--no-progress",
+                        "-o", tmp_path / "o", "--workdir", tmp_path / "w")
+    err = capsys.readouterr().err
+    assert status == 1 and err.count("\n") == 1
+    assert "layout c500x500-gzip3: chunks 500x500 are larger than the 100x50 matrix" in err
+    assert not (tmp_path / "w").exists() and not (tmp_path / "o").exists()
+
+
+def test_a_smaller_shape_clips_the_presets_own_chunks():
+    args = cli.build_parser().parse_args(["bench", "--preset", "colsums", "--shape", "50x80"])
+    from h5turbo.bench.cli import config_from
+    assert [lay.chunks for lay in config_from(args).layouts] == [(50, 80)]
+
+
+def test_a_store_whose_writing_fails_is_removed(tmp_path, monkeypatch):
+    def half_written(path, source, layout):
+        path.write_bytes(b"\0" * 800)  # begun, then the library fails
+        raise ValueError("no room")
+    monkeypatch.setattr(strat.BY_NAME["h5py"], "write", half_written)
+    cfg = tiny(tmp_path, strategies=["h5turbo"], patterns=["read_all"], caches=("warm",), repeats=1)
+    outcome = Runner(cfg, tmp_path / "o", progress=False, workdir=tmp_path / "w").run()
+    assert [r.status for r in outcome.rows] == ["failed"] and "no room" in outcome.rows[0].note
+    assert list((tmp_path / "w").iterdir()) == []
+
+
+def test_single_threaded_strategies_report_one_thread(tmp_path):
+    """numpy-memmap and sqlite run on one thread whatever --threads says (the row said
+    the core count); a pool the library sizes itself has every core."""
+    cfg = tiny(tmp_path, source=Source(128, 32, "int32"), threads=[2, 3],
+               strategies=["numpy-memmap", "sqlite", "hidefix", "h5turbo"],
+               patterns=["read_all"], caches=("warm",))
+    threads = {}
+    for task in Runner(cfg, tmp_path / "o", progress=False).plan():
+        threads.setdefault(task.strategy.name, set()).add(task.threads)
+    assert threads == {"numpy-memmap": {1}, "sqlite": {1}, "hidefix": {os.cpu_count()}, "h5turbo": {2, 3}}
+    from h5turbo.bench.sparse import SPARSE
+    assert {s.name: s.fixed_threads for s in SPARSE if s.thread_mode == "fixed"} == {"h5py-sparse": 1, "anndata": 1}

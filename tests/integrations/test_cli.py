@@ -337,3 +337,91 @@ def test_demo_runs_and_checks_results(tmp_path, capsys):
     assert status == 0, out
     assert "results identical: yes" in out and "speed-up:" in out
     assert out.count("(runs: ") == 2  # both readers, each with its runs listed
+
+
+def test_demo_creates_a_missing_dir_with_its_parents(tmp_path, capsys):
+    from h5turbo import demo
+
+    folder = tmp_path / "new" / "deeper"
+    status = demo.main(["--rows", "64", "--cols", "48", "--chunk", "32", "--dir", str(folder), "--repeats", "1"])
+    assert status == 0, capsys.readouterr().out
+    assert len(list(folder.glob("demo-*.h5"))) == 1
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with pytest.raises(SystemExit) as stop:  # a folder that cannot be made: one line, status 1
+        demo.main(["--rows", "64", "--dir", str(blocker / "sub")])
+    err = capsys.readouterr().err
+    assert stop.value.code == 1 and "cannot create it" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------- names that are not UTF-8
+
+
+@pytest.fixture(scope="module")
+def odd_names(tmp_path_factory) -> Path:
+    """Names h5py gives as bytes (not valid UTF-8) among str names, and an attribute
+    whose name holds a newline and whose value holds bytes that are not UTF-8."""
+    path = tmp_path_factory.mktemp("names") / "odd.h5"
+    with h5py.File(path, "w") as f:
+        g = f.create_group("sub")
+        h5py.h5d.create(g.id, b"x\xff", h5py.h5t.NATIVE_INT32, h5py.h5s.create_simple((2,)))
+        h5py.h5g.create(g.id, b"g\xfe")
+        for name in ("a", "z", "é", "fine"):
+            g[name] = 1
+        g[b"g\xfe"]["d"] = np.arange(3)
+        scalar = h5py.h5s.create(h5py.h5s.SCALAR)
+        h5py.h5a.create(f.id, b"attr\xfe", h5py.h5t.NATIVE_INT32, scalar).write(np.array(5, "i4"))
+        f.attrs["new\nline"] = np.bytes_(b"\xff\x00ab")
+        f.attrs["list"] = np.array([b"\xfe", b"ok"])
+        f.attrs["plain"] = "text"
+    return path
+
+
+def test_ls_lists_names_that_are_not_utf8_in_h5py_order(odd_names):
+    status, text = run("ls", odd_names, "/sub")
+    assert status == 0, text
+    names = [line.split()[0].rstrip("/") for line in text.splitlines()[1:] if not line.startswith("    ")]
+    with h5py.File(odd_names) as f:  # HDF5 orders names by their bytes: h5py's order
+        want = [n.decode("utf-8", "backslashreplace") if isinstance(n, bytes) else n for n in f["sub"]]
+    assert names == want == ["a", "fine", "g\\xfe", "x\\xff", "z", "é"]
+    assert "\n    d  (3)  int64" in text  # the group named by bytes is listed too
+    rows = run_json("ls", odd_names)
+    assert [r["path"] for r in rows if r["path"].startswith("/sub/")] == [
+        "/sub/a", "/sub/fine", "/sub/g\\xfe", "/sub/g\\xfe/d", "/sub/x\\xff", "/sub/z", "/sub/é"]
+
+
+def test_info_json_of_names_that_are_not_utf8(odd_names):
+    root = run_json("info", odd_names, "/")
+    assert root["attrs"]["attr\\xfe"] == 5
+    assert root["attrs"]["new\nline"] == "\\xff\u0000ab" and root["attrs"]["list"] == ["\\xfe", "ok"]
+    assert run_json("info", odd_names, "sub")["members"] == ["a", "fine", "g\\xfe", "x\\xff", "z", "é"]
+    assert run_json("info", odd_names, os.fsdecode(b"sub/g\xfe"))["path"] == "/sub/g\\xfe"
+
+
+def test_cat_and_ls_take_a_path_that_is_not_utf8(odd_names):
+    """argv reaches Python with surrogate escapes ('x\\udcff'): looked up by its bytes."""
+    path = os.fsdecode(b"sub/x\xff")
+    assert run_json("cat", odd_names, path)["path"] == "/sub/x\\xff"
+    status, text = run("cat", odd_names, path)
+    assert status == 0 and text == "[0 0]\n"
+    assert run_json("cat", odd_names, os.fsdecode(b"sub/g\xfe/d"))["data"] == [0, 1, 2]
+    status, text = run("ls", odd_names, os.fsdecode(b"sub/g\xfe"))
+    assert status == 0 and text.startswith("/sub/g\\xfe  (1 members)")
+
+
+def test_a_missing_path_that_is_not_utf8_is_one_line(odd_names, capsys):
+    status, _ = run("cat", odd_names, os.fsdecode(b"sub/y\xff"))
+    err = capsys.readouterr().err
+    assert status == 1 and err == f"h5turbo cat: {odd_names}: no object 'sub/y\\xff'\n"
+
+
+def test_info_text_keeps_each_attribute_on_one_line_with_one_escape_style(odd_names):
+    status, text = run("info", odd_names, "/")
+    assert status == 0
+    lines = text.splitlines()
+    assert "  new\\nline = '\\xff\\x00ab'" in lines  # not '\\\\xff\x00ab' split over two lines
+    assert "  attr\\xfe = 5" in lines and "  list = ['\\xfe', 'ok']" in lines
+    assert "  plain = 'text'" in lines
+    assert len(lines) == lines.index("attributes:        4") + 5  # one line per attribute
+    status, text = run("info", odd_names, "sub")
+    assert "members:           ['a', 'fine', 'g\\xfe', 'x\\xff', 'z', 'é']" in text

@@ -17,6 +17,8 @@ import h5py
 import numpy as np
 import pytest
 
+import h5turbo
+
 from support.common import REPO_ROOT
 from h5turbo import cli
 
@@ -335,3 +337,115 @@ def test_json_of_dates_and_durations_is_their_text(tmp_path):
     assert run_json("cat", str(path), "/td")["data"] == ["5 milliseconds", "-1 milliseconds"]
     assert run_json("info", str(path), "/x")["attrs"]["when"] == ["2020-01-01"]
     assert run_json("info", str(path), "/t")["fillvalue"] == "1970-01-01T00:00:00"
+
+
+# ---------------------------------------------------------------------- cat reads what it prints
+
+
+def _summary_arrays():
+    rng = np.random.default_rng(11)
+    comp = np.zeros((30, 40), dtype=[("a", "<i4"), ("b", "<f8"), ("s", "S3")])
+    comp["a"], comp["b"] = rng.integers(0, 100, comp.shape), rng.random(comp.shape)
+    return {
+        "f8": rng.normal(size=2000) * 1e3,
+        "f4": (rng.normal(size=(9, 10, 12)) * 100).astype("f4"),
+        "i8": rng.integers(-10**12, 10**12, size=(7, 8, 5, 6)),
+        "u1": rng.integers(0, 255, size=(100, 30)).astype("u1"),
+        "bool": rng.random((50, 40)) > 0.5,
+        "c16": rng.normal(size=(30, 40)) + 1j * rng.normal(size=(30, 40)),
+        "fixed_str": np.array([[f"s{i * j}".encode() for j in range(40)] for i in range(30)]),
+        "tiny": np.where(rng.random((40, 40)) > 0.99, 1e-9, rng.normal(size=(40, 40))),  # exponents
+        "nan": np.where(rng.random(3000) > 0.9, np.nan, rng.random(3000)),
+        "narrow": rng.random((1001, 2)),
+        "big_endian": np.arange(3000, dtype=">f8").reshape(60, 50) / 7,
+        "comp": comp,
+    }
+
+
+@pytest.fixture(scope="module")
+def summary_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("summary") / "summary.h5"
+    with h5py.File(path, "w") as f:
+        for name, values in _summary_arrays().items():
+            f.create_dataset(name, data=values, chunks=True)
+        f.create_dataset("vstr", data=np.array([f"s{i}" for i in range(1500)], dtype=object),
+                         dtype=h5py.string_dtype())
+    return path
+
+
+SUMMARY_SELECTIONS = [None, "1:", "::-1", "None, ...", "..., None", "0", "-1", "2:40:3",
+                      "[5, 0, 5, 3, 1, 2, 4, 0]", "::2, 3", "'b'", "1:, 'a'"]
+
+
+def test_cat_summary_is_numpys_summary_of_the_whole_selection(summary_file):
+    """Read from the corners, printed as numpy prints the whole array: every rank,
+    dtype and selection kind (negative steps, newaxis, index lists, fields)."""
+    arrays = dict(_summary_arrays(), vstr=np.array([f"s{i}".encode() for i in range(1500)], dtype=object))
+    checked = 0
+    for name, values in arrays.items():
+        for selection in SUMMARY_SELECTIONS:
+            try:
+                want = values[np.s_[...] if selection is None else eval("np.s_[" + selection + "]")]  # noqa: S307
+            except (IndexError, ValueError):
+                continue  # (a field of an array without fields)
+            argv = [] if selection is None else ["--slice", selection]
+            status, text = run("cat", summary_file, name, *argv)
+            assert status == 0, (name, selection, text)
+            with np.printoptions(floatmode="unique"):
+                expected = np.array2string(want) if isinstance(want, np.ndarray) else str(want)
+            assert text == expected + "\n", (name, selection)
+            checked += 1
+    assert checked > 100
+
+
+def _counting_reads(monkeypatch) -> list:
+    """The number of elements each read of a dataset returns."""
+    sizes = []
+    real = h5turbo.Dataset.__getitem__
+
+    def counted(self, index):
+        value = real(self, index)
+        sizes.append(int(np.size(value)))
+        return value
+    monkeypatch.setattr(h5turbo.Dataset, "__getitem__", counted)
+    return sizes
+
+
+def test_cat_summary_reads_only_the_corners(tmp_path, monkeypatch):
+    path = tmp_path / "wide.h5"
+    values = np.arange(400 * 500, dtype="f8").reshape(400, 500) / 3
+    with h5py.File(path, "w") as f:
+        f["x"] = values
+        # 74.5 GiB as numbers, 12 KB on disk: was read whole, which cannot be done
+        huge = f.create_dataset("huge", shape=(100_000, 100_000), dtype="f8", chunks=(1000, 1000),
+                                compression="gzip")
+        huge[:3, :3] = np.arange(9.0).reshape(3, 3)
+    sizes = _counting_reads(monkeypatch)
+    status, text = run("cat", path, "x")
+    assert status == 0
+    with np.printoptions(floatmode="unique"):
+        assert text == np.array2string(values) + "\n"
+    assert sum(sizes) <= 36  # the four 3 x 3 corners
+    status, text = run("cat", path, "huge")
+    assert status == 0
+    assert text.splitlines()[:2] == ["[[0. 1. 2. ... 0. 0. 0.]", " [3. 4. 5. ... 0. 0. 0.]"]
+
+
+def test_cat_json_and_all_stream_in_bounded_blocks_with_the_same_output(summary_file, monkeypatch):
+    """--json and --all of a selection over _STREAM_BYTES are read part by part; what
+    they print is what the whole read printed (blocks joined, numpy's format chosen
+    over every value in a first pass). Small blocks here, to stream small arrays."""
+    monkeypatch.setattr(cli, "_PRINT_BLOCK", 64)
+    cases = [("f4", None), ("i8", None), ("i8", "::-1, 2:, None"), ("c16", None), ("tiny", None),
+             ("comp", None), ("comp", "'b'"), ("vstr", None), ("bool", "[3, 1, 2, 9, 4, 8, 0]"), ("narrow", None)]
+    for name, selection in cases:
+        argv = ["cat", summary_file, name] + ([] if selection is None else ["--slice", selection])
+        for mode in ("--json", "--all"):
+            want = run(*argv, mode)
+            with monkeypatch.context() as patch:
+                sizes = _counting_reads(patch)
+                patch.setattr(cli, "_STREAM_BYTES", 256)
+                assert run(*argv, mode) == want, (name, selection, mode)
+            assert len(sizes) > 2, (name, selection, mode)  # streamed, not read whole
+            # a block of about 256 bytes, or one print block of 64 values
+            assert max(sizes) <= 256, (name, selection, mode, sizes)

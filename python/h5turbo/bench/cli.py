@@ -17,7 +17,7 @@ from .patterns import ALL as ALL_PATTERNS
 from .presets import CACHES, Config, PRESETS, preset
 from .run import Runner
 from .source import GENERATORS, Source
-from .strategies import BY_NAME, parse_layout
+from .strategies import ALL as ALL_STRATEGIES, BY_NAME, parse_layout
 
 
 class BenchUsageError(Exception):
@@ -77,7 +77,12 @@ def config_from(args) -> Config:
             rows, cols = _shape(args.shape) if args.shape else cfg.source.shape
             cfg = replace(cfg, source=Source(rows, cols, args.dtype or cfg.source.dtype,
                                              args.generator or cfg.source.generator))
-        return _overrides(cfg, args)
+        cfg = _overrides(cfg, args)
+        if args.layouts:
+            _check_layouts_fit(cfg)
+        else:
+            cfg = _layouts_clipped(cfg)
+        return cfg
     except ValueError as exc:
         raise BenchUsageError(str(exc)) from None
 
@@ -108,6 +113,29 @@ def _shape(text: str) -> tuple[int, int]:
     except ValueError:
         raise BenchUsageError(f"bad --shape {text!r}: ROWSxCOLS, e.g. 10000x500") from None
     return rows, cols
+
+
+def _check_layouts_fit(cfg: Config) -> None:
+    """Chunks no larger than the matrix: HDF5 refuses such a dataset, so every row
+    would fail after the store was begun."""
+    rows, cols = cfg.source.shape
+    for lay in cfg.layouts:
+        if lay.kind == "chunked" and (lay.chunks[0] > rows or lay.chunks[1] > cols):
+            raise BenchUsageError(f"layout {lay.name}: chunks {lay.chunks[0]}x{lay.chunks[1]} are larger "
+                                  f"than the {rows}x{cols} matrix (give --layouts with smaller chunks)")
+
+
+def _layouts_clipped(cfg: Config) -> Config:
+    """A preset's own layouts on a --shape smaller than its chunks: each chunk clipped
+    to the matrix (as h5turbo.demo does), the same layout twice kept once."""
+    rows, cols = cfg.source.shape
+    layouts = []
+    for lay in cfg.layouts:
+        if lay.kind == "chunked":
+            lay = replace(lay, chunks=(min(lay.chunks[0], rows), min(lay.chunks[1], cols)))
+        if lay not in layouts:
+            layouts.append(lay)
+    return replace(cfg, layouts=layouts)
 
 
 def _overrides(cfg: Config, args) -> Config:
@@ -143,14 +171,29 @@ def _user_file_config(args) -> Config:
     from .source import FileSource
     if not args.dataset:
         raise BenchUsageError("--file needs --dataset NAME")
+    generated = [f"--{name}" for name in _GENERATED_ONLY if getattr(args, name)]
+    if generated:  # they would label rows with a layout or shape that was never read
+        raise BenchUsageError(f"--file measures the dataset as it is stored: not with {', '.join(generated)}, "
+                              "which describe a generated matrix (h5turbo repack writes other layouts)")
     src = FileSource(args.file, args.dataset)
     cfg = Config("file", src, [src.layout()], [p for p in ALL_PATTERNS if p != "write"],
-                 strategies=["h5turbo", "h5py", "hidefix"], description=f"{args.file}:{args.dataset}",
+                 strategies=list(HDF5_READERS), description=f"{args.file}:{args.dataset}",
                  user_file=args.file)
     cfg = _overrides(cfg, args)
     if "write" in cfg.patterns:
         raise BenchUsageError("--file: the write pattern needs a generated matrix")
+    unreadable = [name for name in cfg.strategies if name not in HDF5_READERS]
+    if unreadable:
+        raise BenchUsageError(f"--file: {', '.join(unreadable)} cannot read an HDF5 file; "
+                              f"with --file use {', '.join(HDF5_READERS)}")
     return cfg
+
+
+# The options that describe a generated matrix, refused with --file.
+_GENERATED_ONLY = ("preset", "shape", "dtype", "generator", "layouts")
+# The strategies that read a 2-D dataset of an HDF5 file (the others read stores of
+# their own, or an AnnData group).
+HDF5_READERS = tuple(s.name for s in ALL_STRATEGIES if s.family == "hdf5")
 
 
 def cache_dir() -> Path:

@@ -121,7 +121,7 @@ class Runner:
             if p == "write":
                 tasks.append(Task(s, lay, p, (os.cpu_count() or 1) if s.parallel_write else 1, "-"))
                 continue
-            threads = [os.cpu_count() or 1] if s.thread_mode == "fixed" else self.cfg.threads
+            threads = [_fixed_threads(s)] if s.thread_mode == "fixed" else self.cfg.threads
             tasks += [Task(s, lay, p, t, c) for t in threads for c in self.cfg.caches]
         return tasks
 
@@ -155,7 +155,11 @@ class Runner:
             return path
         remove(path)
         self.stores.mkdir(parents=True, exist_ok=True)
-        writer_of(s.family).write(path, self.cfg.source, lay)
+        try:
+            writer_of(s.family).write(path, self.cfg.source, lay)
+        except BaseException:  # a store begun and not finished would sit in the workdir
+            remove(path)
+            raise
         stamp.write_text(self.cfg.source.describe())
         return path
 
@@ -352,6 +356,12 @@ class Runner:
         outcome.elapsed_s = time.perf_counter() - start
         outcome.load_after = measure.load_average()
         return outcome
+
+
+def _fixed_threads(s: Strategy) -> int:
+    """The thread count a row of a strategy that chooses its own reports: the one it
+    runs on, or for a library's own pool the cores."""
+    return s.fixed_threads or os.cpu_count() or 1
 
 
 def _size(value) -> int:

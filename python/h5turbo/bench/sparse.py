@@ -136,6 +136,7 @@ class SparseH5py(_SparseStrategy):
     """What h5py users write: indptr first, then data/indices of the wanted rows."""
     name, modules = "h5py-sparse", ("h5py", "scipy")
     thread_mode, fixed_note = "fixed", "h5py: one thread (libhdf5's lock)"
+    fixed_threads = 1
 
     def open(self, path, source, layout, threads):
         return SparseH5pyReader(path, source, layout, threads)
@@ -173,6 +174,7 @@ class SparseAnndata(_SparseStrategy):
     """anndata's backed sparse dataset (what `anndata.read_h5ad(backed="r").X[rows]` uses)."""
     name, modules = "anndata", ("anndata", "h5py", "scipy")
     thread_mode, fixed_note = "fixed", "anndata reads through h5py: one thread"
+    fixed_threads = 1
 
     def open(self, path, source, layout, threads):
         return SparseAnndataReader(path, source, layout, threads)

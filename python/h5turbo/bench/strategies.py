@@ -119,6 +119,9 @@ class Strategy:
     modules: tuple = ()  # what must import for it to run
     thread_mode = "threads"  # "threads", "processes" or "fixed" (the library decides)
     fixed_note = ""
+    # the threads a "fixed" strategy reads on, where known (1: it runs on one thread);
+    # None: the library's own pool, reported as the core count
+    fixed_threads: Optional[int] = None
     writes = True
     parallel_write = False  # writes on all cores (the row's thread count says so)
     suffix = ""
@@ -445,6 +448,7 @@ class TensorstoreReader(Reader):
 class Memmap(Strategy):
     name, family, modules, suffix = "numpy-memmap", "raw", ("numpy",), ".bin"
     thread_mode, fixed_note = "fixed", "numpy indexing of a memory map runs on one thread"
+    fixed_threads = 1
 
     def layouts(self, chunked):
         return [Layout((1, 0), kind="raw")]
@@ -474,6 +478,7 @@ class Sqlite(Strategy):
     (row, col, value; primary key (row, col) and an index on (col, row))."""
     name, family, modules, suffix = "sqlite", "sqlite", ("sqlite3",), ".sqlite"
     thread_mode, fixed_note = "fixed", "one connection, one thread"
+    fixed_threads = 1
 
     def layouts(self, chunked):
         return [Layout((1, 0), kind="sqlite-rows"), Layout((1, 1), kind="sqlite-cells")]
