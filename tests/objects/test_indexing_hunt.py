@@ -1020,3 +1020,21 @@ def test_a_mask_with_one_index_too_many_is_h5pys_value_error(tmp_path):
             f["d"][mask, :, 0]
         with pytest.raises(TypeError):  # a mask of the wrong shape stays h5py's TypeError
             f["d"][np.zeros((10, 4, 1), bool)]
+
+
+def test_an_ellipsis_covers_the_dataset_axes_not_an_array_types(tmp_path):
+    """A dataset of an array type (each element 2 x 3) indexed with an Ellipsis and more:
+    the Ellipsis stood for the element's axes too, so [..., ::-2] also reversed each
+    element's last axis. The oracle indexes the dataspace alone and takes the elements."""
+    data = np.random.default_rng(7).integers(0, 100, (6, 4, 2, 3)).astype("i2")
+    path = tmp_path / "array_type.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("a", shape=(6, 4), dtype=np.dtype(("i2", (2, 3))))
+        f["a"][...] = data
+    selections = [np.s_[..., ::-2], np.s_[1, ..., ::-1], np.s_[..., None, ::-3], np.s_[::-1, ..., ::-1],
+                  np.s_[[1, 3], ..., ::-1], np.s_[..., [3, 0]], np.s_[..., 2:0:-1], np.s_[..., 1], np.s_[::-2, ...]]
+    with h5turbo.File(path) as f:
+        for sel in selections:
+            want = data.reshape(24, 2, 3)[np.arange(24).reshape(6, 4)[sel]]
+            got = f["a"][sel]
+            assert got.shape == want.shape and np.array_equal(got, want), sel

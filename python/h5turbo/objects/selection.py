@@ -75,6 +75,10 @@ class ReadPlan(NamedTuple):
         # one index array keeps its place (h5py semantics, see _advanced_positions).
         local = tuple(slice(None) if isinstance(e, (int, np.integer)) else e for e in self.local)
         trailing = block.shape[len(self.read_shape):]
+        if any(e is Ellipsis for e in local):
+            # an array type's axes closed off: the Ellipsis covers the dataset's axes
+            # only ([..., ::-2] reversed the element's own axis too)
+            local += (slice(None),) * len(trailing)
         result = block[local].reshape(self.out_shape + trailing)
         return result[()] if self.scalar_result else result
 
