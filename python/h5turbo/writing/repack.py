@@ -5,21 +5,25 @@ Groups, attributes (object references in them remapped to the new file), dtypes,
 fill values and links (soft, external, and hard links to one object) are kept. A
 dataset is re-encoded when it is chunkable numeric data (numbers, booleans, enums,
 fixed-size bytes; at least one dimension; not compact); anything else (variable-length
-strings, compounds, references, scalars, compact layout, named datatypes) is copied
-through h5py (libhdf5's H5Ocopy) as it is. The new file is written to a temporary
+strings, compounds, references, scalars, compact layout, named datatypes, types numpy
+has no dtype for, datasets h5turbo's reader cannot open) is copied through h5py
+(libhdf5's H5Ocopy) as it is. The new file is written to a temporary
 file in DST's folder, checked (every re-encoded dataset read back with h5turbo and
 compared with SRC), and renamed to DST only then, with DST's permissions (a symbolic
 link at DST keeps its target, which is replaced); on any failure or interrupt the
 temporary file is removed. SRC is opened read-only. Attributes keep their exact
-stored types (string padding and character set included) and creation order; the
-user block is kept.
+stored types and bytes (string padding and character set included); the root group,
+every group and every dataset keep SRC's link and attribute creation-order flags
+(tracked, indexed), each as SRC has it; link names keep their bytes (UTF-8 or not) and
+character set; the user block is kept. A failure while copying is a RepackError naming
+SRC and the object (the original error as its __cause__).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import functools
-import io
 import math
 import os
 import sys
@@ -28,7 +32,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .._native import Error as _Error
+from .._native import Error as _Error, UnsupportedError
 from .atomic import replacing
 from .write import ArgumentError, CODECS, auto_chunks, check_threads, write
 from ..objects.filters import FILTERS, filter_id
@@ -62,8 +66,8 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
 
     _register_filter_plugins()
     src, dst = Path(os.fsdecode(src)), Path(os.fsdecode(dst))  # bytes names too, as h5py
-    if not (chunks in ("auto", "keep") or (isinstance(chunks, tuple) and chunks and min(chunks) >= 1)):
-        raise ArgumentError(f"chunks={chunks!r}: 'auto', 'keep' or a shape of positive sizes")
+    if not (chunks in ("auto", "keep") or _is_chunk_shape(chunks)):
+        raise ArgumentError(f"{src}: chunks={chunks!r}: 'auto', 'keep' or a shape of positive integers")
     if compression != KEEP and compression not in CODECS:
         raise ArgumentError(f"unknown compression {compression!r}")
     if level is not None and compression == KEEP:
@@ -82,14 +86,22 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
     except OSError as exc:
         raise OSError(f"{src}: cannot be opened as HDF5 ({exc})") from None
     with fin, replacing(dst) as tmp:
-        with h5py.File(tmp, "w", libver=_libver(fin), track_order=_tracks_order(fin["/"]),
-                       userblock_size=fin.userblock_size) as fout:
+        with _new_file_like(fin, tmp) as fout:
             job = _Repack(fin, fout, src, chunks, compression, level, datasets, threads, progress)
-            job.run()
+            with contextlib.closing(job):
+                job.run()
         _copy_user_block(src, tmp, fin.userblock_size)
         if verify:
             job.verify(tmp)
-    return {"reencoded": job.reencoded, "copied": job.copied}
+    return {"reencoded": [_os_name(p) for p in job.reencoded],
+            "copied": [_os_name(p) for p in job.copied]}
+
+
+def _is_chunk_shape(chunks) -> bool:
+    """A tuple of integers (numpy's too), each at least 1: not floats, strings or bools."""
+    return (isinstance(chunks, tuple) and len(chunks) > 0
+            and all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) and c >= 1
+                    for c in chunks))
 
 
 def _register_filter_plugins() -> None:
@@ -124,8 +136,141 @@ def _libver(f) -> tuple:
     return ("v110" if version >= 3 else "v108", "latest")
 
 
-def _tracks_order(group) -> bool:
-    return bool(group.id.get_create_plist().get_link_creation_order())
+_LIBVER_BOUNDS = {"v108": "LIBVER_V18", "v110": "LIBVER_V110", "latest": "LIBVER_LATEST"}
+
+
+def _new_file_like(fin, path: Path):
+    """DST opened for writing with SRC's format bounds, user block size and root group
+    creation-order flags (links and attributes each as SRC has them: h5py.File's
+    track_order= sets both, tracked and indexed, or neither)."""
+    import h5py
+    from h5py import h5f, h5p
+    fapl = h5p.create(h5p.FILE_ACCESS)
+    fapl.set_libver_bounds(*(getattr(h5f, _LIBVER_BOUNDS[bound]) for bound in _libver(fin)))
+    fcpl = h5p.create(h5p.FILE_CREATE)
+    fcpl.set_userblock(fin.userblock_size)
+    fcpl.set_obj_track_times(False)  # as h5py.File makes it: no modification times
+    _copy_order_flags(fin["/"].id.get_create_plist(), fcpl)
+    return h5py.File(h5f.create(os.fsencode(path), h5f.ACC_TRUNC, fapl=fapl, fcpl=fcpl))
+
+
+def _copy_order_flags(source_plist, new_plist) -> None:
+    """SRC's link and attribute creation-order flags (0, tracked, tracked | indexed)
+    onto a new group's or file's creation property list, each on its own."""
+    new_plist.set_link_creation_order(source_plist.get_link_creation_order())
+    new_plist.set_attr_creation_order(source_plist.get_attr_creation_order())
+
+
+def _group_plist_like(group):
+    import h5py
+    gcpl = h5py.h5p.create(h5py.h5p.GROUP_CREATE)
+    _copy_order_flags(group.id.get_create_plist(), gcpl)
+    return gcpl
+
+
+def _link_plist(cset: int):
+    """A link creation property list giving the new link SRC's character set."""
+    import h5py
+    lcpl = h5py.h5p.create(h5py.h5p.LINK_CREATE)
+    lcpl.set_char_encoding(cset)
+    return lcpl
+
+
+def _copy_plist_without_attrs():
+    import h5py
+    copypl = h5py.h5p.create(h5py.h5p.OBJECT_COPY)
+    copypl.set_copy_object(h5py.h5o.COPY_WITHOUT_ATTR_FLAG)  # attributes come later, remapped
+    return copypl
+
+
+def _join(parent: bytes, name: bytes) -> bytes:
+    """A path as the bytes stored in the file (link names need not be UTF-8)."""
+    return parent.rstrip(b"/") + b"/" + name
+
+
+def _display(path) -> str:
+    """A path for messages: bytes that are not UTF-8 written as escapes (\\xff), which
+    print on any terminal."""
+    return path.decode("utf-8", "backslashreplace") if isinstance(path, bytes) else path
+
+
+def _os_name(path) -> str:
+    """A path for the summary and for matching --datasets: bytes that are not UTF-8 as
+    surrogates, as os.fsdecode gives names and Python decodes argv
+    (``.encode("utf-8", "surrogateescape")`` gives the bytes back)."""
+    return path.decode("utf-8", "surrogateescape") if isinstance(path, bytes) else path
+
+
+def _h5py_spelling(name: bytes, cset: int) -> Optional[str]:
+    """The str that h5py's high level turns into exactly this link: the same bytes and
+    the character set it picks (ASCII for an ASCII name, else UTF-8); None if none does."""
+    import h5py
+    try:
+        text = name.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    picked = h5py.h5t.CSET_ASCII if text.isascii() else h5py.h5t.CSET_UTF8
+    return text if picked == cset else None
+
+
+def _unused_name(group) -> str:
+    """A link name not taken in ``group`` (a dataset is written there, then renamed)."""
+    n = 0
+    while group.id.links.exists(f".h5turbo-repack-{n}".encode()):
+        n += 1
+    return f".h5turbo-repack-{n}"
+
+
+@functools.lru_cache(maxsize=None)
+def _attr_order_group_class():
+    """An h5py.Group whose create_dataset gives the new dataset the attribute
+    creation-order flags it was made with, exactly: h5py's track_order= sets tracked and
+    indexed together (or neither), and h5turbo.write creates its dataset through
+    create_dataset. track_order=None keeps h5py from applying its default over them."""
+    import h5py
+
+    class AttrOrderGroup(h5py.Group):
+        def __init__(self, group, attr_order: int):
+            super().__init__(group.id)
+            self._attr_order = attr_order
+
+        def create_dataset(self, name, *args, **kwds):
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_attr_creation_order(self._attr_order)
+            kwds.update(dcpl=dcpl, track_order=None)
+            return super().create_dataset(name, *args, **kwds)
+
+    return AttrOrderGroup
+
+
+@contextlib.contextmanager
+def _naming(src: Path, path, attribute: Optional[bytes] = None):
+    """A failure while copying an object (or one of its attributes) as a RepackError
+    naming SRC and the object (h5py's and libhdf5's messages name neither), on one line,
+    still of the failure's kind (a RuntimeError stays one). One already named passes;
+    MemoryError and interrupts pass as they are."""
+    try:
+        yield
+    except (RepackError, MemoryError):
+        raise
+    except Exception as exc:
+        what = _display(path) if attribute is None else f"attribute {_display(attribute)!r} of {_display(path)}"
+        detail = " ".join(str(exc).split()) or "failed"
+        if type(exc) not in (OSError, RuntimeError):  # h5py's: the message alone says it
+            detail = f"{type(exc).__name__}: {detail}"
+        raise _repack_error_like(type(exc))(f"{src}: {what}: {detail}") from exc
+
+
+@functools.lru_cache(maxsize=None)
+def _repack_error_like(kind: type) -> type:
+    """RepackError that is also a ``kind`` (RuntimeError, KeyError, ...): callers that
+    catch the original kind still catch it."""
+    if issubclass(RepackError, kind):
+        return RepackError
+    try:
+        return type("RepackError", (RepackError, kind), {"__module__": __name__})
+    except TypeError:  # a kind whose instance layout does not mix with OSError's
+        return RepackError
 
 
 class _Repack:
@@ -138,78 +283,113 @@ class _Repack:
         self.deferred_refs: list = []  # datasets of references, remapped at the end
         self.reencoded: list = []
         self.copied: list = []
-        self.total = self._reencodable_bytes()
-        self.written = 0
+        self.total = self.written = 0
+        self._turbo = None  # SRC opened with h5turbo, once a dataset needs it
+
+    def close(self) -> None:
+        if self._turbo is not None:
+            self._turbo.close()
 
     # ----------------------------------------------------------------- walking
+    # Names and paths are the bytes stored in the file: h5py's high level fails on link
+    # names that are not UTF-8 ("name in group" decodes them), its low level takes bytes.
 
     def run(self) -> None:
-        self.deferred_attrs.append((self.fin, "/"))
-        self._copy_members(self.fin, self.fout)
+        self.total = self._reencodable_bytes()
+        # the root group, not the file: a file's creation property list reports no
+        # attribute creation order whatever the root group tracks
+        self.deferred_attrs.append((self.fin["/"], b"/"))
+        self._copy_members(self.fin, self.fout, b"/")
         for obj, path in self.deferred_refs:
-            _remap_dataset_refs(self.fout[path], obj, self.fin, self.fout)
+            with _naming(self.src_path, path):
+                _remap_dataset_refs(self.fout[path], obj, self.fin, self.fout)
         for obj, path in self.deferred_attrs:
-            _copy_attrs(obj, self.fout[path], self.fin, self.fout)
+            self._copy_attrs(obj, self.fout[path], path)
 
-    def _copy_members(self, gin, gout) -> None:
-        import h5py
-        for name in gin:
-            link = gin.get(name, getlink=True)
-            if isinstance(link, h5py.SoftLink):
-                gout[name] = h5py.SoftLink(link.path)
-            elif isinstance(link, h5py.ExternalLink):
-                gout[name] = h5py.ExternalLink(link.filename, link.path)
-            else:
-                self._copy_object(gin, gout, name)
+    def _copy_members(self, gin, gout, path: bytes) -> None:
+        for name in gin.id:  # as h5py lists them: in creation order where it is tracked
+            member = _join(path, name)
+            with _naming(self.src_path, member):
+                self._copy_link(gin, gout, name, member)
 
-    def _copy_object(self, gin, gout, name: str) -> None:
+    def _copy_link(self, gin, gout, name: bytes, path: bytes) -> None:
+        from h5py import h5l
+        info = gin.id.links.get_info(name)
+        lcpl = _link_plist(info.cset)
+        if info.type == h5l.TYPE_SOFT:
+            gout.id.links.create_soft(name, gin.id.links.get_val(name), lcpl=lcpl)
+        elif info.type == h5l.TYPE_EXTERNAL:
+            filename, target = gin.id.links.get_val(name)
+            gout.id.links.create_external(name, filename, target, lcpl=lcpl)
+        elif info.type == h5l.TYPE_HARD:
+            self._copy_object(gin, gout, name, path, info.cset)
+        else:
+            raise UnsupportedError(f"a user-defined link (type {info.type}), which repack does not copy")
+
+    def _copy_object(self, gin, gout, name: bytes, path: bytes, cset: int) -> None:
         import h5py
         obj = gin[name]
         key = _object_key(obj)
-        if key in self.done:
-            gout[name] = self.fout[self.done[key]]  # a second hard link to the same object
+        lcpl = _link_plist(cset)
+        if key in self.done:  # a second hard link to an object already copied
+            gout.id.links.create_hard(name, self.fout.id, self.done[key], lcpl=lcpl)
             return
-        path = _join(gout.name, name)
+        self.done[key] = path
+        self.deferred_attrs.append((obj, path))
         if isinstance(obj, h5py.Group):
-            sub = gout.create_group(name, track_order=_tracks_order(obj))
-            self.done[key] = sub.name
-            self.deferred_attrs.append((obj, sub.name))
-            self._copy_members(obj, sub)
-        elif isinstance(obj, h5py.Dataset) and self._reencodable(obj):
-            self._reencode(obj, gout, name)
-            self.done[key] = path
-            self.deferred_attrs.append((obj, path))
-            self.reencoded.append(obj.name)
+            sub = h5py.Group(h5py.h5g.create(gout.id, name, lcpl=lcpl, gcpl=_group_plist_like(obj)))
+            self._copy_members(obj, sub, path)
+        elif isinstance(obj, h5py.Dataset) and self._reencodable(obj, path):
+            self._reencode(obj, gout, name, path, cset)
+            self.reencoded.append(path)
         elif isinstance(obj, h5py.Dataset) and _vlen_with_fill(obj):
-            _copy_vlen_with_fill(obj, gout, name)
-            self.done[key] = path
-            self.deferred_attrs.append((obj, path))
-            self.copied.append(obj.name)
+            _copy_vlen_with_fill(obj, gout, name, lcpl)
+            self.copied.append(path)
         else:  # named datatypes, and datasets we do not re-encode: libhdf5 copies them
-            gin.copy(obj, gout, name=name, without_attrs=True)
+            h5py.h5o.copy(gin.id, name, gout.id, name, copypl=_copy_plist_without_attrs(), lcpl=lcpl)
             if isinstance(obj, h5py.Dataset) and _holds_refs(_numpy_dtype(obj)):
                 self.deferred_refs.append((obj, path))
-            self.done[key] = path
-            self.deferred_attrs.append((obj, path))
             if isinstance(obj, h5py.Dataset):
-                self.copied.append(obj.name)
+                self.copied.append(path)
+
+    def _copy_attrs(self, src_obj, dst_obj, path: bytes) -> None:
+        """Every attribute of ``src_obj`` onto ``dst_obj``, in the order h5py lists them
+        (creation order where it is tracked); a failure names the attribute."""
+        for name in _attr_names(src_obj):
+            with _naming(self.src_path, path, attribute=name):
+                _copy_attr(src_obj, dst_obj, name, self.fin, self.fout)
 
     # ------------------------------------------------------------- datasets
 
-    def _reencodable(self, ds) -> bool:
-        if self.pattern is not None and not fnmatch.fnmatchcase(ds.name, self.pattern):
+    def _reencodable(self, ds, path: bytes) -> bool:
+        """Whether h5turbo reads and re-encodes the dataset at ``path``."""
+        if self.pattern is not None and not fnmatch.fnmatchcase(_os_name(path), self.pattern):
             return False
         if self.compression == KEEP and not _keepable_filters(ds):
             return False  # copied with its own filters rather than silently decompressed
-        return _numeric_chunkable(ds)
+        return _numeric_chunkable(ds) and self._turbo_dataset(path) is not None
+
+    def _turbo_dataset(self, path):
+        """SRC's dataset at ``path`` opened with h5turbo, or None where h5turbo cannot
+        open it (a name libhdf5 takes that h5turbo's reader refuses, such as a soft link
+        to a path that is not UTF-8 in the same group): libhdf5 copies those."""
+        from ..objects.file import File
+        if self._turbo is None:
+            self._turbo = File(self.src_path)
+        try:
+            return self._turbo[path]
+        except (_Error, KeyError):
+            return None
 
     def _reencodable_bytes(self) -> int:
         total = []
 
-        def visit(_name, obj):
+        def visit(name, obj):  # h5py gives a name that is not UTF-8 as bytes
             import h5py
-            if isinstance(obj, h5py.Dataset) and self._reencodable(obj):
-                total.append(obj.size * obj.dtype.itemsize)
+            path = b"/" + (name if isinstance(name, bytes) else name.encode())
+            with _naming(self.src_path, path):
+                if isinstance(obj, h5py.Dataset) and self._reencodable(obj, path):
+                    total.append(obj.size * obj.dtype.itemsize)
         self.fin.visititems(visit)
         return sum(total)
 
@@ -245,34 +425,39 @@ class _Repack:
             return auto_chunks(shape, ds.dtype.itemsize)
         return tuple(max(1, min(c, s)) for c, s in zip(chunks, shape))
 
-    def _reencode(self, ds, gout, name) -> None:
-        from ..objects.file import File
+    def _reencode(self, ds, gout, name: bytes, path: bytes, cset: int) -> None:
+        """Written by h5turbo.write: with SRC's attribute creation-order flags, and under
+        the link name h5py spells as SRC's (bytes and character set), else under a
+        temporary name then moved to SRC's."""
         compression, level, shuffle, fletcher32 = self._codec(ds)
         chunks = self._new_chunks(ds)
         fill = ds.fillvalue if _fill_is_set(ds) else None
         maxshape = ds.maxshape if ds.maxshape != ds.shape else None
         plist = ds.id.get_create_plist()
         fill_time = {0: "alloc", 1: "never", 2: "ifset"}.get(plist.get_fill_time())
-        track_order = bool(plist.get_attr_creation_order())
-        with File(self.src_path) as turbo:
-            source = turbo[ds.name]
-            step = chunks[0] * max(1, _slab_rows(ds.shape, ds.dtype.itemsize) // chunks[0])  # whole chunk rows
+        target = _attr_order_group_class()(gout, plist.get_attr_creation_order())
+        spelled = _h5py_spelling(name, cset)
+        written_as = spelled if spelled is not None else _unused_name(gout)
+        source = self._turbo_dataset(path)
+        step = chunks[0] * max(1, _slab_rows(ds.shape, ds.dtype.itemsize) // chunks[0])  # whole chunk rows
 
-            def slabs():
-                for start in range(0, ds.shape[0], step):
-                    yield source.read(np.s_[start:start + step], threads=self.threads)
+        def slabs():
+            for start in range(0, ds.shape[0], step):
+                yield source.read(np.s_[start:start + step], threads=self.threads)
 
-            before = self.written
+        before = self.written
 
-            def advance(done):
-                self.written = before + done
-                if self.progress:
-                    self.progress(self.written, self.total)
+        def advance(done):
+            self.written = before + done
+            if self.progress:
+                self.progress(self.written, self.total)
 
-            write(gout, name, slabs(), chunks=chunks, compression=compression, level=level,
-                  shuffle=shuffle, threads=self.threads, shape=ds.shape, dtype=ds.dtype,
-                  fillvalue=fill, fletcher32=fletcher32, progress=advance, maxshape=maxshape,
-                  fill_time=fill_time, track_order=track_order)
+        write(target, written_as, slabs(), chunks=chunks, compression=compression, level=level,
+              shuffle=shuffle, threads=self.threads, shape=ds.shape, dtype=ds.dtype,
+              fillvalue=fill, fletcher32=fletcher32, progress=advance, maxshape=maxshape,
+              fill_time=fill_time)
+        if spelled is None:
+            gout.id.links.move(written_as.encode(), gout.id, name, lcpl=_link_plist(cset))
 
     # ---------------------------------------------------------------- checks
 
@@ -283,20 +468,18 @@ class _Repack:
             for name in self.reencoded:
                 x, y = a[name], b[name]
                 if x.shape != y.shape or x.dtype != y.dtype:
-                    raise RepackError(f"{tmp}: {name} came out {y.shape} {y.dtype}, SRC has {x.shape} {x.dtype}")
+                    raise RepackError(f"{tmp}: {_display(name)} came out {y.shape} {y.dtype}, "
+                                      f"SRC has {x.shape} {x.dtype}")
                 step = _slab_rows(x.shape, x.dtype.itemsize)
                 for start in range(0, x.shape[0], step):
                     sel = np.s_[start:start + step]
                     if not np.array_equal(x.read(sel), y.read(sel), equal_nan=x.dtype.kind in "fc"):
-                        raise RepackError(f"{tmp}: {name} differs from SRC in rows {start}..{start + step}")
+                        raise RepackError(f"{tmp}: {_display(name)} differs from SRC in rows {start}..{start + step}")
 
 
 class RepackError(_Error):
-    """The new file did not verify against SRC; DST was not written."""
-
-
-def _join(parent: str, name: str) -> str:
-    return (parent.rstrip("/") + "/" + name) if parent != "/" else "/" + name
+    """An object of SRC could not be copied, or the new file did not verify against
+    SRC; DST was not written."""
 
 
 def _object_key(obj) -> tuple:
@@ -341,32 +524,123 @@ def _vlen_with_fill(ds) -> bool:
     return dt is not None and dt.hasobject and not _holds_refs(dt) and _fill_is_set(ds)
 
 
-def _copy_vlen_with_fill(ds, gout, name: str) -> None:
+def _copy_vlen_with_fill(ds, gout, name: bytes, lcpl) -> None:
     """The dataset made again with its own creation properties (chunks, filters, fill
-    value, in memory here) and type, its values written in slabs."""
+    value, in memory here) and type, its values copied in slabs as stored."""
     import h5py
+    from h5py import h5s
     if ds.shape:
-        maxshape = tuple(h5py.h5s.UNLIMITED if m is None else m for m in ds.maxshape)
-        space = h5py.h5s.create_simple(ds.shape, maxshape)
+        maxshape = tuple(h5s.UNLIMITED if m is None else m for m in ds.maxshape)
+        space = h5s.create_simple(ds.shape, maxshape)
     else:
-        space = h5py.h5s.create(h5py.h5s.SCALAR)
-    out = h5py.Dataset(h5py.h5d.create(gout.id, name.encode(), ds.id.get_type(), space,
-                                       dcpl=ds.id.get_create_plist()))
+        space = h5s.create(h5s.SCALAR)
+    out = h5py.h5d.create(gout.id, name, ds.id.get_type(), space, dcpl=ds.id.get_create_plist(), lcpl=lcpl)
     if not ds.shape:
-        out[()] = ds[()]
+        _copy_as_stored(ds.id, out, h5s.ALL, ())
         return
     rows = _slab_rows(ds.shape, _VLEN_ELEMENT_BYTES)
-    for start in range(0, ds.shape[0], rows):
-        out[start:start + rows] = ds[start:start + rows]
+    for start in range(0, ds.shape[0] if ds.size else 0, rows):
+        count = (min(rows, ds.shape[0] - start),) + ds.shape[1:]
+        _copy_as_stored(ds.id, out, (start,) + (0,) * (ds.ndim - 1), count)
+
+
+def _copy_as_stored(source, target, offset, count: tuple) -> None:
+    """One block of a dataset copied with the dataset's own type, so nothing is
+    converted (through numpy's types, fixed strings inside variable-length values come
+    back NULLPAD). ``offset`` h5s.ALL: the whole (scalar) dataset."""
+    from h5py import h5s
+    mtype = source.get_type()  # variable-length parts in their in-memory form
+    values = np.empty(count, dtype=np.dtype((np.void, mtype.get_size())))
+    if offset is h5s.ALL:
+        memory = source.get_space()
+        read_spaces = write_spaces = (h5s.ALL, h5s.ALL)
+    else:
+        memory = h5s.create_simple(count)
+        read_spaces = (memory, _block(source, offset, count))
+        write_spaces = (memory, _block(target, offset, count))
+
+    def read(lib):
+        if lib is None:
+            return source.read(*read_spaces, values, mtype=mtype)
+        return lib.H5Dread(source.id, mtype.id, *(s.id for s in read_spaces), 0, values.ctypes.data)
+
+    def write(lib):
+        if lib is None:
+            return target.write(*write_spaces, values, mtype=mtype)
+        return lib.H5Dwrite(target.id, mtype.id, *(s.id for s in write_spaces), 0, values.ctypes.data)
+    _through_memory(values, mtype, memory, read, write)
+
+
+def _block(dataset, offset: tuple, count: tuple):
+    """The dataset's space with the block at ``offset`` of ``count`` selected."""
+    space = dataset.get_space()
+    space.select_hyperslab(offset, count)
+    return space
+
+
+def _through_memory(values, mtype, memory_space, read, write) -> None:
+    """``read`` fills ``values`` (of type ``mtype``, the stored type in memory), then
+    ``write`` stores them; each takes libhdf5 (call it, return its status) or None
+    (h5py's own call, which raises with libhdf5's message). Values with variable-length
+    parts are moved by libhdf5's calls and freed after: h5py's read of those goes
+    through a conversion buffer whose variable-length data it never frees (a leak of
+    twice the values' size per call). Others go through h5py, which converts nothing
+    when the memory type is the stored one."""
+    if not _has_variable_parts(mtype):
+        read(None)
+        write(None)
+        return
+    from h5py._objects import phil  # h5py's lock around every libhdf5 call
+    lib = _libhdf5()
+    with phil:
+        if read(lib) < 0:
+            read(None)  # h5py's call: raises with libhdf5's message (or reads after all)
+        try:
+            if write(lib) < 0:
+                write(None)  # h5py's call: raises with libhdf5's message (or writes after all)
+        finally:
+            lib.H5Treclaim(mtype.id, memory_space.id, 0, values.ctypes.data)  # 0: H5P_DEFAULT
+
+
+def _has_variable_parts(tid) -> bool:
+    """Whether values of ``tid`` hold variable-length sequences or strings."""
+    from h5py import h5t
+    kind = tid.get_class()
+    if kind == h5t.STRING:
+        return tid.is_variable_str()
+    if kind == h5t.VLEN:
+        return True
+    if kind == h5t.COMPOUND:
+        return any(_has_variable_parts(tid.get_member_type(i)) for i in range(tid.get_nmembers()))
+    if kind == h5t.ARRAY:
+        return _has_variable_parts(tid.get_super())
+    return False
+
+
+@functools.lru_cache(maxsize=None)
+def _libhdf5():
+    """libhdf5's read, write and reclaim calls, from the library h5py uses: looked up
+    through h5py's extension module, whose dependencies hold it (hid_t is 64-bit)."""
+    import ctypes
+    import h5py.h5a
+    lib = ctypes.CDLL(h5py.h5a.__file__)
+    hid, buffer = ctypes.c_int64, ctypes.c_void_p
+    for name, arguments in (("H5Aread", [hid, hid, buffer]), ("H5Awrite", [hid, hid, buffer]),
+                            ("H5Dread", [hid] * 5 + [buffer]), ("H5Dwrite", [hid] * 5 + [buffer]),
+                            ("H5Treclaim", [hid] * 3 + [buffer])):
+        call = getattr(lib, name)
+        call.argtypes, call.restype = arguments, ctypes.c_int
+    return lib
 
 
 def _numpy_dtype(obj) -> Optional[np.dtype]:
     """The numpy dtype h5py gives a dataset or attribute; None for a type numpy has
-    none for (128-bit floats and integers, HDF5 time types): libhdf5 copies those as
-    they are stored."""
+    none for (128-bit floats and integers, HDF5 time types; VAX floats, whose byte
+    order h5py looks up and does not find: KeyError): libhdf5 copies those as they
+    are stored."""
     try:
         return obj.dtype
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, KeyError):
         return None
 
 
@@ -433,7 +707,8 @@ def _remap(value, fin, fout):
             name = fin[value].name
         except KeyError:  # a dangling reference (its object deleted): null, as unreachable ones
             return h5py.Reference()
-        return fout[name].ref if name and name in fout else h5py.Reference()
+        target = _lookup(fout, name)
+        return target.ref if target is not None else h5py.Reference()
     if isinstance(value, h5py.RegionReference):
         return _remap_region(value, fin, fout)
     if isinstance(value, np.ndarray):
@@ -468,6 +743,18 @@ def _tag_references(values: np.ndarray) -> np.ndarray:
     return values
 
 
+def _lookup(f, path):
+    """The object at ``path`` (str or bytes) in ``f``, or None (also for no path: an
+    anonymous object). Not ``path in f``: h5py decodes the path there, and link names
+    need not be UTF-8."""
+    if not path:
+        return None
+    try:
+        return f[path]
+    except KeyError:
+        return None
+
+
 def _remap_region(ref, fin, fout):
     """The same selection of the same dataset (by path) in DST; a null reference, or
     one whose dataset is not in DST under that path, becomes null."""
@@ -478,131 +765,64 @@ def _remap_region(ref, fin, fout):
         source = fin[ref]
     except KeyError:  # its dataset deleted
         return h5py.RegionReference()
-    name = source.name
-    if not name or name not in fout or not isinstance(fout[name], h5py.Dataset):
+    target = _lookup(fout, source.name)
+    if not isinstance(target, h5py.Dataset):
         return h5py.RegionReference()
-    target = fout[name]
     selection = h5py.h5r.get_region(ref, source.id)  # SRC's dataspace with the selection
     if selection.shape != target.shape:
         return h5py.RegionReference()
     return h5py.h5r.create(target.id, b".", h5py.h5r.DATASET_REGION, selection)
 
 
-def _copy_attrs(src_obj, dst_obj, fin, fout) -> None:
-    """Every attribute of ``src_obj`` onto ``dst_obj``, in creation order where it is
-    tracked: references remapped to DST's objects, everything else with its exact
-    stored type and bytes."""
+def _attr_names(obj) -> list:
+    """The attribute names of ``obj`` as stored (bytes: they need not be UTF-8), in the
+    order h5py lists them: creation order where it is tracked, else by name."""
     import h5py
-    for name in src_obj.attrs:
-        aid = src_obj.attrs.get_id(name)
-        if not _holds_refs(_numpy_dtype(aid)):
-            _copy_attr_exactly(aid, dst_obj, name)
-            continue
-        value = src_obj.attrs[name]
-        if isinstance(value, h5py.Empty):
-            dst_obj.attrs.create(name, value)
-            continue
-        value = _remap(np.asarray(value) if isinstance(value, np.ndarray) else value, fin, fout)
-        dst_obj.attrs.create(name, value, shape=aid.shape, dtype=aid.dtype)
+    tracked = obj.id.get_create_plist().get_attr_creation_order() & h5py.h5p.CRT_ORDER_TRACKED
+    names: list = []
+    h5py.h5a.iterate(obj.id, lambda name, *_info: names.append(name),
+                     index_type=h5py.h5.INDEX_CRT_ORDER if tracked else h5py.h5.INDEX_NAME)
+    return names
 
 
-def _copy_attr_exactly(aid, dst_obj, name: str) -> None:
-    """One attribute with its stored type (string padding, character set, byte order,
-    named types copied as plain ones) and its stored bytes (variable-length values
-    through h5py, strings as bytes, never decoded). In a value holding variable-length
-    parts, the fixed strings are stored NULLPAD: they pass through h5py's NULLPAD memory
-    strings, and libhdf5 converting those to NULLTERM keeps room for the terminator,
-    which empties the 1-byte names of MATLAB's MATLAB_fields."""
+def _copy_attr(src_obj, dst_obj, name: bytes, fin, fout) -> None:
+    """One attribute onto ``dst_obj``: references remapped to DST's objects, anything
+    else with its exact stored type and bytes."""
     import h5py
-    ftype = aid.get_type()
-    if ftype.committed():
-        ftype = ftype.copy()
+    aid = h5py.h5a.open(src_obj.id, name)
+    if not _holds_refs(_numpy_dtype(aid)):
+        _copy_attr_exactly(aid, dst_obj, name)
+        return
+    value = src_obj.attrs[name]
+    if isinstance(value, h5py.Empty):
+        dst_obj.attrs.create(name, value)
+        return
+    value = _remap(np.asarray(value) if isinstance(value, np.ndarray) else value, fin, fout)
+    dst_obj.attrs.create(name, value, shape=aid.shape, dtype=aid.dtype)
+
+
+def _copy_attr_exactly(aid, dst_obj, name: bytes) -> None:
+    """One attribute with its stored type (string padding, character set, byte order;
+    a named type copied as a plain one) and its stored bytes: read and written with its
+    own type, nothing is converted (through numpy's types, fixed strings inside
+    variable-length values would come back NULLPAD, and 1-byte NULLTERM ones, as
+    MATLAB's MATLAB_fields, empty)."""
+    import h5py
+    mtype = aid.get_type()  # variable-length parts in their in-memory form
+    if mtype.committed():
+        mtype = mtype.copy()
     space = aid.get_space()
-    stored = _numpy_dtype(aid)
-    has_objects = stored is not None and stored.hasobject
-    new_type = _fixed_strings_nullpad(ftype) if has_objects else ftype
-    new = h5py.h5a.create(dst_obj.id, name.encode("utf-8"), new_type, space)
+    new = h5py.h5a.create(dst_obj.id, name, mtype, space)
     if space.get_simple_extent_type() == h5py.h5s.NULL:
         return
-    if not has_objects:  # the stored bytes as they are, no conversion at all
-        values = np.empty(aid.shape, dtype=np.dtype((np.void, ftype.get_size())))
-        aid.read(values, mtype=ftype)
-        new.write(values, mtype=ftype)
-        return
-    dtype = _as_stored(stored)
-    values = np.empty(aid.shape, dtype=dtype)
-    aid.read(values, mtype=h5py.h5t.py_create(dtype))
-    if _h5py_mislabels_big_endian_sequences():
-        _label_sequences_as_stored(values, dtype)
-    new.write(values, mtype=h5py.h5t.py_create(dtype))
+    values = np.empty(aid.shape, dtype=np.dtype((np.void, mtype.get_size())))
 
+    def read(lib):
+        return aid.read(values, mtype=mtype) if lib is None else lib.H5Aread(aid.id, mtype.id, values.ctypes.data)
 
-@functools.lru_cache(maxsize=None)
-def _h5py_mislabels_big_endian_sequences() -> bool:
-    """Whether this h5py reads a sequence of big-endian numbers as native-order numbers
-    of the stored bytes (h5py 3.x: [1] stored as >u8 reads as 2**56), which written back
-    would store those wrong numbers. Asked of h5py itself, on a file in memory."""
-    import h5py
-    probe = np.empty(1, dtype=h5py.vlen_dtype(np.dtype(">u8")))
-    probe[0] = np.array([1], ">u8")
-    with h5py.File(io.BytesIO(), "w") as f:
-        f.attrs.create("probe", probe)
-        return int(f.attrs["probe"][0][0]) != 1
-
-
-def _label_sequences_as_stored(values: np.ndarray, dtype: np.dtype) -> None:
-    """Relabel, in place, the elements of every sequence of big-endian numbers in
-    ``values`` (read by h5py as ``dtype``) with their stored byte order: the numbers
-    they hold."""
-    import h5py
-    base = h5py.check_dtype(vlen=dtype)
-    if base is not None and not isinstance(base, type):
-        base = np.dtype(base)
-        if base.kind in "iuf" and not base.isnative:
-            for at in np.ndindex(values.shape):
-                if isinstance(values[at], np.ndarray):
-                    values[at] = values[at].view(base)
-        return
-    if dtype.fields:
-        for name in dtype.names:
-            _label_sequences_as_stored(values[name], dtype.fields[name][0])
-    elif dtype.subdtype is not None:  # taken out of records, the array's axes are values' own
-        _label_sequences_as_stored(values, dtype.subdtype[0])
-
-
-def _fixed_strings_nullpad(ftype):
-    """``ftype`` with every fixed-length string inside it NULLPAD (the padding h5py's
-    memory strings have, so that their bytes are written unchanged)."""
-    from h5py import h5t
-    kind = ftype.get_class()
-    if kind == h5t.STRING and not ftype.is_variable_str():
-        if ftype.get_strpad() == h5t.STR_NULLPAD:
-            return ftype
-        nullpad = ftype.copy()
-        nullpad.set_strpad(h5t.STR_NULLPAD)
-        return nullpad
-    if kind == h5t.VLEN:
-        return h5t.vlen_create(_fixed_strings_nullpad(ftype.get_super()))
-    if kind == h5t.ARRAY:
-        return h5t.array_create(_fixed_strings_nullpad(ftype.get_super()), ftype.get_array_dims())
-    if kind == h5t.COMPOUND:
-        compound = h5t.create(h5t.COMPOUND, ftype.get_size())
-        for i in range(ftype.get_nmembers()):
-            compound.insert(ftype.get_member_name(i), ftype.get_member_offset(i),
-                            _fixed_strings_nullpad(ftype.get_member_type(i)))
-        return compound
-    return ftype
-
-
-def _as_stored(dtype: np.dtype) -> np.dtype:
-    """``dtype`` with every variable-length string read as bytes (h5py decodes UTF-8
-    ones, and a string tagged ASCII may hold other bytes)."""
-    import h5py
-    if h5py.check_dtype(vlen=dtype) is str:
-        return h5py.string_dtype("ascii")
-    if dtype.fields:
-        return np.dtype([(field, _as_stored(dtype.fields[field][0])) for field in dtype.names])
-    return dtype
+    def write(lib):
+        return new.write(values, mtype=mtype) if lib is None else lib.H5Awrite(new.id, mtype.id, values.ctypes.data)
+    _through_memory(values, mtype, space, read, write)
 
 
 def _remap_dataset_refs(dst_ds, src_ds, fin, fout) -> None:

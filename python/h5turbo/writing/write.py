@@ -167,8 +167,14 @@ def _check_dtype(dtype: np.dtype, where: str) -> np.dtype:
 
 
 def _check_chunks(chunks, shape: tuple, where: str) -> tuple:
-    if isinstance(chunks, (bool, str, int, float)) or not hasattr(chunks, "__iter__"):
+    if isinstance(chunks, (bool, str, bytes, int, float)) or not hasattr(chunks, "__iter__"):
         raise ArgumentError(f"{where}: chunks={chunks!r} (a shape such as (512, 512), or None for auto chunks)")
+    chunks = tuple(chunks)
+    # integers only (numpy's too): int() would truncate 2.5 and parse "4" where h5py
+    # refuses both; a bool is an int to Python but no size
+    for size in chunks:
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+            raise ArgumentError(f"{where}: chunks={chunks!r}: chunk sizes are integers, not {size!r}")
     chunks = tuple(int(c) for c in chunks)
     if len(chunks) != len(shape) or any(c < 1 for c in chunks):
         raise ArgumentError(f"{where}: chunk shape {chunks} does not fit shape {shape}")
@@ -329,8 +335,10 @@ def _describe(path, name: str) -> str:
     group_file = getattr(getattr(path, "file", None), "filename", None)
     if group_file is None:
         return f"{path}:{name}"
-    parent = path.name.rstrip("/")
-    return f"{group_file}:{parent}/{name}"
+    parent = path.name
+    if isinstance(parent, bytes):  # h5py gives a group name that is not UTF-8 as bytes
+        parent = parent.decode("utf-8", "backslashreplace")
+    return f"{group_file}:{parent.rstrip('/')}/{name}"
 
 
 class _Job:
