@@ -1092,3 +1092,26 @@ def test_attributes_looked_up_one_by_one_on_an_object_of_many(tmp_path, libver, 
                     g.attrs[name]
         assert list(f["g"].attrs) == list(ref["g"].attrs)
         assert len(h5turbo.File(path)["g"].attrs) == len(ref["g"].attrs)
+
+
+def test_old_style_groups_keep_soft_link_paths_and_raw_file_names_that_are_not_utf8(tmp_path):
+    """In a symbol-table group libhdf5 keeps a soft link's path in the local heap, as
+    the names; one that is not UTF-8 made the whole group unreadable ("local heap string
+    is not valid UTF-8"), its other members too. An external raw data file's name there
+    as well."""
+    path = tmp_path / "latin1.h5"
+    (tmp_path / "raw\xe9.bin".encode("latin-1").decode("utf-8", "surrogateescape")).write_bytes(
+        np.array([7, 8, 9], "<i4").tobytes())
+    with h5py.File(path, "w", libver="earliest") as f:
+        g = h5py.Group(h5py.h5g.create(f.id, b"g\xfe"))
+        g[b"x\xff"] = np.arange(6)
+        links = h5py.Group(h5py.h5g.create(f.id, b"l\xf7"))
+        links.id.links.create_soft(b"soft\xfa", b"/g\xfe/x\xff")
+        links["plain"] = np.arange(4.0)
+        f.create_dataset("e", shape=(3,), dtype="<i4", external=[(b"raw\xe9.bin", 0, 12)])
+    with h5turbo.File(path) as f:
+        assert list(f[b"l\xf7"]) == ["plain", b"soft\xfa"]
+        assert f[b"l\xf7/plain"][()].tolist() == [0.0, 1.0, 2.0, 3.0]
+        assert f[b"l\xf7/soft\xfa"][()].tolist() == list(range(6))
+        assert f[f[b"l\xf7"].get(b"soft\xfa", getlink=True).path][()].tolist() == list(range(6))
+        assert f["e"][()].tolist() == [7, 8, 9]

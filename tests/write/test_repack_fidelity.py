@@ -175,8 +175,7 @@ def _file_with_raw_names(path):
         _dataset_with_attr_order(g, b"s\xfb", 0, np.array([b"p", b"q"], dtype=object),
                                  tid=h5py.h5t.py_create(h5py.string_dtype("ascii"), logical=True),
                                  fill=np.array(b"", dtype=h5py.string_dtype("ascii")))
-        # a soft link to a path that is not UTF-8: h5turbo's reader refuses the group
-        # holding it, so its numbers are copied by libhdf5 rather than re-encoded
+        # a soft link to a path that is not UTF-8, in a group beside a dataset
         links = h5py.Group(h5py.h5g.create(f.id, b"l\xf7"))
         links.id.links.create_soft(b"soft\xfa", b"/g\xfe/x\xff")
         links["blocked"] = np.arange(4.0)

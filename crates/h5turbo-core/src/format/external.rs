@@ -39,7 +39,8 @@ pub fn parse_external_files(ctx: &FormatContext, data: &[u8], at: u64) -> Result
             let name_offset = r.length()?;
             let offset = r.length()?;
             let size = r.length()?;
-            Ok(Segment { name: heap.string_at(name_offset)?, offset, size })
+            // a file name: its bytes kept (file::lookup opens it by them)
+            Ok(Segment { name: heap.name_at(name_offset)?, offset, size })
         })
         .collect()
 }

@@ -33,14 +33,9 @@ impl LocalHeap {
         Ok(LocalHeap { data: Located::at(data_address, data), address })
     }
 
-    /// The NUL-terminated string at `offset` in the data segment.
-    pub fn string_at(&self, offset: u64) -> Result<String> {
-        String::from_utf8(self.bytes_at(offset)?.to_vec())
-            .map_err(|_| Error::format("local heap string is not valid UTF-8").at(self.data.address() + offset))
-    }
-
-    /// The NUL-terminated name at `offset`, which libhdf5 takes as bytes: one that is
-    /// not UTF-8 (Latin-1) is kept byte for byte (see `names`), not refused.
+    /// The NUL-terminated name at `offset` (a link name, a soft link's path, an external
+    /// file's name), which libhdf5 takes as bytes: one that is not UTF-8 (Latin-1) is
+    /// kept byte for byte (see `names`), not refused.
     pub fn name_at(&self, offset: u64) -> Result<String> {
         Ok(super::names::name_from_bytes(self.bytes_at(offset)?))
     }
@@ -86,12 +81,12 @@ mod tests {
         let bytes = heap_file(b"\0abc\0de");
         let ctx = FormatContext::new(Arc::new(MemSource::new(bytes)), Path::new("m"), Sizes::DEFAULT, 0);
         let heap = LocalHeap::read(&ctx, 0).unwrap();
-        assert_eq!(heap.string_at(0).unwrap(), "");
-        assert_eq!(heap.string_at(1).unwrap(), "abc");
+        assert_eq!(heap.name_at(0).unwrap(), "");
+        assert_eq!(heap.name_at(1).unwrap(), "abc");
         // unterminated: named where the string starts in the data segment (at 32)
-        assert_eq!(heap.string_at(5).unwrap_err().offset(), Some(37));
-        assert!(heap.string_at(70).is_err(), "out of range");
-        assert!(heap.string_at(u64::MAX).is_err());
+        assert_eq!(heap.name_at(5).unwrap_err().offset(), Some(37));
+        assert!(heap.name_at(70).is_err(), "out of range");
+        assert!(heap.name_at(u64::MAX).is_err());
     }
 
     #[test]

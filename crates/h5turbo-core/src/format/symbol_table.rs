@@ -115,7 +115,8 @@ fn read_entry(r: &mut ByteReader, heap: &LocalHeap) -> Result<Link> {
     let name = heap.name_at(name_offset).map_err(|e| e.at(at))?;
     let target = if cache_type == CACHE_SOFT_LINK {
         let value_offset = u32::from_le_bytes([scratch[0], scratch[1], scratch[2], scratch[3]]);
-        LinkTarget::Soft(heap.string_at(value_offset as u64).map_err(|e| e.at(at))?)
+        // a path of names: bytes that are not UTF-8 kept as names keep them (see names)
+        LinkTarget::Soft(heap.name_at(value_offset as u64).map_err(|e| e.at(at))?)
     } else {
         let address = header_address
             .ok_or_else(|| Error::format(format!("link {:?} has no object header address", name)).at(at))?;
