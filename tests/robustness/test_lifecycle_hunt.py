@@ -624,11 +624,14 @@ def test_one_file_object_shared_by_several_files_and_threads(sample, kind, tmp_p
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc are Linux's")
 def test_threads_that_cannot_start_are_an_oserror_and_leave_the_file_usable(sample):
-    """A read asking for more threads than the address space allows (1024 stacks of
-    2 MiB under a limit 512 MiB above what the process uses) fails with OSError, starts
-    no thread that stays, and the next reads with fewer threads give h5py's values.
-    (Each read is of a file opened anew: chunks the dataset's cache already holds are
-    copied on the calling thread, with no pool to start.)"""
+    """A read asking for threads the address space has no room for (a limit 2 MiB above
+    what the process uses: the output array fits, no 2 MiB thread stack does) fails
+    with OSError, starts no thread that stays, and the next reads on the pool started
+    before give h5py's values. (Each read is of a file opened anew: chunks the dataset's
+    cache already holds are copied on the calling thread, with no pool to start.) The
+    limit leaves no room for a thread to start at all: with room for some stacks, the
+    allocator's per-thread memory (mimalloc 2.x maps it for each new thread) can be what
+    runs out, in a thread already started, and Rust aborts there."""
     path, _ = sample
     out = _child("""
         import os, resource, sys, time
@@ -639,7 +642,7 @@ def test_threads_that_cannot_start_are_an_oserror_and_leave_the_file_usable(samp
         f = h5turbo.File(path, "r")
         f["m"].read(threads=2)
         pages = int(open("/proc/self/statm").read().split()[0])
-        limit = pages * os.sysconf("SC_PAGE_SIZE") + (512 << 20)
+        limit = pages * os.sysconf("SC_PAGE_SIZE") + (2 << 20)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         tasks = len(os.listdir("/proc/self/task"))
         for threads in (1024, 1000, 1024):
