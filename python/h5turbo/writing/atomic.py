@@ -108,11 +108,18 @@ def _create_temporary(folder: Path) -> Path:
     for _ in range(100):
         name = folder / f"{TEMP_PREFIX}{secrets.token_hex(4)}{TEMP_SUFFIX}"
         try:
-            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666))
+            _create_new(name)
             return name
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, f"{folder}: no free temporary file name")
+
+
+def _create_new(path: Path) -> None:
+    """An empty file at ``path``, created as ``open`` creates one (mode 0666: the umask
+    and the folder's default ACL apply); FileExistsError if anything has the name. (Python
+    opens descriptors close-on-exec already.)"""
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
 
 
 def _publish_replacing(tmp: Path, dst: Path, path) -> None:
@@ -149,7 +156,7 @@ def _claim_and_rename(tmp: Path, dst: Path, path) -> None:
     rename over the empty file claimed. Exclusive as well; for a moment the
     destination is an empty file."""
     try:
-        os.close(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666))
+        _create_new(dst)
     except FileExistsError:
         raise _exists(path) from None
     try:
@@ -168,7 +175,7 @@ def _write_in_place(tmp: Path, dst: Path, path) -> None:
     contents are touched, but a crash during the copy leaves a damaged file."""
     size = tmp.stat().st_size
     try:
-        fd = os.open(dst, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(dst, os.O_WRONLY)
     except OSError as exc:
         raise type(exc)(exc.errno, f"{path}: cannot be replaced or written ({exc.strerror})") from None
     with open(fd, "wb") as out, open(tmp, "rb") as src:
@@ -196,7 +203,7 @@ def _reserve(fd: int, size: int, old_size: int, path) -> None:
 
 
 def _fsync(file: Path) -> None:
-    fd = os.open(file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(file, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
@@ -207,7 +214,7 @@ def _fsync_folder(folder: Path) -> None:
     """Put the new name on disk. A folder that cannot be opened or synced (no read
     permission, a filesystem without it) is left to the system: the file is published."""
     try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:
         return
     try:

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._native import Error as _Error, UnsupportedError
 from .atomic import replacing
-from .write import ArgumentError, CODECS, auto_chunks, check_threads, write
+from .write import ArgumentError, CODECS, auto_chunks, check_threads, is_count, write
 from ..objects.filters import FILTERS, filter_id
 
 __all__ = ["repack", "KEEP"]
@@ -100,8 +100,7 @@ def repack(src, dst, chunks="auto", compression=KEEP, level=None, datasets: Opti
 def _is_chunk_shape(chunks) -> bool:
     """A tuple of integers (numpy's too), each at least 1: not floats, strings or bools."""
     return (isinstance(chunks, tuple) and len(chunks) > 0
-            and all(isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) and c >= 1
-                    for c in chunks))
+            and all(is_count(c) and c >= 1 for c in chunks))
 
 
 def _register_filter_plugins() -> None:

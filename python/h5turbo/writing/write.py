@@ -23,7 +23,7 @@ from .._native import Error, UnsupportedError
 from ..workers import WorkerPool
 from .atomic import replacing
 
-__all__ = ["write", "auto_chunks", "ArgumentError", "CODECS", "check_threads", "MAX_THREADS_PER_CORE"]
+__all__ = ["write", "auto_chunks", "ArgumentError", "CODECS", "check_threads", "is_count", "MAX_THREADS_PER_CORE"]
 
 
 class ArgumentError(Error, ValueError):
@@ -115,10 +115,17 @@ def _codec_kwargs(compression: Optional[str], level: Optional[int], shuffle) -> 
     return dict(hdf5plugin.Blosc(cname=cname, clevel=lvl, shuffle=mode))
 
 
+def is_count(value) -> bool:
+    """An integer, numpy's too, and not a bool (which Python counts as one): what a
+    level, a thread count or a chunk size must be (int() truncated 2.5 and parsed "4",
+    where h5py refuses both)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def _check_level(level, compression: str) -> int:
     """A level is an integer (numpy's too): 3.7 was truncated to 3 and "3" taken, where
     h5py says "GZIP setting must be an integer from 0-9"."""
-    if isinstance(level, (bool, np.bool_)) or not isinstance(level, (int, np.integer)):
+    if not is_count(level):
         raise ArgumentError(f"compression {compression!r}: level={level!r} (an integer)")
     return int(level)
 
@@ -134,7 +141,7 @@ def check_threads(threads, where: str) -> Optional[int]:
     a string or a bool is an ArgumentError."""
     if threads is None:
         return None
-    if isinstance(threads, (bool, np.bool_)) or not isinstance(threads, (int, np.integer)):
+    if not is_count(threads):
         raise ArgumentError(f"{where}: threads={threads!r} (an integer, at least 1, or None for every core)")
     if threads < 1:
         raise ArgumentError(f"{where}: threads={threads} (at least 1)")
@@ -170,10 +177,8 @@ def _check_chunks(chunks, shape: tuple, where: str) -> tuple:
     if isinstance(chunks, (bool, str, bytes, int, float)) or not hasattr(chunks, "__iter__"):
         raise ArgumentError(f"{where}: chunks={chunks!r} (a shape such as (512, 512), or None for auto chunks)")
     chunks = tuple(chunks)
-    # integers only (numpy's too): int() would truncate 2.5 and parse "4" where h5py
-    # refuses both; a bool is an int to Python but no size
     for size in chunks:
-        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+        if not is_count(size):
             raise ArgumentError(f"{where}: chunks={chunks!r}: chunk sizes are integers, not {size!r}")
     chunks = tuple(int(c) for c in chunks)
     if len(chunks) != len(shape) or any(c < 1 for c in chunks):
